@@ -1,0 +1,3 @@
+from qualeval.cli import main
+
+main()

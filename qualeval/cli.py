@@ -1,0 +1,251 @@
+"""The `qualeval` command. Thin: flags become the same config objects the Python API takes.
+
+Exit codes: 0 done; 2 bad input (a file, field or flag); 3 the endpoint could not be reached or refused us.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from qualeval import __version__
+from qualeval.client import ChatClient, check_config
+from qualeval.errors import EndpointError, InputError, QualevalError
+from qualeval.probe import ProbeResult, probe
+
+app = typer.Typer(
+    name="qualeval",
+    help="Reasoning-aware quality and speed evaluation for OpenAI-compatible chat endpoints.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+def _fail(exc: QualevalError) -> NoReturn:
+    err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    raise typer.Exit(3 if isinstance(exc, EndpointError) else 2)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        out.print(f"qualeval {__version__}")
+        raise typer.Exit(0)
+
+
+@app.command("serve-sim")
+def serve_sim(
+    flavor: Annotated[
+        str, typer.Option("--flavor", "--flavour", help="Wire format to reproduce; --list-flavors shows them.")
+    ] = "vllm",
+    port: Annotated[int, typer.Option(help="TCP port; 0 picks a free one.")] = 8011,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    answers: Annotated[
+        Path | None, typer.Option(help="JSONL answer key: question and answer fields (GSM8K's `#### N` lines work).")
+    ] = None,
+    model: Annotated[str, typer.Option(help="Model id listed by /v1/models.")] = "sim",
+    accuracy: Annotated[float, typer.Option(help="Probability of answering a keyed question right.")] = 0.8,
+    reasoning_tokens: Annotated[int, typer.Option(help="Median reasoning length in tokens.")] = 120,
+    empty_rate: Annotated[float, typer.Option(help="Probability of finishing with no answer.")] = 0.0,
+    trap_rate: Annotated[float, typer.Option(help="Probability of a distractor number after the answer.")] = 0.3,
+    seed: Annotated[int, typer.Option(help="Seed for every simulated choice.")] = 0,
+    ttft_ms: Annotated[float, typer.Option(help="Base time to first token.")] = 40.0,
+    prefill_ms_per_token: Annotated[float, typer.Option(help="Added to TTFT per prompt token.")] = 0.02,
+    decode_ms: Annotated[float, typer.Option(help="Interval between tokens of a lone request.")] = 8.0,
+    batch_slowdown: Annotated[
+        float, typer.Option(help="Share by which each further request in flight stretches the decode interval.")
+    ] = 0.03,
+    jitter: Annotated[float, typer.Option(help="Relative latency jitter, drawn from the seed.")] = 0.1,
+    burst: Annotated[bool, typer.Option(help="No delays at all (client benchmarks).")] = False,
+    max_running: Annotated[int, typer.Option(help="Requests decoded at once; others queue (0: no limit).")] = 0,
+    faults: Annotated[
+        str,
+        typer.Option(
+            help="Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01'. Names: 429 500 503 drop "
+            "malformed slow-headers empty-choices stall html context."
+        ),
+    ] = "",
+    retry_after: Annotated[float, typer.Option(help="Retry-After seconds sent with a 429.")] = 1.0,
+    ignore_constraints: Annotated[
+        bool,
+        typer.Option(help="Ignore structured-output parameters, as some vLLM versions do with a reasoning parser."),
+    ] = False,
+    max_model_len: Annotated[int, typer.Option(help="Context length; longer requests get a 400.")] = 32768,
+    api_key: Annotated[
+        str | None, typer.Option(help="Require this bearer key (401 otherwise).", envvar="QUALEVAL_SIM_API_KEY")
+    ] = None,
+    list_flavors: Annotated[
+        bool, typer.Option("--list-flavors", "--list-flavours", help="List the flavours and exit.")
+    ] = False,
+) -> None:
+    """Run the reference server: a deterministic, SIMULATED OpenAI-compatible reasoning model."""
+    from qualeval.sim import FLAVOURS, Behaviour, Latency, SimConfig, SimServer, parse_faults
+
+    if list_flavors:
+        table = Table("flavour", "what it reproduces")
+        for f in FLAVOURS.values():
+            table.add_row(f.name, f.description)
+        out.print(table)
+        return
+    try:
+        _check_rate("--accuracy", accuracy)
+        _check_rate("--empty-rate", empty_rate)
+        _check_rate("--trap-rate", trap_rate)
+        if not 0 <= port <= 65535:
+            raise InputError(f"--port must be between 0 and 65535, got {port}")
+        if reasoning_tokens < 1:
+            raise InputError(f"--reasoning-tokens must be at least 1, got {reasoning_tokens}")
+        if min(ttft_ms, prefill_ms_per_token, decode_ms, batch_slowdown, jitter, retry_after) < 0:
+            raise InputError("latency, jitter and retry-after values must not be negative")
+        config = SimConfig(
+            flavour=flavor,
+            host=host,
+            port=port,
+            model=model,
+            answers=answers,
+            behaviour=Behaviour(
+                accuracy=accuracy,
+                reasoning_tokens=reasoning_tokens,
+                empty_rate=empty_rate,
+                trap_rate=trap_rate,
+                seed=seed,
+            ),
+            latency=Latency(
+                ttft_ms=ttft_ms,
+                prefill_ms_per_token=prefill_ms_per_token,
+                decode_ms=decode_ms,
+                batch_slowdown=batch_slowdown,
+                jitter=jitter,
+                burst=burst,
+            ),
+            max_running=max_running,
+            faults=parse_faults(faults),
+            retry_after=retry_after,
+            ignore_constraints=ignore_constraints,
+            max_model_len=max_model_len,
+            api_key=api_key,
+        )
+        server = SimServer(config)
+    except QualevalError as exc:
+        _fail(exc)
+
+    async def serve() -> None:
+        try:
+            bound = await server.start()
+        except OSError as exc:
+            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        keyed = f", answer key {answers} ({len(server.key.entries)} items)" if server.key else ""
+        print(f"qualeval reference server: SIMULATED model, flavour {flavor}{keyed}", flush=True)
+        print(f"listening on http://{host}:{bound}/v1", flush=True)
+        await asyncio.Event().wait()
+
+    try:
+        asyncio.run(serve())
+    except QualevalError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+
+
+def _check_rate(flag: str, value: float) -> None:
+    if not 0 <= value <= 1:
+        raise InputError(f"{flag} must be between 0 and 1, got {value}")
+
+
+@app.command("probe")
+def probe_cmd(
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="Endpoint, e.g. http://127.0.0.1:8011/v1.", envvar="OPENAI_BASE_URL", show_envvar=True),
+    ] = None,
+    model: Annotated[str, typer.Option(help="Model name to send.")] = "sim",
+    output: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the JSON result here.")] = None,
+    max_tokens: Annotated[int, typer.Option(help="Token budget of each probe request.")] = 2048,
+    timeout: Annotated[float, typer.Option(help="Seconds per request attempt.")] = 120.0,
+    max_retries: Annotated[int, typer.Option(help="Retries on 429, 5xx and connection errors.")] = 2,
+    sim: Annotated[str | None, typer.Option(
+        help="Probe a reference server of this flavour, started in-process (instead of --base-url).")] = None,
+) -> None:
+    """Report what an endpoint really honours: reasoning fields, streaming usage, structured outputs."""
+    if output not in ("table", "json"):
+        _fail(InputError(f"--format must be 'table' or 'json', got '{output}'"))
+    try:
+        if max_tokens < 1:
+            raise InputError(f"--max-tokens must be at least 1, got {max_tokens}")
+        with _endpoint(base_url, sim) as url:
+            values: dict[str, object] = {"timeout": timeout, "max_retries": max_retries}
+            if url:
+                values["base_url"] = url
+            config = check_config(**values)
+            result = asyncio.run(_probe(config, model, max_tokens))
+    except QualevalError as exc:
+        _fail(exc)
+    text = result.model_dump_json(indent=2)
+    if json_path is not None:
+        try:
+            json_path.write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            _fail(InputError(f"{json_path}: cannot write ({exc.strerror})"))
+    if output == "json":
+        sys.stdout.write(text + "\n")
+    else:
+        _print_probe(result)
+
+
+@contextlib.contextmanager
+def _endpoint(base_url: str | None, sim: str | None) -> Iterator[str | None]:
+    """The URL to talk to: the one given, or a reference server started here for the command's duration."""
+    if sim is None:
+        yield base_url
+        return
+    if base_url:
+        raise InputError("give --base-url or --sim, not both")
+    from qualeval.sim import SimConfig, running_server
+
+    with running_server(SimConfig(flavour=sim, port=0)) as url:
+        yield url
+
+
+async def _probe(config: object, model: str, max_tokens: int) -> ProbeResult:
+    async with ChatClient(config) as client:  # type: ignore[arg-type]
+        return await probe(client, model, max_tokens=max_tokens)
+
+
+def _print_probe(result: ProbeResult) -> None:
+    title = f"{result.base_url}  model {result.model}" + ("  [SIMULATED server]" if result.simulated else "")
+    table = Table("capability", "found", title=title, title_justify="left")
+    table.add_row("reasoning (non-stream)", result.reasoning_source)
+    table.add_row("reasoning (stream)", result.stream_reasoning_source)
+    table.add_row("reasoning fields seen", ", ".join(result.reasoning_fields) or "none")
+    table.add_row("hidden reasoning (count only)", "yes" if result.hidden_reasoning else "no")
+    table.add_row("usage in stream", "yes" if result.streaming_usage else "no")
+    table.add_row("reasoning tokens reported", "yes" if result.reasoning_tokens_reported else "no (estimated)")
+    for switch, verdict in result.thinking_switch.items():
+        table.add_row(f"thinking off via {switch}", verdict)
+    for mode, check in result.structured_outputs.items():
+        table.add_row(f"structured: {mode}", check.verdict)
+    out.print(table)
+    for note in result.notes:
+        out.print(f"note: {note}", highlight=False)
+
+
+def main() -> None:
+    try:
+        app()
+    except QualevalError as exc:  # anything a command did not catch itself
+        err.print(f"error: {exc}", highlight=False, markup=False)
+        sys.exit(3 if isinstance(exc, EndpointError) else 2)

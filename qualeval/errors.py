@@ -1,0 +1,51 @@
+"""Errors qualeval raises. Every message is one line that names the file, field, item or URL at fault.
+
+QualevalError
+├── InputError            bad input from the user: a file, a field, a flag   (CLI exit code 2)
+└── EndpointError         the server could not be reached or refused us      (CLI exit code 3)
+    ├── TransportFailure  connection refused or dropped, timeout             (retried)
+    ├── ProtocolFailure   a body that is not the protocol: HTML, bad SSE,    (retried)
+    │                     no `choices`
+    └── HTTPFailure       a non-2xx answer; 429 and 5xx are retried, other 4xx are not
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EndpointError",
+    "HTTPFailure",
+    "InputError",
+    "ProtocolFailure",
+    "QualevalError",
+    "TransportFailure",
+]
+
+
+class QualevalError(Exception):
+    """Base of every error qualeval raises on purpose."""
+
+
+class InputError(QualevalError):
+    """The user's input (a file, a field, a flag) is wrong."""
+
+
+class EndpointError(QualevalError):
+    """The endpoint could not be reached, answered outside the protocol, or refused the request."""
+
+    retryable: bool = True
+
+
+class TransportFailure(EndpointError):
+    pass
+
+
+class ProtocolFailure(EndpointError):
+    pass
+
+
+class HTTPFailure(EndpointError):
+    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.retry_after = retry_after
+        self.retryable = status == 429 or status >= 500

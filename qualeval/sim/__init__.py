@@ -1,0 +1,7 @@
+"""The reference server: a simulated reasoning model behind real servers' wire formats."""
+
+from qualeval.sim.behaviour import AnswerKey, Behaviour
+from qualeval.sim.server import Latency, SimConfig, SimServer, parse_faults, running_server
+from qualeval.sim.wire import FLAVOURS
+
+__all__ = ["FLAVOURS", "AnswerKey", "Behaviour", "Latency", "SimConfig", "SimServer", "parse_faults", "running_server"]

@@ -1,0 +1,351 @@
+"""What the simulated model says: reasoning with traps, an answer from a key, truncation, constraints.
+
+Everything is a function of the configured seed and the request, so a rerun gets the same words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import re
+import re._parser as sre_parse  # the public `sre_parse` alias warns on import since 3.11
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from qualeval.errors import InputError
+
+__all__ = ["AnswerKey", "Behaviour", "Constraint", "Generation", "generate", "tokenize"]
+
+_TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
+_SPACE = re.compile(r"\s+")
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into tokens that concatenate back to it exactly (leading space kept, as in BPE)."""
+    return _TOKEN.findall(text)
+
+
+def _norm(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEntry:
+    question: str
+    answer: str
+    choices: tuple[str, ...] = ()
+
+
+class AnswerKey:
+    """Questions and gold answers. Reads JSONL with a question field (`question`, `query`, `input`,
+    `context`) and an answer field (`answer`, `gold`, `target`); a GSM8K answer's `#### N` line counts."""
+
+    def __init__(self, entries: Sequence[KeyEntry]) -> None:
+        self.entries = list(entries)
+        self._exact = {_norm(e.question): e for e in self.entries}
+        self._found: dict[str, KeyEntry | None] = {}
+
+    @classmethod
+    def load(cls, path: Path) -> AnswerKey:
+        entries = []
+        try:
+            handle = path.open("rb")
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read answer key ({exc.strerror})") from None
+        with handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    raise InputError(f"{path}:{number}: not a JSON object") from None
+                entries.append(_entry(row, f"{path}:{number}"))
+        if not entries:
+            raise InputError(f"{path}: answer key is empty")
+        return cls(entries)
+
+    def find(self, prompt: str) -> KeyEntry | None:
+        key = _norm(prompt)
+        if key in self._found:
+            return self._found[key]
+        hit = self._exact.get(key)
+        if hit is None:
+            # prompts wrap the question in instructions; the longest contained question wins
+            inside = [e for e in self.entries if _norm(e.question) in key]
+            hit = max(inside, key=lambda e: len(e.question), default=None)
+        self._found[key] = hit
+        return hit
+
+
+def _entry(row: Any, where: str) -> KeyEntry:
+    if not isinstance(row, dict):
+        raise InputError(f"{where}: not a JSON object")
+    question = next((row[k] for k in ("question", "query", "input", "context") if k in row), None)
+    answer = next((row[k] for k in ("answer", "gold", "target") if k in row), None)
+    if not isinstance(question, str) or answer is None:
+        raise InputError(f"{where}: needs a question field and an answer field")
+    choices = tuple(str(c) for c in row.get("choices") or ())
+    if isinstance(answer, list):
+        answer = answer[0] if answer else ""
+    if isinstance(answer, int) and choices and 0 <= answer < len(choices):
+        answer = choices[answer]
+    text = str(answer)
+    if "####" in text:
+        text = text.rsplit("####", 1)[1].strip()
+    return KeyEntry(question=question, answer=text, choices=choices)
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    kind: str  # "choice" | "regex" | "json"
+    value: Any = None  # list of choices, a pattern, a JSON schema (None: any JSON object)
+
+
+@dataclass(frozen=True, slots=True)
+class Behaviour:
+    accuracy: float = 0.8
+    reasoning_tokens: int = 120
+    """Median reasoning length; lengths are log-normal around it."""
+    empty_rate: float = 0.0
+    trap_rate: float = 0.3
+    """Share of answers followed by a sentence with a distractor number."""
+    seed: int = 0
+
+
+@dataclass(slots=True)
+class Generation:
+    reasoning: list[str] = field(default_factory=list)
+    answer: list[str] = field(default_factory=list)
+    closed: bool = True
+    """Reasoning ended with its closing marker (False when the budget ran out inside it)."""
+    finish: str = "stop"
+    thinking: bool = True
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _wrong(entry: KeyEntry, rng: random.Random, key: AnswerKey | None) -> str:
+    gold = entry.answer
+    if entry.choices:
+        others = [c for c in entry.choices if c != gold]
+        return rng.choice(others) if others else gold
+    if re.fullmatch(r"[A-J]", gold):
+        return rng.choice([c for c in "ABCD" if c != gold] or ["A"])
+    num = _as_number(gold)
+    if num is not None:
+        wrong = num + rng.choice([-10, -2, -1, 1, 2, 5, 10]) if rng.random() < 0.7 else num * 2
+        return _fmt_number(wrong)
+    if key and len(key.entries) > 1:
+        for _ in range(5):
+            other = rng.choice(key.entries).answer
+            if other != gold:
+                return other
+    return "unknown"
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", "").replace("$", "").strip())
+    except ValueError:
+        return None
+
+
+def _fmt_number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
+
+
+def _reasoning_text(prompt: str, answer: str, length: int, rng: random.Random) -> str:
+    """Thinking that mentions the question's numbers, invented intermediate numbers and other options,
+    and ends on a distractor: the trap for extractors that read numbers off the trace."""
+    numbers = [n.replace(",", "") for n in _NUMBER.findall(prompt)][:6] or [str(rng.randint(2, 40))]
+    parts = ["Okay, let me work through this carefully."]
+    words = 8
+    while words < length:
+        a = int(float(rng.choice(numbers)))
+        b = rng.randint(2, 60)
+        step = rng.choice(
+            [
+                f" First, {a} + {b} = {a + b}.",
+                f" Then {a} × {b} would be {a * b}, but that is not what is asked.",
+                f" Maybe it is {a - b}? No, let me recheck.",
+                f" Option B looks tempting, and so does {b}.",
+                f" If I take {b} away from {a + b} I get {a} again.",
+                f" Hmm, {answer} seems plausible, but I should double-check with {b}.",
+            ]
+        )
+        parts.append(step)
+        words += len(tokenize(step))
+    parts.append(f" So it is not {rng.randint(61, 999)}.")
+    return "".join(parts)
+
+
+def _answer_text(prompt: str, answer: str, rng: random.Random, trap_rate: float) -> str:
+    if "####" in prompt:
+        text = f"#### {answer}"
+    elif "\\boxed" in prompt:
+        text = f"The final answer is \\boxed{{{answer}}}."
+    elif "Answer:" in prompt:
+        text = f"Answer: {answer}"
+    else:
+        text = f"The answer is {answer}."
+    if rng.random() < trap_rate:
+        text += f" (I checked this {rng.randint(2, 9)} times.)"
+    return text
+
+
+def regex_example(pattern: str, rng: random.Random) -> str:
+    """A string that matches `pattern`, from its parse tree (enough for constraint probes)."""
+
+    def walk(items: Any) -> str:
+        out = []
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL":
+                out.append(chr(arg))
+            elif name == "IN":
+                out.append(_from_set(arg))
+            elif name == "ANY":
+                out.append("x")
+            elif name == "BRANCH":
+                out.append(walk(arg[1][0]))
+            elif name == "SUBPATTERN":
+                out.append(walk(arg[-1]))
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                low, _high, sub = arg
+                out.append(walk(sub) * max(low, 1 if low == 0 and rng.random() < 0.5 else low))
+            elif name in ("ATOMIC_GROUP",):
+                out.append(walk(arg))
+        return "".join(out)
+
+    def _from_set(items: Any) -> str:
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL":
+                return chr(arg)
+            if name == "RANGE":
+                return chr(arg[0])
+            if name == "CATEGORY":
+                return "7" if "DIGIT" in str(arg) else ("a" if "WORD" in str(arg) else " ")
+        return "a"
+
+    text = walk(sre_parse.parse(pattern))
+    return text if re.fullmatch(pattern, text) else ""
+
+
+def _json_for(schema: dict[str, Any] | None, answer: str) -> Any:
+    if not schema:
+        return {"answer": answer}
+    kind = schema.get("type")
+    if "enum" in schema:
+        return answer if answer in schema["enum"] else schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties") or {"answer": {"type": "string"}}
+        return {name: _json_for(sub, answer) for name, sub in props.items()}
+    if kind in ("integer", "number"):
+        num = _as_number(answer)
+        if num is None:
+            return 0
+        return int(num) if kind == "integer" or num.is_integer() else num
+    if kind == "boolean":
+        return answer.strip().lower() in ("true", "yes", "valid", "1")
+    if kind == "array":
+        return [_json_for(schema.get("items"), answer)]
+    return answer
+
+
+def constrained(constraint: Constraint, answer: str, rng: random.Random) -> str:
+    """The answer forced into the constraint, as a constrained decoder would produce it."""
+    if constraint.kind == "choice":
+        options = [str(c) for c in constraint.value or []]
+        if answer in options:
+            return answer
+        matching = [o for o in options if o.strip().lower() == answer.strip().lower()]
+        return matching[0] if matching else (rng.choice(options) if options else answer)
+    if constraint.kind == "regex":
+        try:
+            if re.fullmatch(constraint.value, answer):
+                return answer
+            return regex_example(constraint.value, rng)
+        except re.error:
+            return answer
+    return orjson.dumps(_json_for(constraint.value, answer)).decode()
+
+
+def generate(
+    prompt: str,
+    *,
+    behaviour: Behaviour,
+    key: AnswerKey | None,
+    max_tokens: int | None,
+    thinking: bool,
+    constraint: Constraint | None,
+    constraint_skips_thinking: bool,
+    directives: dict[str, str],
+    variant: object = 0,
+) -> Generation:
+    """The model's output for one request, already cut to `max_tokens`."""
+    rng = _rng(behaviour.seed, prompt, variant)
+    entry = key.find(prompt) if key else None
+    outcome = directives.get("outcome")
+    if entry is None:
+        answer = "I do not have this question in my answer key."
+        gold_like = "unknown"
+    else:
+        correct = outcome == "correct" or (outcome != "wrong" and rng.random() < behaviour.accuracy)
+        answer = entry.answer if correct else _wrong(entry, rng, key)
+        gold_like = answer
+    if constraint is not None and constraint_skips_thinking:
+        thinking = False
+    gen = Generation(thinking=thinking)
+    if thinking:
+        wanted = int(directives.get("reasoning", 0)) or round(behaviour.reasoning_tokens * math.exp(rng.gauss(0, 0.6)))
+        if "reasoning" not in directives:
+            wanted = max(8, min(wanted, 8 * max(behaviour.reasoning_tokens, 8)))
+        gen.reasoning = _fit(tokenize("\n" + _reasoning_text(prompt, gold_like, wanted, rng) + "\n"), wanted)
+    empty = outcome == "empty" or (outcome is None and rng.random() < behaviour.empty_rate)
+    if not empty:
+        if constraint is not None:
+            text = constrained(constraint, answer, rng)
+        elif entry is None:
+            text = answer
+        else:
+            text = _answer_text(prompt, answer, rng, behaviour.trap_rate)
+        # like Qwen3 after </think>: vLLM keeps these newlines, SGLang and llama.cpp trim them
+        gen.answer = tokenize("\n\n" + text if gen.reasoning else text)
+    if max_tokens is not None:
+        _cut(gen, max_tokens)
+    return gen
+
+
+def _fit(tokens: list[str], wanted: int) -> list[str]:
+    """Exactly `wanted` tokens, keeping the closing distractor sentence that ends the thinking."""
+    if len(tokens) <= wanted:
+        return tokens
+    ending = tokens[-8:]
+    return tokens[: max(wanted - len(ending), 0)] + ending[-wanted:]
+
+
+def _cut(gen: Generation, budget: int) -> None:
+    # the closing marker costs one token between reasoning and answer
+    if len(gen.reasoning) >= budget:
+        gen.reasoning = gen.reasoning[:budget]
+        gen.answer = []
+        gen.closed = False
+        gen.finish = "length"
+        return
+    left = budget - len(gen.reasoning) - (1 if gen.reasoning else 0)
+    if len(gen.answer) > left:
+        gen.answer = gen.answer[: max(left, 0)]
+        gen.finish = "length"

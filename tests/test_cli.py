@@ -1,0 +1,121 @@
+"""The command line: serve-sim, probe, and one-line errors with the documented exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import GSM8K, sim_process
+
+
+def qualeval(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "qualeval", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    ("flavour", "source", "switch", "enforced"),
+    [
+        (
+            "vllm",
+            "field:reasoning",
+            "chat_template_kwargs",
+            {
+                "response_format.json_schema",
+                "structured_outputs.choice",
+                "structured_outputs.regex",
+                "structured_outputs.json",
+            },
+        ),
+        (
+            "vllm-0.10",
+            "field:reasoning_content",
+            "chat_template_kwargs",
+            {"response_format.json_schema", "guided_choice", "guided_regex", "guided_json"},
+        ),
+        (
+            "sglang",
+            "field:reasoning_content",
+            "chat_template_kwargs",
+            {"response_format.json_schema", "regex (SGLang)"},
+        ),
+        ("deepseek", "field:reasoning_content", "thinking", set()),
+        ("ollama", "field:reasoning", "reasoning_effort", {"response_format.json_schema"}),
+        ("inline-think", "inline:paired", "chat_template_kwargs", {"response_format.json_schema"}),
+    ],
+)
+def test_probe_reports_what_the_server_honours(flavour: str, source: str, switch: str, enforced: set[str]) -> None:
+    with sim_process("--flavor", flavour, "--answers", str(GSM8K)) as url:
+        done = qualeval("probe", "--base-url", url, "--model", "sim", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["simulated"] is True
+    assert result["reasoning_source"] == source
+    assert result["streaming_usage"] is True
+    works = {name for name, verdict in result["thinking_switch"].items() if verdict == "works"}
+    assert works == {switch}
+    got = {mode for mode, check in result["structured_outputs"].items() if check["verdict"] == "enforced"}
+    assert got == enforced
+
+
+def test_probe_sees_constraints_ignored_with_the_switch() -> None:
+    with sim_process("--flavor", "vllm", "--ignore-constraints") as url:
+        done = qualeval("probe", "--base-url", url, "--format", "json")
+    verdicts = {c["verdict"] for c in json.loads(done.stdout)["structured_outputs"].values()}
+    assert verdicts == {"ignored"}
+
+
+def test_probe_table_and_json_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "probe.json"
+    with sim_process("--flavor", "vllm-0.13") as url:
+        done = qualeval("probe", "--base-url", url, "--json", str(out))
+    assert done.returncode == 0
+    assert "SIMULATED" in done.stdout and "reasoning fields seen" in done.stdout
+    assert json.loads(out.read_text())["reasoning_fields"] == ["reasoning", "reasoning_content"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["serve-sim", "--flavor", "nope"], 2, "unknown flavour 'nope'"),
+        (["serve-sim", "--accuracy", "1.5"], 2, "--accuracy must be between 0 and 1"),
+        (["serve-sim", "--faults", "429=lots"], 2, "--faults: '429=lots' is not NAME=RATE"),
+        (["serve-sim", "--faults", "meteor=0.1"], 2, "unknown fault 'meteor'"),
+        (["serve-sim", "--answers", "/nonexistent/key.jsonl"], 2, "/nonexistent/key.jsonl: cannot read answer key"),
+        (["serve-sim", "--port", "70000"], 2, "--port must be between 0 and 65535"),
+        (["probe", "--base-url", "ftp://example"], 2, "base URL must start with http:// or https://"),
+        (["probe", "--base-url", "http://127.0.0.1:9/v1", "--format", "xml"], 2, "--format must be 'table' or 'json'"),
+        (["probe", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"], 3, "127.0.0.1:9"),
+        (["probe", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0"], 2, "timeouts must be positive"),
+    ],
+)
+def test_bad_input_gets_one_line_and_an_exit_code(args: list[str], code: int, words: str) -> None:
+    done = qualeval(*args)
+    assert done.returncode == code, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    assert words in " ".join(done.stderr.split()), done.stderr
+
+
+def test_bad_answer_key_line_is_named(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    key = tmp_path / "key.jsonl"
+    key.write_text('{"question": "a", "answer": "1"}\n{"question": "b"}\n')
+    done = qualeval("serve-sim", "--answers", str(key))
+    assert done.returncode == 2
+    assert f"{key}:2: needs a question field and an answer field" in " ".join(done.stderr.split())
+
+
+def test_port_in_use_is_a_clean_error() -> None:
+    with sim_process() as url:
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        done = qualeval("serve-sim", "--port", port)
+    assert done.returncode == 2 and "cannot listen on 127.0.0.1:" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_help_and_flavour_list() -> None:
+    assert "serve-sim" in qualeval("--help").stdout
+    listing = qualeval("serve-sim", "--list-flavors").stdout
+    for name in ("vllm-qwen3-leak", "llamacpp", "harmony", "think-close-only"):
+        assert name in listing
