@@ -26,9 +26,19 @@ TARGET_US = 15.0
 def start_server(reasoning_tokens: int, decode_ms: float) -> tuple[subprocess.Popen[str], str]:
     pace = ["--decode-ms", str(decode_ms), "--ttft-ms", "1", "--jitter", "0"] if decode_ms else ["--burst"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "qualeval", "serve-sim", *pace, "--port", "0",
-         "--reasoning-tokens", str(reasoning_tokens)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "qualeval",
+            "serve-sim",
+            *pace,
+            "--port",
+            "0",
+            "--reasoning-tokens",
+            str(reasoning_tokens),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     for _ in range(5):
@@ -41,8 +51,7 @@ def start_server(reasoning_tokens: int, decode_ms: float) -> tuple[subprocess.Po
 
 def request(i: int) -> ChatRequest:
     # the same question each time, so both clients parse identical streams
-    return ChatRequest(model="sim", messages=(Message(role="user", content="benchmark question"),),
-                       seed=i % 4)
+    return ChatRequest(model="sim", messages=(Message(role="user", content="benchmark question"),), seed=i % 4)
 
 
 async def run_qualeval(url: str, n: int, concurrency: int) -> tuple[float, int, float]:
@@ -66,8 +75,11 @@ async def run_sdk(url: str, n: int, concurrency: int) -> tuple[float, int, float
     async def one(i: int) -> int:
         async with slots:
             stream = await client.chat.completions.create(
-                model="sim", messages=[{"role": "user", "content": "benchmark question"}], stream=True,
-                seed=i % 4, stream_options={"include_usage": True},
+                model="sim",
+                messages=[{"role": "user", "content": "benchmark question"}],
+                stream=True,
+                seed=i % 4,
+                stream_options={"include_usage": True},
             )
             count = 0
             async for chunk in stream:
@@ -90,8 +102,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--reasoning-tokens", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--decode-ms", type=float, default=0.0,
-                        help="pace the server (one chunk per read, as in production) instead of burst mode")
+    parser.add_argument(
+        "--decode-ms",
+        type=float,
+        default=0.0,
+        help="pace the server (one chunk per read, as in production) instead of burst mode",
+    )
     args = parser.parse_args()
     proc, url = start_server(args.reasoning_tokens, args.decode_ms)
     try:
@@ -108,8 +124,9 @@ def main() -> None:
     sdk_us = 1e6 * sdk[0] / sdk[1]
     print(f"SDK / qualeval CPU per chunk: {sdk_us / ours_us:.1f}x")
     verdict = "within" if ours_us <= TARGET_US else "OVER"
-    print(f"qualeval: {ours_us:.2f} µs per chunk, {verdict} the {TARGET_US:g} µs target "
-          f"({ours_us / TARGET_US:.2f} of it)")
+    print(
+        f"qualeval: {ours_us:.2f} µs per chunk, {verdict} the {TARGET_US:g} µs target ({ours_us / TARGET_US:.2f} of it)"
+    )
 
 
 if __name__ == "__main__":

@@ -177,8 +177,10 @@ def probe_cmd(
     max_tokens: Annotated[int, typer.Option(help="Token budget of each probe request.")] = 2048,
     timeout: Annotated[float, typer.Option(help="Seconds per request attempt.")] = 120.0,
     max_retries: Annotated[int, typer.Option(help="Retries on 429, 5xx and connection errors.")] = 2,
-    sim: Annotated[str | None, typer.Option(
-        help="Probe a reference server of this flavour, started in-process (instead of --base-url).")] = None,
+    sim: Annotated[
+        str | None,
+        typer.Option(help="Probe a reference server of this flavour, started in-process (instead of --base-url)."),
+    ] = None,
 ) -> None:
     """Report what an endpoint really honours: reasoning fields, streaming usage, structured outputs."""
     if output not in ("table", "json"):

@@ -17,14 +17,27 @@ def test_ruff_is_clean() -> None:
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     if not Path(ruff).exists():
         pytest.skip("ruff is not installed")
-    done = subprocess.run([ruff, "check", "qualeval", "tests", "benchmarks"], cwd=ROOT, capture_output=True,
-                          text=True)
+    done = subprocess.run([ruff, "check", "qualeval", "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
 
 
 def test_wheel_ships_the_parsers(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0 and "hatchling" in done.stderr:
         pytest.skip("hatchling is not installed in this environment")
     assert done.returncode == 0, done.stderr
