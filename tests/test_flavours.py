@@ -37,7 +37,7 @@ EXPECTED = {
 def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     if not GSM8K.exists():
         pytest.skip("shared data missing")
-    with sim_url(fast_sim(request.param, answers=GSM8K)) as url:
+    with sim_url(fast_sim(request.param, answers=GSM8K, retry_after=0.01)) as url:
         yield request.param, url
 
 
@@ -48,9 +48,13 @@ def test_the_expected_table_covers_every_flavour() -> None:
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 def test_ok(server: tuple[str, str], stream: bool) -> None:
     flavour, url = server
-    if flavour == "vllm-qwen3-leak":
-        pytest.skip("covered by test_qwen3_leak")
     resp = chat(url, ask(QUESTION, stream=stream), {"x-qualeval-sim": "outcome=correct"})
+    if flavour == "vllm-qwen3-leak":
+        # non-stream leaks "A</think>\n\nB" (we split it); the stream leaves no boundary, so the trace
+        # stays in the content: the documented leak, reported as such rather than hidden
+        expected = "none" if stream else "inline:close-only"
+        assert resp.completion.reasoning_source == expected and GOLD in resp.completion.content
+        return
     fields, source = EXPECTED[flavour]
     got = resp.completion
     assert resp.error is None, resp.error
@@ -110,9 +114,10 @@ def test_template_opened_truncation_is_found_when_declared(flavour: str) -> None
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 def test_finished_with_empty_answer(server: tuple[str, str], stream: bool) -> None:
     flavour, url = server
-    if flavour == "vllm-qwen3-leak" and stream:
-        pytest.skip("the leaked stream has no boundary: its reasoning reads as the answer")
     resp = chat(url, ask(QUESTION, stream=stream), {"x-qualeval-sim": "outcome=empty"})
+    if flavour == "vllm-qwen3-leak" and stream:
+        assert resp.completion.status == "ok" and resp.completion.reasoning_source == "none"  # the leak
+        return
     assert resp.completion.status == "empty_content", flavour
     assert resp.completion.content.strip() == ""
 
@@ -120,8 +125,6 @@ def test_finished_with_empty_answer(server: tuple[str, str], stream: bool) -> No
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
 def test_budget_runs_out_inside_answer(server: tuple[str, str], stream: bool) -> None:
     flavour, url = server
-    if flavour == "vllm-qwen3-leak" and stream:
-        pytest.skip("the leaked stream has no boundary: its reasoning reads as the answer")
     budget = 3 if flavour == "plain" else 24
     resp = chat(url, ask(QUESTION, stream=stream, max_tokens=budget), {"x-qualeval-sim": "reasoning=20"})
     assert resp.finish_reason == "length"
@@ -211,3 +214,12 @@ def test_unknown_parameters_are_rejected_by_the_openai_flavour() -> None:
     assert resp.completion.status == "transport_error"
     assert resp.http_status == 400 and resp.attempts == 1
     assert "chat_template_kwargs" in (resp.error or "")
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize("fault", ["429", "503", "drop", "malformed", "empty-choices"])
+def test_faults_are_retried_in_every_flavour(server: tuple[str, str], fault: str, stream: bool) -> None:
+    flavour, url = server
+    resp = chat(url, ask(f"{QUESTION} {fault}", stream=stream), {"x-qualeval-sim": f"fault={fault},fault_times=1"})
+    assert resp.attempts == 2 and resp.error is None, (flavour, resp.error)
+    assert resp.completion.status == "ok" and resp.completion.content.strip()

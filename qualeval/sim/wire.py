@@ -72,45 +72,100 @@ def _plain_usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
     return {"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion}
 
 
-# --- vLLM ---------------------------------------------------------------------------------------------
+# --- vLLM, with a reasoning parser or without one -----------------------------------------------------
+
+Piece = tuple[str, str]
+"""("r", text) a reasoning delta, ("c", text) a content delta, ("drop", text) a token that yields no chunk."""
 
 
-def _vllm(version: str, leak: bool = False) -> tuple[Callable[..., bytes], Callable[..., list[Step]]]:
-    """vLLM with a reasoning parser. version: "0.10" (reasoning_content), "0.13" (both fields),
-    "0.33" (reasoning). `leak`: the qwen3 parser of <= 0.16 with a template that opens <think>."""
+def _parsed(gen: Generation, stream: bool) -> list[Piece]:
+    """A reasoning parser separates the thinking; the lone </think> token's delta is skipped."""
+    pieces = [("r", t) for t in gen.reasoning]
+    if gen.reasoning and gen.closed:
+        pieces.append(("drop", "</think>"))
+    return pieces + [("c", t) for t in gen.answer]
+
+
+def _qwen3_leak(gen: Generation, stream: bool) -> list[Piece]:
+    """vLLM's qwen3 parser <= 0.16 under a template that opens <think> needs both tags, so it separates
+    nothing: the whole text keeps the literal </think>, the stream drops that token's chunk."""
+    pieces = [("c", t) for t in gen.reasoning]
+    if gen.reasoning and gen.closed:
+        pieces.append(("drop" if stream else "c", "</think>"))
+    return pieces + [("c", t) for t in gen.answer]
+
+
+def _raw_tokens(gen: Generation, style: str) -> list[str]:
+    """The model's raw output, markers included, as a server without a reasoning parser returns it."""
+    out: list[str] = []
+    if gen.reasoning:
+        if style == "think":
+            out.append("<think>")
+        elif style == "harmony":
+            out.append("<|channel|>analysis<|message|>")
+        out += gen.reasoning
+        if gen.closed:
+            if style == "harmony":
+                out += ["<|end|>", "<|start|>assistant<|channel|>final<|message|>"]
+            else:
+                out.append("</think>")
+    elif style == "harmony" and gen.answer:
+        out.append("<|channel|>final<|message|>")
+    out += gen.answer
+    if style == "harmony" and gen.finish == "stop" and gen.answer:
+        out.append("<|return|>")
+    return out
+
+
+def _unparsed(style: str) -> Callable[[Generation, bool], list[Piece]]:
+    def pieces(gen: Generation, stream: bool) -> list[Piece]:
+        return [("c", t) for t in _raw_tokens(gen, style)]
+
+    return pieces
+
+
+def _usage_chunk(ctx: Ctx, usage: dict[str, Any]) -> bytes:
+    return _sse(
+        {
+            "id": ctx.id,
+            "object": "chat.completion.chunk",
+            "created": ctx.created,
+            "model": ctx.model,
+            "choices": [],
+            "usage": usage,
+        }
+    )
+
+
+_DONE: Step = (0, b"data: [DONE]\n\n")
+
+
+def _vllm(
+    version: str, pieces_of: Callable[[Generation, bool], list[Piece]] = _parsed, parser: bool = True
+) -> tuple[Callable[..., bytes], Callable[..., list[Step]]]:
+    """vLLM's OpenAI server. version: "0.10" (`reasoning_content`), "0.13" (both fields, the deprecated one
+    null on content deltas), "0.33" (`reasoning`). Non-stream bodies dump every field in class order; stream
+    chunks keep only the keyword arguments the serving code passed (`exclude_unset`)."""
     both = version == "0.13"
     rfields = {"0.10": ("reasoning_content",), "0.13": ("reasoning", "reasoning_content"), "0.33": ("reasoning",)}[
         version
     ]
+    counts_reasoning = version == "0.33" and parser  # completion_tokens_details since 0.28, parser only
 
-    def usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
+    def usage(gen: Generation, ctx: Ctx, *, whole: bool) -> dict[str, Any]:
         out = _plain_usage(gen, ctx)
-        if version == "0.33":
+        if whole:
+            out["prompt_tokens_details"] = None
+        if counts_reasoning:
             out["completion_tokens_details"] = {"reasoning_tokens": _counts(gen, ctx)[2]}
         return out
 
     def message(gen: Generation) -> dict[str, Any]:
-        reasoning = _text(gen.reasoning) or None
-        content = _text(gen.answer) or None
-        if leak:
-            # qwen3 <= 0.16 needs both tags; the template opened <think>, so nothing is separated
-            text = _text(gen.reasoning) + ("</think>" if gen.closed and gen.reasoning else "")
-            content = (text + _text(gen.answer)) or None
-            reasoning = None
-        if version == "0.10":
-            return {
-                "role": "assistant",
-                "content": content,
-                "refusal": None,
-                "annotations": None,
-                "audio": None,
-                "function_call": None,
-                "tool_calls": [],
-                "reasoning_content": reasoning,
-            }
-        msg = {
+        pieces = pieces_of(gen, False)
+        reasoning = "".join(t for k, t in pieces if k == "r") or None
+        msg: dict[str, Any] = {
             "role": "assistant",
-            "content": content,
+            "content": "".join(t for k, t in pieces if k == "c") or None,
             "refusal": None,
             "annotations": None,
             "audio": None,
@@ -119,10 +174,8 @@ def _vllm(version: str, leak: bool = False) -> tuple[Callable[..., bytes], Calla
         }
         if version == "0.33":
             del msg["tool_calls"]  # >= 0.24 drops an empty tool_calls list
-            msg["reasoning"] = reasoning
-        else:
-            msg["reasoning"] = reasoning
-            msg["reasoning_content"] = reasoning
+        for name in rfields:
+            msg[name] = reasoning
         return msg
 
     def whole(gen: Generation, ctx: Ctx) -> bytes:
@@ -134,8 +187,6 @@ def _vllm(version: str, leak: bool = False) -> tuple[Callable[..., bytes], Calla
             "stop_reason": None,
             "token_ids": None,
         }
-        if version == "0.33":
-            choice.update(routed_experts=None, weight_versions=None)
         body: dict[str, Any] = {
             "id": ctx.id,
             "object": "chat.completion",
@@ -144,12 +195,12 @@ def _vllm(version: str, leak: bool = False) -> tuple[Callable[..., bytes], Calla
             "choices": [choice],
             "service_tier": None,
             "system_fingerprint": None,
+            "usage": usage(gen, ctx, whole=True),
+            "prompt_logprobs": None,
+            "prompt_token_ids": None,
         }
-        body["usage"] = {**_plain_usage(gen, ctx), "prompt_tokens_details": None}
         if version == "0.33":
-            body["usage"]["completion_tokens_details"] = {"reasoning_tokens": _counts(gen, ctx)[2]}
-        body.update(prompt_logprobs=None, prompt_token_ids=None)
-        if version == "0.33":
+            choice.update(routed_experts=None, weight_versions=None)
             body["prompt_text"] = None
         body["kv_transfer_params"] = None
         if version == "0.33":
@@ -192,12 +243,8 @@ def _vllm(version: str, leak: bool = False) -> tuple[Callable[..., bytes], Calla
         return {"content": text, "reasoning_content": None} if both else {"content": text}
 
     def stream(gen: Generation, ctx: Ctx) -> list[Step]:
-        # (kind, text): "r" reasoning, "c" content, "drop" a lone special token that yields no chunk
-        pieces = [("c" if leak else "r", t) for t in gen.reasoning]
-        if gen.reasoning and gen.closed:
-            pieces.append(("drop", "</think>"))
-        pieces += [("c", t) for t in gen.answer]
-        steps: list[Step] = [(1, role_chunk(ctx))]  # sent when the first token is ready
+        pieces = pieces_of(gen, True)
+        steps: list[Step] = [(1, role_chunk(ctx))]  # sent once the first token is ready
         for i, (kind, text) in enumerate(pieces):
             spent = 0 if i == 0 else 1
             finish = "length" if i == len(pieces) - 1 and gen.finish == "length" else None
@@ -211,142 +258,8 @@ def _vllm(version: str, leak: bool = False) -> tuple[Callable[..., bytes], Calla
             # the EOS token decodes to "": the finish rides on an empty content delta
             steps.append((1 if pieces else 0, chunk(content_delta(""), gen.finish, ctx)))
         if ctx.include_usage:
-            steps.append(
-                (
-                    0,
-                    _sse(
-                        {
-                            "id": ctx.id,
-                            "object": "chat.completion.chunk",
-                            "created": ctx.created,
-                            "model": ctx.model,
-                            "choices": [],
-                            "usage": usage(gen, ctx),
-                        }
-                    ),
-                )
-            )
-        steps.append((0, b"data: [DONE]\n\n"))
-        return steps
-
-    return whole, stream
-
-
-# --- text-only servers (no reasoning parser): what lands in content ----------------------------------
-
-
-def _raw_text(gen: Generation, style: str) -> tuple[list[str], list[tuple[str, bool]]]:
-    """The model's raw output as content tokens, each marked whether it is a special marker."""
-    out: list[tuple[str, bool]] = []
-    if gen.reasoning:
-        if style == "think":
-            out.append(("<think>", True))
-        elif style == "harmony":
-            out.append(("<|channel|>analysis<|message|>", True))
-        out += [(t, False) for t in gen.reasoning]
-        if gen.closed:
-            if style == "harmony":
-                out += [("<|end|>", True), ("<|start|>assistant<|channel|>final<|message|>", True)]
-            else:
-                out.append(("</think>", True))
-    elif style == "harmony" and gen.answer:
-        out.append(("<|channel|>final<|message|>", True))
-    out += [(t, False) for t in gen.answer]
-    if style == "harmony" and gen.finish == "stop" and gen.answer:
-        out.append(("<|return|>", True))
-    return [t for t, _ in out], out
-
-
-def _text_server(style: str) -> tuple[Callable[..., bytes], Callable[..., list[Step]]]:
-    """A vLLM >= 0.16 server without a reasoning parser: all text, tags included, in `content`."""
-
-    def whole(gen: Generation, ctx: Ctx) -> bytes:
-        text = _text(_raw_text(gen, style)[0]) or None
-        msg = {
-            "role": "assistant",
-            "content": text,
-            "refusal": None,
-            "annotations": None,
-            "audio": None,
-            "function_call": None,
-            "reasoning": None,
-        }
-        body = {
-            "id": ctx.id,
-            "object": "chat.completion",
-            "created": ctx.created,
-            "model": ctx.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": msg,
-                    "logprobs": None,
-                    "finish_reason": gen.finish,
-                    "stop_reason": None,
-                    "token_ids": None,
-                }
-            ],
-            "service_tier": None,
-            "system_fingerprint": None,
-            "usage": {**_plain_usage(gen, ctx), "prompt_tokens_details": None},
-            "prompt_logprobs": None,
-            "prompt_token_ids": None,
-            "kv_transfer_params": None,
-        }
-        return orjson.dumps(body)
-
-    def chunk(delta: dict[str, Any], ctx: Ctx, finish: str | None = None) -> bytes:
-        choice: dict[str, Any] = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        if finish is not None:
-            choice["stop_reason"] = None
-        choice["token_ids"] = None
-        return _sse(
-            {
-                "id": ctx.id,
-                "object": "chat.completion.chunk",
-                "created": ctx.created,
-                "model": ctx.model,
-                "choices": [choice],
-            }
-        )
-
-    def stream(gen: Generation, ctx: Ctx) -> list[Step]:
-        tokens = _raw_text(gen, style)[0]
-        role = _sse(
-            {
-                "id": ctx.id,
-                "object": "chat.completion.chunk",
-                "created": ctx.created,
-                "model": ctx.model,
-                "choices": [
-                    {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}
-                ],
-                "prompt_token_ids": None,
-            }
-        )
-        steps: list[Step] = [(1, role)]
-        for i, token in enumerate(tokens):
-            finish = "length" if i == len(tokens) - 1 and gen.finish == "length" else None
-            steps.append((0 if i == 0 else 1, chunk({"content": token}, ctx, finish)))
-        if gen.finish != "length" or not tokens:
-            steps.append((1 if tokens else 0, chunk({"content": ""}, ctx, gen.finish)))
-        if ctx.include_usage:
-            steps.append(
-                (
-                    0,
-                    _sse(
-                        {
-                            "id": ctx.id,
-                            "object": "chat.completion.chunk",
-                            "created": ctx.created,
-                            "model": ctx.model,
-                            "choices": [],
-                            "usage": _plain_usage(gen, ctx),
-                        }
-                    ),
-                )
-            )
-        steps.append((0, b"data: [DONE]\n\n"))
+            steps.append((0, _usage_chunk(ctx, usage(gen, ctx, whole=False))))
+        steps.append(_DONE)
         return steps
 
     return whole, stream
@@ -426,22 +339,8 @@ def _sglang_stream(gen: Generation, ctx: Ctx) -> list[Step]:
         )
     )
     if ctx.include_usage:
-        steps.append(
-            (
-                0,
-                _sse(
-                    {
-                        "id": ctx.id,
-                        "object": "chat.completion.chunk",
-                        "created": ctx.created,
-                        "model": ctx.model,
-                        "choices": [],
-                        "usage": _sglang_usage(gen, ctx),
-                    }
-                ),
-            )
-        )
-    steps.append((0, b"data: [DONE]\n\n"))
+        steps.append((0, _usage_chunk(ctx, _sglang_usage(gen, ctx))))
+    steps.append(_DONE)
     return steps
 
 
@@ -527,7 +426,7 @@ def _llamacpp_stream(gen: Generation, ctx: Ctx) -> list[Step]:
         steps.append((0, chunk([], usage=_llamacpp_usage(gen, ctx), timings=_llamacpp_timings(gen, ctx))))
     else:
         steps.append((1 if gen.finish == "stop" else 0, chunk(finish, timings=_llamacpp_timings(gen, ctx))))
-    steps.append((0, b"data: [DONE]\n\n"))
+    steps.append(_DONE)
     return steps
 
 
@@ -587,7 +486,7 @@ def _ollama_stream(gen: Generation, ctx: Ctx) -> list[Step]:
     steps.append((1 if gen.finish == "stop" else 0, chunk([{"index": 0, "delta": {}, "finish_reason": gen.finish}])))
     if ctx.include_usage:
         steps.append((0, chunk([], usage=_ollama_usage(gen, ctx))))
-    steps.append((0, b"data: [DONE]\n\n"))
+    steps.append(_DONE)
     return steps
 
 
@@ -654,7 +553,7 @@ def _deepseek_stream(gen: Generation, ctx: Ctx) -> list[Step]:
             chunk({"content": "", "reasoning_content": None}, gen.finish, usage=_deepseek_usage(gen, ctx)),
         )
     )
-    steps.append((0, b"data: [DONE]\n\n"))
+    steps.append(_DONE)
     return steps
 
 
@@ -732,7 +631,7 @@ def _openai_stream(gen: Generation, ctx: Ctx) -> list[Step]:
     steps.append((1 if gen.finish == "stop" else 0, chunk([{"index": 0, "delta": {}, "finish_reason": gen.finish}])))
     if ctx.include_usage:
         steps.append((0, chunk([], _openai_usage(gen, ctx))))
-    steps.append((0, b"data: [DONE]\n\n"))
+    steps.append(_DONE)
     return steps
 
 
@@ -807,7 +706,7 @@ def _openrouter_stream(gen: Generation, ctx: Ctx) -> list[Step]:
     usage = {**_plain_usage(gen, ctx), "completion_tokens_details": {"reasoning_tokens": _counts(gen, ctx)[2]}}
     steps.append((1 if gen.finish == "stop" else 0, chunk({}, gen.finish)))
     steps.append((0, chunk({}, gen.finish, usage=usage)))  # the finish is repeated, with usage
-    steps.append((0, b"data: [DONE]\n\n"))
+    steps.append(_DONE)
     return steps
 
 
@@ -953,7 +852,7 @@ FLAVOURS: dict[str, Flavour] = {
         _flavour(
             "vllm-qwen3-leak",
             "vLLM 0.13 qwen3 parser with a template that opens <think>: leaks",
-            _vllm("0.13", leak=True),
+            _vllm("0.13", _qwen3_leak),
             _VLLM_NEW,
         ),
         _flavour(
@@ -1002,21 +901,21 @@ FLAVOURS: dict[str, Flavour] = {
         _flavour(
             "inline-think",
             "no reasoning parser: <think>...</think> inside content",
-            _text_server("think"),
+            _vllm("0.33", _unparsed("think"), parser=False),
             _OPEN,
             reasoning_aware=False,
         ),
         _flavour(
             "think-close-only",
             "template opens <think>: content holds reasoning...</think>answer",
-            _text_server("close-only"),
+            _vllm("0.33", _unparsed("close-only"), parser=False),
             _OPEN,
             reasoning_aware=False,
         ),
         _flavour(
             "harmony",
             "gpt-oss Harmony channels inside content (no parser)",
-            _text_server("harmony"),
+            _vllm("0.33", _unparsed("harmony"), parser=False),
             _OPEN,
             reasoning_aware=False,
             thinking_switch="none",
@@ -1024,7 +923,7 @@ FLAVOURS: dict[str, Flavour] = {
         _flavour(
             "plain",
             "a non-reasoning model: content only",
-            _text_server("plain"),
+            _vllm("0.33", _unparsed("plain"), parser=False),
             _OPEN,
             reasoning=False,
             reasoning_aware=False,
