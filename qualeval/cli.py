@@ -56,6 +56,10 @@ def serve_sim(
     answers: Annotated[
         Path | None, typer.Option(help="JSONL answer key: question and answer fields (GSM8K's `#### N` lines work).")
     ] = None,
+    task: Annotated[
+        str | None, typer.Option(help="Use a task's samples as the answer key (a built-in name or a .yaml path).")
+    ] = None,
+    data: Annotated[Path | None, typer.Option(help="Local data for --task (file or folder).")] = None,
     model: Annotated[str, typer.Option(help="Model id listed by /v1/models.")] = "sim",
     accuracy: Annotated[float, typer.Option(help="Probability of answering a keyed question right.")] = 0.8,
     reasoning_tokens: Annotated[int, typer.Option(help="Median reasoning length in tokens.")] = 120,
@@ -116,6 +120,8 @@ def serve_sim(
             port=port,
             model=model,
             answers=answers,
+            task=task,
+            task_data=data,
             behaviour=Behaviour(
                 accuracy=accuracy,
                 reasoning_tokens=reasoning_tokens,
@@ -147,7 +153,7 @@ def serve_sim(
             bound = await server.start()
         except OSError as exc:
             raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-        keyed = f", answer key {answers} ({len(server.key.entries)} items)" if server.key else ""
+        keyed = f", answer key {answers or task} ({len(server.key.entries)} items)" if server.key else ""
         print(f"qualeval reference server: SIMULATED model, flavour {flavor}{keyed}", flush=True)
         print(f"listening on http://{host}:{bound}/v1", flush=True)
         await asyncio.Event().wait()
@@ -243,6 +249,72 @@ def _print_probe(result: ProbeResult) -> None:
     out.print(table)
     for note in result.notes:
         out.print(f"note: {note}", highlight=False)
+
+
+tasks_app = typer.Typer(help="List built-in tasks and render their samples.", no_args_is_help=True)
+app.add_typer(tasks_app, name="tasks")
+
+
+@tasks_app.command("list")
+def tasks_list() -> None:
+    """List the built-in tasks."""
+    from qualeval.tasks import builtin_tasks, parse_task
+
+    table = Table("task", "documents from", "description")
+    try:
+        for name, path in builtin_tasks().items():
+            spec = parse_task(path)
+            source = (
+                "generated" if spec.generator else "bundled" if spec.samples else spec.dataset_path or "--data only"
+            )
+            if spec.subsets:
+                name += (
+                    f" (+{len(spec.subsets.values)} {spec.subsets.label}s, groups: {', '.join(spec.subsets.groups)})"
+                )
+            table.add_row(name, source, spec.description.split(" (")[0].split(": ")[0].split(". ")[0])
+    except QualevalError as exc:
+        _fail(exc)
+    out.print(table)
+
+
+@tasks_app.command("show")
+def tasks_show(
+    task: Annotated[str, typer.Argument(help="Built-in name (gsm8k, mmlu:stem), a .yaml path, or lm_eval:NAME.")],
+    data: Annotated[Path | None, typer.Option(help="Read the documents from this local file or folder.")] = None,
+    index: Annotated[int, typer.Option(help="Which sample to render.")] = 0,
+    num_fewshot: Annotated[int | None, typer.Option(help="Few-shot examples (the task's default otherwise).")] = None,
+    output: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+) -> None:
+    """Render one real sample: its id, messages, gold answer, choices and metadata."""
+    from qualeval.tasks import build_samples, load_task
+
+    if output not in ("text", "json"):
+        _fail(InputError(f"--format must be 'text' or 'json', got '{output}'"))
+    if index < 0:
+        _fail(InputError(f"--index must not be negative, got {index}"))
+    try:
+        loaded = load_task(task)
+        samples = build_samples(loaded, data=data, limit=index + 1, num_fewshot=num_fewshot)
+    except QualevalError as exc:
+        _fail(exc)
+    if index >= len(samples):
+        _fail(InputError(f"--index {index}: task {loaded.name} has only {len(samples)} samples"))
+    sample = samples[index]
+    if output == "json":
+        sys.stdout.write(sample.model_dump_json(indent=2) + "\n")
+        return
+    out.print(f"[bold]{sample.id}[/]  task {sample.task}", highlight=False)
+    for message in sample.messages:
+        out.rule(message.role, align="left")
+        out.print(message.content, markup=False, highlight=False)
+    out.rule()
+    out.print(f"gold: {sample.gold}", markup=False, highlight=False)
+    if sample.choices:
+        out.print(f"choices: {list(sample.choices)}", markup=False, highlight=False)
+    if sample.aliases:
+        out.print(f"aliases: {list(sample.aliases)[:8]}", markup=False, highlight=False)
+    if sample.meta:
+        out.print(f"meta: {sample.meta}", markup=False, highlight=False)
 
 
 def main() -> None:

@@ -70,7 +70,7 @@ def load_format(path: Path) -> ReasoningFormat:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise InputError(f"{path}: field '{field}': {err['msg']}") from None
+        raise InputError(f"{path}: field '{field}': {err['msg'].removeprefix('Value error, ')}") from None
 
 
 @cache

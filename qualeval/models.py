@@ -13,6 +13,7 @@ __all__ = [
     "ItlSummary",
     "Message",
     "ReasoningSource",
+    "Sample",
     "Status",
     "Timing",
     "Usage",
@@ -45,6 +46,24 @@ class Message(BaseModel):
 
     role: Literal["system", "user", "assistant"]
     content: str
+
+
+class Sample(BaseModel):
+    """One question of a task, ready to send: the rendered messages and everything needed to score it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    """Stable across runs and endpoints: `task[/subset]/split/index-or-dataset-id`."""
+    task: str
+    messages: tuple[Message, ...]
+    gold: str
+    """The correct answer; for choice answers the label (A, B, ...) or the choice text, as the task asks."""
+    choices: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    """Other accepted answers (alias match)."""
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Values for breakdowns: subject, category, figure, validity..."""
 
 
 class ChatRequest(BaseModel):

@@ -119,3 +119,49 @@ def test_help_and_flavour_list() -> None:
     listing = qualeval("serve-sim", "--list-flavors").stdout
     for name in ("vllm-qwen3-leak", "llamacpp", "harmony", "think-close-only"):
         assert name in listing
+
+
+def test_tasks_list_and_show() -> None:
+    listing = qualeval("tasks", "list")
+    assert listing.returncode == 0
+    for name in ("gsm8k", "mmlu", "knowledge_qa", "syllogisms", "neubaroco", "triviaqa", "nq_open"):
+        assert name in listing.stdout
+    shown = qualeval("tasks", "show", "knowledge_qa", "--index", "2", "--format", "json")
+    sample = json.loads(shown.stdout)
+    assert sample["id"] == "knowledge_qa/test/2" and sample["gold"] == "Canberra"
+    text = qualeval("tasks", "show", "examples/planet_facts.yaml")
+    assert "You are a careful astronomy tutor." in text.stdout and "gold: 8" in text.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["tasks", "show", "nope"], "unknown task 'nope'"),
+        (["tasks", "show", "knowledge_qa", "--index", "999"], "--index 999: task knowledge_qa has only"),
+        (["tasks", "show", "mmlu:astrology"], "no subject or group 'astrology'"),
+        (["tasks", "show", "gsm8k", "--data", "/nonexistent"], "/nonexistent: no such file or folder"),
+    ],
+)
+def test_tasks_errors(args: list[str], words: str) -> None:
+    done = qualeval(*args)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert words in " ".join(done.stderr.split()), done.stderr
+
+
+def test_serve_sim_takes_a_task_as_its_answer_key() -> None:
+    with sim_process("--task", "knowledge_qa", "--accuracy", "1") as url:
+        import httpx
+
+        body = {
+            "model": "sim",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": json.loads(qualeval("tasks", "show", "knowledge_qa", "--format", "json").stdout)[
+                        "messages"
+                    ][-1]["content"],
+                }
+            ],
+        }
+        reply = httpx.post(f"{url}/chat/completions", json=body, timeout=30).json()
+    assert reply["choices"][0]["message"]["content"].strip().endswith("Answer: Paris")

@@ -30,7 +30,7 @@ def test_user_format_file_splits_content(tmp_path: Path) -> None:
     [
         ("name: x\nstart: '<a>'\n", "field 'end': Field required"),
         ("name: x\nstart: '<a>'\nend: '</a>'\ncolour: red\n", "field 'colour': Extra inputs are not permitted"),
-        ("name: x\nstart: '  '\nend: '</a>'\n", "field 'start': Value error, a marker must not be empty"),
+        ("name: x\nstart: '  '\nend: '</a>'\n", "field 'start': a marker must not be empty"),
         ("name: x\nkind: bubbles\nstart: '<a>'\nend: '</a>'\n", "field 'kind'"),
         ("- just\n- a list\n", "must be a mapping"),
         ("name: [unclosed\n", "invalid YAML"),

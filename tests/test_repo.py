@@ -44,4 +44,5 @@ def test_wheel_ships_the_parsers(tmp_path: Path) -> None:
     wheel = next(tmp_path.glob("qualeval-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "qualeval/_data/parsers/think.yaml" in names
+    assert "qualeval/_data/tasks/gsm8k.yaml" in names and "qualeval/_data/tasks/knowledge_qa.yaml" in names
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)

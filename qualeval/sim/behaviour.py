@@ -46,6 +46,13 @@ class AnswerKey:
     """Questions and gold answers. Reads JSONL with a question field (`question`, `query`, `input`,
     `context`) and an answer field (`answer`, `gold`, `target`); a GSM8K answer's `#### N` line counts."""
 
+    @classmethod
+    def from_samples(cls, samples: Sequence[Any]) -> AnswerKey:
+        """A key from a task's samples: the last user message is the question."""
+        return cls(
+            [KeyEntry(question=s.messages[-1].content, answer=s.gold, choices=tuple(s.choices)) for s in samples]
+        )
+
     def __init__(self, entries: Sequence[KeyEntry]) -> None:
         self.entries = list(entries)
         self._exact = {_norm(e.question): e for e in self.entries}
@@ -136,11 +143,14 @@ def _rng(*parts: object) -> random.Random:
 
 def _wrong(entry: KeyEntry, rng: random.Random, key: AnswerKey | None) -> str:
     gold = entry.answer
+    if gold.lower() in ("yes", "no"):
+        return "no" if gold.lower() == "yes" else "yes"
+    if re.fullmatch(r"[A-J]", gold):
+        letters = "ABCDEFGHIJ"[: len(entry.choices) or 4]
+        return rng.choice([c for c in letters if c != gold] or ["A"])
     if entry.choices:
         others = [c for c in entry.choices if c != gold]
         return rng.choice(others) if others else gold
-    if re.fullmatch(r"[A-J]", gold):
-        return rng.choice([c for c in "ABCD" if c != gold] or ["A"])
     num = _as_number(gold)
     if num is not None:
         wrong = num + rng.choice([-10, -2, -1, 1, 2, 5, 10]) if rng.random() < 0.7 else num * 2

@@ -60,6 +60,9 @@ class SimConfig:
     port: int = 8011
     model: str = "sim"
     answers: Path | None = None
+    task: str | None = None
+    """A task whose samples form the answer key (instead of `answers`)."""
+    task_data: Path | None = None
     behaviour: Behaviour = field(default_factory=Behaviour)
     latency: Latency = field(default_factory=Latency)
     max_running: int = 0
@@ -119,6 +122,10 @@ class SimServer:
         self.config = config
         self.flavour: Flavour = FLAVOURS[config.flavour]
         self.key = AnswerKey.load(config.answers) if config.answers else None
+        if config.task:
+            from qualeval.tasks import build_samples, load_task
+
+            self.key = AnswerKey.from_samples(build_samples(load_task(config.task), data=config.task_data))
         self.in_flight = 0
         self.requests = 0
         self._seen: Counter[bytes] = Counter()

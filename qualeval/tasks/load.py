@@ -1,0 +1,138 @@
+"""Find and parse task files: built-in names (`gsm8k`, `mmlu:stem`), paths, and `lm_eval:NAME`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from qualeval.errors import InputError
+from qualeval.tasks.spec import TaskSpec
+
+__all__ = ["Task", "builtin_tasks", "load_task", "parse_task"]
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    spec: TaskSpec
+    path: Path | None
+    selector: str | None = None
+    """The part after ':' in `mmlu:stem`: a subset or a group of subsets."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.spec.name}:{self.selector}" if self.selector else self.spec.name
+
+    @property
+    def where(self) -> str:
+        return str(self.path) if self.path else f"task {self.spec.name}"
+
+    def subsets(self) -> list[str | None]:
+        """The subsets this task runs, in order; [None] for a task without subsets."""
+        sub = self.spec.subsets
+        if sub is None:
+            return [None]
+        if self.selector is None:
+            return list(sub.values)
+        if self.selector in sub.groups:
+            return list(sub.groups[self.selector])
+        return [self.selector]
+
+
+def builtin_dir() -> Path:
+    packaged = resources.files("qualeval") / "_data" / "tasks"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent.parent / "tasks"  # a source checkout
+
+
+@cache
+def builtin_tasks() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(builtin_dir().glob("*.yaml"))}
+
+
+def load_task(ref: str) -> Task:
+    """A task by built-in name (optionally `name:subset` or `name:group`), YAML path, or `lm_eval:NAME`."""
+    if ref.startswith("lm_eval:"):
+        from qualeval.tasks.lmeval import import_lm_eval_task
+
+        return import_lm_eval_task(ref.removeprefix("lm_eval:"))
+    if ref.endswith((".yaml", ".yml")):
+        path = Path(ref)
+        return Task(parse_task(path), path)
+    base, _, selector = ref.partition(":")
+    path = builtin_tasks().get(base)
+    if path is None:
+        known = ", ".join(builtin_tasks())
+        raise InputError(f"unknown task '{base}': expected one of {known}, a .yaml path, or lm_eval:NAME")
+    spec = parse_task(path)
+    if selector:
+        sub = spec.subsets
+        if sub is None:
+            raise InputError(f"task '{base}' has no subsets, so '{ref}' means nothing")
+        if selector not in sub.values and selector not in sub.groups:
+            groups = ", ".join(sub.groups)
+            raise InputError(f"task '{base}' has no {sub.label} or group '{selector}' (groups: {groups})")
+    return Task(spec, path, selector or None)
+
+
+def _node_at(node: yaml.Node, loc: tuple[Any, ...]) -> yaml.Node:
+    """The YAML node an error location points at (or the nearest existing parent)."""
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if str(k.value) == str(key)), None)
+            if match is None:
+                return node
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            return node
+    return node
+
+
+_TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "tuple", "none"}
+
+
+def _is_type_tag(part: object) -> bool:
+    """pydantic puts union branches (`str`, `tuple[str, ...]`) in error locations; they are not fields."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or part.startswith("function-"))
+
+
+def parse_task(path: Path, text: str | None = None) -> TaskSpec:
+    """Parse and validate a task file; every problem is one line naming the file, line and field."""
+    try:
+        text = path.read_bytes().decode("utf-8") if text is None else text
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read task file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: task file is not UTF-8 text (byte {exc.start})") from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.constructor.ConstructorError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else 0
+        tag = (exc.problem or "").rsplit("tag", 1)[-1].strip(" '")
+        raise InputError(
+            f"{path}:{line}: YAML tag {tag or '(unknown)'} is not allowed: task files cannot run code"
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise InputError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if not isinstance(data, dict) or root is None:
+        raise InputError(f"{path}:1: a task file must be a mapping of fields")
+    try:
+        return TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if not _is_type_tag(p))
+        node = _node_at(root, loc)
+        field = ".".join(str(p) for p in loc) or "(task)"
+        message = err["msg"].removeprefix("Value error, ")
+        raise InputError(f"{path}:{node.start_mark.line + 1}: field '{field}': {message}") from None

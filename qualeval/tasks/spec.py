@@ -1,0 +1,175 @@
+"""The task file format. Keys that mean what lm-eval's keys mean carry lm-eval's names, so tasks port easily.
+
+A task file is data: it never runs code. Templates are Jinja, rendered in a sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = ["AnswerSpec", "Generation", "PromptSpec", "ScorerSpec", "SubsetSpec", "TaskSpec"]
+
+Normalisation = Literal["lower", "articles", "punctuation", "whitespace", "unicode"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PromptSpec(_Strict):
+    system: str | None = None
+    """Jinja template of the system message (optional)."""
+    user: str = "{{ text }}{% if instruction %}\n\n{{ instruction }}{% endif %}"
+    """Jinja template of the user message; sees the document's fields, `text`, `choices`, `letters`,
+    `instruction`."""
+    instruction: str = ""
+    """How to give the answer, appended by the default user template."""
+    fewshot_answer: str = "{{ target }}"
+    """Jinja template of a few-shot example's assistant turn; sees the document, `target`, `letters`."""
+
+
+class AnswerSpec(_Strict):
+    type: Literal["number", "choice", "text", "boolean"] = "text"
+    labels: Literal["letters", "text"] = "letters"
+    """For choice answers: the model answers with a letter (A, B, ...) or with the choice text."""
+    normalize: tuple[Normalisation, ...] = ("lower", "articles", "punctuation", "whitespace", "unicode")
+    true_words: tuple[str, ...] = ("yes", "true", "valid", "follows", "entailment")
+    false_words: tuple[str, ...] = ("no", "false", "invalid", "does not follow", "not follow", "contradiction")
+
+
+class ScorerSpec(_Strict):
+    kind: Literal["numeric", "choice", "alias_match", "exact", "math", "regex"]
+    tolerance: float = 1e-6
+    """numeric: relative tolerance (absolute below 1)."""
+    pattern: str | None = None
+    """regex: the pattern the extracted answer must fully match; `{gold}` is replaced by the escaped gold."""
+
+    @model_validator(mode="after")
+    def _pattern_for_regex(self) -> ScorerSpec:
+        if self.kind == "regex" and not self.pattern:
+            raise ValueError("a regex scorer needs a 'pattern'")
+        if self.tolerance < 0:
+            raise ValueError("tolerance must not be negative")
+        return self
+
+
+class Generation(_Strict):
+    max_tokens: int | None = 4096
+    temperature: float | None = 0.0
+    thinking: bool | None = None
+    stop: tuple[str, ...] = ()
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _positive(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            raise ValueError("max_tokens must be at least 1")
+        return value
+
+
+class SubsetSpec(_Strict):
+    """A task that is a family of subsets (MMLU's 57 subjects), each its own dataset config or files."""
+
+    values: tuple[str, ...]
+    groups: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Named groups of subsets (`mmlu:stem`); every member must be one of `values`."""
+    label: str = "subset"
+    """What a subset is called in reports (`subject`)."""
+    group_label: str | None = None
+    """When set, each sample also records which group its subset belongs to, under this name (`category`)."""
+
+    @model_validator(mode="after")
+    def _groups_known(self) -> SubsetSpec:
+        known = set(self.values)
+        for group, members in self.groups.items():
+            unknown = [m for m in members if m not in known]
+            if unknown:
+                raise ValueError(f"group '{group}' names unknown subsets: {', '.join(unknown[:3])}")
+        return self
+
+
+class TaskSpec(_Strict):
+    name: str
+    description: str = ""
+    version: str = "1"
+    # where the documents come from (lm-eval names)
+    dataset_path: str | None = None
+    """A Hugging Face hub dataset id."""
+    dataset_name: str | None = None
+    """The hub config; `{subset}` is replaced for subset tasks."""
+    test_split: str = "test"
+    fewshot_split: str | None = None
+    num_fewshot: int = 0
+    data_files: dict[str, str] = Field(default_factory=dict)
+    """Split -> file under the folder given with --data (`{subset}` is replaced), in the dataset's original
+    format; a single file given with --data is the test split."""
+    columns: tuple[str, ...] = ()
+    """Column names for CSV/TSV files without a header row."""
+    samples: tuple[dict[str, Any], ...] = ()
+    """Inline documents (the test split)."""
+    fewshot_samples: tuple[dict[str, Any], ...] = ()
+    """Inline few-shot documents."""
+    generator: str | None = None
+    """A built-in generated dataset (`syllogisms`) instead of files."""
+    generator_options: dict[str, Any] = Field(default_factory=dict)
+    subsets: SubsetSpec | None = None
+    # how a document becomes a question (lm-eval names)
+    doc_to_text: str = "{{ question }}"
+    doc_to_target: str = "answer"
+    """A field name or a Jinja template."""
+    doc_to_choice: str | tuple[str, ...] | None = None
+    """A field name, a Jinja template yielding a list, or a fixed list."""
+    doc_to_aliases: str | None = None
+    """A field name or a Jinja template yielding a list of accepted answers."""
+    doc_to_id: str | None = None
+    """A field holding the dataset's own id; otherwise the index within the split."""
+    doc_to_meta: dict[str, str] = Field(default_factory=dict)
+    """Name -> field or template: values kept with each sample for breakdowns (subject, figure...)."""
+    prompt: PromptSpec = Field(default_factory=PromptSpec)
+    answer: AnswerSpec = Field(default_factory=AnswerSpec)
+    scorer: ScorerSpec
+    generation: Generation = Field(default_factory=Generation)
+    breakdowns: tuple[str, ...] = ()
+    """Meta fields that reports break accuracy down by."""
+    license: str = ""
+    citation: str = ""
+
+    @field_validator("scorer", mode="before")
+    @classmethod
+    def _scorer_shorthand(cls, value: Any) -> Any:
+        return {"kind": value} if isinstance(value, str) else value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not value or not all(c.isalnum() or c in "_-." for c in value):
+            raise ValueError("name must be letters, digits, '_', '-' or '.'")
+        return value
+
+    @field_validator("num_fewshot")
+    @classmethod
+    def _fewshot(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError("num_fewshot must not be negative")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskSpec:
+        sources = [bool(self.dataset_path or self.data_files), bool(self.samples), bool(self.generator)]
+        if sum(sources) == 0:
+            raise ValueError("a task needs a dataset: dataset_path, data_files, samples or generator")
+        if self.samples and self.generator:
+            raise ValueError("give either samples or generator, not both")
+        if self.num_fewshot and not (self.fewshot_split or self.fewshot_samples):
+            raise ValueError("num_fewshot needs a fewshot_split or fewshot_samples")
+        if self.answer.type == "choice" and self.doc_to_choice is None:
+            raise ValueError("a choice answer needs doc_to_choice")
+        if self.scorer.kind == "choice" and self.answer.type != "choice":
+            raise ValueError("the choice scorer needs answer.type 'choice'")
+        for name in self.breakdowns:
+            labels = {self.subsets.label, self.subsets.group_label} if self.subsets else set()
+            if name not in self.doc_to_meta and name not in labels:
+                raise ValueError(f"breakdown '{name}' is not a doc_to_meta field")
+        return self

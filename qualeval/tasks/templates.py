@@ -1,0 +1,82 @@
+"""Jinja templates of task files, rendered in a sandbox: a task file can shape text, never run code."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError, UndefinedError
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+
+from qualeval.errors import InputError
+
+__all__ = ["Value", "compile_value", "sandbox"]
+
+_EXPRESSION = re.compile(r"\s*\{\{(.*)\}\}\s*", re.DOTALL)
+
+
+def sandbox() -> ImmutableSandboxedEnvironment:
+    # undefined names are errors: a misspelt field must not render as an empty prompt
+    return ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+
+_ENV = sandbox()
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A task key that is either a document field (`answer`, `answer.value`) or a Jinja template.
+
+    A template made of one `{{ expression }}` yields the expression's value (a list stays a list);
+    any other template yields text.
+    """
+
+    source: str
+    where: str
+    """`file: field 'doc_to_target'`, for error messages."""
+    field: str | None
+    template: Any
+    expression: Any
+
+    def __call__(self, context: dict[str, Any], item: str) -> Any:
+        try:
+            if self.field is not None:
+                return _lookup(context, self.field)
+            if self.expression is not None:
+                return self.expression(**context)
+            return self.template.render(**context)
+        except (UndefinedError, KeyError) as exc:
+            missing = exc.args[0] if exc.args else "a name"
+            raise InputError(f"{self.where}: {item}: {missing}") from None
+        except SecurityError as exc:
+            raise InputError(f"{self.where}: the template tried something unsafe: {exc}") from None
+        except (TemplateError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise InputError(f"{self.where}: {item}: {type(exc).__name__}: {exc}") from None
+
+
+def _lookup(context: dict[str, Any], dotted: str) -> Any:
+    value: Any = context
+    for part in dotted.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            raise KeyError(f"the document has no field '{dotted}'")
+    return value
+
+
+def compile_value(source: str, where: str, *, text: bool = False) -> Value:
+    """Compile a key once. `text=True` always treats it as a template (prompts), never as a field name."""
+    try:
+        # without Jinja syntax a value names a field (NeuBAROCO's `content-type` included)
+        if not text and "{{" not in source and "{%" not in source:
+            return Value(source, where, source.strip(), None, None)
+        match = _EXPRESSION.fullmatch(source)
+        if not text and match and "}}" not in match.group(1) and "{{" not in match.group(1):
+            return Value(source, where, None, None, _ENV.compile_expression(match.group(1)))
+        return Value(source, where, None, _ENV.from_string(source), None)
+    except TemplateError as exc:
+        line = f" (template line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        raise InputError(f"{where}: template syntax error{line}: {exc.message or exc}") from None
