@@ -20,6 +20,7 @@ from qualeval import __version__
 from qualeval.client import ChatClient, check_config
 from qualeval.errors import EndpointError, InputError, QualevalError
 from qualeval.probe import ProbeResult, probe
+from qualeval.summary import TaskSummary
 
 app = typer.Typer(
     name="qualeval",
@@ -28,12 +29,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-out = Console()
-err = Console(stderr=True)
+console = Console()
+errors = Console(stderr=True)
 
 
 def _fail(exc: QualevalError) -> NoReturn:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    errors.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(3 if isinstance(exc, EndpointError) else 2)
 
 
@@ -42,7 +43,7 @@ def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     if version:
-        out.print(f"qualeval {__version__}")
+        console.print(f"qualeval {__version__}")
         raise typer.Exit(0)
 
 
@@ -102,7 +103,7 @@ def serve_sim(
         table = Table("flavour", "what it reproduces")
         for f in FLAVOURS.values():
             table.add_row(f.name, f.description)
-        out.print(table)
+        console.print(table)
         return
     try:
         _check_rate("--accuracy", accuracy)
@@ -246,9 +247,9 @@ def _print_probe(result: ProbeResult) -> None:
         table.add_row(f"thinking off via {switch}", verdict)
     for mode, check in result.structured_outputs.items():
         table.add_row(f"structured: {mode}", check.verdict)
-    out.print(table)
+    console.print(table)
     for note in result.notes:
-        out.print(f"note: {note}", highlight=False)
+        console.print(f"note: {note}", highlight=False)
 
 
 tasks_app = typer.Typer(help="List built-in tasks and render their samples.", no_args_is_help=True)
@@ -274,7 +275,7 @@ def tasks_list() -> None:
             table.add_row(name, source, spec.description.split(" (")[0].split(": ")[0].split(". ")[0])
     except QualevalError as exc:
         _fail(exc)
-    out.print(table)
+    console.print(table)
 
 
 @tasks_app.command("show")
@@ -303,23 +304,92 @@ def tasks_show(
     if output == "json":
         sys.stdout.write(sample.model_dump_json(indent=2) + "\n")
         return
-    out.print(f"[bold]{sample.id}[/]  task {sample.task}", highlight=False)
+    console.print(f"[bold]{sample.id}[/]  task {sample.task}", highlight=False)
     for message in sample.messages:
-        out.rule(message.role, align="left")
-        out.print(message.content, markup=False, highlight=False)
-    out.rule()
-    out.print(f"gold: {sample.gold}", markup=False, highlight=False)
+        console.rule(message.role, align="left")
+        console.print(message.content, markup=False, highlight=False)
+    console.rule()
+    console.print(f"gold: {sample.gold}", markup=False, highlight=False)
     if sample.choices:
-        out.print(f"choices: {list(sample.choices)}", markup=False, highlight=False)
+        console.print(f"choices: {list(sample.choices)}", markup=False, highlight=False)
     if sample.aliases:
-        out.print(f"aliases: {list(sample.aliases)[:8]}", markup=False, highlight=False)
+        console.print(f"aliases: {list(sample.aliases)[:8]}", markup=False, highlight=False)
     if sample.meta:
-        out.print(f"meta: {sample.meta}", markup=False, highlight=False)
+        console.print(f"meta: {sample.meta}", markup=False, highlight=False)
+
+
+@app.command("score")
+def score_cmd(
+    task: Annotated[str, typer.Option(help="Task: built-in name, .yaml path, or lm_eval:NAME.")],
+    responses: Annotated[Path, typer.Option(help="JSONL of responses (see --format).")],
+    out: Annotated[Path, typer.Option(help="Folder for items.jsonl and summary.json.")],
+    data: Annotated[
+        Path | None, typer.Option(help="Local data for the task (not needed when every line has a target).")
+    ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="qualeval ({id, content, reasoning?, finish_reason?, target?}) or lm-eval (samples_*.jsonl).",
+        ),
+    ] = "qualeval",
+    rescue: Annotated[
+        bool,
+        typer.Option(
+            help="Also read answers from the reasoning when the content is empty "
+            "(counted apart, never in the accuracy)."
+        ),
+    ] = False,
+) -> None:
+    """Score responses from elsewhere with qualeval's extractor, offline: no endpoint, no requests."""
+    from qualeval.offline import score_file
+    from qualeval.tasks import load_task
+
+    if fmt not in ("qualeval", "lm-eval"):
+        _fail(InputError(f"--format must be 'qualeval' or 'lm-eval', got '{fmt}'"))
+    try:
+        items, summary = score_file(load_task(task), responses, data=data, fmt=fmt, rescue=rescue)  # type: ignore[arg-type]
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / "items.jsonl").open("wb") as handle:
+            for item in items:
+                handle.write(item.model_dump_json().encode() + b"\n")
+        (out / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    except QualevalError as exc:
+        _fail(exc)
+    except OSError as exc:
+        _fail(InputError(f"{out}: cannot write ({exc.strerror})"))
+    print_summary(summary)
+    errors.print(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}", highlight=False)
+
+
+def print_summary(summary: TaskSummary) -> None:
+    """The terminal view of one task's summary."""
+    low, high = summary.interval
+    table = Table("measure", "value", title=f"{summary.task}: {summary.n} items", title_justify="left")
+    table.add_row(
+        "accuracy (95% Wilson)", f"{summary.accuracy:.1%}  [{low:.1%}, {high:.1%}]  ({summary.correct}/{summary.n})"
+    )
+    if summary.accuracy_answered is not None:
+        table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
+    if summary.naive_accuracy is not None:
+        table.add_row("naive extractor (last number in reasoning+content)", f"{summary.naive_accuracy:.1%}")
+    table.add_row("statuses", ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())))
+    table.add_row("extraction rungs", ", ".join(f"{k} {v}" for k, v in sorted(summary.rungs.items())))
+    if summary.constraint_held:
+        table.add_row("constraint", ", ".join(f"{k} {v}" for k, v in sorted(summary.constraint_held.items())))
+    if summary.rescued:
+        table.add_row("rescued from reasoning (not counted)", f"{summary.rescued} ({summary.rescue_correct} right)")
+    for name, macro in summary.macro_accuracy.items():
+        cells = summary.breakdowns[name]
+        shown = ", ".join(f"{k} {c.accuracy:.0%}" for k, c in list(cells.items())[:8])
+        more = f" (+{len(cells) - 8} more)" if len(cells) > 8 else ""
+        table.add_row(f"by {name} (macro {macro:.1%})", shown + more)
+    console.print(table)
 
 
 def main() -> None:
     try:
         app()
     except QualevalError as exc:  # anything a command did not catch itself
-        err.print(f"error: {exc}", highlight=False, markup=False)
+        errors.print(f"error: {exc}", highlight=False, markup=False)
         sys.exit(3 if isinstance(exc, EndpointError) else 2)

@@ -4,7 +4,9 @@ The ladder, first rung that yields a value wins:
   json     the content is a JSON answer (bare or in a ```json fence)
   anchor   the task's answer markers: `#### N`, `Answer: X`, `\\boxed{X}`, "the answer is X" — the LAST
            match in the content, because models restate and correct themselves
+  math     for math-scored tasks, what math-verify parses out of the content
   last     the last number, choice letter or yes/no word of the last line; the last line for text
+(A held structured-output constraint gives the `constraint` rung before all of these; see qualeval.runner.)
 The published GSM8K 3/10 came from reading numbers off the reasoning trace; nothing here looks at it.
 """
 
@@ -18,7 +20,7 @@ from pydantic import BaseModel
 
 from qualeval.tasks.spec import AnswerSpec
 
-__all__ = ["Extraction", "extract", "find_number", "normalize"]
+__all__ = ["Extraction", "extract", "find_number", "naive_extract", "normalize", "typed_value"]
 
 Rung = str  # "json" | "anchor" | "last" | "none"
 
@@ -148,7 +150,23 @@ def _fmt(number: float) -> str:
     return str(int(number)) if number.is_integer() else repr(number)
 
 
-def extract(content: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> Extraction:
+def typed_value(span: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> str | None:
+    """The answer of the spec's type that a span holds (a number, a choice label, yes/no, text)."""
+    return _typed(span, spec, choices, last=False)
+
+
+def _math_answer(content: str) -> str | None:
+    import threading
+
+    import math_verify
+
+    # math-verify's timeouts use SIGALRM, which only the main thread may set
+    timeout = 5 if threading.current_thread() is threading.main_thread() else None
+    found = math_verify.parse(content, parsing_timeout=timeout)
+    return str(found[-1]) if found else None
+
+
+def extract(content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, math: bool = False) -> Extraction:
     """The answer in the final content, and the rung of the ladder that found it."""
     if not content.strip():
         return Extraction(value=None, rung="none")
@@ -158,6 +176,8 @@ def extract(content: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> Ex
     anchored = _last_anchor(content)
     if anchored is not None and (value := _typed(anchored, spec, choices, last=False)) is not None:
         return Extraction(value=value, rung="anchor", raw=anchored)
+    if math and (found := _math_answer(content)) is not None:
+        return Extraction(value=found, rung="math", raw=found)
     lines = [ln for ln in content.strip().splitlines() if ln.strip()]
     last_line = lines[-1] if lines else ""
     value = _typed(last_line, spec, choices, last=True)
@@ -185,3 +205,16 @@ def normalize(text: str, steps: tuple[str, ...] = ("lower", "articles", "punctua
     if "whitespace" in steps:
         text = " ".join(text.split())
     return text
+
+
+def naive_extract(reasoning: str, content: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> str | None:
+    """What a naive extractor reads: the last number (letter, yes/no) anywhere in reasoning plus content.
+
+    Kept only to show, beside the real accuracy, what reading the trace would have scored.
+    """
+    text = f"{reasoning}\n{content}".strip()
+    if not text:
+        return None
+    if spec.type == "text":
+        return text.splitlines()[-1].strip() or None
+    return _typed(text, spec, choices, last=True)

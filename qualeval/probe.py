@@ -14,6 +14,7 @@ import orjson
 from pydantic import BaseModel, Field
 
 from qualeval.client import ChatClient
+from qualeval.constrain import Style, styles_from_probe
 from qualeval.errors import EndpointError
 from qualeval.models import ChatRequest, ChatResponse, Message
 
@@ -72,6 +73,10 @@ class ProbeResult(BaseModel):
     """Each convention for turning thinking off, and whether the endpoint obeyed it."""
     structured_outputs: dict[str, ModeResult] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+
+    def styles(self) -> list[Style]:
+        """The structured-output conventions found enforced, best first, for `run_samples(styles=...)`."""
+        return styles_from_probe({mode: check.verdict for mode, check in self.structured_outputs.items()})
 
 
 def _ask(model: str, text: str, **kw: Any) -> ChatRequest:

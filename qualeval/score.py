@@ -19,8 +19,8 @@ class Score(BaseModel):
     detail: str = ""
 
 
-def _close(a: float, b: float, tolerance: float) -> bool:
-    return abs(a - b) <= tolerance * max(1.0, abs(b))
+def _close(a: float, b: float, spec: ScorerSpec) -> bool:
+    return abs(a - b) <= max(spec.tolerance, spec.relative_tolerance * abs(b))
 
 
 def _numeric(value: str, sample: Sample, spec: ScorerSpec) -> Score:
@@ -29,7 +29,7 @@ def _numeric(value: str, sample: Sample, spec: ScorerSpec) -> Score:
         return Score(correct=False, detail=f"gold '{sample.gold}' is not a number")
     if got is None:
         return Score(correct=False, detail="no number in the answer")
-    return Score(correct=_close(got, gold, spec.tolerance), detail=f"{got:g} vs {gold:g}")
+    return Score(correct=_close(got, gold, spec), detail=f"{got:g} vs {gold:g}")
 
 
 def _alias(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
@@ -43,11 +43,7 @@ def _alias(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> 
     if got is not None and re.fullmatch(r"[-−$\d.,\s]+%?", value.strip()):
         for alias in accepted:
             gold = find_number(alias)
-            if (
-                gold is not None
-                and re.fullmatch(r"[-−$\d.,\s°CFK]+", alias.strip())
-                and _close(got, gold, spec.tolerance)
-            ):
+            if gold is not None and re.fullmatch(r"[-−$\d.,\s°CFK]+", alias.strip()) and _close(got, gold, spec):
                 return Score(correct=True, detail=f"{got:g} within tolerance of '{alias}'")
     return Score(correct=False, detail=f"no alias matches '{value[:60]}'")
 

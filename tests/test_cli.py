@@ -165,3 +165,11 @@ def test_serve_sim_takes_a_task_as_its_answer_key() -> None:
         }
         reply = httpx.post(f"{url}/chat/completions", json=body, timeout=30).json()
     assert reply["choices"][0]["message"]["content"].strip().endswith("Answer: Paris")
+
+
+def test_probe_result_hands_its_enforced_styles_to_the_runner() -> None:
+    with sim_process("--flavor", "sglang") as url:
+        done = qualeval("probe", "--base-url", url, "--format", "json")
+    from qualeval.probe import ProbeResult
+
+    assert ProbeResult.model_validate_json(done.stdout).styles() == ["sglang", "response_format"]

@@ -304,10 +304,18 @@ def generate(
     constraint_skips_thinking: bool,
     directives: dict[str, str],
     variant: object = 0,
+    conversation: str = "",
 ) -> Generation:
-    """The model's output for one request, already cut to `max_tokens`."""
-    rng = _rng(behaviour.seed, prompt, variant)
+    """The model's output for one request, already cut to `max_tokens`.
+
+    `prompt` is the last user message; `conversation` the whole exchange, searched when the last message
+    is a followup ("now give only your final answer") rather than the question.
+    """
     entry = key.find(prompt) if key else None
+    if entry is None and key and conversation:
+        entry = key.find(conversation)
+    # seeded on the question, so a followup about the same question gives the same answer
+    rng = _rng(behaviour.seed, entry.question if entry else prompt, variant)
     outcome = directives.get("outcome")
     if entry is None:
         answer = "I do not have this question in my answer key."

@@ -310,6 +310,7 @@ class SimServer:
             constraint_skips_thinking=not flavour.reasoning_aware,
             directives=directives,
             variant=variant,
+            conversation=prompt,
         )
         rng = _rng(cfg.behaviour.seed, "latency", user, variant)
         request_id = hashlib.sha256(f"{cfg.behaviour.seed}|{self.requests}".encode()).hexdigest()[:32]

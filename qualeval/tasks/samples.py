@@ -13,7 +13,7 @@ from qualeval.tasks.load import Task
 from qualeval.tasks.sources import read_split
 from qualeval.tasks.templates import Value, compile_value
 
-__all__ = ["build_samples"]
+__all__ = ["build_samples", "sample_from_doc"]
 
 LETTERS = string.ascii_uppercase
 
@@ -213,3 +213,13 @@ def _sample(
         aliases=tuple(dict.fromkeys(aliases)),
         meta=meta,
     )
+
+
+def sample_from_doc(task: Task, doc: dict[str, Any], index: int | str, *, subset: str | None = None) -> Sample:
+    """Render one document on its own (no few-shot prefix): offline scoring of logged documents."""
+    spec = task.spec
+    scope = f"{spec.name}/{subset}" if subset else spec.name
+    item = f"document {index}"
+    renderer = _Renderer(task)
+    sample = _sample(task, renderer, doc, 0, subset, scope, [], item)
+    return sample.model_copy(update={"id": f"{scope}/{spec.test_split}/{index}"})

@@ -42,7 +42,9 @@ class AnswerSpec(_Strict):
 class ScorerSpec(_Strict):
     kind: Literal["numeric", "choice", "alias_match", "exact", "math", "regex"]
     tolerance: float = 1e-6
-    """numeric: relative tolerance (absolute below 1)."""
+    """numeric and alias_match: the largest absolute difference that still counts as equal."""
+    relative_tolerance: float = 0.0
+    """numeric and alias_match: also equal within this share of the gold (0.01 = 1%)."""
     pattern: str | None = None
     """regex: the pattern the extracted answer must fully match; `{gold}` is replaced by the escaped gold."""
 
@@ -50,7 +52,7 @@ class ScorerSpec(_Strict):
     def _pattern_for_regex(self) -> ScorerSpec:
         if self.kind == "regex" and not self.pattern:
             raise ValueError("a regex scorer needs a 'pattern'")
-        if self.tolerance < 0:
+        if self.tolerance < 0 or self.relative_tolerance < 0:
             raise ValueError("tolerance must not be negative")
         return self
 

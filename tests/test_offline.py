@@ -1,0 +1,175 @@
+"""`qualeval score`: responses from elsewhere, judged offline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qualeval.errors import InputError
+from qualeval.offline import score_file
+from qualeval.tasks import load_task
+from tests.conftest import GSM8K, SHARED
+
+needs_gsm8k = pytest.mark.skipif(not GSM8K.exists(), reason="../shared/data/gsm8k missing")
+
+
+def write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@needs_gsm8k
+def test_scoring_all_of_gsm8k_through_the_cli(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in GSM8K.read_text().splitlines()]
+    responses = []
+    for i, row in enumerate(rows):
+        gold = row["answer"].rsplit("####", 1)[1].strip()
+        wrong = i % 4 == 0
+        answer = str(int(gold.replace(",", "")) + 1) if wrong else gold
+        responses.append(
+            {
+                "id": f"gsm8k/test/{i}",
+                "reasoning": f"maybe {i * 7} or 3",
+                "finish_reason": "stop",
+                "content": f"So it is {answer}.\n#### {answer}",
+            }
+        )
+    path = write(tmp_path / "r.jsonl", responses)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qualeval",
+            "score",
+            "--task",
+            "gsm8k",
+            "--responses",
+            str(path),
+            "--data",
+            str(SHARED / "gsm8k"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    items = [json.loads(line) for line in (tmp_path / "out" / "items.jsonl").read_text().splitlines()]
+    assert len(items) == 1319 and set(items[0]) >= {"id", "status", "extracted", "method", "correct"}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["correct"] == 1319 - len(range(0, 1319, 4))
+    assert summary["rungs"] == {"anchor": 1319}
+
+
+def test_target_overrides_the_gold_and_needs_no_dataset(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "r.jsonl",
+        [
+            {"id": "a", "content": "<think>13 then 9</think>\n\nThe answer is 18.", "target": "18"},
+            {"id": "b", "content": "", "reasoning": "thinking about 7", "finish_reason": "length", "target": 7},
+            {"id": "c", "content": "#### 1,800", "target": "1800"},
+        ],
+    )
+    items, summary = score_file(load_task("gsm8k"), path)
+    assert [(i.status, i.extracted, i.correct) for i in items] == [
+        ("ok", "18", True),
+        ("reasoning_truncated", None, False),
+        ("ok", "1800", True),
+    ]
+    assert summary.statuses == {"ok": 2, "reasoning_truncated": 1}
+    _, rescued = score_file(load_task("gsm8k"), path, rescue=True)
+    assert (rescued.rescued, rescued.rescue_correct, rescued.correct) == (1, 1, 2)
+
+
+@needs_gsm8k
+def test_short_ids_and_the_lm_eval_log_format(tmp_path: Path) -> None:
+    short = write(tmp_path / "short.jsonl", [{"id": "0", "content": "#### 18"}, {"id": 1, "content": "#### 3"}])
+    items, _ = score_file(load_task("gsm8k"), short, data=SHARED / "gsm8k")
+    assert [i.id for i in items] == ["gsm8k/test/0", "gsm8k/test/1"] and all(i.correct for i in items)
+    doc = json.loads(GSM8K.read_text().splitlines()[0])
+    log = write(
+        tmp_path / "samples_gsm8k.jsonl",
+        [
+            {
+                "doc_id": 0,
+                "doc": doc,
+                "target": doc["answer"],
+                "arguments": [["Question: ...", {}]],
+                "resps": [["Janet has 16 - 3 - 4 = 9 eggs, 9 * 2 = 18.\n#### 18"]],
+                "filtered_resps": ["18"],
+            },
+            {
+                "doc_id": 5,
+                "doc": doc,
+                "target": doc["answer"],
+                "resps": [["She uses 3 and 4 eggs: 7 total"]],
+                "filtered_resps": ["7"],
+            },
+        ],
+    )
+    items, _ = score_file(load_task("gsm8k"), log, fmt="lm-eval")
+    assert [(i.id, i.correct, i.method) for i in items] == [
+        ("gsm8k/test/0", True, "anchor"),
+        ("gsm8k/test/5", False, "last"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lines", "fmt", "words"),
+    [
+        (['{"id": "a", "content": "x", "target": "1"}', "not json"], "qualeval", "r.jsonl:2: not valid JSON"),
+        (['{"content": "x"}'], "qualeval", "r.jsonl:1: field 'id': Field required"),
+        (['{"id": "a", "content": 5, "target": "1"}'], "qualeval", "r.jsonl:1: field 'content'"),
+        (
+            ['{"id": "a", "target": "1"}', '{"id": "a", "target": "1"}'],
+            "qualeval",
+            "r.jsonl:2: id 'a' appears twice (first on line 1)",
+        ),
+        (["[1]"], "qualeval", "r.jsonl:1: each line must be a JSON object"),
+        ([], "qualeval", "r.jsonl: no responses in the file"),
+        (['{"id": "a", "content": "x"}'], "lm-eval", "r.jsonl:1: not an lm-eval sample log line"),
+    ],
+)
+def test_bad_response_files(tmp_path: Path, lines: list[str], fmt: str, words: str) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as err:
+        score_file(load_task("knowledge_qa"), path, fmt=fmt)  # type: ignore[arg-type]
+    assert words in str(err.value)
+
+
+def test_unknown_id_names_the_line_and_the_id_shape(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.jsonl", [{"id": "knowledge_qa/test/9999", "content": "Paris"}])
+    with pytest.raises(
+        InputError,
+        match=r"r.jsonl:1: id 'knowledge_qa/test/9999' is not a sample of task "
+        r"knowledge_qa \(ids look like 'knowledge_qa/test/0'\)",
+    ):
+        score_file(load_task("knowledge_qa"), path)
+
+
+def test_score_cli_errors(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qualeval",
+            "score",
+            "--task",
+            "gsm8k",
+            "--responses",
+            str(tmp_path / "absent.jsonl"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "absent.jsonl: cannot read responses" in done.stderr
+    assert "Traceback" not in done.stderr
