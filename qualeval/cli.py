@@ -10,7 +10,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -58,7 +58,8 @@ def serve_sim(
         Path | None, typer.Option(help="JSONL answer key: question and answer fields (GSM8K's `#### N` lines work).")
     ] = None,
     task: Annotated[
-        str | None, typer.Option(help="Use a task's samples as the answer key (a built-in name or a .yaml path).")
+        list[str] | None,
+        typer.Option(help="Use a task's samples as the answer key (a built-in name or a .yaml path); repeatable."),
     ] = None,
     data: Annotated[Path | None, typer.Option(help="Local data for --task (file or folder).")] = None,
     model: Annotated[str, typer.Option(help="Model id listed by /v1/models.")] = "sim",
@@ -121,7 +122,7 @@ def serve_sim(
             port=port,
             model=model,
             answers=answers,
-            task=task,
+            tasks=tuple(task or ()),
             task_data=data,
             behaviour=Behaviour(
                 accuracy=accuracy,
@@ -154,7 +155,8 @@ def serve_sim(
             bound = await server.start()
         except OSError as exc:
             raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-        keyed = f", answer key {answers or task} ({len(server.key.entries)} items)" if server.key else ""
+        source = answers or ", ".join(task or ())
+        keyed = f", answer key {source} ({len(server.key.entries)} items)" if server.key else ""
         print(f"qualeval reference server: SIMULATED model, flavour {flavor}{keyed}", flush=True)
         print(f"listening on http://{host}:{bound}/v1", flush=True)
         await asyncio.Event().wait()
@@ -362,6 +364,173 @@ def score_cmd(
     errors.print(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}", highlight=False)
 
 
+def _data_flags(values: list[str] | None) -> dict[str, Path]:
+    """--data PATH (every task) or --data TASK=PATH, repeatable."""
+    out: dict[str, Path] = {}
+    for value in values or []:
+        name, sep, path = value.partition("=")
+        out[name if sep else "*"] = Path(path if sep else value)
+    return out
+
+
+@app.command("run")
+def run_cmd(
+    task: Annotated[
+        list[str] | None, typer.Option(help="Task: built-in (gsm8k, mmlu:stem), .yaml, or lm_eval:NAME; repeatable.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Endpoint, e.g. http://127.0.0.1:8011/v1 (default: OPENAI_BASE_URL).")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name to send.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Run directory; an existing run there is resumed.")] = None,
+    config: Annotated[Path | None, typer.Option(help="A run profile (configs/*.yaml); flags override it.")] = None,
+    data: Annotated[
+        list[str] | None, typer.Option(help="Local data: PATH for every task, or TASK=PATH; repeatable.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="The first N samples of each task.")] = None,
+    limit_per_subject: Annotated[int | None, typer.Option(help="At most N samples per subject (MMLU).")] = None,
+    sample_seed: Annotated[int | None, typer.Option(help="Shuffle samples with this seed before --limit.")] = None,
+    num_fewshot: Annotated[int | None, typer.Option(help="Few-shot examples (the task's default otherwise).")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight at once.")] = None,
+    samples_per_item: Annotated[int | None, typer.Option(help="K samples per item: mean, maj@K, pass@K.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Token budget (the task's default otherwise).")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    thinking: Annotated[
+        bool | None, typer.Option("--thinking/--no-thinking", help="Turn the model's thinking on or off.")
+    ] = None,
+    thinking_opened: Annotated[bool | None, typer.Option(help="The chat template opens the thinking block.")] = None,
+    constraint: Annotated[str | None, typer.Option(help="auto, single, followup or off.")] = None,
+    constraint_style: Annotated[
+        str | None, typer.Option(help="Force a convention: structured_outputs, guided, sglang, response_format.")
+    ] = None,
+    rescue: Annotated[
+        bool | None, typer.Option(help="Read answers from the reasoning when content is empty (counted apart).")
+    ] = None,
+    stream: Annotated[bool | None, typer.Option("--stream/--no-stream", help="Stream responses.")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Seconds per request attempt.")] = None,
+    max_retries: Annotated[int | None, typer.Option(help="Retries on 429, 5xx and connection errors.")] = None,
+    fail_under: Annotated[float | None, typer.Option(help="Exit 1 when a task's accuracy is below this share.")] = None,
+    probe: Annotated[bool | None, typer.Option("--probe/--no-probe", help="Probe the endpoint first.")] = None,
+) -> None:
+    """Evaluate a served model: every request's answer, score and timing, in one run directory."""
+    from qualeval.api import finish_run
+    from qualeval.config import load_config
+    from qualeval.run import execute
+
+    flags = {
+        "tasks": task,
+        "base_url": base_url,
+        "model": model,
+        "out": out,
+        "data": _data_flags(data),
+        "limit": limit,
+        "limit_per_subject": limit_per_subject,
+        "sample_seed": sample_seed,
+        "num_fewshot": num_fewshot,
+        "concurrency": concurrency,
+        "samples_per_item": samples_per_item,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "thinking": thinking,
+        "thinking_opened": thinking_opened,
+        "constraint": constraint,
+        "constraint_style": constraint_style,
+        "rescue": rescue,
+        "stream": stream,
+        "timeout": timeout,
+        "max_retries": max_retries,
+        "fail_under": fail_under,
+        "probe": probe,
+    }
+    try:
+        run_config = load_config(config, flags)
+        summary = _with_progress(run_config, execute)
+        result = finish_run(run_config, summary)
+    except QualevalError as exc:
+        _fail(exc)
+    for report in summary.tasks.values():
+        print_summary(report.summary)
+    errors.print(f"run directory: {result.root}  (report: {result.root / 'report.html'})", highlight=False)
+    if result.failed_under:
+        errors.print(f"accuracy below {run_config.fail_under:.0%}: {', '.join(result.failed_under)}", highlight=False)
+        raise typer.Exit(1)
+
+
+def _with_progress(run_config: Any, execute: Any) -> Any:
+    """Run with a progress bar: items, accuracy so far, tokens per second, errors, truncations."""
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    state = {"right": 0, "seen": 0, "errors": 0, "truncated": 0, "tokens": 0, "t0": time.perf_counter()}
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[line]}"),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=False,
+    )
+    bar = progress.add_task("run", total=None, line="")
+
+    def started(done: int, total: int) -> None:
+        progress.update(bar, total=total, completed=done)
+
+    def recorded(record: Any) -> None:
+        state["seen"] += 1
+        state["right"] += bool(record.score.correct)
+        state["errors"] += record.status == "transport_error"
+        state["truncated"] += record.status in ("reasoning_truncated", "answer_truncated")
+        state["tokens"] += record.usage.completion_tokens or 0
+        rate = state["tokens"] / max(time.perf_counter() - state["t0"], 1e-9)
+        line = (
+            f"acc {state['right'] / state['seen']:.1%} · {rate:,.0f} tok/s · errors {state['errors']} · "
+            f"truncated {state['truncated']}"
+        )
+        progress.update(bar, advance=1, line=line)
+
+    with progress:
+        return asyncio.run(execute(run_config, on_record=recorded, on_start=started))
+
+
+@app.command("rescore")
+def rescore_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by qualeval run.")],
+    rescue: Annotated[bool | None, typer.Option(help="Override the run's --rescue setting.")] = None,
+) -> None:
+    """Re-extract and re-score every record with the current extractor and task files; no request is sent.
+    Writes rescore/summary.json and rescore/report.{md,html} beside the originals."""
+    from qualeval.report import write_reports
+    from qualeval.run import rescore
+
+    try:
+        summary, store = rescore(run_dir, rescue=rescue)
+        write_reports(store, summary, store.records())
+    except QualevalError as exc:
+        _fail(exc)
+    for report in summary.tasks.values():
+        print_summary(report.summary)
+    errors.print(f"rescored into {store.root}", highlight=False)
+
+
+@app.command("demo")
+def demo_cmd(
+    out: Annotated[Path, typer.Option(help="Where to write the demo run.")] = Path("runs/demo"),
+) -> None:
+    """Start the reference server (SIMULATED vLLM with a reasoning model's traps) and evaluate it end to end."""
+    from qualeval.demo import run_demo
+
+    try:
+        result = run_demo(out, progress=_with_progress)
+    except QualevalError as exc:
+        _fail(exc)
+    for report in result.summary.tasks.values():
+        print_summary(report.summary)
+    console.print(f"\nDemo report (simulated server): {result.root / 'report.html'}", highlight=False)
+    console.print(f"Markdown: {result.root / 'report.md'} · records: {result.root / 'records.jsonl'}", highlight=False)
+
+
 def print_summary(summary: TaskSummary) -> None:
     """The terminal view of one task's summary."""
     low, high = summary.interval
@@ -372,7 +541,7 @@ def print_summary(summary: TaskSummary) -> None:
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
     if summary.naive_accuracy is not None:
-        table.add_row("naive extractor (last number in reasoning+content)", f"{summary.naive_accuracy:.1%}")
+        table.add_row("naive extractor (last number/letter anywhere)", f"{summary.naive_accuracy:.1%}")
     table.add_row("statuses", ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())))
     table.add_row("extraction rungs", ", ".join(f"{k} {v}" for k, v in sorted(summary.rungs.items())))
     if summary.constraint_held:

@@ -35,6 +35,7 @@ _ANCHORS = [
 _NUMBER = re.compile(r"-?\$?\s*\d[\d,]*(?:\.\d+)?|-?\$?\s*\.\d+")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z]+")
+_REMARK = re.compile(r"\s+\([^()]*\)\s*\.?\s*$")
 
 
 class Extraction(BaseModel):
@@ -143,6 +144,8 @@ def _typed(span: str, spec: AnswerSpec, choices: tuple[str, ...], *, last: bool)
     if spec.type == "boolean":
         return _boolean(span, spec, last=last)
     value = span.strip().strip("*_`").strip()
+    # a trailing remark in parentheses is commentary, not the answer: "Paris (the capital)" -> "Paris"
+    value = _REMARK.sub("", value).strip()
     return value.rstrip(".").strip() or None
 
 

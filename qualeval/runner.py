@@ -25,7 +25,7 @@ from qualeval.score import Score, score
 from qualeval.summary import Outcome
 from qualeval.tasks.load import Task
 
-__all__ = ["Record", "Verdict", "judge", "request_for", "run_samples"]
+__all__ = ["Record", "Verdict", "judge", "request_for", "resolve_mode", "run_one", "run_samples"]
 
 FOLLOWUP_PROMPT = "Now give only your final answer, with nothing else."
 
@@ -58,6 +58,8 @@ class Record(BaseModel):
     """With rescue on and empty content: what the reasoning's anchors held. Never counted as correct."""
     rescue_correct: bool | None = None
     gold: str
+    choices: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
     meta: dict[str, Any]
     error: str | None = None
 
@@ -99,8 +101,10 @@ def judge(task: Task, sample: Sample, done: Completion, *, held: str | None = No
     if found is None:
         found = extract(done.content, spec.answer, sample.choices, math=spec.scorer.kind == "math")
     verdict = score(found.value, sample, spec.scorer, spec.answer)
-    naive = naive_extract(done.reasoning, done.content, spec.answer, sample.choices)
-    naive_correct = score(naive, sample, spec.scorer, spec.answer).correct
+    naive_correct = None
+    if spec.answer.type != "text":  # "the last number anywhere" means nothing for free-text answers
+        naive = naive_extract(done.reasoning, done.content, spec.answer, sample.choices)
+        naive_correct = score(naive, sample, spec.scorer, spec.answer).correct
     if rescue and not done.content.strip() and done.reasoning.strip():
         saved = extract(done.reasoning, spec.answer, sample.choices)
         saved = Extraction(value=saved.value, rung="rescue", raw=saved.raw) if saved.value is not None else saved
@@ -175,6 +179,71 @@ async def _followup(
     return record, answer
 
 
+async def run_one(
+    client: ChatClient,
+    task: Task,
+    sample: Sample,
+    *,
+    model: str,
+    mode: Mode,
+    style: Style | None,
+    rescue: bool = False,
+    attempt: int = 0,
+    **overrides: Any,
+) -> Record:
+    """One sample, one attempt: request (constrained as `mode` says), judge, record."""
+    request = request_for(task, sample, model, **overrides)
+    constraint = constraint_for(task.spec.answer, sample.choices)
+    sent = request
+    kind = None
+    if mode == "single" and style is not None:
+        sent, kind = _constrained(request, constraint, style)
+    response = await client.chat(sent)
+    done = response.completion
+    held_answer = None
+    if mode == "single" and kind is not None:
+        held, held_answer = _check(constraint, kind, response)
+        info = ConstraintRecord(mode="single", kind=kind, style=style, held=held)
+    elif mode == "followup" and done.status in ("ok", "answer_truncated"):
+        info, held_answer = await _followup(client, request, response, constraint, style)
+    else:
+        info = ConstraintRecord(mode=mode)
+    verdict = judge(task, sample, done, held=held_answer, rescue=rescue)
+    return Record(
+        sample_id=sample.id,
+        task=task.name,
+        attempt=attempt,
+        request=build_body(sent, client.config),
+        reasoning=done.reasoning,
+        content=done.content,
+        reasoning_source=done.reasoning_source,
+        status=done.status,
+        finish_reason=response.finish_reason,
+        usage=response.usage,
+        timing=response.timing,
+        attempts=response.attempts,
+        constraint=info,
+        extraction=verdict.extraction,
+        score=verdict.score,
+        naive_correct=verdict.naive_correct,
+        rescue=verdict.rescue,
+        rescue_correct=verdict.rescue_correct,
+        gold=sample.gold,
+        choices=sample.choices,
+        aliases=sample.aliases,
+        meta=sample.meta,
+        error=response.error,
+    )
+
+
+def resolve_mode(mode: Mode, styles: Sequence[Style]) -> tuple[Mode, Style | None]:
+    """The mode actually used and its convention: `auto` is `single` when something is enforced."""
+    style = styles[0] if styles else None
+    if mode == "auto":
+        return ("single" if style else "off"), style
+    return mode, style
+
+
 async def run_samples(
     client: ChatClient,
     task: Task,
@@ -190,48 +259,12 @@ async def run_samples(
 
     `styles`: the constraint conventions the endpoint enforces, best first (`ProbeResult.styles()`).
     """
-    style: Style | None = styles[0] if styles else None
-    mode = ("single" if style else "off") if constraint_mode == "auto" else constraint_mode
-
-    async def one(sample: Sample) -> Record:
-        request = request_for(task, sample, model, **overrides)
-        constraint = constraint_for(task.spec.answer, sample.choices)
-        sent = request
-        kind = None
-        if mode == "single" and style is not None:
-            sent, kind = _constrained(request, constraint, style)
-        response = await client.chat(sent)
-        done = response.completion
-        held_answer = None
-        if mode == "single" and kind is not None:
-            held, held_answer = _check(constraint, kind, response)
-            info = ConstraintRecord(mode="single", kind=kind, style=style, held=held)
-        elif mode == "followup" and done.status in ("ok", "answer_truncated"):
-            info, held_answer = await _followup(client, request, response, constraint, style)
-        else:
-            info = ConstraintRecord(mode=mode)
-        verdict = judge(task, sample, done, held=held_answer, rescue=rescue)
-        return Record(
-            sample_id=sample.id,
-            task=task.name,
-            request=build_body(sent, client.config),
-            reasoning=done.reasoning,
-            content=done.content,
-            reasoning_source=done.reasoning_source,
-            status=done.status,
-            finish_reason=response.finish_reason,
-            usage=response.usage,
-            timing=response.timing,
-            attempts=response.attempts,
-            constraint=info,
-            extraction=verdict.extraction,
-            score=verdict.score,
-            naive_correct=verdict.naive_correct,
-            rescue=verdict.rescue,
-            rescue_correct=verdict.rescue_correct,
-            gold=sample.gold,
-            meta=sample.meta,
-            error=response.error,
+    mode, style = resolve_mode(constraint_mode, styles)
+    return list(
+        await asyncio.gather(
+            *(
+                run_one(client, task, s, model=model, mode=mode, style=style, rescue=rescue, **overrides)
+                for s in samples
+            )
         )
-
-    return list(await asyncio.gather(*(one(s) for s in samples)))
+    )

@@ -77,7 +77,7 @@ def run(flavour: str, mode: str, styles: Sequence[str], *, limit: int = 12, **si
     config = SimConfig(
         flavour=flavour,
         port=0,
-        task="mmlu:anatomy",
+        tasks=("mmlu:anatomy",),
         task_data=SHARED / "mmlu",
         behaviour=Behaviour(accuracy=1.0, reasoning_tokens=30),
         latency=Latency(burst=True),

@@ -28,6 +28,7 @@ OFFLINE = {
     "nq_open": SHARED / "knowledge_qa",
     "syllogisms": None,
     "neubaroco": SHARED / "syllogisms",
+    "word_problems": None,
 }
 
 
@@ -91,6 +92,11 @@ def test_mmlu_reads_the_hub_schema_too(tmp_path: Path) -> None:
     pq.write_table(table, path)
     sample = build_samples(load_task("mmlu:anatomy"), data=path)[0]
     assert (sample.gold, sample.choices) == ("B", ("3", "4", "5", "6"))
+
+
+@needs_data
+def test_limit_per_subset_leaves_tasks_without_subsets_alone() -> None:
+    assert len(build_samples(load_task("gsm8k"), data=SHARED / "gsm8k", limit_per_subset=3)) == 1319
 
 
 def test_unknown_mmlu_selector() -> None:
@@ -179,7 +185,7 @@ def test_readme_custom_task_runs_end_to_end_against_the_reference_server() -> No
     task = load_task(str(path))
     samples = build_samples(task)
     config = SimConfig(
-        port=0, task=str(path), behaviour=Behaviour(accuracy=1.0, reasoning_tokens=30), latency=Latency(burst=True)
+        port=0, tasks=(str(path),), behaviour=Behaviour(accuracy=1.0, reasoning_tokens=30), latency=Latency(burst=True)
     )
     with running_server(config) as url:
 

@@ -156,9 +156,11 @@ def _wrong(entry: KeyEntry, rng: random.Random, key: AnswerKey | None) -> str:
         wrong = num + rng.choice([-10, -2, -1, 1, 2, 5, 10]) if rng.random() < 0.7 else num * 2
         return _fmt_number(wrong)
     if key and len(key.entries) > 1:
-        for _ in range(5):
+        # another question's answer of the same kind: a wrong capital for a capital, not a stray "yes"
+        for _ in range(8):
             other = rng.choice(key.entries).answer
-            if other != gold:
+            plain = other.lower() not in ("yes", "no") and _as_number(other) is None and len(other) > 1
+            if other != gold and plain:
                 return other
     return "unknown"
 

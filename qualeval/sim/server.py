@@ -60,8 +60,8 @@ class SimConfig:
     port: int = 8011
     model: str = "sim"
     answers: Path | None = None
-    task: str | None = None
-    """A task whose samples form the answer key (instead of `answers`)."""
+    tasks: tuple[str, ...] = ()
+    """Tasks whose samples form the answer key (with or instead of `answers`)."""
     task_data: Path | None = None
     behaviour: Behaviour = field(default_factory=Behaviour)
     latency: Latency = field(default_factory=Latency)
@@ -121,11 +121,13 @@ class SimServer:
     def __init__(self, config: SimConfig) -> None:
         self.config = config
         self.flavour: Flavour = FLAVOURS[config.flavour]
-        self.key = AnswerKey.load(config.answers) if config.answers else None
-        if config.task:
+        entries = list(AnswerKey.load(config.answers).entries) if config.answers else []
+        if config.tasks:
             from qualeval.tasks import build_samples, load_task
 
-            self.key = AnswerKey.from_samples(build_samples(load_task(config.task), data=config.task_data))
+            for ref in config.tasks:
+                entries += AnswerKey.from_samples(build_samples(load_task(ref), data=config.task_data)).entries
+        self.key = AnswerKey(entries) if entries else None
         self.in_flight = 0
         self.requests = 0
         self._seen: Counter[bytes] = Counter()

@@ -159,7 +159,7 @@ def build_samples(
     out: list[Sample] = []
     for subset in task.subsets():
         docs = read_split(spec, spec.test_split, subset=subset, data=data, where=task.where)
-        if limit_per_subset is not None:
+        if limit_per_subset is not None and subset is not None:  # tasks without subsets ignore it
             docs = docs[:limit_per_subset]
         prefix: list[Message] = []
         if shots_wanted:

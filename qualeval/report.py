@@ -1,0 +1,188 @@
+"""Reports from a run summary: report.md and a self-contained report.html.
+
+Model output is untrusted text. The HTML template autoescapes everything, and its Content-Security-Policy
+allows only the one script written here (by hash), so even a missed escape could not run code.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, StrictUndefined, select_autoescape
+
+from qualeval.metrics import Distribution
+from qualeval.run import RunSummary
+from qualeval.store import RunStore
+
+__all__ = ["ITEM_CAP", "html_report", "markdown_report", "write_reports"]
+
+ITEM_CAP = 2000
+"""The per-item browser shows at most this many records (wrong and unanswered first)."""
+
+# filters the per-item browser; reads data attributes only, never model text
+_SCRIPT = """
+(function () {
+  var ids = ["f-task", "f-outcome", "f-status"], keys = ["task", "outcome", "status"];
+  function apply() {
+    var want = ids.map(function (id) { return document.getElementById(id).value; });
+    var shown = 0, items = document.querySelectorAll("details.item");
+    items.forEach(function (el) {
+      var ok = keys.every(function (k, i) { return !want[i] || el.dataset[k] === want[i]; });
+      el.classList.toggle("hidden", !ok);
+      if (ok) { shown += 1; }
+    });
+    document.getElementById("f-count").textContent = shown + " shown";
+  }
+  ids.forEach(function (id) { document.getElementById(id).addEventListener("change", apply); });
+  apply();
+})();
+"""
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def _num(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.1f}"
+
+
+def _dist(d: Distribution | None) -> str:
+    return "–" if d is None else f"{d.p50:,.0f} / {d.p90:,.0f}"
+
+
+def _bar(value: float, low: float, high: float, width: int = 160) -> str:
+    """An inline SVG bar with its interval as a whisker (numbers only: nothing here is user text)."""
+    x, lo, hi = (round(width * min(max(v, 0.0), 1.0), 1) for v in (value, low, high))
+    return (
+        f'<svg width="{width}" height="14" role="img" aria-label="{value:.3f}">'
+        f'<rect width="{width}" height="14" fill="#eef"/><rect width="{x}" height="14" fill="#6b8cde"/>'
+        f'<line x1="{lo}" x2="{hi}" y1="7" y2="7" stroke="#222" stroke-width="1.5"/>'
+        f'<line x1="{lo}" x2="{lo}" y1="3" y2="11" stroke="#222"/><line x1="{hi}" x2="{hi}" y1="3" y2="11" '
+        'stroke="#222"/></svg>'
+    )
+
+
+def _environment() -> Environment:
+    env = Environment(
+        autoescape=select_autoescape(default=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    env.globals.update(pct=_pct, num=_num, dist=_dist, bar=_bar)
+    return env
+
+
+def _ordered(records: Iterable[dict[str, Any]], cap: int) -> list[dict[str, Any]]:
+    """Wrong and unanswered items first, then the rest, up to `cap`."""
+    bad: list[dict[str, Any]] = []
+    good: list[dict[str, Any]] = []
+    for row in records:
+        bucket = good if row["score"]["correct"] else bad
+        if len(bucket) < cap:  # bounded memory however large the run
+            bucket.append(row)
+    return (bad + good)[:cap]
+
+
+def html_report(summary: RunSummary, records: Iterable[dict[str, Any]], *, cap: int = ITEM_CAP) -> str:
+    items = _ordered(records, cap)
+    template = _environment().from_string(
+        (resources.files("qualeval") / "templates" / "report.html").read_text(encoding="utf-8")
+    )
+    digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
+    statuses = sorted({st for t in summary.tasks.values() for st in t.summary.statuses})
+    return template.render(
+        s=summary, items=items, statuses=statuses, script=_SCRIPT, script_hash=digest, rescored=summary.rescored
+    )
+
+
+def markdown_report(summary: RunSummary) -> str:
+    lines = [
+        f"# qualeval report{' (rescored)' if summary.rescored else ''}",
+        "",
+        f"model **{summary.model}** at {summary.base_url} · started {summary.started or '?'} · "
+        f"{summary.records} records · qualeval {summary.qualeval_version}",
+        "",
+    ]
+    if summary.simulated:
+        lines += [
+            "> **Simulated server.** These results come from qualeval's reference server, a deterministic "
+            "simulation of a reasoning model; they say nothing about any real model.",
+            "",
+        ]
+    lines += [
+        "## Accuracy",
+        "",
+        "| task | items | accuracy | 95% interval | over answered | naive extractor |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, t in summary.tasks.items():
+        m = t.summary
+        answered = _pct(m.accuracy_answered) if m.accuracy_answered is not None else "–"
+        lines.append(
+            f"| {name} | {m.n} | {_pct(m.accuracy)} | {_pct(m.interval[0])} – {_pct(m.interval[1])} | "
+            f"{answered} | {_pct(m.naive_accuracy)} |"
+        )
+    for name, t in summary.tasks.items():
+        if t.repeated:
+            r = t.repeated
+            lines += [
+                "",
+                f"{name}: {r.k} samples per item — mean {_pct(r.mean)} ± {_pct(r.mean_se)}, "
+                f"maj@{r.k} {_pct(r.maj_at_k)} ± {_pct(r.maj_se)}, pass@{r.k} {_pct(r.pass_at_k)} ± "
+                f"{_pct(r.pass_se)} (standard errors clustered by item)",
+            ]
+    lines += [
+        "",
+        "## Completion statuses and extraction",
+        "",
+        "| task | statuses | extraction rungs | constraint |",
+        "|---|---|---|---|",
+    ]
+    for name, t in summary.tasks.items():
+        m = t.summary
+        lines.append(f"| {name} | {_pairs(m.statuses)} | {_pairs(m.rungs)} | {_pairs(m.constraint_held) or '–'} |")
+    for name, t in summary.tasks.items():
+        for key, cells in t.summary.breakdowns.items():
+            lines += [
+                "",
+                f"### {name} by {key} (macro {_pct(t.summary.macro_accuracy[key])})",
+                "",
+                f"| {key} | items | accuracy | 95% interval |",
+                "|---|---:|---:|---:|",
+            ]
+            lines += [
+                f"| {v} | {c.n} | {_pct(c.accuracy)} | {_pct(c.low)} – {_pct(c.high)} |" for v, c in cells.items()
+            ]
+    lines += [
+        "",
+        "## Speed",
+        "",
+        "Milliseconds; p50 / p90.",
+        "",
+        "| task | requests | TTFT | first answer token | latency | decode tok/s | output tok/s (all) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, t in summary.tasks.items():
+        p = t.speed
+        rate = _num(p.decode_rate.mean) if p.decode_rate else "–"
+        lines.append(
+            f"| {name} | {p.requests} | {_dist(p.ttft)} | {_dist(p.first_answer)} | {_dist(p.latency)} | "
+            f"{rate} | {_num(p.output_tokens_per_s)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _pairs(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+
+def write_reports(store: RunStore, summary: RunSummary, records: Iterable[dict[str, Any]]) -> tuple[Path, Path]:
+    """report.md and report.html into the store's directory."""
+    return (
+        store.write_text("report.md", markdown_report(summary)),
+        store.write_text("report.html", html_report(summary, records)),
+    )

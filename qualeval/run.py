@@ -1,0 +1,354 @@
+"""A whole run: tasks -> samples -> requests -> records in a run directory -> summary -> reports.
+
+Re-running with the same `--out` resumes: what is recorded is skipped. `rescore` re-judges the records with the
+current extractor and task files, offline, and writes a new summary and reports beside the old ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+from qualeval import __version__
+from qualeval.client import ChatClient, ClientConfig
+from qualeval.config import RunConfig
+from qualeval.constrain import Style
+from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
+from qualeval.metrics import Attempt, Repeated, Speed, Timed, repeated, speed
+from qualeval.models import Completion, Sample
+from qualeval.probe import ProbeResult, probe
+from qualeval.runner import Record, judge, resolve_mode, run_one
+from qualeval.store import RunStore, fingerprint
+from qualeval.summary import Outcome, TaskSummary, summarize
+from qualeval.tasks import Task, build_samples, load_task
+from qualeval.tasks.spec import TaskSpec
+
+__all__ = ["RunSummary", "TaskReport", "execute", "load_run_tasks", "rescore", "summarize_records"]
+
+
+class TaskReport(BaseModel):
+    summary: TaskSummary
+    repeated: Repeated | None = None
+    speed: Speed
+
+
+class RunSummary(BaseModel):
+    model: str
+    base_url: str
+    simulated: bool
+    qualeval_version: str
+    started: str | None = None
+    wall_s: float | None = None
+    records: int
+    rescored: bool = False
+    tasks: dict[str, TaskReport]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _samples(task: Task, config: RunConfig) -> list[Sample]:
+    samples = build_samples(
+        task, data=config.data_for(task.name), limit_per_subset=config.limit_per_subject, num_fewshot=config.num_fewshot
+    )
+    if config.sample_seed is not None:
+        samples = random.Random(config.sample_seed).sample(samples, len(samples))
+    return samples[: config.limit] if config.limit else samples
+
+
+def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
+    out = []
+    for ref in config.tasks:
+        task = load_task(ref)
+        out.append((task, _samples(task, config)))
+    names = [t.name for t, _ in out]
+    if len(set(names)) != len(names):
+        raise InputError(f"--task: the same task is given twice ({', '.join(names)})")
+    return out
+
+
+def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> dict[str, Any]:
+    rows = [(s.id, s.gold, s.messages[-1].content) for _, samples in work for s in samples]
+    settings = config.model_dump(
+        mode="json", exclude={"out", "concurrency", "timeout", "max_retries", "fail_under", "probe"}
+    )
+    return {
+        "qualeval_version": __version__,
+        "config": config.model_dump(mode="json"),  # holds no secret: the API key is never part of it
+        "fingerprint": fingerprint(
+            [*rows, ("settings", orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode(), "")]
+        ),
+        "tasks": {
+            t.name: {
+                "file": str(t.path) if t.path else None,
+                "version": t.spec.version,
+                "samples": len(s),
+                "spec": t.spec.model_dump(mode="json"),
+            }
+            for t, s in work
+        },
+        "started": _now(),
+    }
+
+
+async def _preflight(client: ChatClient, config: RunConfig) -> tuple[dict[str, Any] | None, ProbeResult | None]:
+    try:
+        models = await client.models()
+    except TransportFailure as exc:
+        raise EndpointError(f"cannot reach the endpoint: {exc}") from None
+    except HTTPFailure as exc:
+        if exc.status in (401, 403):
+            raise EndpointError(f"{config.base_url} refused us: {exc}") from None
+        models = None  # some servers have no /models; the chat requests will tell
+    found = None
+    if config.probe:
+        found = await probe(client, config.model, max_tokens=min(config.max_tokens or 2048, 2048))
+    return models, found
+
+
+def _styles(config: RunConfig, found: ProbeResult | None) -> list[Style]:
+    if config.constraint_style:
+        return [config.constraint_style]
+    return found.styles() if found else []
+
+
+async def execute(
+    config: RunConfig,
+    *,
+    on_record: Callable[[Record], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> RunSummary:
+    """Run (or resume) everything the config asks for; returns the summary written to summary.json."""
+    work = load_run_tasks(config)
+    assert config.out is not None
+    store = RunStore(config.out)
+    manifest = _manifest(config, work)
+    client_config = ClientConfig(
+        base_url=config.base_url,
+        concurrency=config.concurrency,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+        thinking_opened=config.thinking_opened,
+        max_tokens_field=config.max_tokens_field,
+    )
+    started = time.perf_counter()
+    async with ChatClient(client_config) as client:
+        models, found = await _preflight(client, config)
+        manifest["server"] = {"models": models, "probe": found.model_dump(mode="json") if found else None}
+        manifest["simulated"] = bool(found and found.simulated) or _simulated(models)
+        done = store.open(manifest)
+        mode, style = resolve_mode(config.constraint, _styles(config, found))
+        todo = [
+            (t, s, a)
+            for t, samples in work
+            for s in samples
+            for a in range(config.samples_per_item)
+            if (s.id, a) not in done
+        ]
+        if on_start:
+            on_start(len(done), len(done) + len(todo))
+        overrides = {
+            "max_tokens": config.max_tokens,
+            "temperature": config.temperature,
+            "thinking": config.thinking,
+            "stream": config.stream,
+        }
+        queue: Iterator[tuple[Task, Sample, int]] = iter(todo)
+
+        async def worker() -> None:
+            for task, sample, attempt in queue:  # workers share one iterator: each item is taken once
+                record = await run_one(
+                    client,
+                    task,
+                    sample,
+                    model=config.model,
+                    mode=mode,
+                    style=style,
+                    rescue=config.rescue,
+                    attempt=attempt,
+                    **overrides,
+                )
+                store.append(record.model_dump_json().encode())
+                if on_record:
+                    on_record(record)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(config.concurrency, max(len(todo), 1)))))
+        finally:
+            store.close()
+    wall = time.perf_counter() - started
+    # a resumed run's wall time covers only this session: aggregate throughput would be misstated
+    summary = summarize_records(
+        store, config, [t for t, _ in work], manifest["simulated"], wall_s=None if done else wall
+    )
+    summary.started = manifest["started"]
+    summary.wall_s = wall
+    store.write_json("summary.json", summary.model_dump(mode="json"))
+    return summary
+
+
+def _simulated(models: dict[str, Any] | None) -> bool:
+    data = (models or {}).get("data") or []
+    return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
+
+
+def _outcome(row: dict[str, Any]) -> Outcome:
+    rescue = row.get("rescue")
+    return Outcome(
+        status=row["status"],
+        correct=row["score"]["correct"],
+        rung=row["extraction"]["rung"],
+        meta=row.get("meta") or {},
+        naive_correct=row.get("naive_correct"),
+        held=(row.get("constraint") or {}).get("held"),
+        rescued=bool(rescue and rescue.get("value") is not None),
+        rescue_correct=bool(row.get("rescue_correct")),
+    )
+
+
+def _timed(row: dict[str, Any]) -> Timed:
+    t, u = row.get("timing") or {}, row.get("usage") or {}
+    return Timed(
+        ttft=t.get("ttft"),
+        first_content=t.get("first_content"),
+        end=t.get("end"),
+        decode_rate=t.get("decode_rate"),
+        reasoning_tokens=u.get("reasoning_tokens"),
+        answer_tokens=u.get("answer_tokens"),
+        completion_tokens=u.get("completion_tokens"),
+    )
+
+
+def summarize_records(
+    store: RunStore,
+    config: RunConfig,
+    tasks: list[Task],
+    simulated: bool,
+    wall_s: float | None = None,
+    records: Iterator[dict[str, Any]] | None = None,
+) -> RunSummary:
+    """One pass over the records (streamed), compact rows per task, then the figures."""
+    outcomes: dict[str, list[Outcome]] = {t.name: [] for t in tasks}
+    attempts: dict[str, list[Attempt]] = {t.name: [] for t in tasks}
+    timed: dict[str, list[Timed]] = {t.name: [] for t in tasks}
+    count = 0
+    for row in records if records is not None else store.records():
+        name = row["task"]
+        if name not in outcomes:
+            continue
+        count += 1
+        outcomes[name].append(_outcome(row))
+        attempts[name].append(Attempt(row["sample_id"], row["score"]["correct"], row["extraction"]["value"]))
+        timed[name].append(_timed(row))
+    reports = {}
+    for task in tasks:
+        name = task.name
+        rep = repeated(attempts[name], config.samples_per_item) if config.samples_per_item > 1 else None
+        reports[name] = TaskReport(
+            summary=summarize(name, outcomes[name], task.spec.breakdowns),
+            repeated=rep,
+            speed=speed(timed[name], wall_s),
+        )
+    return RunSummary(
+        model=config.model,
+        base_url=config.base_url,
+        simulated=simulated,
+        qualeval_version=__version__,
+        records=count,
+        tasks=reports,
+    )
+
+
+def _run_config(manifest: dict[str, Any], root: Path) -> RunConfig:
+    try:
+        return RunConfig.model_validate({**manifest["config"], "out": str(root)})
+    except Exception as exc:  # an old or edited manifest
+        raise InputError(f"{root / 'manifest.json'}: the run's configuration does not load ({exc})") from None
+
+
+def _task_of(name: str, saved: dict[str, Any]) -> Task:
+    """The current task file when it still loads (the point of a rescore), else the snapshot in the manifest."""
+    try:
+        return load_task(name)
+    except InputError:
+        return Task(TaskSpec.model_validate(saved["spec"]), None, name.partition(":")[2] or None)
+
+
+def rescore(root: Path, *, rescue: bool | None = None) -> tuple[RunSummary, RunStore]:
+    """Re-judge every record with the current extractor and answer specs; no request is sent.
+
+    Writes rescore/records.jsonl and rescore/summary.json beside the original ones.
+    """
+    store = RunStore(root)
+    manifest = store.manifest()
+    if manifest is None:
+        raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
+    config = _run_config(manifest, root)
+    tasks = {name: _task_of(name, saved) for name, saved in manifest["tasks"].items()}
+    use_rescue = config.rescue if rescue is None else rescue
+    out = RunStore(root / "rescore")
+    out.root.mkdir(parents=True, exist_ok=True)
+    lines: list[bytes] = []
+    for row in store.records():
+        task = tasks.get(row["task"])
+        if task is None:
+            continue
+        lines.append(orjson.dumps(_rejudged(task, row, use_rescue)))
+    out.write_text("records.jsonl", b"".join(line + b"\n" for line in lines).decode())
+    rows = (orjson.loads(line) for line in lines)
+    summary = summarize_records(out, config, list(tasks.values()), bool(manifest.get("simulated")), records=rows)
+    summary.rescored = True
+    out.write_json("summary.json", summary.model_dump(mode="json"))
+    return summary, out
+
+
+def _rejudged(task: Task, row: dict[str, Any], rescue: bool) -> dict[str, Any]:
+    sample = Sample(
+        id=row["sample_id"],
+        task=row["task"],
+        messages=(),
+        gold=row["gold"],
+        choices=tuple(row.get("choices") or ()),
+        aliases=tuple(row.get("aliases") or ()),
+        meta=row.get("meta") or {},
+    )
+    done = Completion(
+        reasoning=row["reasoning"],
+        content=row["content"],
+        reasoning_source=row["reasoning_source"],
+        status=row["status"],
+    )
+    constraint = row.get("constraint") or {}
+    held = None
+    if constraint.get("held"):
+        follow = constraint.get("followup")
+        answer = follow["content"] if follow else row["content"]
+        held = _held_answer(answer, constraint.get("kind"))
+    verdict = judge(task, sample, done, held=held, rescue=rescue)
+    return {
+        **row,
+        "extraction": verdict.extraction.model_dump(),
+        "score": verdict.score.model_dump(),
+        "naive_correct": verdict.naive_correct,
+        "rescue": verdict.rescue.model_dump() if verdict.rescue else None,
+        "rescue_correct": verdict.rescue_correct,
+    }
+
+
+def _held_answer(content: str, kind: str | None) -> str | None:
+    if kind == "json":
+        try:
+            obj = orjson.loads(content)
+            return str(obj["answer"]) if isinstance(obj, dict) and "answer" in obj else None
+        except orjson.JSONDecodeError:
+            return None
+    return content.strip()

@@ -1,0 +1,138 @@
+"""The run directory, and the only code that writes it.
+
+    manifest.json    the configuration (no secrets), versions, the server's /models answer and probe result,
+                     a fingerprint of the samples
+    records.jsonl    one line per request, appended and flushed as each completes
+    summary.json     per-task summaries, repeated-sampling and speed figures
+    report.md, report.html
+
+Each record line is written with a single unbuffered `write` on a file opened for appending, so a run killed
+at any moment (`kill -9` included) leaves whole lines and at most one torn last line. Resuming drops that line
+and skips every (sample, attempt) already recorded: nothing is lost, nothing is written twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from qualeval.errors import InputError
+
+__all__ = ["RunStore", "fingerprint"]
+
+MANIFEST = "manifest.json"
+RECORDS = "records.jsonl"
+
+
+def fingerprint(rows: list[tuple[str, str, str]]) -> str:
+    """A digest of (sample id, gold, prompt) triples: two runs with the same value asked the same questions."""
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(orjson.dumps(row))
+    return digest.hexdigest()[:16]
+
+
+class RunStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._fd: int | None = None
+
+    @property
+    def records_path(self) -> Path:
+        return self.root / RECORDS
+
+    def manifest(self) -> dict[str, Any] | None:
+        path = self.root / MANIFEST
+        if not path.exists():
+            return None
+        try:
+            return orjson.loads(path.read_bytes())
+        except orjson.JSONDecodeError:
+            raise InputError(f"{path}: not a readable manifest; is this a qualeval run directory?") from None
+
+    def open(self, manifest: dict[str, Any]) -> set[tuple[str, int]]:
+        """Start or resume a run; returns the (sample id, attempt) pairs already recorded."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"{self.root}: cannot create the run directory ({exc.strerror})") from None
+        old = self.manifest()
+        if old is not None and old.get("fingerprint") != manifest.get("fingerprint"):
+            raise InputError(
+                f"{self.root}: holds a run of other tasks, data or settings; give another --out to start a new run"
+            )
+        if old is not None:
+            manifest = {
+                **manifest,
+                "started": old.get("started", manifest.get("started")),
+                "resumed": [*old.get("resumed", []), manifest.get("started")],
+            }
+        self.write_json(MANIFEST, manifest)
+        done = self._repair()
+        self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return done
+
+    def _repair(self) -> set[tuple[str, int]]:
+        """Drop a torn last line (a kill mid-write) and collect what is recorded."""
+        path = self.records_path
+        if not path.exists():
+            return set()
+        raw = path.read_bytes()
+        good = raw.rfind(b"\n") + 1
+        lines = raw[:good].split(b"\n")[:-1]
+        done: set[tuple[str, int]] = set()
+        keep = good
+        for i, line in enumerate(lines):
+            try:
+                row = orjson.loads(line)
+                done.add((row["sample_id"], int(row.get("attempt", 0))))
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                if i != len(lines) - 1:
+                    raise InputError(f"{path}:{i + 1}: damaged record in the middle of the file") from None
+                keep = good - len(line) - 1
+        if keep < len(raw):
+            with path.open("r+b") as handle:
+                handle.truncate(keep)
+        return done
+
+    def append(self, record: bytes) -> None:
+        # one unbuffered write per line: a killed process leaves whole lines and at most one torn tail
+        assert self._fd is not None, "open() the store first"
+        os.write(self._fd, record + b"\n")
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every complete record, streamed (runs can be large)."""
+        path = self.records_path
+        if not path.exists():
+            return
+        with path.open("rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.endswith(b"\n"):
+                    return  # a torn last line, from a kill
+                try:
+                    yield orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    raise InputError(f"{path}:{number}: damaged record") from None
+
+    def write_json(self, name: str, data: Any) -> Path:
+        return self.write_text(name, orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+    def write_text(self, name: str, text: str) -> Path:
+        """Write atomically: a report is either the old one or the new one, never half of each."""
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        return path
