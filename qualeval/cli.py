@@ -373,6 +373,68 @@ def _data_flags(values: list[str] | None) -> dict[str, Path]:
     return out
 
 
+def _slo_flag(value: str | None) -> dict[str, float] | None:
+    if not value:
+        return None
+    out: dict[str, float] = {}
+    for part in value.split(","):
+        name, sep, limit = part.partition("=")
+        try:
+            out[name.strip()] = float(limit)
+        except ValueError:
+            raise InputError(f"--slo: '{part}' is not NAME=MILLISECONDS") from None
+        if not sep:
+            raise InputError(f"--slo: '{part}' is not NAME=MILLISECONDS")
+    return out
+
+
+@app.command("compare")
+def compare_cmd(
+    run_a: Annotated[Path, typer.Argument(help="The baseline run directory.")],
+    run_b: Annotated[Path, typer.Argument(help="The run to compare with it.")],
+    out: Annotated[Path, typer.Option(help="Folder for compare.json and compare.html.")] = Path("compare"),
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    show: Annotated[int, typer.Option(help="Flipped items listed per task in the terminal.")] = 10,
+) -> None:
+    """Pair two runs item by item: accuracy difference with a paired bootstrap interval and McNemar's exact
+    test, latency and throughput ratios, and the items that flipped."""
+    from qualeval.compare import compare_runs
+    from qualeval.report import compare_html
+
+    try:
+        result = compare_runs(run_a, run_b, seed=seed)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        (out / "compare.html").write_text(compare_html(result), encoding="utf-8")
+    except QualevalError as exc:
+        _fail(exc)
+    except OSError as exc:
+        _fail(InputError(f"{out}: cannot write ({exc.strerror})"))
+    for name, t in result.tasks.items():
+        table = Table(
+            "measure",
+            "A",
+            "B",
+            "B vs A",
+            title=f"{name}: {t.pairs} paired items" + ("  [SIMULATED server]" if result.simulated else ""),
+            title_justify="left",
+        )
+        table.add_row(
+            "accuracy",
+            f"{t.accuracy_a:.1%}",
+            f"{t.accuracy_b:.1%}",
+            f"{t.difference:+.1%}  [{t.low:+.1%}, {t.high:+.1%}]  McNemar p={t.p_value:.3g}",
+        )
+        for metric, r in t.ratios.items():
+            table.add_row(metric, f"{r.a:,.1f}", f"{r.b:,.1f}", f"×{r.ratio:.3f}  [{r.low:.3f}, {r.high:.3f}]")
+        if t.throughput_ratio is not None:
+            table.add_row("output tokens/s (aggregate)", "", "", f"×{t.throughput_ratio:.3f}")
+        table.add_row("flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}")
+        table.add_row("flipped wrong → right", "", "", f"{t.a_wrong_b_right}: {', '.join(t.flipped_to_right[:show])}")
+        console.print(table)
+    errors.print(f"wrote {out / 'compare.json'} and {out / 'compare.html'}", highlight=False)
+
+
 @app.command("run")
 def run_cmd(
     task: Annotated[
@@ -391,7 +453,21 @@ def run_cmd(
     limit_per_subject: Annotated[int | None, typer.Option(help="At most N samples per subject (MMLU).")] = None,
     sample_seed: Annotated[int | None, typer.Option(help="Shuffle samples with this seed before --limit.")] = None,
     num_fewshot: Annotated[int | None, typer.Option(help="Few-shot examples (the task's default otherwise).")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight at once.")] = None,
+    concurrency: Annotated[
+        str | None, typer.Option(help="Requests in flight; a list (1,4,16,64) sweeps, every level on the same items.")
+    ] = None,
+    request_rate: Annotated[
+        str | None,
+        typer.Option(
+            help="Open-loop requests per second (gamma arrivals); a list sweeps. --concurrency caps in flight."
+        ),
+    ] = None,
+    burstiness: Annotated[float | None, typer.Option(help="Gamma shape of arrivals: 1 Poisson, <1 burstier.")] = None,
+    warmup: Annotated[int | None, typer.Option(help="Warm-up requests per level, kept out of speed figures.")] = None,
+    slo: Annotated[
+        str | None,
+        typer.Option(help="Goodput limits, e.g. ttft_ms=2000,first_answer_ms=30000,tpot_ms=50,e2e_ms=60000."),
+    ] = None,
     samples_per_item: Annotated[int | None, typer.Option(help="K samples per item: mean, maj@K, pass@K.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Token budget (the task's default otherwise).")] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
@@ -428,6 +504,10 @@ def run_cmd(
         "sample_seed": sample_seed,
         "num_fewshot": num_fewshot,
         "concurrency": concurrency,
+        "request_rate": request_rate,
+        "burstiness": burstiness,
+        "warmup": warmup,
+        "slo": _slo_flag(slo),
         "samples_per_item": samples_per_item,
         "max_tokens": max_tokens,
         "temperature": temperature,

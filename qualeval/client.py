@@ -12,6 +12,7 @@ import asyncio
 import os
 import random
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
@@ -25,6 +26,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from qualeval.errors import EndpointError, HTTPFailure, InputError, ProtocolFailure, TransportFailure
 from qualeval.formats import ReasoningFormat, resolve_formats
+from qualeval.histogram import bucket_of
 from qualeval.models import ChatRequest, ChatResponse, ItlSummary, Timing, Usage
 from qualeval.split import REASONING_FIELDS, pick_reasoning, split_completion
 from qualeval.sse import SSEDecoder
@@ -135,6 +137,7 @@ def _itl(gaps: list[float]) -> ItlSummary | None:
         p90=_percentile(ordered, 0.9),
         p99=_percentile(ordered, 0.99),
         max=ordered[-1],
+        hist=dict(Counter(bucket_of(g) for g in gaps)),
     )
 
 
@@ -357,6 +360,7 @@ class ChatClient:
         """Send one request with retries. Endpoint failures come back as `transport_error` responses."""
         body = orjson.dumps(build_body(request, self.config))
         attempts = 0
+        failures: list[str] = []
         async with self._slots:
             try:
                 async for attempt in AsyncRetrying(
@@ -367,11 +371,17 @@ class ChatClient:
                 ):
                     with attempt:
                         attempts = attempt.retry_state.attempt_number
-                        t0 = perf_counter()
-                        got = await self._send_within_deadline(body, request.stream)
+                        t0, sent_at = perf_counter(), time()
+                        try:
+                            got = await self._send_within_deadline(body, request.stream)
+                        except EndpointError as exc:
+                            failures.append(_failure_kind(exc))
+                            raise
             except EndpointError as exc:
-                return self._failed(request, attempts, getattr(exc, "status", None), str(exc))
-        return self._response(request, got, t0, attempts)
+                failed = self._failed(request, attempts, getattr(exc, "status", None), str(exc))
+                return failed.model_copy(update={"retried": failures})
+        done = self._response(request, got, t0, attempts)
+        return done.model_copy(update={"retried": failures, "sent_at": sent_at})
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -532,6 +542,16 @@ class ChatClient:
         return ChatResponse(
             completion=done.completion, stream=request.stream, attempts=attempts, http_status=status, error=error
         )
+
+
+def _failure_kind(exc: EndpointError) -> str:
+    """A fault class for counting: the HTTP status, or connection, timeout, protocol."""
+    if isinstance(exc, HTTPFailure):
+        return str(exc.status)
+    if isinstance(exc, ProtocolFailure):
+        return "protocol"
+    text = str(exc)
+    return "timeout" if ("timed out" in text or "within" in text) else "connection"
 
 
 def _describe(exc: httpx.HTTPError) -> str:

@@ -34,7 +34,18 @@ class RunConfig(BaseModel):
     """Shuffle each task's samples with this seed before --limit (a reproducible random subset)."""
     num_fewshot: int | None = None
     samples_per_item: int = 1
-    concurrency: int = 16
+    concurrency: list[int] = Field(default_factory=lambda: [16])
+    """Requests in flight; several values make a sweep where every level runs the same items. With
+    --request-rate, the cap on requests in flight."""
+    request_rate: list[float] | None = None
+    """Open-loop load: requests per second (gamma-distributed arrivals); several values make a sweep."""
+    burstiness: float = 1.0
+    """Shape of the gamma arrival distribution, as in vllm bench serve: 1 is Poisson, lower is burstier."""
+    arrival_seed: int = 0
+    warmup: int = 1
+    """Requests at the start of each level that run first, one at a time, and stay out of speed figures."""
+    slo: dict[str, float] = Field(default_factory=dict)
+    """Goodput: a request counts when it meets every limit given: ttft_ms, first_answer_ms, tpot_ms, e2e_ms."""
     max_tokens: int | None = None
     temperature: float | None = None
     thinking: bool | None = None
@@ -52,11 +63,57 @@ class RunConfig(BaseModel):
     """Probe the endpoint first (stored in the manifest; needed for --constraint auto)."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
 
-    @field_validator("concurrency", "samples_per_item")
+    @field_validator("samples_per_item")
     @classmethod
-    def _at_least_one(cls, value: int, info: Any) -> int:
+    def _at_least_one(cls, value: int) -> int:
         if value < 1:
             raise ValueError(f"must be at least 1, got {value}")
+        return value
+
+    @field_validator("concurrency", "request_rate", mode="before")
+    @classmethod
+    def _levels(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return [value] if isinstance(value, (int, float)) else value
+
+    @field_validator("concurrency")
+    @classmethod
+    def _concurrency(cls, value: list[int]) -> list[int]:
+        if not value or any(v < 1 for v in value):
+            raise ValueError(f"every level must be at least 1, got {value}")
+        return value
+
+    @field_validator("request_rate")
+    @classmethod
+    def _rates(cls, value: list[float] | None) -> list[float] | None:
+        if value is not None and (not value or any(v <= 0 for v in value)):
+            raise ValueError(f"every rate must be positive, got {value}")
+        return value
+
+    @field_validator("burstiness")
+    @classmethod
+    def _burstiness(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError(f"must be positive, got {value}")
+        return value
+
+    @field_validator("warmup")
+    @classmethod
+    def _warmup(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"must not be negative, got {value}")
+        return value
+
+    @field_validator("slo")
+    @classmethod
+    def _slo(cls, value: dict[str, float]) -> dict[str, float]:
+        allowed = {"ttft_ms", "first_answer_ms", "tpot_ms", "e2e_ms"}
+        for key, limit in value.items():
+            if key not in allowed:
+                raise ValueError(f"unknown limit '{key}' (expected {', '.join(sorted(allowed))})")
+            if limit <= 0:
+                raise ValueError(f"limit '{key}' must be positive")
         return value
 
     @field_validator("limit", "limit_per_subject", "num_fewshot", "max_tokens")
@@ -90,7 +147,16 @@ class RunConfig(BaseModel):
             raise ValueError("--base-url is needed (or OPENAI_BASE_URL)")
         if self.out is None:
             raise ValueError("--out is needed")
+        if self.request_rate and len(self.concurrency) > 1:
+            raise ValueError("sweep either --concurrency or --request-rate, not both")
         return self
+
+    def levels(self) -> list[tuple[str, int, float | None]]:
+        """(label, requests in flight, request rate) for each load level, in order."""
+        if self.request_rate:
+            cap = self.concurrency[0]
+            return [(f"rate={r:g}", cap, r) for r in self.request_rate]
+        return [(f"c={c}", c, None) for c in self.concurrency]
 
     def data_for(self, task: str) -> Path | None:
         base = task.split(":", 1)[0]

@@ -109,6 +109,8 @@ class ItlSummary(BaseModel):
     p90: float
     p99: float
     max: float
+    hist: dict[int, int] = Field(default_factory=dict)
+    """The gaps as a sparse log-scale histogram (qualeval.histogram), for percentiles pooled over requests."""
 
 
 class Timing(BaseModel):
@@ -146,7 +148,11 @@ class ChatResponse(BaseModel):
     timing: Timing = Field(default_factory=Timing)
     stream: bool = True
     attempts: int = 1
+    retried: list[str] = Field(default_factory=list)
+    """The fault class of every failed attempt (`429`, `503`, `connection`, `timeout`, `protocol`...)."""
     http_status: int | None = None
     error: str | None = None
+    sent_at: float | None = None
+    """Wall-clock time (Unix seconds) the final attempt was sent: places the request within its run."""
     server_timings: dict[str, Any] | None = None
     """llama.cpp's `timings` object, kept verbatim when present."""

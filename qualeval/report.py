@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
+from qualeval.compare import Comparison
 from qualeval.metrics import Distribution
 from qualeval.run import RunSummary
 from qualeval.store import RunStore
 
-__all__ = ["ITEM_CAP", "html_report", "markdown_report", "write_reports"]
+__all__ = ["ITEM_CAP", "compare_html", "html_report", "markdown_report", "write_reports"]
 
 ITEM_CAP = 2000
 """The per-item browser shows at most this many records (wrong and unanswered first)."""
@@ -49,7 +50,9 @@ def _pct(x: float | None) -> str:
 
 
 def _num(x: float | None) -> str:
-    return "–" if x is None else f"{x:,.1f}"
+    if x is None:
+        return "–"
+    return f"{x:.3g}" if abs(x) < 1 else f"{x:,.1f}"
 
 
 def _dist(d: Distribution | None) -> str:
@@ -87,15 +90,48 @@ def _ordered(records: Iterable[dict[str, Any]], cap: int) -> list[dict[str, Any]
     return (bad + good)[:cap]
 
 
+def _plots(summary: RunSummary, latencies: dict[str, dict[bool, list[float]]]) -> dict[str, list[str]]:
+    from qualeval import plots
+
+    out: dict[str, list[str]] = {}
+    for name, t in summary.tasks.items():
+        figures = []
+        if len(t.levels) > 1:
+            figures += [plots.accuracy_vs_load(t.levels, name), plots.throughput_vs_load(t.levels, name)]
+        by = latencies.get(name, {})
+        if by.get(True) or by.get(False):
+            figures.append(plots.latency_by_outcome(by.get(True, []), by.get(False, []), name))
+        if len(t.linked.accuracy_by_reasoning_length) > 1:
+            figures.append(plots.accuracy_by_length(t.linked.accuracy_by_reasoning_length, name))
+        out[name] = figures
+    return out
+
+
+def _latencies(records: Iterable[dict[str, Any]], into: dict[str, dict[bool, list[float]]]) -> Iterator[dict[str, Any]]:
+    """Pass records through, keeping each one's latency by task and outcome for the plots."""
+    for row in records:
+        end = (row.get("timing") or {}).get("end")
+        if end is not None and row["status"] != "transport_error" and not row.get("warmup"):
+            into.setdefault(row["task"], {}).setdefault(bool(row["score"]["correct"]), []).append(end)
+        yield row
+
+
 def html_report(summary: RunSummary, records: Iterable[dict[str, Any]], *, cap: int = ITEM_CAP) -> str:
-    items = _ordered(records, cap)
+    latencies: dict[str, dict[bool, list[float]]] = {}
+    items = _ordered(_latencies(records, latencies), cap)
     template = _environment().from_string(
         (resources.files("qualeval") / "templates" / "report.html").read_text(encoding="utf-8")
     )
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     statuses = sorted({st for t in summary.tasks.values() for st in t.summary.statuses})
     return template.render(
-        s=summary, items=items, statuses=statuses, script=_SCRIPT, script_hash=digest, rescored=summary.rescored
+        s=summary,
+        plots=_plots(summary, latencies),
+        items=items,
+        statuses=statuses,
+        script=_SCRIPT,
+        script_hash=digest,
+        rescored=summary.rescored,
     )
 
 
@@ -161,18 +197,47 @@ def markdown_report(summary: RunSummary) -> str:
         "",
         "## Speed",
         "",
-        "Milliseconds; p50 / p90.",
+        "Milliseconds, p50 / p90, warm-up excluded. First answer = the first token of the final answer.",
         "",
-        "| task | requests | TTFT | first answer token | latency | decode tok/s | output tok/s (all) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| task | requests | TTFT | first answer | latency | TPOT p50 | output tok/s | requests/s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, t in summary.tasks.items():
         p = t.speed
-        rate = _num(p.decode_rate.mean) if p.decode_rate else "–"
+        tpot = _num(p.tpot.p50) if p.tpot else "–"
         lines.append(
             f"| {name} | {p.requests} | {_dist(p.ttft)} | {_dist(p.first_answer)} | {_dist(p.latency)} | "
-            f"{rate} | {_num(p.output_tokens_per_s)} |"
+            f"{tpot} | {_num(p.output_throughput)} | {_num(p.request_throughput)} |"
         )
+    for name, t in summary.tasks.items():
+        if len(t.levels) > 1:
+            lines += [
+                "",
+                f"### {name} by load level",
+                "",
+                "| level | accuracy | 95% interval | TTFT p50 | first answer p50 | output tok/s | goodput |",
+                "|---|---:|---:|---:|---:|---:|---:|",
+            ]
+            for level, lv in t.levels.items():
+                c, p = lv.accuracy, lv.speed
+                ttft = _num(p.ttft.p50) if p.ttft else "–"
+                first = _num(p.first_answer.p50) if p.first_answer else "–"
+                lines.append(
+                    f"| {level} | {_pct(c.accuracy)} | {_pct(c.low)} – {_pct(c.high)} | {ttft} | {first} | "
+                    f"{_num(p.output_throughput)} | {_num(p.goodput)} |"
+                )
+        k = t.linked
+        lines += [
+            "",
+            f"### {name}: speed and quality together",
+            "",
+            f"- correct answers per minute: {_num(k.correct_per_minute)}; output tokens per correct answer: "
+            f"{_num(k.tokens_per_correct)}; seconds per correct answer: {_num(k.seconds_per_correct)}",
+            f"- truncated: {k.truncation.truncated} ({_pct(k.truncation.rate)}) at budget "
+            f"{k.truncation.budget or 'server default'}; suggested budget: {k.truncation.suggested_budget or '–'}",
+            "- accuracy by reasoning tokens: "
+            + ", ".join(f"{b} {_pct(c.accuracy)} (n={c.n})" for b, c in k.accuracy_by_reasoning_length.items()),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -186,3 +251,10 @@ def write_reports(store: RunStore, summary: RunSummary, records: Iterable[dict[s
         store.write_text("report.md", markdown_report(summary)),
         store.write_text("report.html", html_report(summary, records)),
     )
+
+
+def compare_html(result: Comparison) -> str:
+    template = _environment().from_string(
+        (resources.files("qualeval") / "templates" / "compare.html").read_text(encoding="utf-8")
+    )
+    return template.render(c=result)

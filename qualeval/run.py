@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -22,22 +23,32 @@ from qualeval.client import ChatClient, ClientConfig
 from qualeval.config import RunConfig
 from qualeval.constrain import Style
 from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
-from qualeval.metrics import Attempt, Repeated, Speed, Timed, repeated, speed
+from qualeval.metrics import Attempt, Linked, Repeated, Speed, Timed, linked, repeated, speed
 from qualeval.models import Completion, Sample
 from qualeval.probe import ProbeResult, probe
 from qualeval.runner import Record, judge, resolve_mode, run_one
 from qualeval.store import RunStore, fingerprint
-from qualeval.summary import Outcome, TaskSummary, summarize
+from qualeval.summary import Cell, Outcome, TaskSummary, summarize
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.spec import TaskSpec
 
 __all__ = ["RunSummary", "TaskReport", "execute", "load_run_tasks", "rescore", "summarize_records"]
 
 
+class LevelReport(BaseModel):
+    """One load level: the same items as every other level, under this load."""
+
+    accuracy: Cell
+    speed: Speed
+
+
 class TaskReport(BaseModel):
     summary: TaskSummary
     repeated: Repeated | None = None
     speed: Speed
+    """Over every level; throughput only when there is one level."""
+    levels: dict[str, LevelReport] = {}
+    linked: Linked
 
 
 class RunSummary(BaseModel):
@@ -132,9 +143,10 @@ async def execute(
     assert config.out is not None
     store = RunStore(config.out)
     manifest = _manifest(config, work)
+    levels = config.levels()
     client_config = ClientConfig(
         base_url=config.base_url,
-        concurrency=config.concurrency,
+        concurrency=max(cap for _, cap, _ in levels),
         timeout=config.timeout,
         max_retries=config.max_retries,
         thinking_opened=config.thinking_opened,
@@ -147,53 +159,83 @@ async def execute(
         manifest["simulated"] = bool(found and found.simulated) or _simulated(models)
         done = store.open(manifest)
         mode, style = resolve_mode(config.constraint, _styles(config, found))
-        todo = [
-            (t, s, a)
-            for t, samples in work
-            for s in samples
-            for a in range(config.samples_per_item)
-            if (s.id, a) not in done
-        ]
+        items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
+        remaining = sum((s.id, a, label) not in done for label, _, _ in levels for _, s, a in items)
         if on_start:
-            on_start(len(done), len(done) + len(todo))
+            on_start(len(items) * len(levels) - remaining, len(items) * len(levels))
         overrides = {
             "max_tokens": config.max_tokens,
             "temperature": config.temperature,
             "thinking": config.thinking,
             "stream": config.stream,
         }
-        queue: Iterator[tuple[Task, Sample, int]] = iter(todo)
+        session = manifest["started"]
 
-        async def worker() -> None:
-            for task, sample, attempt in queue:  # workers share one iterator: each item is taken once
-                record = await run_one(
-                    client,
-                    task,
-                    sample,
-                    model=config.model,
-                    mode=mode,
-                    style=style,
-                    rescue=config.rescue,
-                    attempt=attempt,
-                    **overrides,
-                )
-                store.append(record.model_dump_json().encode())
-                if on_record:
-                    on_record(record)
+        async def one(item: tuple[Task, Sample, int], level: str, warmup: bool) -> None:
+            task, sample, attempt = item
+            record = await run_one(
+                client,
+                task,
+                sample,
+                model=config.model,
+                mode=mode,
+                style=style,
+                rescue=config.rescue,
+                attempt=attempt,
+                level=level,
+                warmup=warmup,
+                session=session,
+                **overrides,
+            )
+            store.append(record.model_dump_json().encode())
+            if on_record:
+                on_record(record)
 
         try:
-            await asyncio.gather(*(worker() for _ in range(min(config.concurrency, max(len(todo), 1)))))
+            for label, cap, rate in levels:
+                # the same warm-up items at every level, whatever was resumed
+                warm = items[: config.warmup]
+                for item in warm:
+                    if (item[1].id, item[2], label) not in done:
+                        await one(item, label, True)
+                todo = [x for x in items[config.warmup :] if (x[1].id, x[2], label) not in done]
+                if rate is None:
+                    await _closed_loop(todo, cap, lambda x, lab=label: one(x, lab, False))
+                else:
+                    rng = random.Random(f"{config.arrival_seed}|{label}")
+                    await _open_loop(todo, rate, config.burstiness, rng, lambda x, lab=label: one(x, lab, False))
         finally:
             store.close()
     wall = time.perf_counter() - started
-    # a resumed run's wall time covers only this session: aggregate throughput would be misstated
-    summary = summarize_records(
-        store, config, [t for t, _ in work], manifest["simulated"], wall_s=None if done else wall
-    )
+    summary = summarize_records(store, config, [t for t, _ in work], manifest["simulated"])
     summary.started = manifest["started"]
     summary.wall_s = wall
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary
+
+
+async def _closed_loop(todo: list[Any], workers: int, run: Callable[[Any], Awaitable[None]]) -> None:
+    """A fixed number of requests in flight: each worker sends its next item as soon as one finishes."""
+    queue = iter(todo)
+
+    async def worker() -> None:
+        for item in queue:  # workers share one iterator: each item is taken once
+            await run(item)
+
+    await asyncio.gather(*(worker() for _ in range(min(workers, max(len(todo), 1)))))
+
+
+async def _open_loop(
+    todo: list[Any], rate: float, burstiness: float, rng: random.Random, run: Callable[[Any], Awaitable[None]]
+) -> None:
+    """Requests arrive on their own clock, as in vllm bench serve: gamma-distributed gaps with mean 1/rate
+    (shape `burstiness`: 1 is a Poisson process). The client's cap still bounds requests in flight."""
+    pending = []
+    for index, item in enumerate(todo):
+        if index:
+            await asyncio.sleep(rng.gammavariate(burstiness, 1.0 / (rate * burstiness)))
+        pending.append(asyncio.create_task(run(item)))
+    await asyncio.gather(*pending)
 
 
 def _simulated(models: dict[str, Any] | None) -> bool:
@@ -217,14 +259,26 @@ def _outcome(row: dict[str, Any]) -> Outcome:
 
 def _timed(row: dict[str, Any]) -> Timed:
     t, u = row.get("timing") or {}, row.get("usage") or {}
+    itl = t.get("itl") or {}
+    body = row.get("request") or {}
     return Timed(
+        level=row.get("level", ""),
+        warmup=bool(row.get("warmup")),
+        session=row.get("session", ""),
+        sent_at=row.get("sent_at"),
+        correct=row["score"]["correct"],
+        status=row["status"],
         ttft=t.get("ttft"),
+        first_reasoning=t.get("first_reasoning"),
         first_content=t.get("first_content"),
         end=t.get("end"),
-        decode_rate=t.get("decode_rate"),
+        itl_hist=itl.get("hist") or {},
+        itl_count=itl.get("count", 0),
+        itl_mean=itl.get("mean"),
+        completion_tokens=u.get("completion_tokens"),
         reasoning_tokens=u.get("reasoning_tokens"),
         answer_tokens=u.get("answer_tokens"),
-        completion_tokens=u.get("completion_tokens"),
+        budget=body.get("max_tokens") or body.get("max_completion_tokens"),
     )
 
 
@@ -233,7 +287,6 @@ def summarize_records(
     config: RunConfig,
     tasks: list[Task],
     simulated: bool,
-    wall_s: float | None = None,
     records: Iterator[dict[str, Any]] | None = None,
 ) -> RunSummary:
     """One pass over the records (streamed), compact rows per task, then the figures."""
@@ -249,14 +302,24 @@ def summarize_records(
         outcomes[name].append(_outcome(row))
         attempts[name].append(Attempt(row["sample_id"], row["score"]["correct"], row["extraction"]["value"]))
         timed[name].append(_timed(row))
+    labels = [label for label, _, _ in config.levels()]
     reports = {}
     for task in tasks:
         name = task.name
+        rows = timed[name]
+        levels = {}
+        for label in labels:
+            at = [r for r in rows if r.level == label]
+            if at:
+                levels[label] = LevelReport(accuracy=Cell.of([r.correct for r in at]), speed=speed(at, config.slo))
+        overall = speed(rows, config.slo) if len(levels) <= 1 else _pooled(rows, config)
         rep = repeated(attempts[name], config.samples_per_item) if config.samples_per_item > 1 else None
         reports[name] = TaskReport(
             summary=summarize(name, outcomes[name], task.spec.breakdowns),
             repeated=rep,
-            speed=speed(timed[name], wall_s),
+            speed=overall,
+            levels=levels,
+            linked=linked(rows, overall.duration_s),
         )
     return RunSummary(
         model=config.model,
@@ -266,6 +329,12 @@ def summarize_records(
         records=count,
         tasks=reports,
     )
+
+
+def _pooled(rows: list[Timed], config: RunConfig) -> Speed:
+    """Latency figures over every level together; without send times no throughput is computed, which is
+    right: throughput only means something per level."""
+    return speed([replace(r, sent_at=None) for r in rows], config.slo)
 
 
 def _run_config(manifest: dict[str, Any], root: Path) -> RunConfig:

@@ -37,6 +37,15 @@ class Record(BaseModel):
     task: str
     attempt: int = 0
     """Which of K samples of the same item this is (0 when sampling once)."""
+    level: str = ""
+    """The load level it ran at (`c=16`, `rate=4`)."""
+    warmup: bool = False
+    """A warm-up request: scored, but kept out of speed figures."""
+    session: str = ""
+    """When the run invocation that sent it started: a resumed level spans sessions."""
+    sent_at: float | None = None
+    retried: list[str] = []
+    """Fault class of every failed attempt before this result (none of them scored)."""
     final: bool = True
     request: dict[str, Any]
     """The JSON body sent, which never holds the API key."""
@@ -189,6 +198,9 @@ async def run_one(
     style: Style | None,
     rescue: bool = False,
     attempt: int = 0,
+    level: str = "",
+    warmup: bool = False,
+    session: str = "",
     **overrides: Any,
 ) -> Record:
     """One sample, one attempt: request (constrained as `mode` says), judge, record."""
@@ -213,6 +225,11 @@ async def run_one(
         sample_id=sample.id,
         task=task.name,
         attempt=attempt,
+        level=level,
+        warmup=warmup,
+        session=session,
+        sent_at=response.sent_at,
+        retried=response.retried,
         request=build_body(sent, client.config),
         reasoning=done.reasoning,
         content=done.content,

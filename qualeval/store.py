@@ -8,7 +8,7 @@
 
 Each record line is written with a single unbuffered `write` on a file opened for appending, so a run killed
 at any moment (`kill -9` included) leaves whole lines and at most one torn last line. Resuming drops that line
-and skips every (sample, attempt) already recorded: nothing is lost, nothing is written twice.
+and skips every (sample, attempt, load level) already recorded: nothing is lost, nothing is written twice.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ class RunStore:
         except orjson.JSONDecodeError:
             raise InputError(f"{path}: not a readable manifest; is this a qualeval run directory?") from None
 
-    def open(self, manifest: dict[str, Any]) -> set[tuple[str, int]]:
-        """Start or resume a run; returns the (sample id, attempt) pairs already recorded."""
+    def open(self, manifest: dict[str, Any]) -> set[tuple[str, int, str]]:
+        """Start or resume a run; returns the (sample id, attempt, load level) triples already recorded."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -77,7 +77,7 @@ class RunStore:
         self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         return done
 
-    def _repair(self) -> set[tuple[str, int]]:
+    def _repair(self) -> set[tuple[str, int, str]]:
         """Drop a torn last line (a kill mid-write) and collect what is recorded."""
         path = self.records_path
         if not path.exists():
@@ -85,12 +85,12 @@ class RunStore:
         raw = path.read_bytes()
         good = raw.rfind(b"\n") + 1
         lines = raw[:good].split(b"\n")[:-1]
-        done: set[tuple[str, int]] = set()
+        done: set[tuple[str, int, str]] = set()
         keep = good
         for i, line in enumerate(lines):
             try:
                 row = orjson.loads(line)
-                done.add((row["sample_id"], int(row.get("attempt", 0))))
+                done.add((row["sample_id"], int(row.get("attempt", 0)), str(row.get("level", ""))))
             except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
                 if i != len(lines) - 1:
                     raise InputError(f"{path}:{i + 1}: damaged record in the middle of the file") from None

@@ -121,7 +121,7 @@ def test_a_torn_last_line_is_dropped_on_resume(tmp_path: Path) -> None:
     with (tmp_path / "records.jsonl").open("ab") as handle:
         handle.write(b'{"sample_id": "t/2", "att')  # killed mid-write
     again = RunStore(tmp_path)
-    assert again.open(manifest) == {("t/0", 0), ("t/1", 0)}
+    assert again.open(manifest) == {("t/0", 0, ""), ("t/1", 0, "")}
     again.append(json.dumps({"sample_id": "t/2", "attempt": 0}).encode())
     again.close()
     assert [json.loads(line)["sample_id"] for line in lines(tmp_path / "records.jsonl")] == ["t/0", "t/1", "t/2"]
@@ -225,7 +225,7 @@ def test_exit_codes(tmp_path: Path) -> None:
     unreachable = _quick_run("http://127.0.0.1:9/v1", tmp_path / "d", "--max-retries", "0")
     assert unreachable.returncode == 3 and "cannot reach the endpoint" in unreachable.stderr
     for bad, words in (
-        (["--concurrency", "0"], "--concurrency: must be at least 1"),
+        (["--concurrency", "0"], "--concurrency: every level must be at least 1"),
         (["--constraint", "maybe"], "--constraint"),
         (["--fail-under", "80"], "--fail-under"),
     ):
@@ -240,7 +240,7 @@ def test_profiles_validate_and_flags_override(tmp_path: Path) -> None:
     config = load_config(
         ROOT / "configs" / "vllm-qwen3-thinking.yaml", {"tasks": ["gsm8k"], "out": tmp_path, "concurrency": 3}
     )
-    assert (config.thinking, config.concurrency, config.model) == (True, 3, "Qwen/Qwen3-8B")
+    assert (config.thinking, config.concurrency, config.model) == (True, [3], "Qwen/Qwen3-8B")
     bad = tmp_path / "bad.yaml"
     bad.write_text("concurency: 4\n")
     with pytest.raises(InputError, match="unknown option 'concurency'"):

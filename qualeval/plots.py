@@ -1,0 +1,106 @@
+"""Plots for the HTML report, drawn with matplotlib as SVG and embedded as data URIs (no network, no files)."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["accuracy_by_length", "accuracy_vs_load", "latency_by_outcome", "throughput_vs_load"]
+
+
+def _figure(width: float = 5.2, height: float = 3.0) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display here, and no state shared with a user's own plotting backend
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.fonttype": "none", "font.size": 9})
+    fig, ax = plt.subplots(figsize=(width, height))
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax
+
+
+def _uri(fig: Any) -> str:
+    import matplotlib.pyplot as plt
+
+    buffer = io.StringIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="svg")
+    plt.close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue().encode()).decode()
+
+
+def _axis(labels: Sequence[str]) -> str:
+    return "requests in flight" if labels[0].startswith("c=") else "requests per second (offered)"
+
+
+def _level_x(labels: Sequence[str]) -> list[float]:
+    return [float(label.split("=", 1)[1]) for label in labels]
+
+
+def accuracy_vs_load(levels: Mapping[str, Any], task: str) -> str:
+    """Accuracy with its 95% interval at each load level."""
+    labels = list(levels)
+    x = _level_x(labels)
+    acc = [levels[k].accuracy.accuracy for k in labels]
+    low = [a - levels[k].accuracy.low for a, k in zip(acc, labels, strict=True)]
+    high = [levels[k].accuracy.high - a for a, k in zip(acc, labels, strict=True)]
+    fig, ax = _figure()
+    ax.errorbar(x, acc, yerr=[low, high], marker="o", capsize=3)
+    if len(x) > 2:
+        ax.set_xscale("log", base=2)  # sweeps usually double the load at each level
+    ax.set_xlabel(_axis(labels))
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"{task}: accuracy under load")
+    return _uri(fig)
+
+
+def throughput_vs_load(levels: Mapping[str, Any], task: str) -> str:
+    labels = list(levels)
+    x = _level_x(labels)
+    fig, ax = _figure()
+    ax.plot(x, [levels[k].speed.output_throughput or 0 for k in labels], marker="o", label="output tokens/s")
+    ax.set_xlabel(_axis(labels))
+    ax.set_ylabel("output tokens per second")
+    ax2 = ax.twinx()
+    ax2.plot(
+        x, [levels[k].speed.request_throughput or 0 for k in labels], marker="s", color="tab:orange", label="requests/s"
+    )
+    ax2.set_ylabel("requests per second")
+    ax.set_title(f"{task}: throughput under load")
+    fig.legend(loc="upper left", bbox_to_anchor=(0.12, 0.88), fontsize=8)
+    return _uri(fig)
+
+
+def latency_by_outcome(correct: Sequence[float], wrong: Sequence[float], task: str) -> str:
+    """End-to-end latency (s) of correct and wrong answers."""
+    fig, ax = _figure()
+    data = [v for v in (correct, wrong) if v]
+    names = [n for n, v in (("correct", correct), ("wrong", wrong)) if v]
+    ax.hist([[t / 1000 for t in d] for d in data], bins=20, label=names, stacked=False, alpha=0.75)
+    ax.set_xlabel("end-to-end latency (s)")
+    ax.set_ylabel("requests")
+    ax.legend()
+    ax.set_title(f"{task}: latency by outcome")
+    return _uri(fig)
+
+
+def accuracy_by_length(cells: Mapping[str, Any], task: str) -> str:
+    """Accuracy for each bucket of reasoning length (tokens)."""
+    labels = list(cells)
+    acc = [cells[k].accuracy for k in labels]
+    err = [
+        [a - cells[k].low for a, k in zip(acc, labels, strict=True)],
+        [cells[k].high - a for a, k in zip(acc, labels, strict=True)],
+    ]
+    fig, ax = _figure()
+    ax.bar(range(len(labels)), acc, yerr=err, capsize=3, color="#6b8cde")
+    ax.set_xticks(range(len(labels)), [f"{k}\n(n={cells[k].n})" for k in labels])
+    ax.set_xlabel("reasoning tokens")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"{task}: reasoning length vs correctness")
+    return _uri(fig)
