@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.config import RunConfig, load_config
+from qualeval.errors import EndpointError
 from qualeval.report import write_reports
 from qualeval.run import RunSummary, execute
 from qualeval.runner import Record
@@ -69,6 +71,7 @@ def finish_run(config: RunConfig, summary: RunSummary) -> RunResult:
     assert config.out is not None
     store = RunStore(config.out)
     write_reports(store, summary, store.records())
+    _all_failed(summary)
     low = [
         name
         for name, t in summary.tasks.items()
@@ -109,3 +112,16 @@ def evaluate(
     run_config = load_config(Path(config) if config else None, flags)
     summary = asyncio.run(execute(run_config, on_record=on_record))
     return finish_run(run_config, summary)
+
+
+def _all_failed(summary: RunSummary) -> None:
+    """A run whose every request failed says so, with the error, rather than reporting 0% accuracy."""
+    statuses = [t.summary.statuses for t in summary.tasks.values()]
+    total = sum(sum(st.values()) for st in statuses)
+    failed = sum(st.get("transport_error", 0) for st in statuses)
+    if total and failed == total:
+        errors = Counter[str]()
+        for t in summary.tasks.values():
+            errors.update(t.errors)
+        message = errors.most_common(1)[0][0] if errors else "no response"
+        raise EndpointError(f"every request failed ({failed} of {total}): {message}")

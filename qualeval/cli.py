@@ -530,6 +530,9 @@ def run_cmd(
         _fail(exc)
     for report in summary.tasks.values():
         print_summary(report.summary)
+        if report.faults:
+            faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
+            errors.print(f"{report.summary.task}: failed attempts by fault: {faults}", highlight=False)
     errors.print(f"run directory: {result.root}  (report: {result.root / 'report.html'})", highlight=False)
     if result.failed_under:
         errors.print(f"accuracy below {run_config.fail_under:.0%}: {', '.join(result.failed_under)}", highlight=False)
@@ -555,6 +558,7 @@ def _with_progress(run_config: Any, execute: Any) -> Any:
     bar = progress.add_task("run", total=None, line="")
 
     def started(done: int, total: int) -> None:
+        progress.start()  # only now: a setup error stays alone on its line
         progress.update(bar, total=total, completed=done)
 
     def recorded(record: Any) -> None:
@@ -570,8 +574,10 @@ def _with_progress(run_config: Any, execute: Any) -> Any:
         )
         progress.update(bar, advance=1, line=line)
 
-    with progress:
+    try:
         return asyncio.run(execute(run_config, on_record=recorded, on_start=started))
+    finally:
+        progress.stop()
 
 
 @app.command("rescore")

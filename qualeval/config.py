@@ -63,6 +63,13 @@ class RunConfig(BaseModel):
     """Probe the endpoint first (stored in the manifest; needed for --constraint auto)."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
 
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got '{value}'")
+        return value
+
     @field_validator("samples_per_item")
     @classmethod
     def _at_least_one(cls, value: int) -> int:

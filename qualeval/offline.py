@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
 from pydantic import BaseModel, ValidationError
 
 from qualeval.errors import InputError
@@ -25,6 +24,7 @@ from qualeval.split import split_completion
 from qualeval.summary import Outcome, TaskSummary, summarize
 from qualeval.tasks import Task, build_samples
 from qualeval.tasks.samples import sample_from_doc
+from qualeval.tasks.sources import jsonl_objects
 
 __all__ = ["ScoredItem", "score_file"]
 
@@ -57,16 +57,7 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except OSError as exc:
         raise InputError(f"{path}: cannot read responses ({exc.strerror})") from None
     count = 0
-    for number, line in enumerate(raw.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            detail = "not UTF-8 text" if "utf-8" in str(exc).lower() else "not valid JSON"
-            raise InputError(f"{path}:{number}: {detail}") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{number}: each line must be a JSON object")
+    for number, obj in jsonl_objects(raw, path):
         count += 1
         yield number, obj
     if count == 0:

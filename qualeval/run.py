@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -26,7 +27,7 @@ from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFai
 from qualeval.metrics import Attempt, Linked, Repeated, Speed, Timed, linked, repeated, speed
 from qualeval.models import Completion, Sample
 from qualeval.probe import ProbeResult, probe
-from qualeval.runner import Record, judge, resolve_mode, run_one
+from qualeval.runner import Record, judge, outcome_of, resolve_mode, run_one
 from qualeval.store import RunStore, fingerprint
 from qualeval.summary import Cell, Outcome, TaskSummary, summarize
 from qualeval.tasks import Task, build_samples, load_task
@@ -49,6 +50,10 @@ class TaskReport(BaseModel):
     """Over every level; throughput only when there is one level."""
     levels: dict[str, LevelReport] = {}
     linked: Linked
+    faults: dict[str, int] = {}
+    """Every failed attempt by fault class (429, 503, connection, timeout, protocol...), retried or final."""
+    errors: dict[str, int] = {}
+    """The most common errors of requests that failed for good (never scored as answers)."""
 
 
 class RunSummary(BaseModel):
@@ -143,6 +148,7 @@ async def execute(
     assert config.out is not None
     store = RunStore(config.out)
     manifest = _manifest(config, work)
+    store.check(manifest)  # local mistakes surface before the endpoint is contacted
     levels = config.levels()
     client_config = ClientConfig(
         base_url=config.base_url,
@@ -243,20 +249,6 @@ def _simulated(models: dict[str, Any] | None) -> bool:
     return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
 
 
-def _outcome(row: dict[str, Any]) -> Outcome:
-    rescue = row.get("rescue")
-    return Outcome(
-        status=row["status"],
-        correct=row["score"]["correct"],
-        rung=row["extraction"]["rung"],
-        meta=row.get("meta") or {},
-        naive_correct=row.get("naive_correct"),
-        held=(row.get("constraint") or {}).get("held"),
-        rescued=bool(rescue and rescue.get("value") is not None),
-        rescue_correct=bool(row.get("rescue_correct")),
-    )
-
-
 def _timed(row: dict[str, Any]) -> Timed:
     t, u = row.get("timing") or {}, row.get("usage") or {}
     itl = t.get("itl") or {}
@@ -293,15 +285,20 @@ def summarize_records(
     outcomes: dict[str, list[Outcome]] = {t.name: [] for t in tasks}
     attempts: dict[str, list[Attempt]] = {t.name: [] for t in tasks}
     timed: dict[str, list[Timed]] = {t.name: [] for t in tasks}
+    faults: dict[str, Counter[str]] = {t.name: Counter() for t in tasks}
+    errors: dict[str, Counter[str]] = {t.name: Counter() for t in tasks}
     count = 0
     for row in records if records is not None else store.records():
         name = row["task"]
         if name not in outcomes:
             continue
         count += 1
-        outcomes[name].append(_outcome(row))
+        outcomes[name].append(outcome_of(row))
         attempts[name].append(Attempt(row["sample_id"], row["score"]["correct"], row["extraction"]["value"]))
         timed[name].append(_timed(row))
+        faults[name].update(row.get("retried") or ())
+        if row.get("error"):
+            errors[name][row["error"]] += 1
     labels = [label for label, _, _ in config.levels()]
     reports = {}
     for task in tasks:
@@ -320,6 +317,8 @@ def summarize_records(
             speed=overall,
             levels=levels,
             linked=linked(rows, overall.duration_s),
+            faults=dict(faults[name]),
+            errors=dict(errors[name].most_common(5)),
         )
     return RunSummary(
         model=config.model,
@@ -365,16 +364,15 @@ def rescore(root: Path, *, rescue: bool | None = None) -> tuple[RunSummary, RunS
     tasks = {name: _task_of(name, saved) for name, saved in manifest["tasks"].items()}
     use_rescue = config.rescue if rescue is None else rescue
     out = RunStore(root / "rescore")
-    out.root.mkdir(parents=True, exist_ok=True)
-    lines: list[bytes] = []
-    for row in store.records():
-        task = tasks.get(row["task"])
-        if task is None:
-            continue
-        lines.append(orjson.dumps(_rejudged(task, row, use_rescue)))
-    out.write_text("records.jsonl", b"".join(line + b"\n" for line in lines).decode())
-    rows = (orjson.loads(line) for line in lines)
-    summary = summarize_records(out, config, list(tasks.values()), bool(manifest.get("simulated")), records=rows)
+
+    def rejudged() -> Iterator[bytes]:
+        for row in store.records():
+            task = tasks.get(row["task"])
+            if task is not None:
+                yield orjson.dumps(_rejudged(task, row, use_rescue))
+
+    out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
+    summary = summarize_records(out, config, list(tasks.values()), bool(manifest.get("simulated")))
     summary.rescored = True
     out.write_json("summary.json", summary.model_dump(mode="json"))
     return summary, out

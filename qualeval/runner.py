@@ -25,7 +25,7 @@ from qualeval.score import Score, score
 from qualeval.summary import Outcome
 from qualeval.tasks.load import Task
 
-__all__ = ["Record", "Verdict", "judge", "request_for", "resolve_mode", "run_one", "run_samples"]
+__all__ = ["Record", "Verdict", "judge", "outcome_of", "request_for", "resolve_mode", "run_one", "run_samples"]
 
 FOLLOWUP_PROMPT = "Now give only your final answer, with nothing else."
 
@@ -73,16 +73,22 @@ class Record(BaseModel):
     error: str | None = None
 
     def outcome(self) -> Outcome:
-        return Outcome(
-            status=self.status,
-            correct=self.score.correct,
-            rung=self.extraction.rung,
-            meta=self.meta,
-            naive_correct=self.naive_correct,
-            held=self.constraint.held,
-            rescued=self.rescue is not None and self.rescue.value is not None,
-            rescue_correct=bool(self.rescue_correct),
-        )
+        return outcome_of(self.model_dump(mode="json"))
+
+
+def outcome_of(row: dict[str, Any]) -> Outcome:
+    """The summary's view of a record, read from its JSON form (as stored in records.jsonl)."""
+    rescue = row.get("rescue")
+    return Outcome(
+        status=row["status"],
+        correct=row["score"]["correct"],
+        rung=row["extraction"]["rung"],
+        meta=row.get("meta") or {},
+        naive_correct=row.get("naive_correct"),
+        held=(row.get("constraint") or {}).get("held"),
+        rescued=bool(rescue and rescue.get("value") is not None),
+        rescue_correct=bool(row.get("rescue_correct")),
+    )
 
 
 @dataclass(frozen=True, slots=True)

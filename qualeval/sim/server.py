@@ -238,7 +238,7 @@ class SimServer:
             return True
         if fault == "slow-headers":
             await asyncio.sleep(float(directives.get("delay", self.config.slow_headers_s)))
-        plan = self._plan(body, directives, occurrence)
+        plan = self._plan(body, directives, occurrence, fault)
         if fault == "empty-choices":
             empty = {
                 "id": "chatcmpl-empty",
@@ -275,7 +275,7 @@ class SimServer:
                 return name
         return None
 
-    def _plan(self, body: dict[str, Any], directives: dict[str, str], occurrence: int) -> _Plan:
+    def _plan(self, body: dict[str, Any], directives: dict[str, str], occurrence: int, fault: str | None) -> _Plan:
         cfg = self.config
         flavour = self.flavour
         messages = body["messages"]
@@ -288,7 +288,7 @@ class SimServer:
         max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 0):
             raise _Reply(400, "max_tokens must be a non-negative integer")
-        if prompt_tokens + (max_tokens or 0) > cfg.max_model_len or directives.get("fault") == "context":
+        if prompt_tokens + (max_tokens or 0) > cfg.max_model_len or fault == "context":
             raise _Reply(
                 400,
                 f"This model's maximum context length is {cfg.max_model_len} tokens. However, "

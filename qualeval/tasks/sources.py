@@ -13,7 +13,7 @@ import orjson
 from qualeval.errors import InputError
 from qualeval.tasks.spec import TaskSpec
 
-__all__ = ["read_file", "read_split"]
+__all__ = ["jsonl_objects", "read_file", "read_split"]
 
 Doc = dict[str, Any]
 SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
@@ -75,8 +75,8 @@ def read_file(path: Path, columns: tuple[str, ...] = ()) -> list[Doc]:
     return docs
 
 
-def _jsonl(raw: bytes, path: Path, columns: tuple[str, ...]) -> list[Doc]:
-    out = []
+def jsonl_objects(raw: bytes, path: Path) -> Iterator[tuple[int, Doc]]:
+    """Each non-blank line as a JSON object, with its line number; an InputError names the bad line."""
     # split on b"\n" only: TriviaQA strings hold Unicode line separators that str.splitlines would cut
     for number, line in enumerate(raw.split(b"\n"), 1):
         if not line.strip():
@@ -88,8 +88,11 @@ def _jsonl(raw: bytes, path: Path, columns: tuple[str, ...]) -> list[Doc]:
             raise InputError(f"{path}:{number}: {detail}") from None
         if not isinstance(doc, dict):
             raise InputError(f"{path}:{number}: each line must be a JSON object")
-        out.append(doc)
-    return out
+        yield number, doc
+
+
+def _jsonl(raw: bytes, path: Path, columns: tuple[str, ...]) -> list[Doc]:
+    return [doc for _, doc in jsonl_objects(raw, path)]
 
 
 def _json(raw: bytes, path: Path, columns: tuple[str, ...]) -> list[Doc]:
