@@ -13,7 +13,7 @@ from typing import Any
 from qualeval.config import RunConfig, load_config
 from qualeval.errors import EndpointError
 from qualeval.report import write_reports
-from qualeval.run import RunSummary, execute
+from qualeval.run import RunSummary, execute, timed_of
 from qualeval.runner import Record
 from qualeval.store import RunStore
 
@@ -38,6 +38,7 @@ class RunResult:
         rows = []
         for row in RunStore(self.root).records():
             timing, usage = row.get("timing") or {}, row.get("usage") or {}
+            timed = timed_of(row)
             rows.append(
                 {
                     "sample_id": row["sample_id"],
@@ -51,6 +52,11 @@ class RunResult:
                     "naive_correct": row.get("naive_correct"),
                     "constraint_held": (row.get("constraint") or {}).get("held"),
                     "reasoning_source": row["reasoning_source"],
+                    "level": row.get("level", ""),
+                    "warmup": bool(row.get("warmup")),
+                    "retries": len(row.get("retried") or ()),
+                    "timing_tpot": timed.tpot,
+                    "timing_reasoning_duration": timed.reasoning_duration,
                     "finish_reason": row["finish_reason"],
                     **{
                         f"timing_{k}": timing.get(k)

@@ -33,7 +33,7 @@ from qualeval.summary import Cell, Outcome, TaskSummary, summarize
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.spec import TaskSpec
 
-__all__ = ["RunSummary", "TaskReport", "execute", "load_run_tasks", "rescore", "summarize_records"]
+__all__ = ["RunSummary", "TaskReport", "execute", "load_run_tasks", "rescore", "summarize_records", "timed_of"]
 
 
 class LevelReport(BaseModel):
@@ -249,7 +249,8 @@ def _simulated(models: dict[str, Any] | None) -> bool:
     return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
 
 
-def _timed(row: dict[str, Any]) -> Timed:
+def timed_of(row: dict[str, Any]) -> Timed:
+    """The speed figures' view of a record, read from its JSON form."""
     t, u = row.get("timing") or {}, row.get("usage") or {}
     itl = t.get("itl") or {}
     body = row.get("request") or {}
@@ -295,7 +296,7 @@ def summarize_records(
         count += 1
         outcomes[name].append(outcome_of(row))
         attempts[name].append(Attempt(row["sample_id"], row["score"]["correct"], row["extraction"]["value"]))
-        timed[name].append(_timed(row))
+        timed[name].append(timed_of(row))
         faults[name].update(row.get("retried") or ())
         if row.get("error"):
             errors[name][row["error"]] += 1

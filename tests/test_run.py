@@ -185,7 +185,15 @@ def test_python_api(tmp_path: Path) -> None:
     assert rep is not None and rep.k == 3 and rep.items == 16 and rep.pass_at_k >= rep.maj_at_k - 1e-9
     assert len(result.records) == 48
     frame = result.to_pandas()
-    assert len(frame) == 48 and {"sample_id", "correct", "timing_ttft", "meta_validity"} <= set(frame.columns)
+    assert len(frame) == 48 and {
+        "sample_id",
+        "correct",
+        "timing_ttft",
+        "timing_tpot",
+        "timing_reasoning_duration",
+        "level",
+        "meta_validity",
+    } <= set(frame.columns)
 
 
 def test_repeated_sampling_arithmetic() -> None:

@@ -23,7 +23,7 @@ import orjson
 
 from qualeval.errors import InputError
 from qualeval.sim.behaviour import AnswerKey, Behaviour, _rng, generate, tokenize
-from qualeval.sim.wire import FLAVOURS, Ctx, Flavour, RequestRejected, read_constraint, read_thinking
+from qualeval.sim.wire import FLAVOURS, Ctx, Flavour, RequestRejected, completion_tokens, read_constraint, read_thinking
 
 __all__ = ["FAULTS", "Latency", "SimConfig", "SimServer", "parse_faults", "running_server"]
 
@@ -114,7 +114,7 @@ class _Plan:
     whole: bytes
     ttft_s: float
     decode_s: float
-    jitter: float
+    tokens: int
 
 
 class SimServer:
@@ -329,7 +329,7 @@ class SimServer:
         jitter = 1.0 + lat.jitter * (2 * rng.random() - 1) if "ttft_ms" not in directives else 1.0
         steps = flavour.stream(gen, ctx) if body.get("stream") else []
         whole = b"" if body.get("stream") else flavour.whole(gen, ctx)
-        return _Plan(steps, whole, ttft_ms / 1000.0 * jitter, decode_ms / 1000.0, jitter)
+        return _Plan(steps, whole, ttft_ms / 1000.0 * jitter, decode_ms / 1000.0 * jitter, completion_tokens(gen))
 
     async def _admitted(self) -> contextlib.AbstractAsyncContextManager[Any]:
         return self._slots if self._slots is not None else contextlib.nullcontext()
@@ -345,9 +345,8 @@ class SimServer:
             self.in_flight += 1
             try:
                 if not self.config.latency.burst:
-                    tokens = _count_tokens(plan.whole)
                     await _sleep_until(start + plan.ttft_s, precise=True)
-                    for _ in range(max(tokens - 1, 0)):
+                    for _ in range(max(plan.tokens - 1, 0)):
                         await asyncio.sleep(self._interval(plan))
             finally:
                 self.in_flight -= 1
@@ -424,14 +423,6 @@ async def _ending(last: bytes | None, writer: asyncio.StreamWriter, stall_s: flo
         await asyncio.sleep(stall_s)
         return False
     return True
-
-
-def _count_tokens(body: bytes) -> int:
-    try:
-        usage = orjson.loads(body).get("usage") or {}
-        return int(usage.get("completion_tokens") or 1)
-    except (orjson.JSONDecodeError, AttributeError, ValueError):
-        return 1
 
 
 def _id_for(flavour: str, hex_id: str, n: int) -> str:

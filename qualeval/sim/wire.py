@@ -15,7 +15,7 @@ import orjson
 
 from qualeval.sim.behaviour import Constraint, Generation
 
-__all__ = ["FLAVOURS", "Ctx", "Flavour", "RequestRejected", "read_constraint", "read_thinking"]
+__all__ = ["FLAVOURS", "Ctx", "Flavour", "RequestRejected", "completion_tokens", "read_constraint", "read_thinking"]
 
 Step = tuple[int, bytes | None]
 
@@ -61,10 +61,13 @@ def _text(tokens: list[str]) -> str:
     return "".join(tokens)
 
 
+def completion_tokens(gen: Generation) -> int:
+    """Reasoning, the closing marker when the reasoning closed, and the answer."""
+    return len(gen.reasoning) + len(gen.answer) + (1 if gen.reasoning and gen.closed else 0)
+
+
 def _counts(gen: Generation, ctx: Ctx) -> tuple[int, int, int]:
-    reasoning = len(gen.reasoning)
-    completion = reasoning + len(gen.answer) + (1 if gen.reasoning and gen.closed else 0)
-    return ctx.prompt_tokens, completion, reasoning
+    return ctx.prompt_tokens, completion_tokens(gen), len(gen.reasoning)
 
 
 def _plain_usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
