@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from qualeval.sim import server_process
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -29,70 +31,54 @@ def main() -> None:
     parser.add_argument("--reasoning-tokens", type=int, default=40)
     args = parser.parse_args()
     decode_ms = 1000.0 / args.tokens_per_s
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "qualeval",
-            "serve-sim",
-            "--port",
-            "0",
-            "--task",
-            "knowledge_qa",
-            "--max-running",
-            str(args.streams),
-            "--decode-ms",
-            f"{decode_ms}",
-            "--ttft-ms",
-            "20",
-            "--prefill-ms-per-token",
-            "0",
-            "--batch-slowdown",
-            "0",
-            "--jitter",
-            "0",
-            "--reasoning-tokens",
-            str(args.reasoning_tokens),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    url = next(line.split()[-1] for line in server.stdout if line.startswith("listening on "))
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "run"
-            started = time.perf_counter()
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "qualeval",
-                    "run",
-                    "--base-url",
-                    url,
-                    "--model",
-                    "sim",
-                    "--task",
-                    "knowledge_qa",
-                    "--limit",
-                    str(args.items),
-                    "--concurrency",
-                    str(args.streams),
-                    "--warmup",
-                    "0",
-                    "--no-probe",
-                    "--out",
-                    str(out),
-                ],
-                check=True,
-                capture_output=True,
-            )
-            command_wall = time.perf_counter() - started
-            rows = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
-    finally:
-        server.terminate()
-        server.communicate(timeout=5)
+    sim = [
+        "--task",
+        "knowledge_qa",
+        "--max-running",
+        str(args.streams),
+        "--decode-ms",
+        f"{decode_ms}",
+        "--ttft-ms",
+        "20",
+        "--prefill-ms-per-token",
+        "0",
+        "--batch-slowdown",
+        "0",
+        "--jitter",
+        "0",
+        "--reasoning-tokens",
+        str(args.reasoning_tokens),
+    ]
+    with server_process(*sim) as url, tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        started = time.perf_counter()
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "qualeval",
+                "run",
+                "--base-url",
+                url,
+                "--model",
+                "sim",
+                "--task",
+                "knowledge_qa",
+                "--limit",
+                str(args.items),
+                "--concurrency",
+                str(args.streams),
+                "--warmup",
+                "0",
+                "--no-probe",
+                "--out",
+                str(out),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        command_wall = time.perf_counter() - started
+        rows = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     # with the cap equal to the streams nothing queues, so each request's latency is its server busy time
     busy = sum(r["timing"]["end"] for r in rows) / 1000.0
     first = min(r["sent_at"] for r in rows)

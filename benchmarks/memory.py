@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from qualeval.sim import server_process
+
 TARGET_MB = 300.0
 ITEMS = 1000
 # a child's peak RSS (KiB on Linux), measured by a small wrapper so each command is measured alone
@@ -37,60 +39,38 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     args = parser.parse_args()
     per_item = max(1, math.ceil(args.records / ITEMS))
-    server = subprocess.Popen(
-        [
+    sim = ["--burst", "--task", "syllogisms", "--reasoning-tokens", "12"]
+    with server_process(*sim) as url, tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        run_mb, run_s = peak_mb(
             sys.executable,
             "-m",
             "qualeval",
-            "serve-sim",
-            "--port",
-            "0",
-            "--burst",
+            "run",
+            "--base-url",
+            url,
+            "--model",
+            "sim",
             "--task",
             "syllogisms",
-            "--reasoning-tokens",
-            "12",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    url = next(line.split()[-1] for line in server.stdout if line.startswith("listening on "))
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "run"
-            run_mb, run_s = peak_mb(
-                sys.executable,
-                "-m",
-                "qualeval",
-                "run",
-                "--base-url",
-                url,
-                "--model",
-                "sim",
-                "--task",
-                "syllogisms",
-                "--limit",
-                str(ITEMS),
-                "--samples-per-item",
-                str(per_item),
-                "--temperature",
-                "0.7",
-                "--concurrency",
-                "64",
-                "--no-stream",
-                "--no-probe",
-                "--warmup",
-                "0",
-                "--out",
-                str(out),
-            )
-            records = sum(1 for _ in (out / "records.jsonl").open("rb"))
-            size_mb = (out / "records.jsonl").stat().st_size / 2**20
-            rescore_mb, rescore_s = peak_mb(sys.executable, "-m", "qualeval", "rescore", str(out))
-    finally:
-        server.terminate()
-        server.communicate(timeout=5)
+            "--limit",
+            str(ITEMS),
+            "--samples-per-item",
+            str(per_item),
+            "--temperature",
+            "0.7",
+            "--concurrency",
+            "64",
+            "--no-stream",
+            "--no-probe",
+            "--warmup",
+            "0",
+            "--out",
+            str(out),
+        )
+        records = sum(1 for _ in (out / "records.jsonl").open("rb"))
+        size_mb = (out / "records.jsonl").stat().st_size / 2**20
+        rescore_mb, rescore_s = peak_mb(sys.executable, "-m", "qualeval", "rescore", str(out))
     print(f"records: {records:,} ({size_mb:,.0f} MB of records.jsonl)")
     for name, mb, seconds in (("run", run_mb, run_s), ("rescore", rescore_mb, rescore_s)):
         verdict = "within" if mb <= TARGET_MB else "OVER"

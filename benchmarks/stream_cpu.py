@@ -11,42 +11,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
-import sys
 import time
 
 import openai
 
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.models import ChatRequest, Message
+from qualeval.sim import server_process
 
 TARGET_US = 15.0
 
 
-def start_server(reasoning_tokens: int, decode_ms: float) -> tuple[subprocess.Popen[str], str]:
+def server_args(reasoning_tokens: int, decode_ms: float) -> list[str]:
     pace = ["--decode-ms", str(decode_ms), "--ttft-ms", "1", "--jitter", "0"] if decode_ms else ["--burst"]
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "qualeval",
-            "serve-sim",
-            *pace,
-            "--port",
-            "0",
-            "--reasoning-tokens",
-            str(reasoning_tokens),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    for _ in range(5):
-        line = proc.stdout.readline()
-        if line.startswith("listening on "):
-            return proc, line.split()[-1]
-    proc.kill()
-    raise SystemExit("reference server did not start")
+    return [*pace, "--reasoning-tokens", str(reasoning_tokens)]
 
 
 def request(i: int) -> ChatRequest:
@@ -109,13 +87,9 @@ def main() -> None:
         help="pace the server (one chunk per read, as in production) instead of burst mode",
     )
     args = parser.parse_args()
-    proc, url = start_server(args.reasoning_tokens, args.decode_ms)
-    try:
+    with server_process(*server_args(args.reasoning_tokens, args.decode_ms)) as url:
         ours = asyncio.run(run_qualeval(url, args.requests, args.concurrency))
         sdk = asyncio.run(run_sdk(url, args.requests, args.concurrency))
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=5)
     rows = [("qualeval (raw SSE + orjson)", *ours), ("openai SDK chunk objects", *sdk)]
     print(f"{'client':30} {'chunks':>8} {'µs CPU/chunk':>13} {'chunks/s (1 core)':>18} {'wall s':>7}")
     for name, cpu, chunks, wall in rows:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pytest
 
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.models import ChatRequest, ChatResponse, Message
-from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+from qualeval.sim import Behaviour, Latency, SimConfig, running_server, server_process
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -48,30 +47,25 @@ def chat(url: str, request: ChatRequest, headers: dict[str, str] | None = None, 
     return asyncio.run(go())
 
 
-@contextlib.contextmanager
-def sim_process(*args: str) -> Iterator[str]:
+def sim_process(*args: str) -> contextlib.AbstractContextManager[str]:
     """`qualeval serve-sim` in its own process (no shared GIL), yielding its base URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "qualeval", "serve-sim", "--port", "0", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        url = ""
-        for _ in range(5):
-            line = proc.stdout.readline()
-            if line.startswith("listening on "):
-                url = line.split()[-1]
-                break
-        if not url:
-            proc.kill()
-            raise RuntimeError(f"reference server did not start: {proc.stderr.read() if proc.stderr else ''}")
-        yield url
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=5)  # also closes the pipes
+    return server_process(*args)
+
+
+def chromium_dom(chromium: str, page: Path, profile: Path) -> str:
+    """The page's DOM after its scripts ran, from Debian's headless Chromium."""
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--dump-dom",
+    ]
+    return subprocess.run([chromium, *flags, page.as_uri()], capture_output=True, text=True, timeout=90).stdout
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import GSM8K, ROOT, SHARED, sim_process
+from tests.conftest import GSM8K, ROOT, SHARED, chromium_dom, sim_process
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -194,24 +194,7 @@ def test_hostile_model_output_is_shown_as_text(tmp_path: Path) -> None:
         done = qualeval("run", "--base-url", url, "--model", "sim", "--task", str(task), "--out", str(tmp_path / "r"))
     assert done.returncode == 0, done.stderr
     report = tmp_path / "r" / "report.html"
-    dom = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom",
-            report.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    ).stdout
+    dom = chromium_dom(CHROMIUM, report, tmp_path / "profile")
     assert "pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]  # no script ran: the body was not touched
     assert "<title>qualeval report" in dom
     assert '<a id="evil"' not in dom and '<img src="x"' not in dom  # no such elements, only their text

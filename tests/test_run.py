@@ -17,7 +17,7 @@ from qualeval.config import load_config
 from qualeval.errors import InputError
 from qualeval.metrics import Attempt, repeated
 from qualeval.store import RunStore
-from tests.conftest import GSM8K, ROOT, SHARED, sim_process
+from tests.conftest import GSM8K, ROOT, SHARED, chromium_dom, sim_process
 
 needs_data = pytest.mark.skipif(not (SHARED / "mmlu").exists() or not GSM8K.exists(), reason="shared data missing")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -140,24 +140,7 @@ def test_report_html_in_headless_chromium(tmp_path: Path) -> None:
         pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
     with sim_process("--task", "knowledge_qa", "--burst") as url:
         assert _quick_run(url, tmp_path / "run").returncode == 0
-    dom = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom",
-            (tmp_path / "run" / "report.html").as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=90,
-    ).stdout
+    dom = chromium_dom(CHROMIUM, (tmp_path / "run" / "report.html"), tmp_path / "profile")
     for section in ("accuracy", "breakdowns", "statuses", "speed", "items", "simulated"):
         assert f'id="{section}"' in dom
     assert dom.count('class="item"') == 12
