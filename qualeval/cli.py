@@ -47,134 +47,12 @@ def _root(
         raise typer.Exit(0)
 
 
-@app.command("serve-sim")
-def serve_sim(
-    flavor: Annotated[
-        str, typer.Option("--flavor", "--flavour", help="Wire format to reproduce; --list-flavors shows them.")
-    ] = "vllm",
-    port: Annotated[int, typer.Option(help="TCP port; 0 picks a free one.")] = 8011,
-    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    answers: Annotated[
-        Path | None, typer.Option(help="JSONL answer key: question and answer fields (GSM8K's `#### N` lines work).")
-    ] = None,
-    task: Annotated[
-        list[str] | None,
-        typer.Option(help="Use a task's samples as the answer key (a built-in name or a .yaml path); repeatable."),
-    ] = None,
-    data: Annotated[Path | None, typer.Option(help="Local data for --task (file or folder).")] = None,
-    model: Annotated[str, typer.Option(help="Model id listed by /v1/models.")] = "sim",
-    accuracy: Annotated[float, typer.Option(help="Probability of answering a keyed question right.")] = 0.8,
-    reasoning_tokens: Annotated[int, typer.Option(help="Median reasoning length in tokens.")] = 120,
-    empty_rate: Annotated[float, typer.Option(help="Probability of finishing with no answer.")] = 0.0,
-    trap_rate: Annotated[float, typer.Option(help="Probability of a distractor number after the answer.")] = 0.3,
-    seed: Annotated[int, typer.Option(help="Seed for every simulated choice.")] = 0,
-    ttft_ms: Annotated[float, typer.Option(help="Base time to first token.")] = 40.0,
-    prefill_ms_per_token: Annotated[float, typer.Option(help="Added to TTFT per prompt token.")] = 0.02,
-    decode_ms: Annotated[float, typer.Option(help="Interval between tokens of a lone request.")] = 8.0,
-    batch_slowdown: Annotated[
-        float, typer.Option(help="Share by which each further request in flight stretches the decode interval.")
-    ] = 0.03,
-    jitter: Annotated[float, typer.Option(help="Relative latency jitter, drawn from the seed.")] = 0.1,
-    burst: Annotated[bool, typer.Option(help="No delays at all (client benchmarks).")] = False,
-    max_running: Annotated[int, typer.Option(help="Requests decoded at once; others queue (0: no limit).")] = 0,
-    faults: Annotated[
-        str,
-        typer.Option(
-            help="Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01'. Names: 429 500 503 drop "
-            "malformed slow-headers empty-choices stall html context."
-        ),
-    ] = "",
-    retry_after: Annotated[float, typer.Option(help="Retry-After seconds sent with a 429.")] = 1.0,
-    ignore_constraints: Annotated[
-        bool,
-        typer.Option(help="Ignore structured-output parameters, as some vLLM versions do with a reasoning parser."),
-    ] = False,
-    max_model_len: Annotated[int, typer.Option(help="Context length; longer requests get a 400.")] = 32768,
-    api_key: Annotated[
-        str | None, typer.Option(help="Require this bearer key (401 otherwise).", envvar="QUALEVAL_SIM_API_KEY")
-    ] = None,
-    list_flavors: Annotated[
-        bool, typer.Option("--list-flavors", "--list-flavours", help="List the flavours and exit.")
-    ] = False,
-) -> None:
-    """Run the reference server: a deterministic, SIMULATED OpenAI-compatible reasoning model."""
-    from qualeval.sim import FLAVOURS, Behaviour, Latency, SimConfig, SimServer, parse_faults
-
-    if list_flavors:
-        table = Table("flavour", "what it reproduces")
-        for f in FLAVOURS.values():
-            table.add_row(f.name, f.description)
-        console.print(table)
-        return
-    try:
-        _check_rate("--accuracy", accuracy)
-        _check_rate("--empty-rate", empty_rate)
-        _check_rate("--trap-rate", trap_rate)
-        if not 0 <= port <= 65535:
-            raise InputError(f"--port must be between 0 and 65535, got {port}")
-        if reasoning_tokens < 1:
-            raise InputError(f"--reasoning-tokens must be at least 1, got {reasoning_tokens}")
-        if min(ttft_ms, prefill_ms_per_token, decode_ms, batch_slowdown, jitter, retry_after) < 0:
-            raise InputError("latency, jitter and retry-after values must not be negative")
-        config = SimConfig(
-            flavour=flavor,
-            host=host,
-            port=port,
-            model=model,
-            answers=answers,
-            tasks=tuple(task or ()),
-            task_data=data,
-            behaviour=Behaviour(
-                accuracy=accuracy,
-                reasoning_tokens=reasoning_tokens,
-                empty_rate=empty_rate,
-                trap_rate=trap_rate,
-                seed=seed,
-            ),
-            latency=Latency(
-                ttft_ms=ttft_ms,
-                prefill_ms_per_token=prefill_ms_per_token,
-                decode_ms=decode_ms,
-                batch_slowdown=batch_slowdown,
-                jitter=jitter,
-                burst=burst,
-            ),
-            max_running=max_running,
-            faults=parse_faults(faults),
-            retry_after=retry_after,
-            ignore_constraints=ignore_constraints,
-            max_model_len=max_model_len,
-            api_key=api_key,
-        )
-        server = SimServer(config)
-    except QualevalError as exc:
-        _fail(exc)
-
-    async def serve() -> None:
-        try:
-            bound = await server.start()
-        except OSError as exc:
-            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-        source = answers or ", ".join(task or ())
-        keyed = f", answer key {source} ({len(server.key.entries)} items)" if server.key else ""
-        print(f"qualeval reference server: SIMULATED model, flavour {flavor}{keyed}", flush=True)
-        print(f"listening on http://{host}:{bound}/v1", flush=True)
-        await asyncio.Event().wait()
-
-    try:
-        asyncio.run(serve())
-    except QualevalError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        pass
-
-
 def _check_rate(flag: str, value: float) -> None:
     if not 0 <= value <= 1:
         raise InputError(f"{flag} must be between 0 and 1, got {value}")
 
 
-@app.command("probe")
+@app.command("probe", rich_help_panel="Inspect")
 def probe_cmd(
     base_url: Annotated[
         str | None,
@@ -255,7 +133,7 @@ def _print_probe(result: ProbeResult) -> None:
 
 
 tasks_app = typer.Typer(help="List built-in tasks and render their samples.", no_args_is_help=True)
-app.add_typer(tasks_app, name="tasks")
+app.add_typer(tasks_app, name="tasks", rich_help_panel="Inspect")
 
 
 @tasks_app.command("list")
@@ -320,7 +198,7 @@ def tasks_show(
         console.print(f"meta: {sample.meta}", markup=False, highlight=False)
 
 
-@app.command("score")
+@app.command("score", rich_help_panel="Evaluate")
 def score_cmd(
     task: Annotated[str, typer.Option(help="Task: built-in name, .yaml path, or lm_eval:NAME.")],
     responses: Annotated[Path, typer.Option(help="JSONL of responses (see --format).")],
@@ -388,7 +266,7 @@ def _slo_flag(value: str | None) -> dict[str, float] | None:
     return out
 
 
-@app.command("compare")
+@app.command("compare", rich_help_panel="Evaluate")
 def compare_cmd(
     run_a: Annotated[Path, typer.Argument(help="The baseline run directory.")],
     run_b: Annotated[Path, typer.Argument(help="The run to compare with it.")],
@@ -435,7 +313,7 @@ def compare_cmd(
     errors.print(f"wrote {out / 'compare.json'} and {out / 'compare.html'}", highlight=False)
 
 
-@app.command("run")
+@app.command("run", rich_help_panel="Evaluate")
 def run_cmd(
     task: Annotated[
         list[str] | None, typer.Option(help="Task: built-in (gsm8k, mmlu:stem), .yaml, or lm_eval:NAME; repeatable.")
@@ -580,7 +458,7 @@ def _with_progress(run_config: Any, execute: Any) -> Any:
         progress.stop()
 
 
-@app.command("rescore")
+@app.command("rescore", rich_help_panel="Evaluate")
 def rescore_cmd(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by qualeval run.")],
     rescue: Annotated[bool | None, typer.Option(help="Override the run's --rescue setting.")] = None,
@@ -600,7 +478,7 @@ def rescore_cmd(
     errors.print(f"rescored into {store.root}", highlight=False)
 
 
-@app.command("demo")
+@app.command("demo", rich_help_panel="Evaluate")
 def demo_cmd(
     out: Annotated[Path, typer.Option(help="Where to write the demo run.")] = Path("runs/demo"),
 ) -> None:
@@ -640,6 +518,133 @@ def print_summary(summary: TaskSummary) -> None:
         more = f" (+{len(cells) - 8} more)" if len(cells) > 8 else ""
         table.add_row(f"by {name} (macro {macro:.1%})", shown + more)
     console.print(table)
+
+
+@app.command("serve-sim", rich_help_panel="Reference server")
+def serve_sim(
+    flavor: Annotated[
+        str, typer.Option("--flavor", "--flavour", help="Wire format to reproduce; --list-flavors shows them.")
+    ] = "vllm",
+    port: Annotated[int, typer.Option(help="TCP port; 0 picks a free one.")] = 8011,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    answers: Annotated[
+        Path | None, typer.Option(help="JSONL answer key: question and answer fields (GSM8K's `#### N` lines work).")
+    ] = None,
+    task: Annotated[
+        list[str] | None,
+        typer.Option(help="Use a task's samples as the answer key (a built-in name or a .yaml path); repeatable."),
+    ] = None,
+    data: Annotated[Path | None, typer.Option(help="Local data for --task (file or folder).")] = None,
+    model: Annotated[str, typer.Option(help="Model id listed by /v1/models.")] = "sim",
+    accuracy: Annotated[float, typer.Option(help="Probability of answering a keyed question right.")] = 0.8,
+    reasoning_tokens: Annotated[int, typer.Option(help="Median reasoning length in tokens.")] = 120,
+    empty_rate: Annotated[float, typer.Option(help="Probability of finishing with no answer.")] = 0.0,
+    trap_rate: Annotated[float, typer.Option(help="Probability of a distractor number after the answer.")] = 0.3,
+    seed: Annotated[int, typer.Option(help="Seed for every simulated choice.")] = 0,
+    ttft_ms: Annotated[float, typer.Option(help="Base time to first token.")] = 40.0,
+    prefill_ms_per_token: Annotated[float, typer.Option(help="Added to TTFT per prompt token.")] = 0.02,
+    decode_ms: Annotated[float, typer.Option(help="Interval between tokens of a lone request.")] = 8.0,
+    batch_slowdown: Annotated[
+        float, typer.Option(help="Share by which each further request in flight stretches the decode interval.")
+    ] = 0.03,
+    jitter: Annotated[float, typer.Option(help="Relative latency jitter, drawn from the seed.")] = 0.1,
+    burst: Annotated[bool, typer.Option(help="No delays at all (client benchmarks).")] = False,
+    max_running: Annotated[int, typer.Option(help="Requests decoded at once; others queue (0: no limit).")] = 0,
+    faults: Annotated[
+        str,
+        typer.Option(
+            help="Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01'. Names: 429 500 503 drop "
+            "malformed slow-headers empty-choices stall html context."
+        ),
+    ] = "",
+    retry_after: Annotated[float, typer.Option(help="Retry-After seconds sent with a 429.")] = 1.0,
+    ignore_constraints: Annotated[
+        bool,
+        typer.Option(help="Ignore structured-output parameters, as some vLLM versions do with a reasoning parser."),
+    ] = False,
+    max_model_len: Annotated[int, typer.Option(help="Context length; longer requests get a 400.")] = 32768,
+    api_key: Annotated[
+        str | None, typer.Option(help="Require this bearer key (401 otherwise).", envvar="QUALEVAL_SIM_API_KEY")
+    ] = None,
+    list_flavors: Annotated[
+        bool, typer.Option("--list-flavors", "--list-flavours", help="List the flavours and exit.")
+    ] = False,
+) -> None:
+    """Run the reference server: a deterministic, SIMULATED OpenAI-compatible reasoning model."""
+    from qualeval.sim import FLAVOURS, Behaviour, Latency, SimConfig, SimServer, parse_faults
+
+    if list_flavors:
+        table = Table("flavour", "what it reproduces")
+        for f in FLAVOURS.values():
+            table.add_row(f.name, f.description)
+        console.print(table)
+        return
+    try:
+        _check_rate("--accuracy", accuracy)
+        _check_rate("--empty-rate", empty_rate)
+        _check_rate("--trap-rate", trap_rate)
+        if not 0 <= port <= 65535:
+            raise InputError(f"--port must be between 0 and 65535, got {port}")
+        if reasoning_tokens < 1:
+            raise InputError(f"--reasoning-tokens must be at least 1, got {reasoning_tokens}")
+        if min(ttft_ms, prefill_ms_per_token, decode_ms, batch_slowdown, jitter, retry_after) < 0:
+            raise InputError("latency, jitter and retry-after values must not be negative")
+        config = SimConfig(
+            flavour=flavor,
+            host=host,
+            port=port,
+            model=model,
+            answers=answers,
+            tasks=tuple(task or ()),
+            task_data=data,
+            behaviour=Behaviour(
+                accuracy=accuracy,
+                reasoning_tokens=reasoning_tokens,
+                empty_rate=empty_rate,
+                trap_rate=trap_rate,
+                seed=seed,
+            ),
+            latency=Latency(
+                ttft_ms=ttft_ms,
+                prefill_ms_per_token=prefill_ms_per_token,
+                decode_ms=decode_ms,
+                batch_slowdown=batch_slowdown,
+                jitter=jitter,
+                burst=burst,
+            ),
+            max_running=max_running,
+            faults=parse_faults(faults),
+            retry_after=retry_after,
+            ignore_constraints=ignore_constraints,
+            max_model_len=max_model_len,
+            api_key=api_key,
+        )
+        server = SimServer(config)
+    except QualevalError as exc:
+        _fail(exc)
+
+    async def serve() -> None:
+        try:
+            bound = await server.start()
+        except OSError as exc:
+            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        source = answers or ", ".join(task or ())
+        keyed = f", answer key {source} ({len(server.key.entries)} items)" if server.key else ""
+        print(f"qualeval reference server: SIMULATED model, flavour {flavor}{keyed}", flush=True)
+        print(f"listening on http://{host}:{bound}/v1", flush=True)
+        await asyncio.Event().wait()
+
+    try:
+        asyncio.run(serve())
+    except QualevalError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        pass
+
+
+# the help lists what a new user reaches for first
+_ORDER = ["demo", "run", "compare", "rescore", "score", "probe", "serve-sim"]
+app.registered_commands.sort(key=lambda c: _ORDER.index(c.name) if c.name in _ORDER else len(_ORDER))
 
 
 def main() -> None:
