@@ -13,7 +13,6 @@ import os
 import random
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from time import perf_counter, time
@@ -27,6 +26,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from qualeval.errors import EndpointError, HTTPFailure, InputError, ProtocolFailure, TransportFailure
 from qualeval.formats import ReasoningFormat, resolve_formats
 from qualeval.histogram import bucket_of
+from qualeval.metrics import interpolated
 from qualeval.models import ChatRequest, ChatResponse, ItlSummary, Timing, Usage
 from qualeval.split import REASONING_FIELDS, pick_reasoning, split_completion
 from qualeval.sse import SSEDecoder
@@ -119,13 +119,6 @@ def build_body(request: ChatRequest, config: ClientConfig) -> dict[str, Any]:
     return body
 
 
-def _percentile(ordered: Sequence[float], q: float) -> float:
-    pos = (len(ordered) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
 def _itl(gaps: list[float]) -> ItlSummary | None:
     if not gaps:
         return None
@@ -133,9 +126,9 @@ def _itl(gaps: list[float]) -> ItlSummary | None:
     return ItlSummary(
         count=len(ordered),
         mean=sum(ordered) / len(ordered),
-        p50=_percentile(ordered, 0.5),
-        p90=_percentile(ordered, 0.9),
-        p99=_percentile(ordered, 0.99),
+        p50=interpolated(ordered, 0.5),
+        p90=interpolated(ordered, 0.9),
+        p99=interpolated(ordered, 0.99),
         max=ordered[-1],
         hist=dict(Counter(bucket_of(g) for g in gaps)),
     )

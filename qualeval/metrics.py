@@ -22,6 +22,7 @@ __all__ = [
     "Timed",
     "Truncation",
     "distribution",
+    "interpolated",
     "length_bucket",
     "linked",
     "repeated",
@@ -92,7 +93,8 @@ class Distribution(BaseModel):
     p99: float
 
 
-def _percentile(ordered: Sequence[float], q: float) -> float:
+def interpolated(ordered: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted values, interpolating linearly between neighbours (numpy's default)."""
     pos = (len(ordered) - 1) * q
     lo = int(pos)
     hi = min(lo + 1, len(ordered) - 1)
@@ -106,9 +108,9 @@ def distribution(values: Iterable[float | None]) -> Distribution | None:
     return Distribution(
         n=len(ordered),
         mean=sum(ordered) / len(ordered),
-        p50=_percentile(ordered, 0.5),
-        p90=_percentile(ordered, 0.9),
-        p99=_percentile(ordered, 0.99),
+        p50=interpolated(ordered, 0.5),
+        p90=interpolated(ordered, 0.9),
+        p99=interpolated(ordered, 0.99),
     )
 
 
