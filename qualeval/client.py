@@ -23,7 +23,14 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from qualeval.errors import EndpointError, HTTPFailure, InputError, ProtocolFailure, TransportFailure
+from qualeval.errors import (
+    EndpointError,
+    HTTPFailure,
+    InputError,
+    ProtocolFailure,
+    TransportFailure,
+    validation_problem,
+)
 from qualeval.formats import ReasoningFormat, resolve_formats
 from qualeval.histogram import bucket_of
 from qualeval.metrics import interpolated
@@ -561,6 +568,5 @@ def check_config(**values: Any) -> ClientConfig:
     try:
         return ClientConfig(**values)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise InputError(f"{field}: {err['msg'].removeprefix('Value error, ')}") from None
+        problem = validation_problem(exc)
+        raise InputError(f"{problem.field}: {problem.message}") from None

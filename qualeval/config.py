@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from qualeval.constrain import Mode, Style
-from qualeval.errors import InputError
+from qualeval.errors import InputError, validation_problem
 
 __all__ = ["RunConfig", "load_config"]
 
@@ -171,11 +171,10 @@ class RunConfig(BaseModel):
 
 
 def _error(exc: ValidationError, where: str) -> InputError:
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"])
-    flag = f"--{field.replace('_', '-')}" if field else "the configuration"
+    problem = validation_problem(exc)
+    flag = f"--{problem.field.replace('_', '-')}" if problem.field else "the configuration"
     prefix = f"{where}: " if where else ""
-    return InputError(f"{prefix}{flag}: {err['msg'].removeprefix('Value error, ')}")
+    return InputError(f"{prefix}{flag}: {problem.message}")
 
 
 def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:

@@ -11,6 +11,10 @@ QualevalError
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from pydantic import ValidationError
+
 __all__ = [
     "EndpointError",
     "HTTPFailure",
@@ -18,6 +22,8 @@ __all__ = [
     "ProtocolFailure",
     "QualevalError",
     "TransportFailure",
+    "ValidationProblem",
+    "validation_problem",
 ]
 
 
@@ -49,3 +55,26 @@ class HTTPFailure(EndpointError):
         self.status = status
         self.retry_after = retry_after
         self.retryable = status == 429 or status >= 500
+
+
+class ValidationProblem(NamedTuple):
+    loc: tuple[str | int, ...]
+    field: str
+    """The location dotted (`generation.temperature`), or "" for the whole object."""
+    message: str
+
+
+_TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "tuple", "none"}
+
+
+def _is_type_tag(part: object) -> bool:
+    """pydantic puts union branches (`str`, `tuple[str, ...]`) in error locations; they are not fields."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or part.startswith("function-"))
+
+
+def validation_problem(exc: ValidationError) -> ValidationProblem:
+    """The first problem pydantic found, ready for a one-line error: where, and what, without pydantic's
+    union branches in the location or its "Value error, " prefix on the message."""
+    err = exc.errors()[0]
+    loc = tuple(p for p in err["loc"] if not _is_type_tag(p))
+    return ValidationProblem(loc, ".".join(str(p) for p in loc), err["msg"].removeprefix("Value error, "))

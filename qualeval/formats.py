@@ -10,7 +10,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, validation_problem
 
 __all__ = ["ReasoningFormat", "builtin_formats", "load_format", "resolve_formats"]
 
@@ -68,9 +68,8 @@ def load_format(path: Path) -> ReasoningFormat:
     try:
         return ReasoningFormat.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise InputError(f"{path}: field '{field}': {err['msg'].removeprefix('Value error, ')}") from None
+        problem = validation_problem(exc)
+        raise InputError(f"{path}: field '{problem.field or '(top level)'}': {problem.message}") from None
 
 
 @cache

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, validation_problem
 from qualeval.formats import resolve_formats
 from qualeval.models import Sample
 from qualeval.runner import judge
@@ -123,9 +123,8 @@ def score_file(
             try:
                 line = _Line.model_validate(obj)
             except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(p) for p in err["loc"]) or "(line)"
-                raise InputError(f"{where}: field '{field}': {err['msg']}") from None
+                problem = validation_problem(exc)
+                raise InputError(f"{where}: field '{problem.field or '(line)'}': {problem.message}") from None
         key = str(line.id)
         if doc is not None:
             sample = sample_from_doc(task, doc, key)

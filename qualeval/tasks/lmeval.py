@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, validation_problem
 from qualeval.tasks.load import Task
 from qualeval.tasks.spec import TaskSpec
 
@@ -131,9 +131,8 @@ def lm_eval_to_spec(data: dict[str, Any], where: str) -> TaskSpec:
     try:
         return TaskSpec.model_validate(spec)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "(task)"
-        raise InputError(f"{where}: field '{field}': {err['msg'].removeprefix('Value error, ')}") from None
+        problem = validation_problem(exc)
+        raise InputError(f"{where}: field '{problem.field or '(task)'}': {problem.message}") from None
 
 
 def import_lm_eval_task(name: str) -> Task:

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, validation_problem
 from qualeval.tasks.spec import TaskSpec
 
 __all__ = ["Task", "builtin_tasks", "load_task", "parse_task"]
@@ -96,14 +96,6 @@ def _node_at(node: yaml.Node, loc: tuple[Any, ...]) -> yaml.Node:
     return node
 
 
-_TYPE_TAGS = {"str", "int", "float", "bool", "list", "dict", "tuple", "none"}
-
-
-def _is_type_tag(part: object) -> bool:
-    """pydantic puts union branches (`str`, `tuple[str, ...]`) in error locations; they are not fields."""
-    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or part.startswith("function-"))
-
-
 def parse_task(path: Path, text: str | None = None) -> TaskSpec:
     """Parse and validate a task file; every problem is one line naming the file, line and field."""
     try:
@@ -130,9 +122,6 @@ def parse_task(path: Path, text: str | None = None) -> TaskSpec:
     try:
         return TaskSpec.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if not _is_type_tag(p))
-        node = _node_at(root, loc)
-        field = ".".join(str(p) for p in loc) or "(task)"
-        message = err["msg"].removeprefix("Value error, ")
-        raise InputError(f"{path}:{node.start_mark.line + 1}: field '{field}': {message}") from None
+        problem = validation_problem(exc)
+        line = _node_at(root, problem.loc).start_mark.line + 1
+        raise InputError(f"{path}:{line}: field '{problem.field or '(task)'}': {problem.message}") from None
