@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import string
+import threading
 
 import orjson
 from pydantic import BaseModel
@@ -158,14 +159,15 @@ def typed_value(span: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> s
     return _typed(span, spec, choices, last=False)
 
 
-def _math_answer(content: str) -> str | None:
-    import threading
+def math_timeout() -> int | None:
+    """math-verify's timeouts use SIGALRM, which only the main thread may set: 5 s there, none elsewhere."""
+    return 5 if threading.current_thread() is threading.main_thread() else None
 
+
+def _math_answer(content: str) -> str | None:
     import math_verify
 
-    # math-verify's timeouts use SIGALRM, which only the main thread may set
-    timeout = 5 if threading.current_thread() is threading.main_thread() else None
-    found = math_verify.parse(content, parsing_timeout=timeout)
+    found = math_verify.parse(content, parsing_timeout=math_timeout())
     return str(found[-1]) if found else None
 
 

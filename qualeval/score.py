@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-import threading
 
 from pydantic import BaseModel
 
-from qualeval.extract import find_number, normalize
+from qualeval.extract import find_number, math_timeout, normalize
 from qualeval.models import Sample
 from qualeval.tasks.spec import AnswerSpec, ScorerSpec
 
@@ -51,8 +50,7 @@ def _alias(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> 
 def _math(value: str, sample: Sample) -> Score:
     import math_verify
 
-    # math-verify's own timeouts use SIGALRM, which only the main thread may set
-    timeout = 5 if threading.current_thread() is threading.main_thread() else None
+    timeout = math_timeout()
     gold = math_verify.parse(sample.gold, parsing_timeout=timeout)
     got = math_verify.parse(value, parsing_timeout=timeout)
     if not got:
