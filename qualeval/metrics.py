@@ -213,9 +213,10 @@ def _itl(rows: Sequence[Timed]) -> Distribution | None:
     )
 
 
-def speed(rows: Sequence[Timed], slo: Mapping[str, float] | None = None) -> Speed:
+def speed(rows: Sequence[Timed], slo: Mapping[str, float] | None = None, *, throughput: bool = True) -> Speed:
+    """`throughput=False` for rows pooled across load levels, where a duration (and so any rate) means nothing."""
     timed = [r for r in rows if not r.warmup and r.status != "transport_error"]
-    duration = _duration(timed)
+    duration = _duration(timed) if throughput else None
     tokens = sum(r.completion_tokens or 0 for r in timed)
     met = [_meets(r, slo) for r in timed] if slo else []
     return Speed(
@@ -289,7 +290,7 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
     finished = sorted(r.completion_tokens for r in rows if r.completion_tokens and r.status in ("ok", "empty_content"))
     suggested = None
     if finished:
-        p99 = finished[min(len(finished) - 1, int(0.99 * (len(finished) - 1) + 0.5))]
+        p99 = interpolated(finished, 0.99)
         suggested = 256 * math.ceil(1.25 * p99 / 256)
         if budget and rows and len(cut) / len(rows) > 0.05:
             suggested = max(suggested, 2 * budget)

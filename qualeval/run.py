@@ -11,7 +11,6 @@ import random
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -310,7 +309,8 @@ def summarize_records(
             at = [r for r in rows if r.level == label]
             if at:
                 levels[label] = LevelReport(accuracy=Cell.of([r.correct for r in at]), speed=speed(at, config.slo))
-        overall = speed(rows, config.slo) if len(levels) <= 1 else _pooled(rows, config)
+        # pooled over several levels: latencies yes, throughput no (it only means something per level)
+        overall = speed(rows, config.slo, throughput=len(levels) <= 1)
         rep = repeated(attempts[name], config.samples_per_item) if config.samples_per_item > 1 else None
         reports[name] = TaskReport(
             summary=summarize(name, outcomes[name], task.spec.breakdowns),
@@ -329,12 +329,6 @@ def summarize_records(
         records=count,
         tasks=reports,
     )
-
-
-def _pooled(rows: list[Timed], config: RunConfig) -> Speed:
-    """Latency figures over every level together; without send times no throughput is computed, which is
-    right: throughput only means something per level."""
-    return speed([replace(r, sent_at=None) for r in rows], config.slo)
 
 
 def _run_config(manifest: dict[str, Any], root: Path) -> RunConfig:
