@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,10 +11,11 @@ from typing import Any
 
 from qualeval.config import RunConfig, load_config
 from qualeval.errors import EndpointError
-from qualeval.report import write_reports
+from qualeval.report import write_reports_or_warn
 from qualeval.run import RunSummary, execute, timed_of
 from qualeval.runner import Record
 from qualeval.store import RunStore
+from qualeval.transport import run_async
 
 __all__ = ["RunResult", "evaluate", "finish_run"]
 
@@ -73,10 +73,10 @@ class RunResult:
 
 
 def finish_run(config: RunConfig, summary: RunSummary) -> RunResult:
-    """Reports into the run directory, and the fail-under verdict."""
+    """Reports into the run directory (a report that fails is a warning), and the fail-under verdict."""
     assert config.out is not None
     store = RunStore(config.out)
-    write_reports(store, summary, store.records())
+    write_reports_or_warn(store, summary, store.records())
     _all_failed(summary)
     low = [
         name
@@ -116,7 +116,7 @@ def evaluate(
         **options,
     }
     run_config = load_config(Path(config) if config else None, flags)
-    summary = asyncio.run(execute(run_config, on_record=on_record))
+    summary = run_async(execute(run_config, on_record=on_record))
     return finish_run(run_config, summary)
 
 

@@ -21,6 +21,7 @@ from qualeval.client import ChatClient, check_config
 from qualeval.errors import EndpointError, InputError, QualevalError
 from qualeval.probe import ProbeResult, probe
 from qualeval.summary import TaskSummary
+from qualeval.transport import run_async
 
 app = typer.Typer(
     name="qualeval",
@@ -61,7 +62,9 @@ def probe_cmd(
     model: Annotated[str, typer.Option(help="Model name to send.")] = "sim",
     output: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the JSON result here.")] = None,
-    max_tokens: Annotated[int, typer.Option(help="Token budget of each probe request.")] = 2048,
+    max_tokens: Annotated[
+        int, typer.Option(help="Start token budget of each probe request (doubled for a sample that runs out).")
+    ] = 2048,
     timeout: Annotated[float, typer.Option(help="Seconds per request attempt.")] = 120.0,
     max_retries: Annotated[int, typer.Option(help="Retries on 429, 5xx and connection errors.")] = 2,
     sim: Annotated[
@@ -76,11 +79,12 @@ def probe_cmd(
         if max_tokens < 1:
             raise InputError(f"--max-tokens must be at least 1, got {max_tokens}")
         with _endpoint(base_url, sim) as url:
-            values: dict[str, object] = {"timeout": timeout, "max_retries": max_retries}
+            # each check is sampled repeatedly: let them all be in flight at once
+            values: dict[str, object] = {"timeout": timeout, "max_retries": max_retries, "concurrency": 32}
             if url:
                 values["base_url"] = url
             config = check_config(**values)
-            result = asyncio.run(_probe(config, model, max_tokens))
+            result = run_async(_probe(config, model, max_tokens))
     except QualevalError as exc:
         _fail(exc)
     text = result.model_dump_json(indent=2)
@@ -198,11 +202,17 @@ def tasks_show(
         console.print(f"meta: {sample.meta}", markup=False, highlight=False)
 
 
+_JUDGE_URL_HELP = (
+    "A model judge (OpenAI-compatible base URL) asked only about free-form answers the rules reject; "
+    "key from QUALEVAL_JUDGE_API_KEY or OPENAI_API_KEY."
+)
+
+
 @app.command("score", rich_help_panel="Evaluate")
 def score_cmd(
     task: Annotated[str, typer.Option(help="Task: built-in name, .yaml path, or lm_eval:NAME.")],
     responses: Annotated[Path, typer.Option(help="JSONL of responses (see --format).")],
-    out: Annotated[Path, typer.Option(help="Folder for items.jsonl and summary.json.")],
+    out: Annotated[Path, typer.Option(help="Folder for items.jsonl, summary.json and the reports.")],
     data: Annotated[
         Path | None, typer.Option(help="Local data for the task (not needed when every line has a target).")
     ] = None,
@@ -210,7 +220,8 @@ def score_cmd(
         str,
         typer.Option(
             "--format",
-            help="qualeval ({id, content, reasoning?, finish_reason?, target?}) or lm-eval (samples_*.jsonl).",
+            help="qualeval ({id, content, reasoning?, finish_reason?, target?, choices?}) or lm-eval "
+            "(samples_*.jsonl).",
         ),
     ] = "qualeval",
     rescue: Annotated[
@@ -220,26 +231,49 @@ def score_cmd(
             "(counted apart, never in the accuracy)."
         ),
     ] = False,
+    thinking: Annotated[
+        bool | None,
+        typer.Option("--thinking/--no-thinking", help="Whether the responses were made with thinking on or off."),
+    ] = None,
+    thinking_opened: Annotated[
+        bool, typer.Option(help="The chat template opened the thinking block (output has only </think>).")
+    ] = False,
+    reasoning_format: Annotated[
+        list[Path] | None, typer.Option(help="A reasoning-format YAML to split with (repeatable), before built-ins.")
+    ] = None,
+    judge_base_url: Annotated[str | None, typer.Option(help=_JUDGE_URL_HELP)] = None,
+    judge_model: Annotated[str | None, typer.Option(help="The model judge's model name.")] = None,
 ) -> None:
     """Score responses from elsewhere with qualeval's extractor, offline: no endpoint, no requests."""
-    from qualeval.offline import score_file
+    from qualeval.formats import resolve_formats
+    from qualeval.offline import SplitOptions, score_lines, write_offline
     from qualeval.tasks import load_task
 
     if fmt not in ("qualeval", "lm-eval"):
         _fail(InputError(f"--format must be 'qualeval' or 'lm-eval', got '{fmt}'"))
+    if bool(judge_base_url) != bool(judge_model):
+        _fail(InputError("--judge-base-url and --judge-model go together"))
     try:
-        items, summary = score_file(load_task(task), responses, data=data, fmt=fmt, rescue=rescue)  # type: ignore[arg-type]
-        out.mkdir(parents=True, exist_ok=True)
-        with (out / "items.jsonl").open("wb") as handle:
-            for item in items:
-                handle.write(item.model_dump_json().encode() + b"\n")
-        (out / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        own = resolve_formats([str(p) for p in reasoning_format]) if reasoning_format else ()
+        split = SplitOptions(formats=(*own, *resolve_formats(None)), thinking=thinking, opened=thinking_opened)
+        loaded = load_task(task)
+        items, summary, scored = score_lines(
+            loaded,
+            responses,
+            data=data,
+            fmt=fmt,  # type: ignore[arg-type]
+            rescue=rescue,
+            split=split,
+            judge_base_url=judge_base_url,
+            judge_model=judge_model,
+        )
+        write_offline(out, loaded, responses, items, summary, scored)
     except QualevalError as exc:
         _fail(exc)
     except OSError as exc:
         _fail(InputError(f"{out}: cannot write ({exc.strerror})"))
     print_summary(summary)
-    errors.print(f"wrote {out / 'items.jsonl'} and {out / 'summary.json'}", highlight=False)
+    errors.print(f"wrote {out / 'items.jsonl'}, summary.json and report.html in {out}", highlight=False)
 
 
 def _data_flags(values: list[str] | None) -> dict[str, Path]:
@@ -352,10 +386,20 @@ def run_cmd(
     thinking: Annotated[
         bool | None, typer.Option("--thinking/--no-thinking", help="Turn the model's thinking on or off.")
     ] = None,
+    thinking_switch: Annotated[
+        str | None,
+        typer.Option(
+            help="How thinking is switched: auto (what the probe saw work), or force chat_template_kwargs, "
+            "reasoning_effort, deepseek or none."
+        ),
+    ] = None,
     thinking_opened: Annotated[bool | None, typer.Option(help="The chat template opens the thinking block.")] = None,
     constraint: Annotated[str | None, typer.Option(help="auto, single, followup or off.")] = None,
     constraint_style: Annotated[
-        str | None, typer.Option(help="Force a convention: structured_outputs, guided, sglang, response_format.")
+        str | None,
+        typer.Option(
+            help="Force a convention: structured_outputs, guided, sglang, response_format, json_schema, grammar."
+        ),
     ] = None,
     rescue: Annotated[
         bool | None, typer.Option(help="Read answers from the reasoning when content is empty (counted apart).")
@@ -365,6 +409,8 @@ def run_cmd(
     max_retries: Annotated[int | None, typer.Option(help="Retries on 429, 5xx and connection errors.")] = None,
     fail_under: Annotated[float | None, typer.Option(help="Exit 1 when a task's accuracy is below this share.")] = None,
     probe: Annotated[bool | None, typer.Option("--probe/--no-probe", help="Probe the endpoint first.")] = None,
+    judge_base_url: Annotated[str | None, typer.Option(help=_JUDGE_URL_HELP)] = None,
+    judge_model: Annotated[str | None, typer.Option(help="The model judge's model name.")] = None,
 ) -> None:
     """Evaluate a served model: every request's answer, score and timing, in one run directory."""
     from qualeval.api import finish_run
@@ -390,6 +436,7 @@ def run_cmd(
         "max_tokens": max_tokens,
         "temperature": temperature,
         "thinking": thinking,
+        "thinking_switch": thinking_switch,
         "thinking_opened": thinking_opened,
         "constraint": constraint,
         "constraint_style": constraint_style,
@@ -399,6 +446,8 @@ def run_cmd(
         "max_retries": max_retries,
         "fail_under": fail_under,
         "probe": probe,
+        "judge_base_url": judge_base_url,
+        "judge_model": judge_model,
     }
     try:
         run_config = load_config(config, flags)
@@ -453,9 +502,10 @@ def _with_progress(run_config: Any, execute: Any) -> Any:
         progress.update(bar, advance=1, line=line)
 
     try:
-        return asyncio.run(execute(run_config, on_record=recorded, on_start=started))
+        return run_async(execute(run_config, on_record=recorded, on_start=started))
     finally:
-        progress.stop()
+        if progress.live.is_started:  # stopping one never started prints a blank line before a setup error
+            progress.stop()
 
 
 @app.command("rescore", rich_help_panel="Evaluate")
@@ -465,14 +515,14 @@ def rescore_cmd(
 ) -> None:
     """Re-extract and re-score every record with the current extractor and task files; no request is sent.
     Writes rescore/summary.json and rescore/report.{md,html} beside the originals."""
-    from qualeval.report import write_reports
+    from qualeval.report import write_reports_or_warn
     from qualeval.run import rescore
 
     try:
         summary, store = rescore(run_dir, rescue=rescue)
-        write_reports(store, summary, store.records())
     except QualevalError as exc:
         _fail(exc)
+    write_reports_or_warn(store, summary, store.records())  # a report that fails is a warning, not an exit code
     for report in summary.tasks.values():
         print_summary(report.summary)
     errors.print(f"rescored into {store.root}", highlight=False)
@@ -498,9 +548,10 @@ def demo_cmd(
 def print_summary(summary: TaskSummary) -> None:
     """The terminal view of one task's summary."""
     low, high = summary.interval
-    table = Table("measure", "value", title=f"{summary.task}: {summary.n} items", title_justify="left")
+    responses = f" ({summary.records} responses)" if summary.records and summary.records != summary.n else ""
+    table = Table("measure", "value", title=f"{summary.task}: {summary.n} items{responses}", title_justify="left")
     table.add_row(
-        "accuracy (95% Wilson)", f"{summary.accuracy:.1%}  [{low:.1%}, {high:.1%}]  ({summary.correct}/{summary.n})"
+        "accuracy (95% Wilson)", f"{summary.accuracy:.1%}  [{low:.1%}, {high:.1%}]  ({summary.correct:g}/{summary.n})"
     )
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")

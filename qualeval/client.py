@@ -1,9 +1,11 @@
 """The chat client: the only place that opens sockets to an endpoint.
 
-Streaming is parsed from raw SSE bytes with orjson (see `qualeval.sse`); each network read is stamped once
-on a monotonic clock, and every event in it carries that stamp. Retries (tenacity) cover connection
-failures, timeouts, malformed bodies, 429 (honouring Retry-After) and 5xx; other 4xx are final. A request
-never raises for an endpoint failure: it comes back as a response with status `transport_error`.
+The wire is `qualeval.transport` (an asyncio Protocol per connection that stamps each network read where it
+arrives and parses it in the same call: `qualeval.stream`), or httpx behind a proxy (`qualeval.proxied`).
+Retries (tenacity, once per attempt, never per chunk) cover connection failures, timeouts, malformed bodies,
+429 (honouring Retry-After) and 5xx; other 4xx are final. A request never raises for an endpoint failure:
+it comes back as a response with status `transport_error`. Time spent waiting for a free slot is recorded
+apart (`timing.queued`); every other time is measured from the moment the request was written.
 """
 
 from __future__ import annotations
@@ -11,10 +13,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from bisect import bisect_right
-from collections import Counter
-from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from time import perf_counter, time
 from typing import Any, Literal
 
@@ -28,15 +26,14 @@ from qualeval.errors import (
     HTTPFailure,
     InputError,
     ProtocolFailure,
-    TransportFailure,
     validation_problem,
 )
 from qualeval.formats import ReasoningFormat, resolve_formats
-from qualeval.histogram import bucket_of
-from qualeval.metrics import interpolated
-from qualeval.models import ChatRequest, ChatResponse, ItlSummary, Timing, Usage
-from qualeval.split import REASONING_FIELDS, pick_reasoning, split_completion
-from qualeval.sse import SSEDecoder
+from qualeval.models import ChatRequest, ChatResponse
+from qualeval.proxied import HttpxEndpoint, proxy_for
+from qualeval.response import build_response, error_text, failed_response, retry_after
+from qualeval.stream import Attempt, StreamState, read_whole
+from qualeval.transport import Endpoint
 
 __all__ = ["ChatClient", "ClientConfig", "build_body", "check_config"]
 
@@ -126,188 +123,11 @@ def build_body(request: ChatRequest, config: ClientConfig) -> dict[str, Any]:
     return body
 
 
-def _itl(gaps: list[float]) -> ItlSummary | None:
-    if not gaps:
-        return None
-    ordered = sorted(gaps)
-    return ItlSummary(
-        count=len(ordered),
-        mean=sum(ordered) / len(ordered),
-        p50=interpolated(ordered, 0.5),
-        p90=interpolated(ordered, 0.9),
-        p99=interpolated(ordered, 0.99),
-        max=ordered[-1],
-        hist=dict(Counter(bucket_of(g) for g in gaps)),
-    )
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time())
-    except (TypeError, ValueError):
-        return None
-
-
-def _error_text(body: bytes) -> str:
-    """A one-line description of an error body, JSON or not."""
-    try:
-        obj = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        text = body.decode("utf-8", "replace").strip().replace("\n", " ")
-        return text[:200] or "(empty body)"
-    err = obj.get("error") if isinstance(obj, dict) else None
-    if isinstance(err, dict):
-        return str(err.get("message") or err)[:300]
-    if isinstance(obj, dict) and "message" in obj:
-        return str(obj["message"])[:300]
-    return str(err or obj)[:300]
-
-
-def _usage(raw: dict[str, Any] | None, reasoning: str, content: str) -> Usage:
-    raw = raw or {}
-    completion = raw.get("completion_tokens")
-    details = raw.get("completion_tokens_details") or {}
-    counted = details.get("reasoning_tokens")
-    if counted is None:
-        counted = raw.get("reasoning_tokens")  # SGLang 0.5.x puts it at the top level of usage
-    usage = Usage(prompt_tokens=raw.get("prompt_tokens"), completion_tokens=completion, reasoning_tokens=counted)
-    if completion is None:
-        # no usage reported: roughly four characters per token for English text
-        usage.completion_tokens = (len(reasoning) + len(content) + 3) // 4
-        usage.completion_estimated = True
-    if counted is None:
-        total_chars = len(reasoning) + len(content)
-        share = len(reasoning) / total_chars if total_chars else 0.0
-        usage.reasoning_tokens = round(usage.completion_tokens * share)
-        usage.reasoning_estimated = True
-    usage.answer_tokens = max(0, usage.completion_tokens - usage.reasoning_tokens)
-    return usage
-
-
-def _ms(t: float | None, t0: float) -> float | None:
-    return None if t is None else (t - t0) * 1000.0
-
-
-class _Stream:
-    """Accumulates one streamed response. `event` is the hot path: keep it lean."""
-
-    __slots__ = (
-        "content",
-        "content_at",
-        "content_len",
-        "content_t",
-        "finish",
-        "gaps",
-        "last_tok",
-        "reasoning",
-        "reasoning_t",
-        "seen_choice",
-        "timings",
-        "ttft",
-        "usage",
-    )
-
-    def __init__(self) -> None:
-        self.content: list[str] = []
-        self.content_at: list[int] = []  # where each content delta starts in the joined content
-        self.content_t: list[float] = []
-        self.content_len = 0
-        self.reasoning: dict[str, list[str]] = {}
-        self.reasoning_t: float | None = None
-        self.finish: str | None = None
-        self.usage: dict[str, Any] | None = None
-        self.timings: dict[str, Any] | None = None
-        self.ttft: float | None = None
-        self.last_tok: float | None = None
-        self.gaps: list[float] = []
-        self.seen_choice = False
-
-    def event(self, obj: dict[str, Any], now: float) -> None:
-        if "error" in obj:
-            raise _in_band_error(obj["error"])
-        usage = obj.get("usage")
-        if usage:
-            self.usage = usage
-        if "timings" in obj:
-            self.timings = obj["timings"]
-        choices = obj.get("choices")
-        if not choices:
-            return
-        choice = choices[0]
-        self.seen_choice = True
-        finish = choice.get("finish_reason")
-        if finish:
-            self.finish = finish
-        delta = choice.get("delta")
-        if not delta:
-            return
-        got = False
-        for name in REASONING_FIELDS:
-            text = delta.get(name)
-            if text:
-                self.reasoning.setdefault(name, []).append(text)
-                got = True
-        if not got and delta.get("reasoning_details"):
-            picked = pick_reasoning(delta)
-            if picked:
-                self.reasoning.setdefault(picked[0], []).append(picked[1])
-                got = True
-        if got and self.reasoning_t is None:
-            self.reasoning_t = now
-        text = delta.get("content")
-        if text:
-            self.content.append(text)
-            self.content_at.append(self.content_len)
-            self.content_t.append(now)
-            self.content_len += len(text)
-            got = True
-        if got:
-            if self.ttft is None:
-                self.ttft = now
-            else:
-                self.gaps.append((now - self.last_tok) * 1000.0)  # type: ignore[operator]
-            self.last_tok = now
-
-    def time_of(self, index: int | None) -> float | None:
-        """Arrival time of the content character at `index`."""
-        if index is None or not self.content_t:
-            return None
-        return self.content_t[max(0, bisect_right(self.content_at, index) - 1)]
-
-
-def _in_band_error(err: Any) -> EndpointError:
-    message = str(err.get("message") or err) if isinstance(err, dict) else str(err)
-    code = err.get("code") if isinstance(err, dict) else None
-    if isinstance(code, int) and 400 <= code < 600:
-        return HTTPFailure(code, message)
-    return ProtocolFailure(f"server sent an error inside a 200 response: {message}")
-
-
-@dataclass(slots=True)
-class _Attempt:
-    """What one successful attempt read off the wire, before splitting."""
-
-    content: str | None
-    fields: dict[str, str]
-    finish: str | None
-    usage: dict[str, Any] | None
-    timings: dict[str, Any] | None
-    first_byte: float
-    end: float
-    ttft: float | None = None
-    reasoning_t: float | None = None
-    gaps: list[float] = field(default_factory=list)
-    stream: _Stream | None = None  # kept to map content positions back to arrival times
-
-
 class ChatClient:
-    """Async client for one OpenAI-compatible endpoint. Use as `async with ChatClient(cfg) as client:`."""
+    """Async client for one OpenAI-compatible endpoint. Use as `async with ChatClient(cfg) as client:`.
+
+    `transport` injects an httpx transport (tests replay recorded bytes with `httpx.MockTransport`).
+    """
 
     def __init__(
         self, config: ClientConfig | None = None, *, transport: httpx.AsyncBaseTransport | None = None
@@ -315,7 +135,7 @@ class ChatClient:
         self.config = config or ClientConfig()
         self.formats: tuple[ReasoningFormat, ...] = resolve_formats(self.config.formats)
         self._transport = transport
-        self._http: httpx.AsyncClient | None = None
+        self._endpoint: Endpoint | HttpxEndpoint | None = None
         self._slots = asyncio.Semaphore(self.config.concurrency)
 
     async def __aenter__(self) -> ChatClient:
@@ -323,65 +143,80 @@ class ChatClient:
         headers = {"Content-Type": "application/json", **cfg.headers}
         if cfg.api_key is not None:
             headers["Authorization"] = f"Bearer {cfg.api_key.get_secret_value()}"
-        self._http = httpx.AsyncClient(
-            base_url=cfg.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(cfg.timeout, connect=cfg.connect_timeout),
-            limits=httpx.Limits(max_connections=cfg.concurrency, max_keepalive_connections=cfg.concurrency),
-            transport=self._transport,
-        )
+        if self._transport is not None or proxy_for(cfg.base_url):
+            self._endpoint = HttpxEndpoint(cfg.base_url, headers, cfg.connect_timeout, cfg.concurrency, self._transport)
+        else:
+            self._endpoint = Endpoint(cfg.base_url, headers, cfg.connect_timeout)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        if self._endpoint is not None:
+            await self._endpoint.close()
+            self._endpoint = None
 
     @property
-    def http(self) -> httpx.AsyncClient:
-        if self._http is None:
+    def endpoint(self) -> Endpoint | HttpxEndpoint:
+        if self._endpoint is None:
             raise RuntimeError("ChatClient must be used inside 'async with'")
-        return self._http
+        return self._endpoint
 
     async def models(self) -> dict[str, Any]:
         """The endpoint's `/models` answer. Raises EndpointError when it cannot be had."""
+        reply = await self.endpoint.send("GET", "/models", None, None, self.config.timeout)
+        if reply.status != 200:
+            raise HTTPFailure(reply.status, error_text(reply.body))
         try:
-            resp = await self.http.get("/models")
-        except httpx.HTTPError as exc:
-            raise TransportFailure(f"{self.config.base_url}/models: {_describe(exc)}") from None
-        if resp.status_code != 200:
-            raise HTTPFailure(resp.status_code, _error_text(resp.content))
-        try:
-            return orjson.loads(resp.content)
+            return orjson.loads(reply.body)
         except orjson.JSONDecodeError:
             raise ProtocolFailure(f"{self.config.base_url}/models did not answer JSON") from None
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """Send one request with retries. Endpoint failures come back as `transport_error` responses."""
         body = orjson.dumps(build_body(request, self.config))
-        attempts = 0
         failures: list[str] = []
+        asked = perf_counter()
         async with self._slots:
+            queued = (perf_counter() - asked) * 1000.0  # waiting for a slot is the client's time, not the server's
             try:
-                async for attempt in AsyncRetrying(
-                    retry=retry_if_exception(lambda e: isinstance(e, EndpointError) and e.retryable),
-                    stop=stop_after_attempt(self.config.max_retries + 1),
-                    wait=self._wait,
-                    reraise=True,
-                ):
-                    with attempt:
-                        attempts = attempt.retry_state.attempt_number
-                        t0, sent_at = perf_counter(), time()
-                        try:
-                            got = await self._send_within_deadline(body, request.stream)
-                        except EndpointError as exc:
-                            failures.append(_failure_kind(exc))
-                            raise
+                got, sent_at = await self._attempts(body, request.stream, failures)
             except EndpointError as exc:
-                failed = self._failed(request, attempts, getattr(exc, "status", None), str(exc))
-                return failed.model_copy(update={"retried": failures})
-        done = self._response(request, got, t0, attempts)
-        return done.model_copy(update={"retried": failures, "sent_at": sent_at})
+                failed = failed_response(request, len(failures), getattr(exc, "status", None), str(exc))
+                failed.retried, failed.timing.queued = failures, queued
+                return failed
+        attempts = len(failures) + 1
+        done = build_response(
+            request, got, self.formats, opened=self.config.thinking_opened, attempts=attempts, queued=queued
+        )
+        done.retried, done.sent_at = failures, sent_at
+        return done
+
+    async def _attempts(self, body: bytes, stream: bool, failures: list[str]) -> tuple[Attempt, float]:
+        """The first attempt is made directly; tenacity (waits, Retry-After, stop) takes over only once it
+        failed, so a request that succeeds pays for no retry machinery. Appends each failure's fault class."""
+        sent_at = time()
+        try:
+            return await self._attempt(body, stream), sent_at
+        except EndpointError as exc:
+            failures.append(_failure_kind(exc))
+            if not exc.retryable or self.config.max_retries == 0:
+                raise
+            first = exc
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception(lambda e: isinstance(e, EndpointError) and e.retryable),
+            stop=stop_after_attempt(self.config.max_retries + 1),
+            wait=self._wait,
+            reraise=True,
+        ):
+            with attempt:
+                if attempt.retry_state.attempt_number == 1:
+                    raise first  # made above: tenacity decides how long to wait before the next
+                sent_at = time()
+                try:
+                    return await self._attempt(body, stream), sent_at
+                except EndpointError as exc:
+                    failures.append(_failure_kind(exc))
+                    raise
+        raise AssertionError("tenacity stops by raising the last error")
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -392,156 +227,16 @@ class ChatClient:
         # full jitter keeps many clients that failed together from retrying together
         return random.uniform(0, min(cfg.backoff_max, cfg.backoff_base * 2 ** (state.attempt_number - 1)))
 
-    async def _send_within_deadline(self, body: bytes, stream: bool) -> _Attempt:
-        try:
-            return await asyncio.wait_for(self._send(body, stream), self.config.timeout)
-        except asyncio.TimeoutError:
-            raise TransportFailure(
-                f"{self.config.base_url}: no complete response within {self.config.timeout:g}s"
-            ) from None
-
-    async def _send(self, body: bytes, stream: bool) -> _Attempt:
-        try:
-            async with self.http.stream("POST", "/chat/completions", content=body) as resp:
-                first_byte = perf_counter()
-                if resp.status_code != 200:
-                    raw = await resp.aread()
-                    raise HTTPFailure(resp.status_code, _error_text(raw), _retry_after(resp.headers.get("retry-after")))
-                kind = resp.headers.get("content-type", "")
-                if stream and kind.startswith("text/event-stream"):
-                    return await self._read_stream(resp, first_byte)
-                raw = await resp.aread()
-                return self._read_whole(raw, kind, first_byte, perf_counter())
-        except httpx.HTTPError as exc:
-            raise TransportFailure(f"{self.config.base_url}: {_describe(exc)}") from None
-
-    async def _read_stream(self, resp: httpx.Response, first_byte: float) -> _Attempt:
-        decoder = SSEDecoder()
-        acc = _Stream()
-        loads = orjson.loads
-        done = False
-        async for chunk in resp.aiter_raw():
-            now = perf_counter()
-            for payload in decoder.feed(chunk):
-                if payload == b"[DONE]":
-                    done = True
-                    continue
-                try:
-                    obj = loads(payload)
-                except orjson.JSONDecodeError:
-                    raise ProtocolFailure(f"malformed SSE data line: {payload[:80]!r}") from None
-                if type(obj) is not dict:
-                    raise ProtocolFailure(f"SSE data is not a JSON object: {payload[:80]!r}")
-                acc.event(obj, now)
-        end = perf_counter()
-        for payload in decoder.close():
-            if payload == b"[DONE]":
-                done = True
-        if not acc.seen_choice:
-            raise ProtocolFailure("stream carried no choices")
-        if not done and acc.finish is None:
-            raise ProtocolFailure("stream ended before a finish_reason or [DONE]")
-        return _Attempt(
-            content="".join(acc.content) if acc.content else None,
-            fields={k: "".join(v) for k, v in acc.reasoning.items()},
-            finish=acc.finish,
-            usage=acc.usage,
-            timings=acc.timings,
-            first_byte=first_byte,
-            end=end,
-            ttft=acc.ttft,
-            reasoning_t=acc.reasoning_t,
-            gaps=acc.gaps,
-            stream=acc,
-        )
-
-    def _read_whole(self, raw: bytes, kind: str, first_byte: float, end: float) -> _Attempt:
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            snippet = raw[:60].decode("utf-8", "replace").strip().replace("\n", " ")
-            if "json" in kind:
-                raise ProtocolFailure(f"malformed JSON in the response body: '{snippet}'") from None
-            raise ProtocolFailure(
-                f"expected a JSON chat completion, got {kind or 'no content type'}: '{snippet}'"
-            ) from None
-        if not isinstance(obj, dict):
-            raise ProtocolFailure("chat completion body is not a JSON object")
-        if "error" in obj:
-            raise _in_band_error(obj["error"])
-        choices = obj.get("choices")
-        if not choices or not isinstance(choices, list):
-            raise ProtocolFailure("chat completion has no choices")
-        choice = choices[0]
-        message = choice.get("message") or {}
-        fields = {n: v for n in REASONING_FIELDS if isinstance(v := message.get(n), str) and v}
-        picked = pick_reasoning(message)
-        if picked and picked[0] == "reasoning_details":
-            fields["reasoning_details"] = picked[1]
-        content = message.get("content")
-        return _Attempt(
-            content=content if isinstance(content, str) else None,
-            fields=fields,
-            finish=choice.get("finish_reason"),
-            usage=obj.get("usage"),
-            timings=obj.get("timings"),
-            first_byte=first_byte,
-            end=end,
-        )
-
-    def _response(self, request: ChatRequest, got: _Attempt, t0: float, attempts: int) -> ChatResponse:
-        picked = next(((n, got.fields[n]) for n in (*REASONING_FIELDS, "reasoning_details") if n in got.fields), None)
-        error = None
-        if got.finish == "abort":
-            error = "the server aborted the generation (finish_reason 'abort')"
-        split = split_completion(
-            content=got.content,
-            field=picked,
-            finish_reason=got.finish,
-            formats=self.formats,
-            thinking=request.thinking,
-            opened=self.config.thinking_opened,
-            stops=request.stop,
-            error=error,
-        )
-        done = split.completion
-        timing = Timing(first_byte=_ms(got.first_byte, t0), end=_ms(got.end, t0))
-        if got.stream is not None:
-            acc: _Stream = got.stream
-            inline = split.inline
-            first_inline = acc.time_of(inline.reasoning_at) if inline else None
-            first_r = min((t for t in (got.reasoning_t, first_inline) if t is not None), default=None)
-            first_c = acc.time_of(inline.content_at) if inline and done.content else None
-            if request.thinking is False and done.content and not got.content:
-                first_c = got.reasoning_t  # the answer arrived in the reasoning field
-            timing.ttft = _ms(got.ttft, t0)
-            timing.first_reasoning = _ms(first_r, t0) if done.reasoning else None
-            timing.first_content = _ms(first_c, t0)
-            timing.itl = _itl(got.gaps)
-        usage = _usage(got.usage, done.reasoning, done.content)
-        if timing.ttft is not None and timing.end is not None and usage.completion_tokens:
-            span = (timing.end - timing.ttft) / 1000.0
-            if usage.completion_tokens > 1 and span > 0:
-                timing.decode_rate = (usage.completion_tokens - 1) / span
-        return ChatResponse(
-            completion=done,
-            raw_content=got.content,
-            raw_reasoning=got.fields,
-            finish_reason=got.finish,
-            usage=usage,
-            timing=timing,
-            stream=request.stream,
-            attempts=attempts,
-            http_status=200,
-            error=error,
-            server_timings=got.timings,
-        )
-
-    def _failed(self, request: ChatRequest, attempts: int, status: int | None, error: str) -> ChatResponse:
-        done = split_completion(content=None, field=None, finish_reason=None, formats=(), error=error)
-        return ChatResponse(
-            completion=done.completion, stream=request.stream, attempts=attempts, http_status=status, error=error
-        )
+    async def _attempt(self, body: bytes, stream: bool) -> Attempt:
+        """One HTTP attempt within the deadline; a streamed body is parsed as it arrives."""
+        sink = StreamState() if stream else None
+        reply = await self.endpoint.send("POST", "/chat/completions", body, sink, self.config.timeout)
+        if reply.status != 200:
+            raise HTTPFailure(reply.status, error_text(reply.body), retry_after(reply.headers.get("retry-after")))
+        if reply.streamed and sink is not None:
+            return sink.finish_attempt(reply.sent, reply.first_byte, reply.end)
+        kind = reply.headers.get("content-type", "")
+        return read_whole(reply.body, kind, reply.sent, reply.first_byte, reply.end)
 
 
 def _failure_kind(exc: EndpointError) -> str:
@@ -552,13 +247,6 @@ def _failure_kind(exc: EndpointError) -> str:
         return "protocol"
     text = str(exc)
     return "timeout" if ("timed out" in text or "within" in text) else "connection"
-
-
-def _describe(exc: httpx.HTTPError) -> str:
-    if isinstance(exc, httpx.TimeoutException):
-        return f"timed out ({type(exc).__name__})"
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0]
 
 
 def check_config(**values: Any) -> ClientConfig:

@@ -49,6 +49,9 @@ class RunConfig(BaseModel):
     max_tokens: int | None = None
     temperature: float | None = None
     thinking: bool | None = None
+    thinking_switch: Literal["auto", "chat_template_kwargs", "reasoning_effort", "deepseek", "none"] = "auto"
+    """How thinking is switched on or off: auto is the first convention the probe saw work (none is sent when
+    thinking is left to the server); a name forces that convention."""
     thinking_opened: bool = False
     constraint: Mode = "auto"
     constraint_style: Style | None = None
@@ -60,12 +63,17 @@ class RunConfig(BaseModel):
     fail_under: float | None = None
     """Exit with code 1 when any task's accuracy is below this."""
     probe: bool = True
-    """Probe the endpoint first (stored in the manifest; needed for --constraint auto)."""
+    """Probe the endpoint first (stored in the manifest; needed for --constraint auto and --thinking-switch auto).
+    A resumed run is not probed again: it keeps what it pinned."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    judge_base_url: str | None = None
+    """A model judge for free-form answers the rules reject (any OpenAI-compatible endpoint); its key comes
+    from QUALEVAL_JUDGE_API_KEY, else OPENAI_API_KEY."""
+    judge_model: str | None = None
 
-    @field_validator("base_url")
+    @field_validator("base_url", "judge_base_url")
     @classmethod
-    def _url(cls, value: str) -> str:
+    def _url(cls, value: str | None) -> str | None:
         if value and not value.startswith(("http://", "https://")):
             raise ValueError(f"must start with http:// or https://, got '{value}'")
         return value
@@ -156,6 +164,8 @@ class RunConfig(BaseModel):
             raise ValueError("--out is needed")
         if self.request_rate and len(self.concurrency) > 1:
             raise ValueError("sweep either --concurrency or --request-rate, not both")
+        if bool(self.judge_base_url) != bool(self.judge_model):
+            raise ValueError("--judge-base-url and --judge-model go together")
         return self
 
     def levels(self) -> list[tuple[str, int, float | None]]:

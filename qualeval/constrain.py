@@ -8,6 +8,10 @@ Endpoint conventions (`Style`), from the servers' source:
   guided              vLLM < 0.12: {"guided_choice" | "guided_regex" | "guided_json": ...}
   sglang              SGLang: top-level {"regex": ...}; JSON through response_format
   response_format     OpenAI's {"response_format": {"type": "json_schema", ...}}; JSON only
+  json_schema         llama.cpp: a top-level {"json_schema": {...}}; JSON only
+  grammar             llama.cpp: a top-level {"grammar": "<GBNF>"}. It binds from the first token, thinking
+                      included (llama.cpp wraps only json_schema in an optional think block), so a run uses it
+                      in followup mode, where thinking is off (FIRST_TOKEN)
 """
 
 from __future__ import annotations
@@ -23,17 +27,30 @@ from pydantic import BaseModel
 from qualeval.tasks.spec import AnswerSpec
 
 __all__ = [
+    "FIRST_TOKEN",
+    "STYLES",
     "Constraint",
     "ConstraintRecord",
+    "Mode",
     "Style",
     "constraint_for",
+    "gbnf",
     "request_params",
     "styles_from_probe",
     "validate",
 ]
 
-Style = Literal["structured_outputs", "guided", "sglang", "response_format"]
+Style = Literal["structured_outputs", "guided", "sglang", "response_format", "json_schema", "grammar"]
 Mode = Literal["auto", "single", "followup", "off"]
+STYLES: tuple[Style, ...] = ("structured_outputs", "guided", "sglang", "response_format", "json_schema", "grammar")
+"""Every convention, best first: native choice/regex before JSON, and a grammar that binds from the first token
+last."""
+FIRST_TOKEN: frozenset[str] = frozenset({"grammar"})
+"""Conventions that constrain from the first token even where the server separates reasoning."""
+
+# GBNF (llama.cpp's grammar format): a JSON string as in llama.cpp's grammars/json.gbnf, less its \uXXXX escapes:
+# a lone surrogate (\udEbC) is JSON to that grammar but not to any JSON parser; other characters come as they are
+_GBNF_STRING = r'''string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" ["\\/bfnrt] )* "\""'''
 
 
 class Constraint(BaseModel):
@@ -107,8 +124,28 @@ def constraint_for(spec: AnswerSpec, choices: tuple[str, ...] = ()) -> Constrain
     return Constraint(kind="json", schema_=schema)
 
 
+def _gbnf_literal(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
+
+
+def gbnf(constraint: Constraint) -> str:
+    """The constraint as a llama.cpp GBNF grammar. Each accepts a subset of what `validate` accepts: the choices
+    themselves, a plain decimal number (constraint_for makes regex constraints for numbers only), or a JSON
+    object whose only key is a string `answer`."""
+    if constraint.kind == "choice":
+        return "root ::= " + " | ".join(_gbnf_literal(c) for c in constraint.choices) + "\n"
+    if constraint.kind == "regex":
+        return 'root ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)?\n'
+    return 'root ::= "{\\"answer\\": " string "}"\n' + _GBNF_STRING + "\n"
+
+
 def request_params(constraint: Constraint, style: Style) -> tuple[str, dict[str, Any]]:
     """The kind actually sent and the body keys that carry it, for one endpoint convention."""
+    if style == "grammar":
+        return constraint.kind, {"grammar": gbnf(constraint)}
+    if style == "json_schema":
+        return "json", {"json_schema": constraint.schema_}
     json_format = {
         "response_format": {
             "type": "json_schema",
@@ -167,6 +204,8 @@ _PROBE_STYLES: dict[str, Style] = {
     "guided_json": "guided",
     "regex (SGLang)": "sglang",
     "response_format.json_schema": "response_format",
+    "json_schema (llama.cpp)": "json_schema",
+    "grammar (llama.cpp)": "grammar",
 }
 
 
@@ -175,4 +214,4 @@ def styles_from_probe(verdicts: Mapping[str, str]) -> list[Style]:
     found = {
         _PROBE_STYLES[mode] for mode, verdict in verdicts.items() if verdict == "enforced" and mode in _PROBE_STYLES
     }
-    return [s for s in ("structured_outputs", "guided", "sglang", "response_format") if s in found]  # type: ignore[misc]
+    return [s for s in STYLES if s in found]

@@ -15,6 +15,7 @@ from qualeval.api import RunResult, finish_run
 from qualeval.config import RunConfig
 from qualeval.run import execute
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+from qualeval.transport import run_async
 
 __all__ = ["DEMO_TASKS", "run_demo"]
 
@@ -43,10 +44,5 @@ def run_demo(out: Path, *, progress: Callable[[RunConfig, Any], Any] | None = No
             constraint_style="guided",
             max_retries=2,
         )
-        if progress is not None:
-            summary = progress(config, execute)
-        else:
-            import asyncio
-
-            summary = asyncio.run(execute(config))
+        summary = progress(config, execute) if progress is not None else run_async(execute(config))
         return finish_run(config, summary)

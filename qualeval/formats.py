@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -28,6 +29,9 @@ class ReasoningFormat(BaseModel):
     """Channel formats: the final answer begins after this marker; text between `end` and it is dropped."""
     drop: tuple[str, ...] = ()
     """Markers removed from the final content wherever they appear."""
+    implicit_end: str | None = None
+    """A regular expression that ends an unclosed reasoning block where it matches; the matched text starts
+    the content. Qwen3.5 calls a tool from inside its thinking without writing `end` first."""
     models: tuple[str, ...] = ()
     description: str = ""
 
@@ -36,6 +40,20 @@ class ReasoningFormat(BaseModel):
     def _not_blank(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
             raise ValueError("a marker must not be empty or whitespace")
+        return value
+
+    @field_validator("implicit_end")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            pattern = re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression ({exc})") from None
+        # an empty match would end every block at its first character
+        if pattern.match(""):
+            raise ValueError("the regular expression must not match empty text")
         return value
 
     @property

@@ -10,6 +10,7 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "Completion",
+    "Grade",
     "ItlSummary",
     "Message",
     "ReasoningSource",
@@ -124,6 +125,8 @@ class Timing(BaseModel):
     itl: ItlSummary | None = None
     decode_rate: float | None = None
     """Completion tokens per second after the first token: (completion_tokens - 1) / (end - ttft)."""
+    queued: float | None = None
+    """Milliseconds the request waited in the client for a free slot before it was sent: never server time."""
 
 
 class Completion(BaseModel):
@@ -156,3 +159,13 @@ class ChatResponse(BaseModel):
     """Wall-clock time (Unix seconds) the final attempt was sent: places the request within its run."""
     server_timings: dict[str, Any] | None = None
     """llama.cpp's `timings` object, kept verbatim when present."""
+
+
+class Grade(BaseModel):
+    """A model judge's verdict on one free-form answer the rules did not accept, with its raw reply."""
+
+    verdict: Literal["correct", "incorrect", "not_attempted", "unreadable"]
+    reply: str
+    model: str
+    error: str | None = None
+    """Why no verdict came back (the judge's endpoint failed); the verdict is then `unreadable`."""

@@ -1,32 +1,37 @@
 """Score responses produced elsewhere, with no endpoint: `qualeval score`.
 
 Input, one JSON object per line:
-  qualeval  {"id", "content", "reasoning"?, "finish_reason"?, "target"?}
+  qualeval  {"id", "content", "reasoning"?, "finish_reason"?, "target"?, "choices"?}
             `id` is a sample id of the task (`gsm8k/test/0`, or just the last part, `0`); `target`, when
-            given, overrides the gold and no dataset is needed.
+            given, overrides the gold and no dataset is needed (a choice task then needs `choices` on the line,
+            or --data to read them from).
   lm-eval   lm-eval's samples_*.jsonl logs: `doc_id`, `doc`, `target`, `resps` (the raw model output).
-Reasoning inside the content (`<think>`...) is split off first, as for a live response.
+Reasoning inside the content (`<think>`...) is split off first, exactly as for a live response: the same
+formats, thinking switch and template-opened block. The verdict comes from the same judge as a live run's.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from qualeval.errors import InputError, validation_problem
-from qualeval.formats import resolve_formats
-from qualeval.models import Sample
-from qualeval.runner import judge
+from qualeval.formats import ReasoningFormat, resolve_formats
+from qualeval.grader import grader_for
+from qualeval.judge import Verdict, judge, wants_grade
+from qualeval.models import Completion, Grade, Sample
 from qualeval.split import split_completion
 from qualeval.summary import Outcome, TaskSummary, summarize
 from qualeval.tasks import Task, build_samples
 from qualeval.tasks.samples import sample_from_doc
 from qualeval.tasks.sources import jsonl_objects
 
-__all__ = ["ScoredItem", "score_file"]
+__all__ = ["Scored", "ScoredItem", "SplitOptions", "score_file"]
 
 Format = Literal["qualeval", "lm-eval"]
 
@@ -37,6 +42,7 @@ class _Line(BaseModel):
     reasoning: str | None = None
     finish_reason: str | None = None
     target: str | int | float | bool | None = None
+    choices: list[str] | None = None
 
 
 class ScoredItem(BaseModel):
@@ -49,6 +55,8 @@ class ScoredItem(BaseModel):
     gold: str
     naive_correct: bool | None = None
     rescue: str | None = None
+    f1: float | None = None
+    grade: Grade | None = None
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -100,67 +108,202 @@ class _Index:
         return hit
 
 
-def _target_sample(task: Task, key: str, target: Any) -> Sample:
+def _target_sample(task: Task, key: str, target: Any, choices: list[str] | None) -> Sample:
     gold = ("yes" if target else "no") if isinstance(target, bool) else str(target).strip()
-    return Sample(id=key, task=task.name, messages=(), gold=gold)
+    return Sample(id=key, task=task.name, messages=(), gold=gold, choices=tuple(choices or ()))
 
 
-def score_file(
-    task: Task, path: Path, *, data: Path | None = None, fmt: Format = "qualeval", rescue: bool = False
-) -> tuple[list[ScoredItem], TaskSummary]:
-    """Judge every response line against the task; one item per line, in file order."""
-    formats = resolve_formats(None)
+@dataclass(frozen=True, slots=True)
+class SplitOptions:
+    """How to split reasoning from the answer offline, as a live run would: `--thinking/--no-thinking`,
+    `--thinking-opened`, `--reasoning-format FILE`."""
+
+    formats: tuple[ReasoningFormat, ...] = ()
+    """Inline formats; empty means every built-in one."""
+    thinking: bool | None = None
+    opened: bool = False
+
+
+@dataclass(slots=True)
+class Scored:
+    """One line, judged: what `qualeval score` writes and reports."""
+
+    item: ScoredItem
+    sample: Sample
+    done: Completion
+    verdict: Verdict
+
+    def record(self, task: str) -> dict[str, Any]:
+        """The line in the shape of a run record, for the per-item browser of report.html."""
+        return {
+            "sample_id": self.item.id,
+            "task": task,
+            "attempt": 0,
+            "status": self.done.status,
+            "reasoning": self.done.reasoning,
+            "content": self.done.content,
+            "reasoning_source": self.done.reasoning_source,
+            "gold": self.sample.gold,
+            "extraction": self.verdict.extraction.model_dump(),
+            "score": self.verdict.score.model_dump(),
+            "constraint": {"mode": "off", "held": None, "style": None},
+            "error": None,
+        }
+
+
+def _sample_of(task: Task, line: _Line, doc: dict[str, Any] | None, index: _Index, where: str) -> Sample:
+    key = str(line.id)
+    if doc is not None:
+        sample = sample_from_doc(task, doc, key)
+    elif line.target is None:
+        sample = index.find(key, where)
+    else:
+        sample = _target_sample(task, key, line.target, line.choices)
+        if task.spec.answer.type == "choice" and not sample.choices and index.data is not None:
+            found = index.find(key, where)  # the line gives the gold; the data gives the options
+            sample = sample.model_copy(update={"choices": found.choices, "meta": found.meta})
+    if task.spec.answer.type == "choice" and not sample.choices:
+        raise InputError(
+            f"{where}: task {task.name} is multiple choice but item '{key}' has no choices: give \"choices\" on "
+            "the line, or --data so they are read from the dataset"
+        )
+    return sample
+
+
+def _completion(line: _Line, split: SplitOptions) -> Completion:
+    field = ("reasoning", line.reasoning) if line.reasoning else None
+    return split_completion(
+        content=line.content,
+        field=field,
+        finish_reason=line.finish_reason,
+        formats=split.formats or resolve_formats(None),
+        thinking=split.thinking,
+        opened=split.opened,
+    ).completion
+
+
+def _parse(obj: dict[str, Any], fmt: Format, where: str) -> tuple[_Line, dict[str, Any] | None]:
+    if fmt == "lm-eval":
+        return _from_lm_eval(obj, where)
+    try:
+        return _Line.model_validate(obj), None
+    except ValidationError as exc:
+        problem = validation_problem(exc)
+        raise InputError(f"{where}: field '{problem.field or '(line)'}': {problem.message}") from None
+
+
+def _item(sample: Sample, done: Completion, verdict: Verdict, grade: Grade | None = None) -> ScoredItem:
+    return ScoredItem(
+        id=sample.id,
+        status=done.status,
+        extracted=verdict.extraction.value,
+        method=verdict.extraction.rung,
+        correct=verdict.score.correct,
+        gold=sample.gold,
+        naive_correct=verdict.naive_correct,
+        rescue=verdict.rescue.value if verdict.rescue else None,
+        f1=verdict.score.f1,
+        grade=grade,
+    )
+
+
+def judge_lines(
+    task: Task,
+    path: Path,
+    *,
+    data: Path | None = None,
+    fmt: Format = "qualeval",
+    rescue: bool = False,
+    split: SplitOptions | None = None,
+) -> list[Scored]:
+    """Judge every response line against the task; one result per line, in file order."""
+    split = split or SplitOptions()
     index = _Index(task, data)
     seen: dict[str, int] = {}
-    items: list[ScoredItem] = []
-    outcomes: list[Outcome] = []
+    out: list[Scored] = []
     for number, obj in _lines(path):
         where = f"{path}:{number}"
-        doc = None
-        if fmt == "lm-eval":
-            line, doc = _from_lm_eval(obj, where)
-        else:
-            try:
-                line = _Line.model_validate(obj)
-            except ValidationError as exc:
-                problem = validation_problem(exc)
-                raise InputError(f"{where}: field '{problem.field or '(line)'}': {problem.message}") from None
-        key = str(line.id)
-        if doc is not None:
-            sample = sample_from_doc(task, doc, key)
-        elif line.target is not None:
-            sample = _target_sample(task, key, line.target)
-        else:
-            sample = index.find(key, where)
+        line, doc = _parse(obj, fmt, where)
+        sample = _sample_of(task, line, doc, index, where)
         if sample.id in seen:
-            raise InputError(f"{where}: id '{key}' appears twice (first on line {seen[sample.id]})")
+            raise InputError(f"{where}: id '{line.id}' appears twice (first on line {seen[sample.id]})")
         seen[sample.id] = number
-        field = ("reasoning", line.reasoning) if line.reasoning else None
-        done = split_completion(
-            content=line.content, field=field, finish_reason=line.finish_reason or "stop", formats=formats
-        ).completion
+        done = _completion(line, split)
         verdict = judge(task, sample, done, rescue=rescue)
-        items.append(
-            ScoredItem(
-                id=sample.id,
-                status=done.status,
-                extracted=verdict.extraction.value,
-                method=verdict.extraction.rung,
-                correct=verdict.score.correct,
-                gold=sample.gold,
-                naive_correct=verdict.naive_correct,
-                rescue=verdict.rescue.value if verdict.rescue else None,
-            )
-        )
-        outcomes.append(
-            Outcome(
-                status=done.status,
-                correct=verdict.score.correct,
-                rung=verdict.extraction.rung,
-                meta=sample.meta,
-                naive_correct=verdict.naive_correct,
-                rescued=verdict.rescue is not None and verdict.rescue.value is not None,
-                rescue_correct=bool(verdict.rescue_correct),
-            )
-        )
-    return items, summarize(task.name, outcomes, task.spec.breakdowns)
+        out.append(Scored(_item(sample, done, verdict), sample, done, verdict))
+    return out
+
+
+async def _grade_all(task: Task, scored: list[Scored], base_url: str, model: str, rescue: bool) -> None:
+    async with grader_for(base_url, model) as grader:
+        assert grader is not None
+        wanted = [s for s in scored if wants_grade(task, s.done, s.verdict)]
+        grades = await asyncio.gather(*(grader.grade(s.sample, s.done.content) for s in wanted))
+    for entry, grade in zip(wanted, grades, strict=True):
+        entry.verdict = judge(task, entry.sample, entry.done, rescue=rescue, grade=grade)
+        entry.item = _item(entry.sample, entry.done, entry.verdict, grade)
+
+
+def _outcome(entry: Scored) -> Outcome:
+    verdict = entry.verdict
+    return Outcome(
+        status=entry.done.status,
+        correct=verdict.score.correct,
+        rung=verdict.extraction.rung,
+        meta=entry.sample.meta,
+        naive_correct=verdict.naive_correct,
+        rescued=verdict.rescue is not None and verdict.rescue.value is not None,
+        rescue_correct=bool(verdict.rescue_correct),
+    )
+
+
+def score_file(task: Task, path: Path, **options: Any) -> tuple[list[ScoredItem], TaskSummary]:
+    """Judge every line; the options are score_lines'."""
+    items, summary, _ = score_lines(task, path, **options)
+    return items, summary
+
+
+def score_lines(
+    task: Task,
+    path: Path,
+    *,
+    data: Path | None = None,
+    fmt: Format = "qualeval",
+    rescue: bool = False,
+    split: SplitOptions | None = None,
+    judge_base_url: str | None = None,
+    judge_model: str | None = None,
+) -> tuple[list[ScoredItem], TaskSummary, list[Scored]]:
+    """score_file, also returning each line's full judgement (for reports)."""
+    scored = judge_lines(task, path, data=data, fmt=fmt, rescue=rescue, split=split)
+    if judge_base_url and judge_model:
+        asyncio.run(_grade_all(task, scored, judge_base_url, judge_model, rescue))
+    summary = summarize(task.name, (_outcome(s) for s in scored), task.spec.breakdowns)
+    return [s.item for s in scored], summary, scored
+
+
+def write_offline(
+    out: Path, task: Task, responses: Path, items: list[ScoredItem], summary: TaskSummary, scored: list[Scored]
+) -> None:
+    """items.jsonl and summary.json, then report.md and report.html (a report that fails is a warning)."""
+    from qualeval import __version__
+    from qualeval.metrics import linked, speed
+    from qualeval.report import write_reports_or_warn
+    from qualeval.runsummary import RunSummary, TaskReport
+    from qualeval.store import RunStore
+
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "items.jsonl").open("wb") as handle:
+        for item in items:
+            handle.write(item.model_dump_json().encode() + b"\n")
+    (out / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    report = TaskReport(summary=summary, speed=speed([]), linked=linked([], None))
+    run = RunSummary(
+        model=f"offline: {responses.name}",
+        base_url=str(responses),
+        simulated=False,
+        qualeval_version=__version__,
+        records=len(items),
+        tasks={task.name: report},
+    )
+    write_reports_or_warn(RunStore(out), run, (entry.record(task.name) for entry in scored))

@@ -45,8 +45,8 @@ def accuracy_vs_load(levels: Mapping[str, Any], task: str) -> str:
     labels = list(levels)
     x = _level_x(labels)
     acc = [levels[k].accuracy.accuracy for k in labels]
-    low = [a - levels[k].accuracy.low for a, k in zip(acc, labels, strict=True)]
-    high = [levels[k].accuracy.high - a for a, k in zip(acc, labels, strict=True)]
+    low = [max(0.0, a - levels[k].accuracy.low) for a, k in zip(acc, labels, strict=True)]
+    high = [max(0.0, levels[k].accuracy.high - a) for a, k in zip(acc, labels, strict=True)]
     fig, ax = _figure()
     ax.errorbar(x, acc, yerr=[low, high], marker="o", capsize=3)
     if len(x) > 2:
@@ -92,9 +92,10 @@ def accuracy_by_length(cells: Mapping[str, Any], task: str) -> str:
     """Accuracy for each bucket of reasoning length (tokens)."""
     labels = list(cells)
     acc = [cells[k].accuracy for k in labels]
+    # matplotlib refuses a negative error bar outright; an interval edge equal to the share is a zero bar
     err = [
-        [a - cells[k].low for a, k in zip(acc, labels, strict=True)],
-        [cells[k].high - a for a, k in zip(acc, labels, strict=True)],
+        [max(0.0, a - cells[k].low) for a, k in zip(acc, labels, strict=True)],
+        [max(0.0, cells[k].high - a) for a, k in zip(acc, labels, strict=True)],
     ]
     fig, ax = _figure()
     ax.bar(range(len(labels)), acc, yerr=err, capsize=3, color="#6b8cde")

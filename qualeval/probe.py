@@ -2,12 +2,18 @@
 
 Nothing here trusts documentation or a server's claims: a structured-output mode counts as enforced only
 when an answer no model would give unprompted comes back inside the constraint.
+
+A sampled model can pass a check once by chance, so each check is repeated with a fixed sequence of seeds
+until two samples in a row agree (at most REPEATS samples); a check that never settles is "inconclusive". The
+probe has its own token budget, never the run's: a sample that ran out of tokens before answering is sent
+again with twice the budget (up to four times the start) instead of counting.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import orjson
@@ -18,9 +24,16 @@ from qualeval.constrain import Style, styles_from_probe
 from qualeval.errors import EndpointError
 from qualeval.models import ChatRequest, ChatResponse, Message
 
-__all__ = ["ProbeResult", "probe"]
+__all__ = ["BUDGET", "REPEATS", "SEED", "ProbeResult", "probe", "settle"]
 
 Verdict = Literal["enforced", "ignored", "rejected", "inconclusive"]
+
+BUDGET = 2048
+"""Start token budget of each probe request (a sample that runs out is sent again with more)."""
+SEED = 1234
+"""The first of the seeds the probe samples with: seed + 0, seed + 1, ... for the repeats of a check."""
+REPEATS = 4
+"""Samples of one check at most: it stops as soon as two in a row agree."""
 
 _CHOICES = ["qv-alpha", "qv-beta", "qv-gamma"]
 _REGEX = "qv-[0-9]{4}"
@@ -47,12 +60,16 @@ _MODES: dict[str, dict[str, Any]] = {
     "guided_regex": {"guided_regex": _REGEX},
     "guided_json": {"guided_json": _SCHEMA},
     "regex (SGLang)": {"regex": _REGEX},
+    "json_schema (llama.cpp)": {"json_schema": _SCHEMA},
+    "grammar (llama.cpp)": {"grammar": 'root ::= "qv-" [0-9] [0-9] [0-9] [0-9]\n'},
 }
 
 
 class ModeResult(BaseModel):
     verdict: Verdict
     detail: str = ""
+    samples: list[str] = Field(default_factory=list)
+    """The verdict of each sample taken, in order (a starved sample, resent with more tokens, is not one)."""
 
 
 class ProbeResult(BaseModel):
@@ -70,7 +87,10 @@ class ProbeResult(BaseModel):
     hidden_reasoning: bool = False
     """Reasoning tokens are counted but no reasoning text is returned (OpenAI)."""
     thinking_switch: dict[str, str] = Field(default_factory=dict)
-    """Each convention for turning thinking off, and whether the endpoint obeyed it."""
+    """Each convention for turning thinking off, and whether the endpoint obeyed it: `works`, `ignored (still
+    reasons)`, `no reasoning seen either way`, `rejected: ...` or `inconclusive: ...`."""
+    budget: int = BUDGET
+    seed: int = SEED
     structured_outputs: dict[str, ModeResult] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
@@ -95,7 +115,7 @@ def _check(mode: str, resp: ChatResponse) -> ModeResult:
         )
     if mode.endswith("choice"):
         held = answer in _CHOICES
-    elif "regex" in mode:
+    elif "regex" in mode or "grammar" in mode:
         held = re.fullmatch(_REGEX, answer) is not None
     else:
         try:
@@ -106,37 +126,138 @@ def _check(mode: str, resp: ChatResponse) -> ModeResult:
     return ModeResult(verdict="enforced" if held else "ignored", detail=answer[:60])
 
 
-async def probe(client: ChatClient, model: str, *, max_tokens: int = 2048) -> ProbeResult:
-    """Probe the endpoint behind `client`. Raises EndpointError when it cannot be reached at all."""
-    served: list[str] = []
-    simulated = False
-    notes: list[str] = []
+Sample = Callable[[int, int], Awaitable[tuple[str, str, bool]]]
+"""(seed, token budget) -> (verdict, detail, starved): one sample of a check; starved means the budget ran out."""
+
+
+def _kind(verdict: str) -> str:
+    return verdict.split(":", 1)[0].split(" (", 1)[0]  # "rejected: HTTP 400 ..." and "rejected: ..." agree
+
+
+async def settle(
+    sample: Sample, budget: int, *, seed: int = SEED, repeats: int = REPEATS
+) -> tuple[str, str, list[str]]:
+    """Sample a check until two verdicts in a row agree: (verdict, detail, every verdict seen).
+
+    Seeds are seed, seed + 1, ...: fixed, so a probe is reproducible, yet different, so a repeat is a new sample.
+    The first two samples are always needed and go out together; any further one only when they disagree. A
+    starved sample does not count as a verdict: the next ones get twice the budget (up to four times the start).
+    """
+    seen: list[str] = []
+    detail = ""
+    cap = budget * 4
+    taken = 0
+    while taken < repeats:
+        width = 2 if taken == 0 else 1
+        sent = budget
+        batch = await asyncio.gather(*(sample(seed + taken + j, sent) for j in range(width)))
+        taken += width
+        for verdict, said, starved in batch:
+            if starved and sent < cap:
+                budget = min(cap, sent * 2)
+                continue
+            seen.append(verdict)
+            detail = said
+        if len(seen) >= 2 and _kind(seen[-1]) == _kind(seen[-2]):
+            return seen[-1], detail, seen
+    if len(seen) <= 1 and all(v == "inconclusive" for v in seen):
+        return "inconclusive", detail or f"no answer within {budget} tokens", seen
+    return "inconclusive", f"no stable verdict in {repeats} samples ({', '.join(seen)})", seen
+
+
+def _shared(send: Callable[[int, int], Awaitable[ChatResponse]]) -> Callable[[int, int], Awaitable[ChatResponse]]:
+    """One request per (seed, budget), however many checks compare against it."""
+    sent: dict[tuple[int, int], asyncio.Future[ChatResponse]] = {}
+
+    def get(seed: int, budget: int) -> Awaitable[ChatResponse]:
+        if (seed, budget) not in sent:
+            sent[(seed, budget)] = asyncio.ensure_future(send(seed, budget))
+        return sent[(seed, budget)]
+
+    return get
+
+
+def _starved(resp: ChatResponse) -> bool:
+    # a cut-off answer is no verdict either: half a JSON object would read as "ignored"
+    return resp.error is None and resp.completion.status in ("reasoning_truncated", "answer_truncated")
+
+
+def _mode_sample(client: ChatClient, model: str, mode: str) -> Sample:
+    async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
+        ask = _ask(model, _GREETING, max_tokens=budget, seed=seed, stream=False, extra_body=_MODES[mode])
+        resp = await client.chat(ask)
+        found = _check(mode, resp)
+        return found.verdict, found.detail, _starved(resp)
+
+    return sample
+
+
+def _switch_sample(
+    client: ChatClient, model: str, off_body: dict[str, Any], on: Callable[[int, int], Awaitable[ChatResponse]]
+) -> Sample:
+    async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
+        ask = _ask(model, _QUESTION, max_tokens=budget, seed=seed, stream=False, extra_body=off_body)
+        with_thinking, off = await asyncio.gather(on(seed, budget), client.chat(ask))
+        verdict = _switch_verdict(with_thinking, off)
+        return verdict, verdict, False
+
+    return sample
+
+
+async def _listing(client: ChatClient) -> tuple[list[str], bool, list[str]]:
     try:
         listing = await client.models()
-        data = listing.get("data") or []
-        served = [str(m.get("id")) for m in data if isinstance(m, dict)]
-        simulated = any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
     except EndpointError as exc:
-        notes.append(f"/models unavailable: {exc}")
-    question = "What is the capital of France? Answer in one word."
-    base, streamed, *offs = await asyncio.gather(
-        client.chat(_ask(model, question, max_tokens=max_tokens, stream=False)),
-        client.chat(_ask(model, question, max_tokens=max_tokens, stream=True)),
-        *(
-            client.chat(_ask(model, question, max_tokens=max_tokens, stream=False, extra_body=body))
-            for body in _SWITCHES.values()
-        ),
+        return [], False, [f"/models unavailable: {exc}"]
+    data = listing.get("data") or []
+    served = [str(m.get("id")) for m in data if isinstance(m, dict)]
+    simulated = any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
+    return served, simulated, []
+
+
+_QUESTION = "What is the capital of France? Answer in one word."
+_GREETING = "Reply with a short friendly greeting."
+
+
+async def probe(client: ChatClient, model: str, *, max_tokens: int = BUDGET, seed: int = SEED) -> ProbeResult:
+    """Probe the endpoint behind `client` with its own token budget (`max_tokens`, the start budget) and seeds.
+    Raises EndpointError when it cannot be reached at all."""
+    served, simulated, notes = await _listing(client)
+    on = _shared(lambda s, b: client.chat(_ask(model, _QUESTION, max_tokens=b, seed=s, stream=False)))
+    modes = list(_MODES)
+    # everything at once: each check's samples wait only for their own requests
+    base, streamed, *settled = await asyncio.gather(
+        on(seed, max_tokens),
+        client.chat(_ask(model, _QUESTION, max_tokens=max_tokens, seed=seed, stream=True)),
+        *(settle(_switch_sample(client, model, body, on), max_tokens, seed=seed) for body in _SWITCHES.values()),
+        *(settle(_mode_sample(client, model, m), max_tokens, seed=seed) for m in modes),
     )
     if base.error and streamed.error:
         raise EndpointError(f"{client.config.base_url}: chat completions failed: {base.error}")
-    greeting = "Reply with a short friendly greeting."
-    modes = list(_MODES)
-    checks = await asyncio.gather(
-        *(client.chat(_ask(model, greeting, max_tokens=max_tokens, stream=False, extra_body=_MODES[m])) for m in modes)
-    )
+    switches, checks = settled[: len(_SWITCHES)], settled[len(_SWITCHES) :]
     result = ProbeResult(
-        base_url=client.config.base_url, model=model, simulated=simulated, served_models=served, notes=notes
+        base_url=client.config.base_url,
+        model=model,
+        simulated=simulated,
+        served_models=served,
+        notes=notes,
+        budget=max_tokens,
+        seed=seed,
     )
+    _reasoning(result, base, streamed)
+    result.thinking_switch = {
+        name: verdict if verdict != "inconclusive" else f"inconclusive: {detail}"
+        for name, (verdict, detail, _) in zip(_SWITCHES, switches, strict=True)
+    }
+    result.structured_outputs = {
+        m: ModeResult(verdict=verdict, detail=detail, samples=seen)  # type: ignore[arg-type]
+        for m, (verdict, detail, seen) in zip(modes, checks, strict=True)
+    }
+    return result
+
+
+def _reasoning(result: ProbeResult, base: ChatResponse, streamed: ChatResponse) -> None:
+    """Where reasoning arrives, streaming and not, and what usage says about it."""
     result.reasoning_source = base.completion.reasoning_source
     result.reasoning_fields = sorted(set(base.raw_reasoning) | set(streamed.raw_reasoning))
     result.stream_reasoning_source = streamed.completion.reasoning_source
@@ -151,9 +272,6 @@ async def probe(client: ChatClient, model: str, *, max_tokens: int = 2048) -> Pr
         result.notes.append(
             f"stream and non-stream split differently ({result.stream_reasoning_source} vs {result.reasoning_source})"
         )
-    result.thinking_switch = {name: _switch_verdict(base, off) for name, off in zip(_SWITCHES, offs, strict=True)}
-    result.structured_outputs = {m: _check(m, r) for m, r in zip(modes, checks, strict=True)}
-    return result
 
 
 def _switch_verdict(on: ChatResponse, off: ChatResponse) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,15 @@ from qualeval.metrics import Distribution
 from qualeval.run import RunSummary
 from qualeval.store import RunStore
 
-__all__ = ["ITEM_CAP", "compare_html", "html_report", "markdown_report", "write_reports"]
+__all__ = [
+    "ITEM_CAP",
+    "compare_html",
+    "html_report",
+    "markdown_report",
+    "warn",
+    "write_reports",
+    "write_reports_or_warn",
+]
 
 ITEM_CAP = 2000
 """The per-item browser shows at most this many records (wrong and unanswered first)."""
@@ -90,6 +99,21 @@ def _ordered(records: Iterable[dict[str, Any]], cap: int) -> list[dict[str, Any]
     return (bad + good)[:cap]
 
 
+def warn(message: str) -> None:
+    """One line on stderr: a report problem is never a reason to fail a run whose records are safe."""
+    first = message.strip().splitlines()[0] if message.strip() else "unknown problem"
+    print(f"warning: {first}", file=sys.stderr, flush=True)
+
+
+def _figure(draw: Callable[..., str], *args: Any) -> list[str]:
+    """One plot, or none: a plot that fails is left out of the report with a warning."""
+    try:
+        return [draw(*args)]
+    except Exception as exc:  # matplotlib raises many kinds; any of them only costs this figure
+        warn(f"plot {draw.__name__} for {args[-1]} left out: {type(exc).__name__}: {exc}")
+        return []
+
+
 def _plots(summary: RunSummary, latencies: dict[str, dict[bool, list[float]]]) -> dict[str, list[str]]:
     from qualeval import plots
 
@@ -97,12 +121,13 @@ def _plots(summary: RunSummary, latencies: dict[str, dict[bool, list[float]]]) -
     for name, t in summary.tasks.items():
         figures = []
         if len(t.levels) > 1:
-            figures += [plots.accuracy_vs_load(t.levels, name), plots.throughput_vs_load(t.levels, name)]
+            figures += _figure(plots.accuracy_vs_load, t.levels, name)
+            figures += _figure(plots.throughput_vs_load, t.levels, name)
         by = latencies.get(name, {})
         if by.get(True) or by.get(False):
-            figures.append(plots.latency_by_outcome(by.get(True, []), by.get(False, []), name))
+            figures += _figure(plots.latency_by_outcome, by.get(True, []), by.get(False, []), name)
         if len(t.linked.accuracy_by_reasoning_length) > 1:
-            figures.append(plots.accuracy_by_length(t.linked.accuracy_by_reasoning_length, name))
+            figures += _figure(plots.accuracy_by_length, t.linked.accuracy_by_reasoning_length, name)
         out[name] = figures
     return out
 
@@ -251,6 +276,21 @@ def write_reports(store: RunStore, summary: RunSummary, records: Iterable[dict[s
         store.write_text("report.md", markdown_report(summary)),
         store.write_text("report.html", html_report(summary, records)),
     )
+
+
+def write_reports_or_warn(store: RunStore, summary: RunSummary, records: Iterable[dict[str, Any]]) -> bool:
+    """write_reports, for a run or rescore whose records and summary are already safe on disk: a report that
+    fails is a warning (one line on stderr), never a traceback or an exit code of its own."""
+    for name, render in (
+        ("report.md", lambda: markdown_report(summary)),
+        ("report.html", lambda: html_report(summary, records)),
+    ):
+        try:
+            store.write_text(name, render())
+        except Exception as exc:  # a report bug must not cost the user a finished run
+            warn(f"{store.root / name} not written: {type(exc).__name__}: {exc}")
+            return False
+    return True
 
 
 def compare_html(result: Comparison) -> str:

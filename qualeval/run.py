@@ -8,63 +8,44 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
 
 from qualeval import __version__
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.config import RunConfig
-from qualeval.constrain import Style
+from qualeval.constrain import ConstraintRecord
 from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
-from qualeval.metrics import Attempt, Linked, Repeated, Speed, Timed, linked, repeated, speed
-from qualeval.models import Completion, Sample
-from qualeval.probe import ProbeResult, probe
-from qualeval.runner import Record, judge, outcome_of, resolve_mode, run_one
-from qualeval.store import RunStore, fingerprint
-from qualeval.summary import Cell, Outcome, TaskSummary, summarize
+from qualeval.grader import Grader, grader_for
+from qualeval.judge import judge
+from qualeval.models import Completion, Grade, Sample
+from qualeval.pinned import SETTINGS_EXCLUDED, Pinned, pinned_of, refuse_conflicts, resolve
+from qualeval.probe import probe
+from qualeval.runner import Record, run_one
+from qualeval.runsummary import LevelReport, RunSummary, TaskReport, summarize_records, timed_of
+from qualeval.store import Key, RunStore, fingerprint
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.spec import TaskSpec
 
-__all__ = ["RunSummary", "TaskReport", "execute", "load_run_tasks", "rescore", "summarize_records", "timed_of"]
+__all__ = [
+    "LevelReport",
+    "RunSummary",
+    "TaskReport",
+    "execute",
+    "load_run_tasks",
+    "rescore",
+    "summarize_records",
+    "timed_of",
+]
 
-
-class LevelReport(BaseModel):
-    """One load level: the same items as every other level, under this load."""
-
-    accuracy: Cell
-    speed: Speed
-
-
-class TaskReport(BaseModel):
-    summary: TaskSummary
-    repeated: Repeated | None = None
-    speed: Speed
-    """Over every level; throughput only when there is one level."""
-    levels: dict[str, LevelReport] = {}
-    linked: Linked
-    faults: dict[str, int] = {}
-    """Every failed attempt by fault class (429, 503, connection, timeout, protocol...), retried or final."""
-    errors: dict[str, int] = {}
-    """The most common errors of requests that failed for good (never scored as answers)."""
-
-
-class RunSummary(BaseModel):
-    model: str
-    base_url: str
-    simulated: bool
-    qualeval_version: str
-    started: str | None = None
-    wall_s: float | None = None
-    records: int
-    rescored: bool = False
-    tasks: dict[str, TaskReport]
+PROBE_CONCURRENCY = 32
+"""Requests in flight while probing (each check is sampled repeatedly), whatever the run's own concurrency."""
 
 
 def _now() -> str:
@@ -91,17 +72,18 @@ def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
     return out
 
 
-def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> dict[str, Any]:
+def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: Pinned | None) -> dict[str, Any]:
+    """The manifest; its fingerprint covers the samples, the settings and what the run pinned (once it has)."""
     rows = [(s.id, s.gold, s.messages[-1].content) for _, samples in work for s in samples]
-    settings = config.model_dump(
-        mode="json", exclude={"out", "concurrency", "timeout", "max_retries", "fail_under", "probe"}
-    )
+    settings = config.model_dump(mode="json", exclude=set(SETTINGS_EXCLUDED))
+    rows.append(("settings", orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode(), ""))
+    if pinned is not None:
+        rows.append(("pinned", orjson.dumps(pinned.fingerprinted(), option=orjson.OPT_SORT_KEYS).decode(), ""))
     return {
         "qualeval_version": __version__,
         "config": config.model_dump(mode="json"),  # holds no secret: the API key is never part of it
-        "fingerprint": fingerprint(
-            [*rows, ("settings", orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode(), "")]
-        ),
+        "fingerprint": fingerprint(rows),
+        "pinned": pinned.model_dump(mode="json") if pinned else None,
         "tasks": {
             t.name: {
                 "file": str(t.path) if t.path else None,
@@ -115,25 +97,49 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> dict[
     }
 
 
-async def _preflight(client: ChatClient, config: RunConfig) -> tuple[dict[str, Any] | None, ProbeResult | None]:
-    try:
-        models = await client.models()
-    except TransportFailure as exc:
-        raise EndpointError(f"cannot reach the endpoint: {exc}") from None
-    except HTTPFailure as exc:
-        if exc.status in (401, 403):
-            raise EndpointError(f"{config.base_url} refused us: {exc}") from None
-        models = None  # some servers have no /models; the chat requests will tell
-    found = None
-    if config.probe:
-        found = await probe(client, config.model, max_tokens=min(config.max_tokens or 2048, 2048))
-    return models, found
+def _client_config(config: RunConfig, concurrency: int, switch: str = "none") -> ClientConfig:
+    return ClientConfig(
+        base_url=config.base_url,
+        concurrency=concurrency,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+        thinking_opened=config.thinking_opened,
+        max_tokens_field=config.max_tokens_field,
+        thinking_switch=switch,  # type: ignore[arg-type]
+    )
 
 
-def _styles(config: RunConfig, found: ProbeResult | None) -> list[Style]:
-    if config.constraint_style:
-        return [config.constraint_style]
-    return found.styles() if found else []
+def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> bool | None:
+    """The thinking value the run's requests will carry: the flag's, else a task's own default."""
+    if config.thinking is not None:
+        return config.thinking
+    return next((t.spec.generation.thinking for t, _ in work if t.spec.generation.thinking is not None), None)
+
+
+async def _preflight(
+    config: RunConfig, wanted: bool | None, old: dict[str, Any] | None
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, Pinned, bool]:
+    """The server's /models answer, the probe result, and the pinned resolution (a resumed run's own, with its
+    probe: never probed again, never nulled); the flag says whether it was resolved now."""
+    pinned = pinned_of(old)
+    fresh = pinned is None
+    if fresh and not config.probe:
+        pinned = resolve(config, None, wanted)  # nothing to learn from the endpoint: refuse before contacting it
+    async with ChatClient(_client_config(config, PROBE_CONCURRENCY)) as client:
+        try:
+            models = await client.models()
+        except TransportFailure as exc:
+            raise EndpointError(f"cannot reach the endpoint: {exc}") from None
+        except HTTPFailure as exc:
+            if exc.status in (401, 403):
+                raise EndpointError(f"{config.base_url} refused us: {exc}") from None
+            models = None  # some servers have no /models; the chat requests will tell
+        if pinned is not None:
+            kept = None if fresh else ((old or {}).get("server") or {}).get("probe")  # a resumed run's own probe
+            return models, kept, pinned, fresh
+        found = await probe(client, config.model)  # the probe's own budget and seeds, never the run's
+    pinned = resolve(config, found, wanted)  # a request that cannot be honoured stops here, before any is sent
+    return models, found.model_dump(mode="json"), pinned, True
 
 
 async def execute(
@@ -146,77 +152,93 @@ async def execute(
     work = load_run_tasks(config)
     assert config.out is not None
     store = RunStore(config.out)
-    manifest = _manifest(config, work)
+    old = store.manifest()
+    manifest = _manifest(config, work, pinned_of(old, config.out / "manifest.json"))
+    if old is not None:
+        refuse_conflicts(config.out, old, manifest["config"])
     store.check(manifest)  # local mistakes surface before the endpoint is contacted
-    levels = config.levels()
-    client_config = ClientConfig(
-        base_url=config.base_url,
-        concurrency=max(cap for _, cap, _ in levels),
-        timeout=config.timeout,
-        max_retries=config.max_retries,
-        thinking_opened=config.thinking_opened,
-        max_tokens_field=config.max_tokens_field,
-    )
     started = time.perf_counter()
-    async with ChatClient(client_config) as client:
-        models, found = await _preflight(client, config)
-        manifest["server"] = {"models": models, "probe": found.model_dump(mode="json") if found else None}
-        manifest["simulated"] = bool(found and found.simulated) or _simulated(models)
-        done = store.open(manifest)
-        mode, style = resolve_mode(config.constraint, _styles(config, found))
-        items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
+    models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old)
+    manifest = {**_manifest(config, work, pinned), "started": manifest["started"]}
+    manifest["server"] = {"models": models, "probe": found}
+    manifest["simulated"] = bool(found and found.get("simulated")) or _simulated(models)
+    done = store.open(manifest)
+    for note in pinned.notes if fresh else ():
+        print(f"note: {note}", file=sys.stderr, flush=True)
+    items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
+    levels = config.levels()
+    if on_start:
         remaining = sum((s.id, a, label) not in done for label, _, _ in levels for _, s, a in items)
-        if on_start:
-            on_start(len(items) * len(levels) - remaining, len(items) * len(levels))
-        overrides = {
-            "max_tokens": config.max_tokens,
-            "temperature": config.temperature,
-            "thinking": config.thinking,
-            "stream": config.stream,
-        }
-        session = manifest["started"]
-
-        async def one(item: tuple[Task, Sample, int], level: str, warmup: bool) -> None:
-            task, sample, attempt = item
-            record = await run_one(
-                client,
-                task,
-                sample,
-                model=config.model,
-                mode=mode,
-                style=style,
-                rescue=config.rescue,
-                attempt=attempt,
-                level=level,
-                warmup=warmup,
-                session=session,
-                **overrides,
-            )
-            store.append(record.model_dump_json().encode())
-            if on_record:
-                on_record(record)
-
-        try:
-            for label, cap, rate in levels:
-                # the same warm-up items at every level, whatever was resumed
-                warm = items[: config.warmup]
-                for item in warm:
-                    if (item[1].id, item[2], label) not in done:
-                        await one(item, label, True)
-                todo = [x for x in items[config.warmup :] if (x[1].id, x[2], label) not in done]
-                if rate is None:
-                    await _closed_loop(todo, cap, lambda x, lab=label: one(x, lab, False))
-                else:
-                    rng = random.Random(f"{config.arrival_seed}|{label}")
-                    await _open_loop(todo, rate, config.burstiness, rng, lambda x, lab=label: one(x, lab, False))
-        finally:
-            store.close()
+        on_start(len(items) * len(levels) - remaining, len(items) * len(levels))
+    client_config = _client_config(config, max(cap for _, cap, _ in levels), pinned.thinking_switch)
+    try:
+        judging = grader_for(config.judge_base_url, config.judge_model, max(cap for _, cap, _ in levels))
+        async with ChatClient(client_config) as client, judging as grader:
+            await _send_all(client, config, items, store, done, pinned, manifest["started"], on_record, grader)
+    finally:
+        store.close()
     wall = time.perf_counter() - started
     summary = summarize_records(store, config, [t for t, _ in work], manifest["simulated"])
     summary.started = manifest["started"]
     summary.wall_s = wall
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary
+
+
+async def _send_all(
+    client: ChatClient,
+    config: RunConfig,
+    items: list[tuple[Task, Sample, int]],
+    store: RunStore,
+    done: set[Key],
+    pinned: Pinned,
+    session: str,
+    on_record: Callable[[Record], None] | None,
+    grader: Grader | None = None,
+) -> None:
+    """Every request not yet recorded, level by level, each record appended as it completes."""
+    overrides = {
+        "max_tokens": config.max_tokens,
+        "temperature": config.temperature,
+        "thinking": config.thinking,
+        "stream": config.stream,
+    }
+
+    async def one(item: tuple[Task, Sample, int], level: str, warmup: bool) -> None:
+        task, sample, attempt = item
+        record = await run_one(
+            client,
+            task,
+            sample,
+            model=config.model,
+            mode=pinned.constraint,
+            style=pinned.constraint_style,
+            rescue=config.rescue,
+            attempt=attempt,
+            level=level,
+            warmup=warmup,
+            session=session,
+            grader=grader,
+            **overrides,
+        )
+        earlier = store.history.get((sample.id, attempt, level))
+        if earlier:  # sent again after failing for good in an earlier session: its faults still count
+            record = record.model_copy(update={"retried": [*earlier, *record.retried]})
+        store.append(record.model_dump_json().encode())
+        if on_record:
+            on_record(record)
+
+    for label, cap, rate in config.levels():
+        # the same warm-up items at every level, whatever was resumed
+        for item in items[: config.warmup]:
+            if (item[1].id, item[2], label) not in done:
+                await one(item, label, True)
+        todo = [x for x in items[config.warmup :] if (x[1].id, x[2], label) not in done]
+        if rate is None:
+            await _closed_loop(todo, cap, lambda x, lab=label: one(x, lab, False))
+        else:
+            rng = random.Random(f"{config.arrival_seed}|{label}")
+            await _open_loop(todo, rate, config.burstiness, rng, lambda x, lab=label: one(x, lab, False))
 
 
 async def _closed_loop(todo: list[Any], workers: int, run: Callable[[Any], Awaitable[None]]) -> None:
@@ -246,89 +268,6 @@ async def _open_loop(
 def _simulated(models: dict[str, Any] | None) -> bool:
     data = (models or {}).get("data") or []
     return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
-
-
-def timed_of(row: dict[str, Any]) -> Timed:
-    """The speed figures' view of a record, read from its JSON form."""
-    t, u = row.get("timing") or {}, row.get("usage") or {}
-    itl = t.get("itl") or {}
-    body = row.get("request") or {}
-    return Timed(
-        level=row.get("level", ""),
-        warmup=bool(row.get("warmup")),
-        session=row.get("session", ""),
-        sent_at=row.get("sent_at"),
-        correct=row["score"]["correct"],
-        status=row["status"],
-        ttft=t.get("ttft"),
-        first_reasoning=t.get("first_reasoning"),
-        first_content=t.get("first_content"),
-        end=t.get("end"),
-        itl_hist=itl.get("hist") or {},
-        itl_count=itl.get("count", 0),
-        itl_mean=itl.get("mean"),
-        completion_tokens=u.get("completion_tokens"),
-        reasoning_tokens=u.get("reasoning_tokens"),
-        answer_tokens=u.get("answer_tokens"),
-        budget=body.get("max_tokens") or body.get("max_completion_tokens"),
-    )
-
-
-def summarize_records(
-    store: RunStore,
-    config: RunConfig,
-    tasks: list[Task],
-    simulated: bool,
-    records: Iterator[dict[str, Any]] | None = None,
-) -> RunSummary:
-    """One pass over the records (streamed), compact rows per task, then the figures."""
-    outcomes: dict[str, list[Outcome]] = {t.name: [] for t in tasks}
-    attempts: dict[str, list[Attempt]] = {t.name: [] for t in tasks}
-    timed: dict[str, list[Timed]] = {t.name: [] for t in tasks}
-    faults: dict[str, Counter[str]] = {t.name: Counter() for t in tasks}
-    errors: dict[str, Counter[str]] = {t.name: Counter() for t in tasks}
-    count = 0
-    for row in records if records is not None else store.records():
-        name = row["task"]
-        if name not in outcomes:
-            continue
-        count += 1
-        outcomes[name].append(outcome_of(row))
-        attempts[name].append(Attempt(row["sample_id"], row["score"]["correct"], row["extraction"]["value"]))
-        timed[name].append(timed_of(row))
-        faults[name].update(row.get("retried") or ())
-        if row.get("error"):
-            errors[name][row["error"]] += 1
-    labels = [label for label, _, _ in config.levels()]
-    reports = {}
-    for task in tasks:
-        name = task.name
-        rows = timed[name]
-        levels = {}
-        for label in labels:
-            at = [r for r in rows if r.level == label]
-            if at:
-                levels[label] = LevelReport(accuracy=Cell.of([r.correct for r in at]), speed=speed(at, config.slo))
-        # pooled over several levels: latencies yes, throughput no (it only means something per level)
-        overall = speed(rows, config.slo, throughput=len(levels) <= 1)
-        rep = repeated(attempts[name], config.samples_per_item) if config.samples_per_item > 1 else None
-        reports[name] = TaskReport(
-            summary=summarize(name, outcomes[name], task.spec.breakdowns),
-            repeated=rep,
-            speed=overall,
-            levels=levels,
-            linked=linked(rows, overall.duration_s),
-            faults=dict(faults[name]),
-            errors=dict(errors[name].most_common(5)),
-        )
-    return RunSummary(
-        model=config.model,
-        base_url=config.base_url,
-        simulated=simulated,
-        qualeval_version=__version__,
-        records=count,
-        tasks=reports,
-    )
 
 
 def _run_config(manifest: dict[str, Any], root: Path) -> RunConfig:
@@ -389,13 +328,9 @@ def _rejudged(task: Task, row: dict[str, Any], rescue: bool) -> dict[str, Any]:
         reasoning_source=row["reasoning_source"],
         status=row["status"],
     )
-    constraint = row.get("constraint") or {}
-    held = None
-    if constraint.get("held"):
-        follow = constraint.get("followup")
-        answer = follow["content"] if follow else row["content"]
-        held = _held_answer(answer, constraint.get("kind"))
-    verdict = judge(task, sample, done, held=held, rescue=rescue)
+    constraint = ConstraintRecord.model_validate(row.get("constraint") or {"mode": "off"})
+    grade = Grade.model_validate(row["grade"]) if row.get("grade") else None
+    verdict = judge(task, sample, done, constraint, rescue=rescue, grade=grade)
     return {
         **row,
         "extraction": verdict.extraction.model_dump(),
@@ -404,13 +339,3 @@ def _rejudged(task: Task, row: dict[str, Any], rescue: bool) -> dict[str, Any]:
         "rescue": verdict.rescue.model_dump() if verdict.rescue else None,
         "rescue_correct": verdict.rescue_correct,
     }
-
-
-def _held_answer(content: str, kind: str | None) -> str | None:
-    if kind == "json":
-        try:
-            obj = orjson.loads(content)
-            return str(obj["answer"]) if isinstance(obj, dict) and "answer" in obj else None
-        except orjson.JSONDecodeError:
-            return None
-    return content.strip()

@@ -5,27 +5,40 @@ Constraint modes:
   single    the constraint rides on the main request (reasoning servers apply it after the thinking)
   followup  the main request reasons freely; a second short request, thinking off, asks for the final answer
             only, under the constraint. Its timing and tokens are kept apart from the main request's.
-  auto      single when the probe found a convention the endpoint enforces, otherwise off
+  auto      single when the probe found a convention the endpoint enforces and the server returns reasoning
+            apart from the answer; followup when it enforces one but reasoning comes inline (a constraint from
+            the first token would silence the thinking); otherwise off
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
 from qualeval.client import ChatClient, build_body
-from qualeval.constrain import Constraint, ConstraintRecord, Mode, Style, constraint_for, request_params, validate
-from qualeval.extract import Extraction, extract, naive_extract, typed_value
-from qualeval.models import ChatRequest, ChatResponse, Completion, Message, Sample, Timing, Usage
-from qualeval.score import Score, score
+from qualeval.constrain import (
+    FIRST_TOKEN,
+    Constraint,
+    ConstraintRecord,
+    Mode,
+    Style,
+    constraint_for,
+    request_params,
+    validate,
+)
+from qualeval.errors import InputError
+from qualeval.extract import Extraction
+from qualeval.grader import Grader
+from qualeval.judge import judge, wants_grade
+from qualeval.models import ChatRequest, ChatResponse, Grade, Message, Sample, Timing, Usage
+from qualeval.score import Score
 from qualeval.summary import Outcome
 from qualeval.tasks.load import Task
 
-__all__ = ["Record", "Verdict", "judge", "outcome_of", "request_for", "resolve_mode", "run_one", "run_samples"]
+__all__ = ["Record", "outcome_of", "request_for", "resolve_mode", "run_one", "run_samples"]
 
 FOLLOWUP_PROMPT = "Now give only your final answer, with nothing else."
 
@@ -71,6 +84,10 @@ class Record(BaseModel):
     aliases: tuple[str, ...] = ()
     meta: dict[str, Any]
     error: str | None = None
+    server_timings: dict[str, Any] | None = None
+    """The server's own timing report when it sends one (llama.cpp's `timings`), verbatim."""
+    grade: Grade | None = None
+    """A model judge's verdict, where one was asked (a free-form answer the rules rejected)."""
 
     def outcome(self) -> Outcome:
         return outcome_of(self.model_dump(mode="json"))
@@ -89,44 +106,6 @@ def outcome_of(row: dict[str, Any]) -> Outcome:
         rescued=bool(rescue and rescue.get("value") is not None),
         rescue_correct=bool(row.get("rescue_correct")),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    extraction: Extraction
-    score: Score
-    naive_correct: bool | None
-    rescue: Extraction | None = None
-    rescue_correct: bool | None = None
-
-
-def judge(task: Task, sample: Sample, done: Completion, *, held: str | None = None, rescue: bool = False) -> Verdict:
-    """Extract and score one completion. `held`: the answer a validated constraint delivered.
-
-    Answers come from the final content only. A transport error or filtered response is never scored.
-    """
-    spec = task.spec
-    if done.status in ("transport_error", "content_filter"):
-        return Verdict(
-            Extraction(value=None, rung="none"), Score(correct=False, detail=f"not scored: {done.status}"), None
-        )
-    found = None
-    if held is not None and (value := typed_value(held, spec.answer, sample.choices)) is not None:
-        found = Extraction(value=value, rung="constraint", raw=held)
-    if found is None:
-        found = extract(done.content, spec.answer, sample.choices, math=spec.scorer.kind == "math")
-    verdict = score(found.value, sample, spec.scorer, spec.answer)
-    naive_correct = None
-    if spec.answer.type != "text":  # "the last number anywhere" means nothing for free-text answers
-        naive = naive_extract(done.reasoning, done.content, spec.answer, sample.choices)
-        naive_correct = score(naive, sample, spec.scorer, spec.answer).correct
-    if rescue and not done.content.strip() and done.reasoning.strip():
-        saved = extract(done.reasoning, spec.answer, sample.choices)
-        saved = Extraction(value=saved.value, rung="rescue", raw=saved.raw) if saved.value is not None else saved
-        return Verdict(
-            found, verdict, naive_correct, saved, score(saved.value, sample, spec.scorer, spec.answer).correct
-        )
-    return Verdict(found, verdict, naive_correct)
 
 
 def request_for(task: Task, sample: Sample, model: str, **overrides: Any) -> ChatRequest:
@@ -162,7 +141,7 @@ def _check(constraint: Constraint, kind: str, response: ChatResponse) -> tuple[b
 
 async def _followup(
     client: ChatClient, request: ChatRequest, first: ChatResponse, constraint: Constraint, style: Style | None
-) -> tuple[ConstraintRecord, str | None]:
+) -> ConstraintRecord:
     """Ask, thinking off, for the final answer alone; validate it. Never mixed into the main figures."""
     messages = (
         *request.messages,
@@ -174,8 +153,8 @@ async def _followup(
     if style is not None:
         ask, kind = _constrained(ask, constraint, style)
     second = await client.chat(ask)
-    held, answer = _check(constraint, kind, second)
-    record = ConstraintRecord(
+    held, _ = _check(constraint, kind, second)
+    return ConstraintRecord(
         mode="followup",
         kind=kind,
         style=style,
@@ -189,9 +168,6 @@ async def _followup(
             "attempts": second.attempts,
         },
     )
-    if answer is None and second.completion.status == "ok":
-        answer = second.completion.content  # unconstrained or broken: the ladder reads it
-    return record, answer
 
 
 async def run_one(
@@ -207,9 +183,10 @@ async def run_one(
     level: str = "",
     warmup: bool = False,
     session: str = "",
+    grader: Grader | None = None,
     **overrides: Any,
 ) -> Record:
-    """One sample, one attempt: request (constrained as `mode` says), judge, record."""
+    """One sample, one attempt: request (constrained as `mode` says), judge (and grade), record."""
     request = request_for(task, sample, model, **overrides)
     constraint = constraint_for(task.spec.answer, sample.choices)
     sent = request
@@ -218,15 +195,18 @@ async def run_one(
         sent, kind = _constrained(request, constraint, style)
     response = await client.chat(sent)
     done = response.completion
-    held_answer = None
     if mode == "single" and kind is not None:
-        held, held_answer = _check(constraint, kind, response)
+        held, _ = _check(constraint, kind, response)
         info = ConstraintRecord(mode="single", kind=kind, style=style, held=held)
     elif mode == "followup" and done.status in ("ok", "answer_truncated"):
-        info, held_answer = await _followup(client, request, response, constraint, style)
+        info = await _followup(client, request, response, constraint, style)
     else:
         info = ConstraintRecord(mode=mode)
-    verdict = judge(task, sample, done, held=held_answer, rescue=rescue)
+    verdict = judge(task, sample, done, info, rescue=rescue)
+    grade = None
+    if grader is not None and wants_grade(task, done, verdict):
+        grade = await grader.grade(sample, done.content)
+        verdict = judge(task, sample, done, info, rescue=rescue, grade=grade)
     return Record(
         sample_id=sample.id,
         task=task.name,
@@ -256,15 +236,43 @@ async def run_one(
         aliases=sample.aliases,
         meta=sample.meta,
         error=response.error,
+        server_timings=response.server_timings,
+        grade=grade,
     )
 
 
-def resolve_mode(mode: Mode, styles: Sequence[Style]) -> tuple[Mode, Style | None]:
-    """The mode actually used and its convention: `auto` is `single` when something is enforced."""
-    style = styles[0] if styles else None
-    if mode == "auto":
-        return ("single" if style else "off"), style
-    return mode, style
+def resolve_mode(
+    mode: Mode, styles: Sequence[Style], *, inline: str | None = None, unknown: str = ""
+) -> tuple[Mode, Style | None, str | None]:
+    """The mode actually used, its convention, and a one-line note where that is not simply what was asked.
+
+    `styles`: conventions the endpoint enforces, best first. `inline`: where the reasoning goes when the server
+    does not return it apart from the answer (`inline:paired`, `none`...): there a constraint on the main request
+    binds from the first token and silences the thinking, so `auto` asks in a followup instead. `unknown`: why
+    there are no styles. Single or followup with no convention to send is an InputError, before any request.
+    """
+    if mode == "off":
+        return "off", None, None
+    if not styles:
+        why = unknown or "none is enforced"
+        if mode == "auto":
+            return "off", None, f"constraint off: no structured-output convention to use ({why})"
+        raise InputError(
+            f"--constraint {mode}: no structured-output convention is known to work on this endpoint ({why}); "
+            "use --constraint off, or force one with --constraint-style NAME"
+        )
+    after = [s for s in styles if s not in FIRST_TOKEN]  # where the server separates reasoning, these bind after it
+    if mode == "followup":
+        return "followup", styles[0], None
+    if mode == "single":
+        if inline is None and after:
+            return "single", after[0], None
+        why = f"the server does not separate reasoning ({inline})" if inline else f"{styles[0]} binds at once"
+        return "single", styles[0], f"--constraint single: {why}: the constraint binds from the first token"
+    if inline is None and after:
+        return "single", after[0], None
+    why = f"the server does not separate reasoning ({inline})" if inline else f"{styles[0]} binds from the first token"
+    return "followup", styles[0], f"constraint: followup via {styles[0]}, not on the main request: {why}"
 
 
 async def run_samples(
@@ -282,7 +290,7 @@ async def run_samples(
 
     `styles`: the constraint conventions the endpoint enforces, best first (`ProbeResult.styles()`).
     """
-    mode, style = resolve_mode(constraint_mode, styles)
+    mode, style, _ = resolve_mode(constraint_mode, styles)
     return list(
         await asyncio.gather(
             *(

@@ -7,11 +7,12 @@ Two sources, used together:
   reasoning, because servers leak tags into content.
 
 The split is a pure function of the full text. Streaming callers keep the text and, separately, where each
-chunk started (see `qualeval.client`), so a result never depends on how the bytes were chunked.
+chunk started (see `qualeval.stream`), so a result never depends on how the bytes were chunked.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -105,18 +106,65 @@ def _answer_region(text: str, at: int, fmt: ReasoningFormat) -> tuple[str, int |
     return _strip_drops(region, at, fmt)
 
 
+def _implicit_end(body: str, formats: Sequence[ReasoningFormat]) -> int | None:
+    """Where the earliest implicit end (a tool call written inside the thinking) starts in `body`, or None."""
+    cuts = (m.start() for f in formats if f.implicit_end and (m := re.search(f.implicit_end, body)))
+    return min(cuts, default=None)
+
+
+def _open_to_end(
+    text: str, body_at: int, head: tuple[str, int | None], prefix: str, formats: Sequence[ReasoningFormat], source: str
+) -> InlineSplit:
+    """A block open from `body_at` with no closing marker: reasoning to the end, unless an implicit end cuts it.
+
+    `head` is reasoning that came before `body_at` (and its index); `prefix` is content that came before it.
+    `source` names a block that an implicit end closed.
+    """
+    body = text[body_at:]
+    cut = _implicit_end(body, formats)
+    thought = body if cut is None else body[:cut]
+    reasoning = head[0] + thought
+    r_at = head[1] if head[1] is not None else (body_at if thought else None)
+    if cut is None:
+        return InlineSplit(reasoning, prefix, "inline:unclosed", False, r_at, 0 if prefix else None)
+    return InlineSplit(reasoning, prefix + body[cut:], source, True, r_at, 0 if prefix else body_at + cut)
+
+
+def _from_opening(text: str, pos: int, fmt: ReasoningFormat, opened: bool) -> InlineSplit:
+    """Split text whose first marker is the opening marker at index `pos`."""
+    prefix = text[:pos]
+    if not prefix.strip():
+        # whitespace before the tag is padding, neither answer nor thought: vLLM drops it (and any other prefix)
+        prefix = ""
+    body_at = pos + len(fmt.start)
+    head: tuple[str, int | None] = ("", None)
+    if opened:
+        # the template already opened the block: a re-emitted opening marker is noise inside it
+        head, prefix = (prefix, 0 if prefix else None), ""
+    close = text.find(fmt.end, body_at)
+    if close == -1:
+        return _open_to_end(text, body_at, head, prefix, (fmt,), fmt.source_paired)
+    body = text[body_at:close]
+    reasoning = head[0] + body
+    r_at = head[1] if head[1] is not None else (body_at if body else None)
+    answer, answer_at = _answer_region(text, close + len(fmt.end), fmt)
+    c_at = 0 if prefix else answer_at
+    return InlineSplit(reasoning, prefix + answer, fmt.source_paired, True, r_at, c_at)
+
+
 def split_inline(text: str, formats: Sequence[ReasoningFormat], *, opened: bool = False) -> InlineSplit:
     """Split text that may hold inline reasoning.
 
-    Semantics follow current vLLM parsers: a lone closing marker means the template opened the block, so
-    the text before it is reasoning; an opening marker that never closes makes everything after it
-    unfinished reasoning; `opened` (the template opened the block) makes unmarked text unfinished
-    reasoning. Text before an opening marker is kept as content rather than thrown away.
+    Semantics follow current vLLM parsers (deepseek_r1, qwen3): a lone closing marker means the template
+    opened the block, so the text before it is reasoning; an opening marker that never closes makes everything
+    after it unfinished reasoning, unless the format's implicit end (a tool call) ends it; `opened` (the
+    template opened the block) makes unmarked text unfinished reasoning. Unlike vLLM, text before an opening
+    marker is kept as content rather than thrown away, unless it is only whitespace.
     """
     hit = _earliest_marker(text, formats)
     if hit is None:
         if opened and text:
-            return InlineSplit(text, "", "inline:unclosed", False, 0, None)
+            return _open_to_end(text, 0, ("", None), "", formats, "inline:close-only")
         return InlineSplit("", text, "none", False, None, 0 if text else None)
     pos, kind, fmt = hit
     if kind == "answer":
@@ -129,27 +177,7 @@ def split_inline(text: str, formats: Sequence[ReasoningFormat], *, opened: bool 
         answer, answer_at = _answer_region(text, pos + len(fmt.end), fmt)
         source = fmt.source_paired if fmt.kind == "channel" else "inline:close-only"
         return InlineSplit(text[:pos], answer, source, True, 0 if pos else None, answer_at)
-    # an opening marker
-    prefix = text[:pos]
-    body_at = pos + len(fmt.start)
-    close = text.find(fmt.end, body_at)
-    if opened:
-        # the template already opened the block: a re-emitted opening marker is noise inside it
-        reasoning_head, head_at = prefix, (0 if prefix else None)
-        prefix = ""
-    else:
-        reasoning_head, head_at = "", None
-    if close == -1:
-        body = text[body_at:]
-        reasoning = reasoning_head + body
-        r_at = head_at if head_at is not None else (body_at if body else None)
-        return InlineSplit(reasoning, prefix, "inline:unclosed", False, r_at, 0 if prefix else None)
-    body = text[body_at:close]
-    reasoning = reasoning_head + body
-    r_at = head_at if head_at is not None else (body_at if body else None)
-    answer, answer_at = _answer_region(text, close + len(fmt.end), fmt)
-    c_at = 0 if prefix else answer_at
-    return InlineSplit(reasoning, prefix + answer, fmt.source_paired, True, r_at, c_at)
+    return _from_opening(text, pos, fmt, opened)
 
 
 def apply_stops(content: str, stops: Sequence[str]) -> str:
@@ -158,8 +186,15 @@ def apply_stops(content: str, stops: Sequence[str]) -> str:
     return content if cut == -1 else content[:cut]
 
 
-def completion_status(content: str, finish_reason: str | None, error: str | None = None) -> Status:
-    """Exactly one status per response. Null and "" content are the same; so is whitespace-only."""
+def completion_status(
+    content: str, finish_reason: str | None, error: str | None = None, *, reasoning_open: bool = False
+) -> Status:
+    """Exactly one status per response. Null and "" content are the same; so is whitespace-only.
+
+    `reasoning_open`: the text shows a reasoning block that never closed. With no finish reason (an offline
+    line that has none) that is the only evidence of how generation ended, and a block still open with no
+    answer after it was cut off.
+    """
     if error is not None:
         return "transport_error"
     if finish_reason == "content_filter":
@@ -167,6 +202,8 @@ def completion_status(content: str, finish_reason: str | None, error: str | None
     empty = not content.strip()
     if finish_reason == "length":
         return "reasoning_truncated" if empty else "answer_truncated"
+    if finish_reason is None and reasoning_open and empty:
+        return "reasoning_truncated"
     return "empty_content" if empty else "ok"
 
 
@@ -214,9 +251,12 @@ def split_completion(
         source = "field:" + field[0]
         # a server that separated the reasoning closed it unless the budget ran out before any answer
         closed = bool(answer.strip()) or finish_reason != "length"
+        left_open = not closed
     else:
         reasoning, source, closed = inline.reasoning, inline.source, inline.closed
-    status = completion_status(answer, finish_reason, error)
+        # an opening tag with nothing after it is still an open block
+        left_open = source == "inline:unclosed"
+    status = completion_status(answer, finish_reason, error, reasoning_open=left_open)
     done = Completion(
         reasoning=reasoning,
         content=answer,

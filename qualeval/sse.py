@@ -23,11 +23,27 @@ class SSEDecoder:
         self._data: list[bytes] = []
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        if self._tail:
-            chunk = self._tail + chunk
-        lines = chunk.split(b"\n")
-        self._tail = lines.pop()
+        buf = self._tail + chunk if self._tail else chunk
         out: list[bytes] = []
+        if self._data or b"\r" in buf:
+            lines = buf.split(b"\n")
+            self._tail = lines.pop()
+            self._lines(lines, out)
+            return out
+        # the common shape, `data: {...}` and a blank line per event: one split per read, not per line
+        end = buf.rfind(b"\n\n")
+        if end < 0:
+            self._tail = buf
+            return out
+        self._tail = buf[end + 2 :]
+        for event in buf[:end].split(b"\n\n"):
+            if event.startswith(b"data: ") and b"\n" not in event:
+                out.append(event[6:])
+            elif event:
+                self._lines([*event.split(b"\n"), b""], out)  # comments, event: lines, multi-line data
+        return out
+
+    def _lines(self, lines: list[bytes], out: list[bytes]) -> None:
         data = self._data
         for line in lines:
             if line.endswith(b"\r"):
@@ -38,9 +54,8 @@ class SSEDecoder:
             elif not line and data:
                 out.append(data[0] if len(data) == 1 else b"\n".join(data))
                 data.clear()
-        return out
 
-    def close(self) -> list[bytes]:
+    def close(self) -> None:
         """Flush an event the server did not terminate with a blank line."""
         out = self.feed(b"\n\n") if (self._tail or self._data) else []
         self._tail = b""

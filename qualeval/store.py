@@ -9,6 +9,11 @@
 Each record line is written with a single unbuffered `write` on a file opened for appending, so a run killed
 at any moment (`kill -9` included) leaves whole lines and at most one torn last line. Resuming drops that line
 and skips every (sample, attempt, load level) already recorded: nothing is lost, nothing is written twice.
+
+A request that failed for good (`transport_error`, e.g. during a server outage) is not an answer, so resuming
+sends it again: its record stays in the file marked `"final": false` (rewritten in one atomic step), and the
+fault classes of its failed attempts are handed to the record that replaces it (`RunStore.history`). Readers
+see final records only, so every item has exactly one.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import orjson
 
 from qualeval.errors import InputError
 
-__all__ = ["RunStore", "fingerprint"]
+__all__ = ["Key", "RunStore", "fingerprint"]
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
@@ -37,10 +42,24 @@ def fingerprint(rows: list[tuple[str, str, str]]) -> str:
     return digest.hexdigest()[:16]
 
 
+Key = tuple[str, int, str]
+"""(sample id, attempt, load level): one request of a run."""
+
+
+def _key(row: dict[str, Any]) -> Key:
+    return row["sample_id"], int(row.get("attempt", 0)), str(row.get("level", ""))
+
+
+def _superseded(row: dict[str, Any]) -> bool:
+    return row.get("final", True) is False
+
+
 class RunStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._fd: int | None = None
+        self.history: dict[Key, list[str]] = {}
+        """After open(): for each request to send again, the fault classes of its earlier failed attempts."""
 
     @property
     def records_path(self) -> Path:
@@ -67,8 +86,9 @@ class RunStore:
                 f"{self.root}: holds a run of other tasks, data or settings; give another --out to start a new run"
             )
 
-    def open(self, manifest: dict[str, Any]) -> set[tuple[str, int, str]]:
-        """Start or resume a run; returns the (sample id, attempt, load level) triples already recorded."""
+    def open(self, manifest: dict[str, Any]) -> set[Key]:
+        """Start or resume a run; returns the (sample id, attempt, load level) triples already recorded
+        (a transport_error is not: it is sent again)."""
         self.check(manifest)
         old = self.manifest()
         if old is not None:
@@ -82,25 +102,38 @@ class RunStore:
         self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         return done
 
-    def _repair(self) -> set[tuple[str, int, str]]:
-        """Drop a torn last line (a kill mid-write) and collect what is recorded."""
+    def _repair(self) -> set[Key]:
+        """Drop a torn last line (a kill mid-write), collect what is recorded, and retire failed requests."""
         path = self.records_path
+        self.history = {}
         if not path.exists():
             return set()
         raw = path.read_bytes()
         good = raw.rfind(b"\n") + 1
         lines = raw[:good].split(b"\n")[:-1]
-        done: set[tuple[str, int, str]] = set()
+        # a few values per line, not the records themselves: a resumed run of 100,000 records stays small
+        seen: list[tuple[Key, bool, list[str] | None] | None] = []  # key, retired already, faults if it failed
         keep = good
         for i, line in enumerate(lines):
             try:
                 row = orjson.loads(line)
-                done.add((row["sample_id"], int(row.get("attempt", 0)), str(row.get("level", ""))))
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                old, failed = _superseded(row), row.get("status") == "transport_error"
+                seen.append((_key(row), old, list(row.get("retried") or ()) if old or failed else None))
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
                 if i != len(lines) - 1:
                     raise InputError(f"{path}:{i + 1}: damaged record in the middle of the file") from None
                 keep = good - len(line) - 1
-        if keep < len(raw):
+                seen.append(None)
+        done = {s[0] for s in seen if s is not None and s[2] is None}
+        retire = [i for i, s in enumerate(seen) if s is not None and not s[1] and s[2] is not None]
+        for s in seen:  # each failed record carries the faults of those before it: the last one has them all
+            if s is not None and s[0] not in done:
+                self.history[s[0]] = s[2] or []
+        if retire:
+            for i in retire:
+                lines[i] = orjson.dumps({**orjson.loads(lines[i]), "final": False})
+            self.write_lines(RECORDS, (line for line, s in zip(lines, seen, strict=True) if s is not None))
+        elif keep < len(raw):
             with path.open("r+b") as handle:
                 handle.truncate(keep)
         return done
@@ -116,8 +149,9 @@ class RunStore:
             os.close(self._fd)
             self._fd = None
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        """Every complete record, streamed (runs can be large)."""
+    def records(self, *, superseded: bool = False) -> Iterator[dict[str, Any]]:
+        """Every complete final record, streamed (runs can be large); `superseded` adds the failed requests
+        that a resume sent again (`"final": false`)."""
         path = self.records_path
         if not path.exists():
             return
@@ -126,9 +160,11 @@ class RunStore:
                 if not line.endswith(b"\n"):
                     return  # a torn last line, from a kill
                 try:
-                    yield orjson.loads(line)
+                    row = orjson.loads(line)
                 except orjson.JSONDecodeError:
                     raise InputError(f"{path}:{number}: damaged record") from None
+                if superseded or not _superseded(row):
+                    yield row
 
     def write_lines(self, name: str, lines: Iterable[bytes]) -> Path:
         """Write lines as they come, then move the file into place in one step."""

@@ -11,7 +11,8 @@ import pytest
 
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.constrain import constraint_for, request_params, styles_from_probe, validate
-from qualeval.runner import Record, run_samples
+from qualeval.errors import InputError
+from qualeval.runner import Record, resolve_mode, run_samples
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.summary import summarize
 from qualeval.tasks import build_samples, load_task
@@ -40,6 +41,41 @@ def test_request_params_per_style() -> None:
         "A",
         "B",
     ]
+
+
+def test_llamacpp_conventions_grammar_and_json_schema() -> None:
+    choice = constraint_for(AnswerSpec(type="choice", labels="text"), ('say "hi"', "back\\slash"))
+    assert request_params(choice, "grammar") == ("choice", {"grammar": 'root ::= "say \\"hi\\"" | "back\\\\slash"\n'})
+    kind, params = request_params(constraint_for(AnswerSpec(type="number")), "grammar")
+    assert kind == "regex" and params["grammar"].startswith('root ::= "-"?')
+    kind, params = request_params(constraint_for(AnswerSpec(type="text")), "grammar")
+    assert kind == "json" and 'root ::= "{\\"answer\\": " string "}"' in params["grammar"]
+    kind, params = request_params(choice, "json_schema")
+    assert kind == "json" and params["json_schema"]["properties"]["answer"]["enum"] == ['say "hi"', "back\\slash"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "choices"),
+    [
+        (CHOICE, ("w", "x", "y")),
+        (AnswerSpec(type="boolean"), ()),
+        (AnswerSpec(type="number"), ()),
+        (AnswerSpec(type="text"), ()),
+        (AnswerSpec(type="choice", labels="text"), ('say "hi"', "back\\slash", "two\nlines")),
+    ],
+    ids=["letters", "yes-no", "number", "text", "texts"],
+)
+def test_everything_a_grammar_lets_through_validates(spec: AnswerSpec, choices: tuple[str, ...]) -> None:
+    import random
+
+    from qualeval.sim.gbnf import parse_grammar  # parses GBNF as llama-server does, and samples its language
+
+    constraint = constraint_for(spec, choices)
+    kind, params = request_params(constraint, "grammar")
+    grammar, rng = parse_grammar(params["grammar"]), random.Random(0)
+    for _ in range(300):
+        text = grammar.sample(rng)
+        assert validate(constraint, kind, text)[0], text
 
 
 @pytest.mark.parametrize(
@@ -127,9 +163,20 @@ def test_followup_mode_keeps_its_cost_apart() -> None:
 
 
 @needs_mmlu
-def test_followup_works_without_any_enforced_convention() -> None:
-    records = run("deepseek", "followup", [])
-    assert all(r.constraint.held is False and r.score.correct for r in records)
+def test_single_or_followup_without_any_enforced_convention_is_refused() -> None:
+    for mode in ("single", "followup"):
+        with pytest.raises(InputError, match=f"--constraint {mode}: no structured-output convention"):
+            run("deepseek", mode, [])
+
+
+def test_resolve_mode_never_constrains_from_the_first_token_on_its_own() -> None:
+    assert resolve_mode("auto", ["structured_outputs"]) == ("single", "structured_outputs", None)
+    mode, style, note = resolve_mode("auto", ["response_format"], inline="inline:paired")
+    assert (mode, style) == ("followup", "response_format") and note and "inline:paired" in note
+    assert resolve_mode("auto", ["grammar", "json_schema"])[:2] == ("single", "json_schema")
+    assert resolve_mode("auto", ["grammar"])[:2] == ("followup", "grammar")  # grammar binds from the first token
+    assert resolve_mode("auto", [])[:2] == ("off", None)
+    assert resolve_mode("off", ["structured_outputs"]) == ("off", None, None)
 
 
 @needs_mmlu

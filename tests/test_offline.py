@@ -173,3 +173,106 @@ def test_score_cli_errors(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and "absent.jsonl: cannot read responses" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def score_cli(*args: str) -> tuple[int, str]:
+    """`qualeval score` in process: exit code and everything it printed."""
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    result = CliRunner().invoke(app, ["score", *args])
+    return result.exit_code, result.output
+
+
+def test_a_choice_task_with_no_choices_anywhere_is_an_error_not_zero_percent(tmp_path: Path) -> None:
+    task = tmp_path / "mc.yaml"
+    task.write_text(
+        "name: mc\nsamples: [{q: x, options: [a, b], answer: A}]\ndoc_to_text: '{{ q }}'\ndoc_to_choice: options\n"
+        "answer: {type: choice}\nscorer: choice\n"
+    )
+    bare = write(tmp_path / "r.jsonl", [{"id": "1", "content": "The answer is (B).", "target": "B"}])
+    code, out = score_cli("--task", str(task), "--responses", str(bare), "--out", str(tmp_path / "o"))
+    assert code == 2 and "r.jsonl:1: task mc is multiple choice but item '1' has no choices" in out
+    assert "Traceback" not in out
+    given = write(
+        tmp_path / "c.jsonl",
+        [
+            {"id": "1", "content": "The answer is (B).", "target": "B", "choices": ["cats", "dogs"]},
+            {"id": "2", "content": "I pick dogs.\n\nAnswer: A", "target": "B", "choices": ["cats", "dogs"]},
+        ],
+    )
+    items, summary = score_file(load_task(str(task)), given)
+    assert [(i.extracted, i.correct) for i in items] == [("B", True), ("A", False)] and summary.accuracy == 0.5
+
+
+def test_choices_come_from_the_data_when_the_line_gives_only_the_target(tmp_path: Path) -> None:
+    task = tmp_path / "mc.yaml"
+    task.write_text(
+        "name: mc\nsamples: [{q: x, options: [red, green, blue], answer: C}]\ndoc_to_text: '{{ q }}'\n"
+        "doc_to_choice: options\nanswer: {type: choice}\nscorer: choice\n"
+    )
+    data = write(tmp_path / "data.jsonl", [{"q": "sky?", "options": ["red", "green", "blue"], "answer": "C"}])
+    lines = write(tmp_path / "r.jsonl", [{"id": "0", "content": "Answer: (C)", "target": "C"}])
+    items, _ = score_file(load_task(str(task)), lines, data=data)
+    assert (items[0].extracted, items[0].correct) == ("C", True)
+
+
+def test_offline_split_follows_the_live_rules(tmp_path: Path) -> None:
+    lines = write(
+        tmp_path / "r.jsonl",
+        [
+            {"id": "a", "content": "<think>16 - 3 - 4 = 9 and 9 * 2", "target": "18"},  # no finish reason
+            {"id": "b", "content": "9 eggs at $2 each, 21 in all?</think>\n\n#### 18", "target": "18"},
+            {"id": "c", "content": "[[THINKING]] 7 or 99 [[/THINKING]] Answer: 18", "target": "18"},
+        ],
+    )
+    items, _ = score_file(load_task("gsm8k"), lines)
+    assert items[0].status == "reasoning_truncated"  # cut inside the thinking, not "empty"
+    fmt = tmp_path / "brackets.yaml"
+    fmt.write_text("name: brackets\nstart: '[[THINKING]]'\nend: '[[/THINKING]]'\n")
+    code, out = score_cli(
+        "--task", "gsm8k", "--responses", str(lines), "--out", str(tmp_path / "o"),
+        "--thinking-opened", "--reasoning-format", str(fmt),
+    )  # fmt: skip
+    assert code == 0, out
+    rows = [json.loads(line) for line in (tmp_path / "o" / "items.jsonl").read_text().splitlines()]
+    assert [(r["status"], r["extracted"]) for r in rows] == [
+        ("reasoning_truncated", None),  # the template opened the block: all of it is reasoning
+        ("ok", "18"),
+        ("ok", "18"),
+    ]
+    assert (tmp_path / "o" / "report.html").stat().st_size > 0 and (tmp_path / "o" / "report.md").exists()
+    code, out = score_cli("--task", "gsm8k", "--responses", str(lines), "--out", str(tmp_path / "p"), "--no-thinking")
+    rows = [json.loads(line) for line in (tmp_path / "p" / "items.jsonl").read_text().splitlines()]
+    assert code == 0 and rows[1]["extracted"] == "18" and rows[0]["status"] == "ok"
+
+
+def test_score_with_a_model_judge_on_the_reference_server(tmp_path: Path) -> None:
+    from qualeval.sim import Latency, SimConfig, running_server
+
+    lines = write(
+        tmp_path / "r.jsonl",
+        [
+            {"id": "1", "content": "Answer: da Vinci, Leonardo", "target": "Leonardo da Vinci"},
+            {"id": "2", "content": "Answer: Vermeer", "target": "Rembrandt"},
+            {"id": "3", "content": "Answer: Picasso", "target": "Picasso"},
+        ],
+    )
+    with running_server(SimConfig(port=0, latency=Latency(burst=True))) as url:
+        code, out = score_cli(
+            "--task", "knowledge_qa", "--responses", str(lines), "--out", str(tmp_path / "o"),
+            "--judge-base-url", url, "--judge-model", "sim",
+        )  # fmt: skip
+    assert code == 0, out
+    rows = [json.loads(line) for line in (tmp_path / "o" / "items.jsonl").read_text().splitlines()]
+    assert [(r["correct"], r["method"], (r["grade"] or {}).get("verdict")) for r in rows] == [
+        (True, "judge", "correct"),
+        (False, "anchor", "incorrect"),
+        (True, "anchor", None),
+    ]
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["accuracy_without_judge"] == pytest.approx(1 / 3)
+    code, out = score_cli("--task", "knowledge_qa", "--responses", str(lines), "--out", str(tmp_path / "x"),
+                          "--judge-model", "sim")  # fmt: skip
+    assert code == 2 and "--judge-base-url and --judge-model go together" in out

@@ -75,6 +75,20 @@ def test_a_thousand_items_through_every_fault(tmp_path: Path) -> None:
     assert "failed attempts by fault" in done.stderr
 
 
+def started_sending(out: Path, session: int, proc: subprocess.Popen[bytes], deadline_s: float = 180) -> None:
+    """Wait until session number `session` (0 = the first) of the run in `out` has written its manifest."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            manifest = json.loads((out / "manifest.json").read_text())
+        except (OSError, ValueError):  # not there yet, or being replaced this very moment
+            manifest = None
+        if manifest is not None and len(manifest.get("resumed", [])) == session:
+            return
+        time.sleep(0.02)
+    assert proc.poll() is not None or time.monotonic() < deadline, "the run never wrote its manifest"
+
+
 def test_killed_again_and_again_then_resumed(tmp_path: Path) -> None:
     out = tmp_path / "run"
     rng = random.Random(4)
@@ -100,9 +114,12 @@ def test_killed_again_and_again_then_resumed(tmp_path: Path) -> None:
             "--out",
             str(out),
         ]
-        for _ in range(4):
+        for session in range(4):
             proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(rng.uniform(0.8, 2.0))
+            # kill while it sends, not while Python is still importing (seconds on a busy machine): only once
+            # this session has written its manifest, then at a random moment
+            started_sending(out, session, proc)
+            time.sleep(rng.uniform(0.0, 0.4))
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
         done = subprocess.run(command, capture_output=True, text=True, timeout=240)

@@ -79,7 +79,7 @@ def test_gsm8k_and_mmlu_stem_with_a_kill_resume_and_rescore(tmp_path: Path) -> N
         ]
         # a long first run, killed with SIGKILL mid-way
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # a busy machine takes longer to start; a quiet one stops at 40
         while len(lines(out / "records.jsonl")) < 40 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         os.kill(proc.pid, signal.SIGKILL)
@@ -163,9 +163,11 @@ def test_python_api(tmp_path: Path) -> None:
             temperature=0.7,
             concurrency=8,
         )
-    assert result.summary.tasks["syllogisms"].summary.n == 48
+    summary = result.summary.tasks["syllogisms"].summary
+    assert (summary.n, summary.records) == (16, 48)  # accuracy counts items, each the mean of its 3 samples
     rep = result.summary.tasks["syllogisms"].repeated
     assert rep is not None and rep.k == 3 and rep.items == 16 and rep.pass_at_k >= rep.maj_at_k - 1e-9
+    assert summary.accuracy == pytest.approx(rep.mean)
     assert len(result.records) == 48
     frame = result.to_pandas()
     assert len(frame) == 48 and {
@@ -239,13 +241,18 @@ def test_profiles_validate_and_flags_override(tmp_path: Path) -> None:
 
 
 def test_demo_runs_and_says_simulated(tmp_path: Path) -> None:
-    started = time.monotonic()
-    done = qualeval("demo", "--out", str(tmp_path / "demo"), timeout=120)
+    done = qualeval("demo", "--out", str(tmp_path / "demo"), timeout=300)
     assert done.returncode == 0, done.stderr
-    assert time.monotonic() - started < 60
     html = (tmp_path / "demo" / "report.html").read_text()
     assert "Simulated server." in html and "report.html" in done.stdout
     summary = json.loads((tmp_path / "demo" / "summary.json").read_text())
     assert set(summary["tasks"]) == {"word_problems", "knowledge_qa", "syllogisms"}
     held = summary["tasks"]["word_problems"]["summary"]["constraint_held"]
     assert held.get("broken", 0) > 0  # the demo's ignored constraint is caught, not trusted
+
+
+@pytest.mark.timing
+def test_demo_takes_seconds(tmp_path: Path) -> None:
+    started = time.monotonic()
+    assert qualeval("demo", "--out", str(tmp_path / "demo"), timeout=120).returncode == 0
+    assert time.monotonic() - started < 60

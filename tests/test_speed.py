@@ -17,8 +17,6 @@ from qualeval.histogram import bucket_of, percentile
 from qualeval.metrics import Timed, length_bucket, linked, speed
 from tests.conftest import sim_process
 
-pytestmark = pytest.mark.timing
-
 KNOWN = (
     "--ttft-ms",
     "40",
@@ -65,6 +63,7 @@ def records(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.timing  # wall-clock figures against a server of known timing
 def test_each_metric_against_a_server_of_known_timing(tmp_path: Path) -> None:
     with sim_process("--task", "word_problems", *KNOWN) as url:
         summary = run(url, tmp_path / "a", "--concurrency", "1", "--warmup", "2", "--slo", "e2e_ms=100000")
@@ -93,6 +92,7 @@ def test_each_metric_against_a_server_of_known_timing(tmp_path: Path) -> None:
     assert p["goodput"] == pytest.approx(p["request_throughput"]) and p["slo_met"] == 1.0
 
 
+@pytest.mark.timing  # wall-clock figures against a server of known timing
 def test_a_sweep_runs_every_level_on_the_same_items(tmp_path: Path) -> None:
     with sim_process("--task", "word_problems", *KNOWN, "--max-running", "2") as url:
         summary = run(url, tmp_path / "s", "--concurrency", "1,4", "--slo", "ttft_ms=60")
@@ -111,6 +111,7 @@ def test_a_sweep_runs_every_level_on_the_same_items(tmp_path: Path) -> None:
     assert summary["tasks"]["word_problems"]["speed"]["output_throughput"] is None  # only per level
 
 
+@pytest.mark.timing  # wall-clock figures against a server of known timing
 def test_open_loop_arrivals_follow_the_rate(tmp_path: Path) -> None:
     with sim_process("--task", "knowledge_qa", "--burst") as url:
         done = subprocess.run(

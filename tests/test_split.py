@@ -184,6 +184,8 @@ _PIECES = [
     "<|start|>assistant",
     "<|channel|>final<|message|>",
     "<|return|>",
+    "<tool_call>",
+    "<function=",
     "<",
     "/",
     "think",
@@ -208,3 +210,34 @@ def test_split_reassembles_the_text(pieces: list[str], opened: bool) -> None:
         assert text[got.reasoning_at] == got.reasoning[0]
     if got.content_at is not None and got.content:
         assert text[got.content_at] == got.content[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "opened", "finish", "status", "closed"),
+    [
+        # no finish reason (an offline line without one): an open block with no answer was cut off
+        ("<think>Let me count: 16 - 3", False, None, "reasoning_truncated", False),
+        ("Let me count: 16 - 3", True, None, "reasoning_truncated", False),
+        ("\n<think>\n", False, None, "reasoning_truncated", False),
+        ("<think>", False, None, "reasoning_truncated", False),
+        # ... but a closed block, or an answer after the open block, is not truncation evidence
+        ("<think>Let me count</think>", False, None, "empty_content", True),
+        ("<think>Let me count</think>13", False, None, "ok", True),
+        ("Sure. <think>Let me count", False, None, "ok", False),
+        ("", False, None, "empty_content", False),
+        # a finish reason says how it ended, whatever the text shows
+        ("<think>Let me count", False, "stop", "empty_content", False),
+        ("<think>Let me count", False, "length", "reasoning_truncated", False),
+    ],
+)
+def test_status_of_an_open_block_without_finish_reason(
+    content: str, opened: bool, finish: str | None, status: str, closed: bool
+) -> None:
+    got = split_completion(content=content, field=None, finish_reason=finish, formats=THINK, opened=opened).completion
+    assert (got.status, got.reasoning_closed) == (status, closed)
+
+
+def test_reasoning_field_without_finish_reason_is_not_called_truncated() -> None:
+    # a server that separated the reasoning leaves no trace of whether the block closed: nothing to go on
+    got = split_completion(content=None, field=("reasoning", "r"), finish_reason=None, formats=THINK).completion
+    assert (got.status, got.reasoning_closed) == ("empty_content", True)

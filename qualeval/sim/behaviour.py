@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from qualeval.errors import InputError
+from qualeval.sim.judge import grade_reply
 
 __all__ = ["AnswerKey", "Behaviour", "Constraint", "Generation", "generate", "tokenize"]
 
@@ -313,6 +314,8 @@ def generate(
     `prompt` is the last user message; `conversation` the whole exchange, searched when the last message
     is a followup ("now give only your final answer") rather than the question.
     """
+    if (grade := grade_reply(prompt)) is not None:  # asked to act as a model judge
+        return Generation(thinking=False, answer=tokenize(grade))
     entry = key.find(prompt) if key else None
     if entry is None and key and conversation:
         entry = key.find(conversation)

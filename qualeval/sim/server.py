@@ -23,6 +23,7 @@ import orjson
 
 from qualeval.errors import InputError
 from qualeval.sim.behaviour import AnswerKey, Behaviour, _rng, generate, tokenize
+from qualeval.sim.frames import ChatCall
 from qualeval.sim.wire import FLAVOURS, Ctx, Flavour, RequestRejected, completion_tokens, read_constraint, read_thinking
 
 __all__ = ["FAULTS", "Latency", "SimConfig", "SimServer", "parse_faults", "running_server"]
@@ -76,6 +77,8 @@ class SimConfig:
     """Ignore structured-output requests, like some vLLM versions with a reasoning parser on."""
     max_model_len: int = 32768
     api_key: str | None = None
+    thinking_opened: bool = False
+    """The chat template opens the think block itself, so the model writes only `</think>` (llamacpp)."""
 
     def __post_init__(self) -> None:
         if self.flavour not in FLAVOURS:
@@ -102,10 +105,19 @@ def parse_faults(spec: str) -> dict[str, float]:
 class _Reply(Exception):
     """Answer the request at once with this status and OpenAI-style error."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        headers: dict[str, str] | None = None,
+        kind: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.headers = headers or {}
+        self.kind = kind
+        self.extra = extra or {}
 
 
 @dataclass(slots=True)
@@ -133,6 +145,7 @@ class SimServer:
         self._seen: Counter[bytes] = Counter()
         self._slots = asyncio.Semaphore(config.max_running) if config.max_running > 0 else None
         self._server: asyncio.Server | None = None
+        self._state: dict[str, Any] = {}  # what a flavour with hooks keeps between requests
 
     async def start(self) -> int:
         self._server = await asyncio.start_server(self._connection, self.config.host, self.config.port, limit=1 << 22)
@@ -168,6 +181,10 @@ class SimServer:
         try:
             self._check_auth(headers)
             route = path.split("?", 1)[0].rstrip("/")
+            answer = self.flavour.hooks.route(method, route, body, self.config) if self.flavour.hooks else None
+            if answer is not None:
+                await _send_json(writer, *answer)
+                return True
             if route in ("/v1/models", "/models"):
                 if method != "GET":
                     raise _Reply(405, f"{method} not allowed on {route}")
@@ -179,6 +196,10 @@ class SimServer:
                 raise _Reply(405, f"{method} not allowed on {route}")
             return await self._chat(headers, body, writer, received)
         except _Reply as reply:
+            if self.flavour.hooks is not None:
+                payload = self.flavour.hooks.error(reply.status, str(reply), reply.kind, reply.extra)
+                await _send_json(writer, reply.status, payload, reply.headers)
+                return True
             err = {
                 "error": {
                     "message": str(reply),
@@ -214,12 +235,7 @@ class SimServer:
     # --- chat -----------------------------------------------------------------------------------------
 
     async def _chat(self, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter, received: float) -> bool:
-        try:
-            body = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            raise _Reply(400, "request body is not valid JSON") from None
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
-            raise _Reply(400, "'messages' must be a non-empty list")
+        body = self._parse(raw)
         self.requests += 1
         digest = hashlib.sha256(raw).digest()
         self._seen[digest] += 1
@@ -263,6 +279,20 @@ class SimServer:
             return await self._whole(plan, writer, received, fault)
         return await self._stream(plan, writer, received, fault)
 
+    def _parse(self, raw: bytes) -> dict[str, Any]:
+        if self.flavour.hooks is not None:
+            try:
+                return self.flavour.hooks.parse(raw)
+            except RequestRejected as exc:
+                raise _Reply(exc.status, str(exc), kind=exc.kind, extra=exc.extra) from None
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise _Reply(400, "request body is not valid JSON") from None
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
+            raise _Reply(400, "'messages' must be a non-empty list")
+        return body
+
     def _draw_fault(self, digest: bytes, occurrence: int) -> str | None:
         if not self.config.faults:
             return None
@@ -278,6 +308,8 @@ class SimServer:
     def _plan(self, body: dict[str, Any], directives: dict[str, str], occurrence: int, fault: str | None) -> _Plan:
         cfg = self.config
         flavour = self.flavour
+        if flavour.hooks is not None:
+            return self._plan_hooked(body, directives, occurrence, fault)
         messages = body["messages"]
         try:
             prompt = "\n".join(str(m.get("content", "")) for m in messages)
@@ -330,6 +362,45 @@ class SimServer:
         steps = flavour.stream(gen, ctx) if body.get("stream") else []
         whole = b"" if body.get("stream") else flavour.whole(gen, ctx)
         return _Plan(steps, whole, ttft_ms / 1000.0 * jitter, decode_ms / 1000.0 * jitter, completion_tokens(gen))
+
+    def _plan_hooked(
+        self, body: dict[str, Any], directives: dict[str, str], occurrence: int, fault: str | None
+    ) -> _Plan:
+        """The flavour reads the request and shapes the answer; pacing stays the server's."""
+        cfg, lat = self.config, self.config.latency
+        temperature = body.get("temperature")
+        variant = (body.get("seed"), occurrence if temperature not in (None, 0, 0.0) else 0)
+        jitter = 1.0 + lat.jitter * (2 * _rng(cfg.behaviour.seed, "latency", self.requests).random() - 1)
+
+        def latency(prompt_tokens: int) -> tuple[float, float]:
+            if lat.burst:
+                return 0.0, 0.0
+            if "ttft_ms" in directives:
+                return float(directives["ttft_ms"]) / 1000.0, float(directives.get("decode_ms", lat.decode_ms)) / 1000.0
+            ttft_ms = lat.ttft_ms + lat.prefill_ms_per_token * prompt_tokens
+            return ttft_ms / 1000.0 * jitter, float(directives.get("decode_ms", lat.decode_ms)) / 1000.0 * jitter
+
+        call = ChatCall(
+            body=body,
+            behaviour=cfg.behaviour,
+            key=self.key,
+            directives=directives,
+            variant=variant,
+            model=cfg.model,
+            n_ctx=cfg.max_model_len,
+            thinking_opened=cfg.thinking_opened,
+            ignore_constraints=cfg.ignore_constraints,
+            overflow=fault == "context",
+            request_id=hashlib.sha256(f"{cfg.behaviour.seed}|{self.requests}".encode()).hexdigest()[:32],
+            created=int(time.time()),
+            latency=latency,
+            state=self._state,
+        )
+        try:
+            planned = self.flavour.hooks.plan(call)  # type: ignore[union-attr]
+        except RequestRejected as exc:
+            raise _Reply(exc.status, str(exc), kind=exc.kind, extra=exc.extra) from None
+        return _Plan(planned.steps, planned.whole, planned.ttft_s, planned.decode_s, planned.tokens)
 
     async def _admitted(self) -> contextlib.AbstractAsyncContextManager[Any]:
         return self._slots if self._slots is not None else contextlib.nullcontext()

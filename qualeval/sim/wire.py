@@ -13,20 +13,13 @@ from typing import Any
 
 import orjson
 
+from qualeval.sim import llamacpp, llamacpp_server
 from qualeval.sim.behaviour import Constraint, Generation
+from qualeval.sim.frames import DONE as _DONE
+from qualeval.sim.frames import Ctx, RequestRejected, ServerHooks, Step
+from qualeval.sim.frames import sse as _sse
 
 __all__ = ["FLAVOURS", "Ctx", "Flavour", "RequestRejected", "completion_tokens", "read_constraint", "read_thinking"]
-
-Step = tuple[int, bytes | None]
-
-
-@dataclass(frozen=True, slots=True)
-class Ctx:
-    id: str
-    created: int
-    model: str
-    prompt_tokens: int
-    include_usage: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,16 +38,8 @@ class Flavour:
     strict_response_format: bool = False
     known_params: frozenset[str] | None = None
     """When set, any other top-level request key is a 400, as OpenAI's API answers."""
-
-
-class RequestRejected(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def _sse(obj: dict[str, Any]) -> bytes:
-    return b"data: " + orjson.dumps(obj) + b"\n\n"
+    hooks: ServerHooks | None = None
+    """The server reads requests and answers its other routes its own way (llama.cpp)."""
 
 
 def _text(tokens: list[str]) -> str:
@@ -138,9 +123,6 @@ def _usage_chunk(ctx: Ctx, usage: dict[str, Any]) -> bytes:
             "usage": usage,
         }
     )
-
-
-_DONE: Step = (0, b"data: [DONE]\n\n")
 
 
 def _vllm(
@@ -343,92 +325,6 @@ def _sglang_stream(gen: Generation, ctx: Ctx) -> list[Step]:
     )
     if ctx.include_usage:
         steps.append((0, _usage_chunk(ctx, _sglang_usage(gen, ctx))))
-    steps.append(_DONE)
-    return steps
-
-
-# --- llama.cpp llama-server (b7010-era: usage chunk with include_usage, timings on the last chunk) -----
-
-
-def _llamacpp_timings(gen: Generation, ctx: Ctx) -> dict[str, Any]:
-    predicted = _counts(gen, ctx)[1]
-    prompt_ms = 0.05 * ctx.prompt_tokens + 1.0
-    predicted_ms = 8.0 * max(predicted, 1)
-    return {
-        "cache_n": 0,
-        "prompt_n": ctx.prompt_tokens,
-        "prompt_ms": prompt_ms,
-        "prompt_per_token_ms": prompt_ms / max(ctx.prompt_tokens, 1),
-        "prompt_per_second": 1000.0 * ctx.prompt_tokens / prompt_ms,
-        "predicted_n": predicted,
-        "predicted_ms": predicted_ms,
-        "predicted_per_token_ms": predicted_ms / max(predicted, 1),
-        "predicted_per_second": 1000.0 * predicted / predicted_ms,
-    }
-
-
-def _llamacpp_usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
-    prompt, completion, _ = _counts(gen, ctx)
-    return {"completion_tokens": completion, "prompt_tokens": prompt, "total_tokens": prompt + completion}
-
-
-LLAMACPP_FINGERPRINT = "b7010-c27efd2bd"
-
-
-def _llamacpp_whole(gen: Generation, ctx: Ctx) -> bytes:
-    msg: dict[str, Any] = {"role": "assistant"}
-    reasoning = _text(gen.reasoning).strip()
-    if reasoning:
-        msg["reasoning_content"] = reasoning  # omitted when empty
-    msg["content"] = _text(gen.answer).strip()  # "" when empty, never null
-    body = {
-        "choices": [{"finish_reason": gen.finish, "index": 0, "message": msg}],
-        "created": ctx.created,
-        "model": ctx.model,
-        "system_fingerprint": LLAMACPP_FINGERPRINT,
-        "object": "chat.completion",
-        "usage": _llamacpp_usage(gen, ctx),
-        "id": ctx.id,
-        "timings": _llamacpp_timings(gen, ctx),
-    }
-    return orjson.dumps(body)
-
-
-def _llamacpp_stream(gen: Generation, ctx: Ctx) -> list[Step]:
-    def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
-        return _sse(
-            {
-                "choices": choices,
-                "created": ctx.created,
-                "id": ctx.id,
-                "model": ctx.model,
-                "system_fingerprint": LLAMACPP_FINGERPRINT,
-                "object": "chat.completion.chunk",
-                **extra,
-            }
-        )
-
-    def delta(d: dict[str, Any]) -> list[dict[str, Any]]:
-        return [{"finish_reason": None, "index": 0, "delta": d}]
-
-    steps: list[Step] = [(1, chunk(delta({"role": "assistant", "content": None})))]
-    first = True
-    for i, token in enumerate(gen.reasoning):
-        text = token.lstrip() if i == 0 else token  # the parser trims what it separates
-        steps.append((0 if first else 1, chunk(delta({"reasoning_content": text})) if text else None))
-        first = False
-    if gen.reasoning and gen.closed:
-        steps.append((1, None))
-    for i, token in enumerate(gen.answer):
-        text = token.lstrip() if i == 0 else token
-        steps.append((0 if first else 1, chunk(delta({"content": text})) if text else None))
-        first = False
-    finish = [{"finish_reason": gen.finish, "index": 0, "delta": {}}]
-    if ctx.include_usage:
-        steps.append((1 if gen.finish == "stop" else 0, chunk(finish)))
-        steps.append((0, chunk([], usage=_llamacpp_usage(gen, ctx), timings=_llamacpp_timings(gen, ctx))))
-    else:
-        steps.append((1 if gen.finish == "stop" else 0, chunk(finish, timings=_llamacpp_timings(gen, ctx))))
     steps.append(_DONE)
     return steps
 
@@ -866,10 +762,11 @@ FLAVOURS: dict[str, Flavour] = {
         ),
         _flavour(
             "llamacpp",
-            "llama-server b7010: `reasoning_content`, `timings`, trims whitespace",
-            (_llamacpp_whole, _llamacpp_stream),
-            {"response_format", "json_schema"},
+            "llama-server b11434: `reasoning_content`, `timings`, GBNF `grammar`, its own errors and routes",
+            (llamacpp.whole, llamacpp.stream),
+            {"response_format", "json_schema", "grammar"},
             strict_response_format=True,
+            hooks=llamacpp_server.HOOKS,
         ),
         _flavour(
             "ollama",

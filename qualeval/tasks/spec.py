@@ -37,6 +37,10 @@ class AnswerSpec(_Strict):
     normalize: tuple[Normalisation, ...] = ("lower", "articles", "punctuation", "whitespace", "unicode")
     true_words: tuple[str, ...] = ("yes", "true", "valid", "follows", "entailment")
     false_words: tuple[str, ...] = ("no", "false", "invalid", "does not follow", "not follow", "contradiction")
+    pick: Literal["last", "first"] = "last"
+    """Which answer marker wins when the content has several: the last (models correct themselves), or the
+    first (few-shot formats whose closing line ends the answer, where later text is the model running on into
+    a new example: MMLU-Pro's own parser and lm-eval's `take_first`)."""
 
 
 class ScorerSpec(_Strict):

@@ -1,0 +1,112 @@
+"""Answer markers in the final content, and the span each one introduces.
+
+A span runs to the end of its sentence: a full stop ends it, except in a decimal (3.5), after an initial
+("John F. Kennedy") or after a common abbreviation ("Mt. Everest", "e.g.").
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["anchored_spans", "boxed", "last_anchor"]
+
+_LINE = r"(?=(?P<v>[^\n]*))"  # a lookahead: a marker later on the same line is found too
+_MARKERS = [
+    re.compile(rf"####\s*{_LINE}"),
+    re.compile(rf"(?:final\s+)?answer\s*\**\s*(?:is\s*)?[:：]\**[ \t]*{_LINE}", re.IGNORECASE),
+    re.compile(
+        # "the incorrect answer is (D)" names an option to reject
+        rf"(?<!incorrect )(?<!wrong )\b(?:(?:final|correct|best|right)\s+answer|answer"
+        rf"|(?:correct|right|best)\s+(?:option|choice))\s+(?:is|would\s+be|should\s+be)\s*[:：]?\s*{_LINE}",
+        re.IGNORECASE,
+    ),
+    re.compile(r"""["']answer["']\s*:\s*["'](?P<v>[^"'\n]*)["']""", re.IGNORECASE),
+    re.compile(r"""["']answer["']\s*:\s*(?P<v>-?[\d.,]+)""", re.IGNORECASE),
+]
+_BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_ABBREVIATIONS = frozenset(
+    (
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "st",
+        "jr",
+        "sr",
+        "vs",
+        "etc",
+        "eg",
+        "ie",
+        "mt",
+        "ft",
+        "no",
+        "vol",
+        "approx",
+        "ca",
+        "prof",
+        "gen",
+        "col",
+        "lt",
+        "sgt",
+        "fig",
+        "al",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+    )
+)
+_STOP = re.compile(r"[.!?。](?=\s|$|\*)|\n")
+
+
+def boxed(text: str, start: int) -> str | None:
+    """The balanced-brace argument of the `\\boxed{` whose brace ends at `start`."""
+    depth = 1
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i]
+    return None
+
+
+def _ends_sentence(span: str, at: int) -> bool:
+    if span[at] != ".":
+        return True
+    before = re.search(r"([A-Za-z.]+)$", span[:at])
+    word = before.group(1) if before else ""
+    if len(word) == 1 and word.isupper():
+        return False  # an initial: "John F. Kennedy"
+    # "Mt. Everest", "e.g.", "U.S."
+    return not (word.replace(".", "").lower() in _ABBREVIATIONS or "." in word)
+
+
+def sentence(span: str) -> str:
+    """The span up to the end of its first sentence."""
+    for match in _STOP.finditer(span):
+        if _ends_sentence(span, match.start()):
+            return span[: match.start()]
+    return span
+
+
+def anchored_spans(content: str) -> list[tuple[int, str]]:
+    """Every (position, span) an answer marker introduces, in the order they appear."""
+    found: list[tuple[int, str]] = []
+    for pattern in _MARKERS:
+        for match in pattern.finditer(content):
+            value = match.group("v")
+            if value.strip():
+                found.append((match.start(), sentence(value)))
+    for match in _BOXED.finditer(content):
+        value = boxed(content, match.end())
+        if value is not None and value.strip():
+            found.append((match.start(), value))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+def last_anchor(content: str) -> str | None:
+    spans = anchored_spans(content)
+    return spans[-1][1].strip() if spans else None

@@ -1,0 +1,58 @@
+"""Option letters: a capital counts as an answer only where it is written as an option marker.
+
+Markers: `B`, `(B)`, `[B]`, `B.`, `B)`, `B:`, `**B**`, `option B`, `choice (B)`; never a word ("A", "I"), an
+initial or a variable in prose. Up to 26 options (MMLU-Pro has 10).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+__all__ = ["letter_in_anchor", "letter_on_line", "option_letters"]
+
+_EMPHASIS = "*_`'\" \t"
+
+
+def option_letters(count: int) -> str:
+    return string.ascii_uppercase[: count if 0 < count <= 26 else 26]
+
+
+def _bare(text: str, letters: str) -> str | None:
+    """The letter when the text is a marker and nothing else: `B`, `(B)`, `**B.**`, `[B]`."""
+    core = text.strip().strip(_EMPHASIS).rstrip(".:;,!").strip(_EMPHASIS)
+    if len(core) == 3 and core[0] + core[2] in ("()", "[]"):
+        core = core[1]
+    return core if len(core) == 1 and core in letters else None
+
+
+def _leading(text: str, letters: str) -> str | None:
+    """The letter of a marker that opens the text: `B. Paris`, `(B) Paris`, `B) Paris`, `**B**: Paris`."""
+    head = text.lstrip(_EMPHASIS)
+    match = re.match(rf"(?:\(([{letters}])\)|\[([{letters}])\]|([{letters}])(?:[.:)]|\*\*))(?=[\s,;]|$|\*)", head)
+    if match:
+        return next(g for g in match.groups() if g)
+    return None
+
+
+def _named(text: str, letters: str) -> str | None:
+    """`option B`, `choice (C)`, `letter D` anywhere in the text: the last one."""
+    hits = re.findall(rf"\b(?:option|choice|letter)\s*[(\[]?([{letters}])[)\]]?(?![A-Za-z])", text, re.IGNORECASE)
+    return hits[-1] if hits else None
+
+
+def letter_in_anchor(span: str, letters: str) -> str | None:
+    """A letter right after an answer marker: `Answer: B`, `answer is (B)`, `answer is B because ...`."""
+    found = _bare(span, letters) or _leading(span, letters)
+    if found:
+        return found
+    # "B because ...", a list "(A, C)" read as its first option (as MMLU-Pro's and lm-eval's parsers do), "(H" cut off
+    first = re.match(rf"[\s*_]*\(?([{letters}])(?=[\s,;:.)\]]|$)", span.strip())
+    if first:
+        return first.group(1)
+    return _named(span, letters)
+
+
+def letter_on_line(line: str, letters: str) -> str | None:
+    """A letter from a line with no answer marker: the line is a marker, opens with one, or names an option."""
+    return _bare(line, letters) or _leading(line, letters) or _named(line, letters)

@@ -1,0 +1,45 @@
+"""math-verify, used as it is meant to be: LaTeX and expression extraction over delimited text, gold as LaTeX.
+
+An answer taken out of its context (a JSON field, a `\\boxed{}` argument) has lost its delimiters; it is put
+back in `$...$` before parsing, otherwise `3\\sqrt{13}` parses as `3`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+__all__ = ["math_equal", "math_parse", "math_timeout"]
+
+_DELIMITED = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
+
+
+def math_timeout() -> int | None:
+    """math-verify's timeouts use SIGALRM, which only the main thread may set: 5 s there, none elsewhere."""
+    return 5 if threading.current_thread() is threading.main_thread() else None
+
+
+def math_parse(text: str) -> list[Any]:
+    """What math-verify reads in text: a delimited span as it stands, a bare one inside `$...$` first."""
+    import math_verify
+
+    timeout = math_timeout()
+    if not _DELIMITED.search(text):
+        found = math_verify.parse(f"${text}$", parsing_timeout=timeout)
+        if found:
+            return found
+    return math_verify.parse(text, parsing_timeout=timeout)
+
+
+def math_equal(gold: str, answer: str) -> tuple[bool, str]:
+    """Whether the answer is the gold by math-verify, with a word on how it went."""
+    import math_verify
+
+    want, got = math_parse(gold), math_parse(answer)
+    if not want:
+        return False, f"math-verify could not parse the gold '{gold[:40]}'"
+    if not got:
+        return False, "math-verify parsed nothing in the answer"
+    same = bool(math_verify.verify(want, got, timeout_seconds=math_timeout()))
+    return same, f"math-verify: {got[-1]} vs {want[-1]}"

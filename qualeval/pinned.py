@@ -1,0 +1,140 @@
+"""What a run decides once and keeps: the constraint mode and convention, and the thinking switch.
+
+They are resolved before the first request, from the flags and the probe's measured verdicts, written to the
+manifest (`pinned`) and folded into its fingerprint. A resumed run reuses them whatever the probe would say now,
+or whether it runs at all (`--no-probe`), so one run never mixes constrained and unconstrained records, or two
+ways of switching thinking off. A request that cannot be honoured is an InputError (exit 2) before any request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from qualeval.config import RunConfig
+from qualeval.constrain import Style
+from qualeval.errors import InputError
+from qualeval.probe import ProbeResult
+from qualeval.runner import resolve_mode
+
+__all__ = ["SETTINGS_EXCLUDED", "Pinned", "pinned_of", "refuse_conflicts", "resolve", "resolve_switch", "unseparated"]
+
+Switch = Literal["chat_template_kwargs", "reasoning_effort", "deepseek", "none"]
+
+# the probe's name for each switch -> the client's, in order of preference
+_BY_PROBE: dict[str, Switch] = {
+    "chat_template_kwargs": "chat_template_kwargs",
+    "reasoning_effort": "reasoning_effort",
+    "thinking": "deepseek",
+}
+SETTINGS_EXCLUDED = frozenset({"out", "concurrency", "timeout", "max_retries", "fail_under", "probe"})
+"""Options that may change between the sessions of one run: everything else is part of its fingerprint."""
+
+
+class Pinned(BaseModel):
+    constraint: Literal["single", "followup", "off"]
+    constraint_style: Style | None = None
+    thinking_switch: Switch = "none"
+    notes: list[str] = Field(default_factory=list)
+    """Why, one line each, where the resolution is not simply what was asked."""
+
+    def fingerprinted(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"notes"})
+
+
+def unseparated(found: ProbeResult | None) -> str | None:
+    """Where the reasoning went when the server does not return it apart from the answer (inline tags, a channel,
+    or no reasoning seen at all); None when it does (a reasoning field, or hidden reasoning that is counted), or
+    when there was no probe."""
+    if found is None or found.reasoning_source.startswith("field:") or found.hidden_reasoning:
+        return None
+    return found.reasoning_source
+
+
+def _working(found: ProbeResult | None) -> Switch | None:
+    """The first thinking switch the probe saw work, in order of preference."""
+    verdicts = found.thinking_switch if found else {}
+    return next((switch for name, switch in _BY_PROBE.items() if verdicts.get(name) == "works"), None)
+
+
+def resolve_switch(forced: str, found: ProbeResult | None, wanted: bool | None) -> tuple[Switch, str | None]:
+    """The thinking switch to send and a note: forced, or the first convention the probe saw work."""
+    if forced != "auto":
+        return forced, None  # type: ignore[return-value]
+    if wanted is None:
+        return "none", None  # thinking is left to the server: nothing to send
+    flag = "--thinking" if wanted else "--no-thinking"
+    if found is None:
+        raise InputError(
+            f"{flag}: with --no-probe it is unknown which thinking switch this endpoint obeys; "
+            "force one with --thinking-switch chat_template_kwargs|reasoning_effort|deepseek|none"
+        )
+    verdicts = found.thinking_switch
+    if (working := _working(found)) is not None:
+        return working, None
+    if verdicts and all(v == "no reasoning seen either way" for v in verdicts.values()):
+        return "none", f"{flag}: the probe saw no reasoning either way, so no thinking switch is sent"
+    seen = ", ".join(f"{name} {v.split(':')[0]}" for name, v in verdicts.items()) or "nothing tried"
+    if wanted:
+        return "none", f"--thinking: no thinking switch worked here ({seen}); the server's default applies"
+    raise InputError(
+        f"--no-thinking: no thinking switch worked on this endpoint ({seen}); force one with --thinking-switch NAME"
+    )
+
+
+def resolve(config: RunConfig, found: ProbeResult | None, wanted: bool | None) -> Pinned:
+    """A new run's constraint mode, convention and thinking switch. `wanted`: the thinking value to be sent."""
+    if config.constraint_style:
+        styles: list[Style] = [config.constraint_style]
+        unknown = ""
+    else:
+        styles = found.styles() if found else []
+        unknown = "the probe found none enforced" if found else "the probe is off: --no-probe"
+    mode, style, note = resolve_mode(config.constraint, styles, inline=unseparated(found), unknown=unknown)
+    switch, why = resolve_switch(config.thinking_switch, found, wanted)
+    if mode == "followup" and wanted is None and config.thinking_switch == "auto":
+        switch = _working(found) or "none"  # the followup asks with thinking off: it needs the switch
+    notes = [n for n in (note, why) if n]
+    return Pinned(constraint=mode, constraint_style=style, thinking_switch=switch, notes=notes)  # type: ignore[arg-type]
+
+
+def pinned_of(manifest: dict[str, Any] | None, where: Path | None = None) -> Pinned | None:
+    """The resolution a run pinned (None for a new run)."""
+    raw = (manifest or {}).get("pinned")
+    if raw is None:
+        return None
+    try:
+        return Pinned.model_validate(raw)
+    except ValidationError:
+        raise InputError(f"{where or 'manifest.json'}: field 'pinned' does not load; was it edited?") from None
+
+
+def _pin_of(key: str, pinned: Pinned | None) -> str:
+    if pinned is None:
+        return ""
+    if key in ("constraint", "constraint_style"):
+        via = f" via {pinned.constraint_style}" if pinned.constraint_style else ""
+        return f" (pinned: {pinned.constraint}{via})"
+    if key in ("thinking", "thinking_switch"):
+        return f" (pinned switch: {pinned.thinking_switch})"
+    return ""
+
+
+def refuse_conflicts(root: Path, old: dict[str, Any], config: dict[str, Any]) -> None:
+    """A resumed run keeps its settings: a flag that now asks for something else is refused, by name."""
+    before = old.get("config") or {}
+    pinned = pinned_of(old, root / "manifest.json")
+    for key, now in config.items():
+        if key in SETTINGS_EXCLUDED or key not in before or before[key] == now:
+            continue
+        flag = "--task" if key == "tasks" else "--" + key.replace("_", "-")
+        raise InputError(
+            f"{root}: this run was made with {flag} {_shown(before[key])}{_pin_of(key, pinned)}, not "
+            f"{_shown(now)}; resume it with the same flags, or give another --out to start a new run"
+        )
+
+
+def _shown(value: Any) -> str:
+    return "unset" if value is None else str(value)
