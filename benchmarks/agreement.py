@@ -9,7 +9,8 @@ Corpora (see SOURCES.md beside them):
 
 Every response goes through `qualeval score`'s own code path (offline.score_file) with the per-line target,
 so the figures are what a user gets. Prints, per corpus and model: qualeval's accuracy, the published figure and
-the difference; for MMLU-Pro, per-item agreement with MMLU-Pro's prediction where it found a letter, and what
+the difference; for GSM8K, per-item agreement with a reimplementation of ZeroEval's parser (and how many of
+items where the two differ qualeval gets right); for MMLU-Pro, per-item agreement with MMLU-Pro's prediction where it found a letter, and what
 qualeval extracts where it found none.
 """
 
@@ -68,10 +69,44 @@ def _published(summary: Path) -> dict[str, tuple[float, float]]:
     return {row["Model"].split("/")[-1]: (float(row["Acc"]), float(row["No answer"])) for row in table}
 
 
-def zeroeval(corpus: Path, task_ref: str, gold_of, tmp: Path, show: int) -> None:
+def _first_object(text: str) -> dict | None:
+    """The first balanced {...} that strict JSON accepts, as ZeroEval's parser tries first."""
+    start = text.find("{")
+    while start != -1:
+        depth = 0
+        for end in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                try:
+                    found = json.loads(text[start : end + 1])
+                    return found if isinstance(found, dict) else None
+                except ValueError:
+                    break
+        start = text.find("{", start + 1)
+    return None
+
+
+_KEY_VALUE = re.compile(r'(?P<key>"?\w+"?)\s*:\s*(?P<value>{[^}]*}|".*?"|[^,}]+)', re.DOTALL)
+
+
+def _zeroeval_gsm(output: str, gold: str) -> tuple[bool, bool]:
+    """(correct, answered) as ZeroEval's GSM parser decides, reimplemented from its published description: the
+    first strict JSON object, else key-value pairs read by a regex; the first number of `answer`, after dropping
+    `$` and `,`, equal to the gold's. It reproduces the published accuracy and no-answer rate (see the README)."""
+    found = _first_object(output)
+    if found is None or "answer" not in found:
+        found = {m.group("key").strip('"'): m.group("value").strip().strip('"') for m in _KEY_VALUE.finditer(output)}
+    if "answer" not in found:
+        return False, False
+    number = re.search(r"-?\d+(\.\d+)?", str(found["answer"]).replace("$", "").replace(",", ""))
+    return bool(number) and float(number.group()) == float(gold.replace(",", "")), True
+
+
+def zeroeval(corpus: Path, task_ref: str, gold_of, tmp: Path, show: int, reference=None) -> None:
     published = _published(next(corpus.glob("*.summary.json")))
     print(f"\n{corpus.name}: qualeval vs published (ZeroEval's own parser)")
-    print(f"{'model':32} {'n':>5} {'qualeval':>9} {'published':>9} {'diff':>6} {'no-ans q':>9} {'no-ans p':>9}")
+    head = f"{'model':32} {'n':>5} {'qualeval':>9} {'published':>9} {'diff':>6} {'no-ans q':>9} {'no-ans p':>9}"
+    print(head + ("  reimpl   agree  q right" if reference else ""))
     for path in sorted(corpus.glob("*.jsonl")):
         rows = list(_rows(path))
         lines = [{"id": str(i), "content": r["output"], "target": gold_of(r)} for i, r in enumerate(rows)]
@@ -79,13 +114,18 @@ def zeroeval(corpus: Path, task_ref: str, gold_of, tmp: Path, show: int) -> None
         items = _score(task_ref, lines, tmp)
         elapsed = time.perf_counter() - started
         acc = 100 * sum(i.correct for i in items) / len(items)
-        none = 100 * sum(i.extracted is None for i in items) / len(items)
+        none = 100 * sum(i.method == "none" for i in items) / len(items)  # no answer at all, as ZeroEval counts it
         pub_acc, pub_none = published.get(path.stem, (float("nan"), float("nan")))
-        print(
-            f"{path.stem:32} {len(items):5} {acc:9.2f} {pub_acc:9.2f} {acc - pub_acc:+6.2f} {none:9.2f} "
-            f"{pub_none:9.2f}   ({len(items) / elapsed:,.0f} records/s)"
+        line = (
+            f"{path.stem:32} {len(items):5} {acc:9.2f} {pub_acc:9.2f} {acc - pub_acc:+6.2f} {none:9.2f} {pub_none:9.2f}"
         )
-        for item, row in [(i, r) for i, r in zip(items, rows, strict=False) if not i.correct][:show]:
+        if reference:  # per item, against the reimplementation of the benchmark's own parser
+            theirs = [reference(r["output"], gold_of(r))[0] for r in rows]
+            differ = [i for i, t in zip(items, theirs, strict=True) if i.correct != t]
+            line += f"  {100 * sum(theirs) / len(rows):6.2f} {100 - 100 * len(differ) / len(rows):6.2f}%"
+            line += f" {sum(i.correct for i in differ):4}/{len(differ)}"
+        print(f"{line}   ({len(items) / elapsed:,.0f} records/s)")
+        for item, row in [(i, r) for i, r in zip(items, rows, strict=True) if not i.correct][:show]:
             print(f"    [{item.id}] gold={item.gold!r} got={item.extracted!r} via {item.method}")
             print("      " + row["output"][-300:].replace("\n", "\\n"))
 
@@ -161,7 +201,8 @@ def main() -> None:
         MMLU_PRO_TASK_REF = str(tmp / "mmlu_pro_cot.yaml")
         show = args.show_disagreements
         if args.only in (None, "gsm"):
-            zeroeval(args.outputs / "zeroeval_gsm", "gsm8k", lambda r: r["answer"].lstrip("# ").strip(), tmp, show)
+            gold = lambda r: r["answer"].lstrip("# ").strip()  # noqa: E731
+            zeroeval(args.outputs / "zeroeval_gsm", "gsm8k", gold, tmp, show, _zeroeval_gsm)
         if args.only in (None, "math"):
             zeroeval(args.outputs / "zeroeval_math_l5", str(tmp / "math_l5.yaml"), lambda r: r["answer"], tmp, show)
         if args.only in (None, "mmlu_pro"):

@@ -21,7 +21,8 @@ _MARKERS = [
         re.IGNORECASE,
     ),
     re.compile(r"""["']answer["']\s*:\s*["'](?P<v>[^"'\n]*)["']""", re.IGNORECASE),
-    re.compile(r"""["']answer["']\s*:\s*(?P<v>-?[\d.,]+)""", re.IGNORECASE),
+    # an unquoted value: a number, or an expression where the model wrote one instead of its result
+    re.compile(r"""["']answer["']\s*:\s*(?P<v>[^"'\s{\[][^\n]*?)\s*,?\s*(?:}|$)""", re.IGNORECASE | re.MULTILINE),
 ]
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ABBREVIATIONS = frozenset(

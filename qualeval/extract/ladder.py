@@ -97,12 +97,14 @@ def typed_value(span: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> s
 
 
 def _anchored(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extraction | None:
+    """The answer an answer marker introduces; with no value of the answer's type, the marker's span still
+    says the model answered (value None): "Cannot be determined" is an answer, just not a number."""
     spans = anchored_spans(content)
     for _, span in spans if spec.pick == "first" else reversed(spans):
         value = _typed(span, spec, choices, "anchor")
         if value is not None:
             return Extraction(value=value, rung="anchor", raw=span.strip())
-    return None
+    return Extraction(value=None, rung="anchor", raw=spans[-1][1].strip()) if spans else None
 
 
 def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extraction | None:
@@ -124,11 +126,16 @@ def extract(content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, ma
     answer = json_answer(content)
     if answer is not None and (value := _typed(answer, spec, choices, "anchor")) is not None:
         return Extraction(value=value, rung="json", raw=answer)
-    if (found := _anchored(content, spec, choices)) is not None:
-        return found
+    anchored = _anchored(content, spec, choices)
+    if anchored is not None and anchored.value is not None:
+        return anchored
     if math and (parsed := math_parse(content)):
         return Extraction(value=str(parsed[-1]), rung="math", raw=str(parsed[-1]))
-    return _last_line(content, spec, choices) or Extraction(value=None, rung="none")
+    if (last := _last_line(content, spec, choices)) is not None:
+        return last
+    if answer is not None:  # the model answered in its JSON, with no value of the type asked for
+        return Extraction(value=None, rung="json", raw=answer)
+    return anchored or Extraction(value=None, rung="none")
 
 
 def naive_extract(reasoning: str, content: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> str | None:

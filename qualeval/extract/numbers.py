@@ -8,6 +8,8 @@ __all__ = ["find_number", "fmt_number", "result_number", "words_to_digits"]
 
 _NUMBER = re.compile(r"[-−]?\$?\s*\d[\d,]*(?:\.\d+)?|[-−]?\$?\s*\.\d+")
 _EQUALS = re.compile(r"=|≈|\\approx")
+_OPERAND = r"\(*\s*[-−]?\$?\s*\d[\d,]*(?:\.\d+)?\s*\)*"
+_EXPRESSION = re.compile(rf"\s*{_OPERAND}\s*(?:[-+*×x÷]|\*\*)\s*{_OPERAND}")
 
 _UNITS = (
     "zero",
@@ -53,12 +55,15 @@ def find_number(text: str, *, last: bool = False) -> float | None:
 
 
 def result_number(span: str) -> float | None:
-    """The number an answer span states: for an expression (`30 - 20 = 10`), its result after the last `=`."""
+    """The number an answer span states: for a worked expression (`30 - 20 = 10`), its result after the last
+    `=`. An expression with no result (`(150 * 2) + 240`) states no number: its first one is not the answer."""
     parts = _EQUALS.split(span)
     if len(parts) > 1:
         result = find_number(parts[-1])
         if result is not None:
             return result
+    if _EXPRESSION.match(span):
+        return None
     return find_number(span)
 
 
