@@ -555,6 +555,9 @@ def print_summary(summary: TaskSummary) -> None:
     )
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
+    if summary.accuracy_without_judge is not None:
+        judged = summary.rungs.get("judge", 0)
+        table.add_row(f"by the rules alone (a model judge accepted {judged})", f"{summary.accuracy_without_judge:.1%}")
     if summary.naive_accuracy is not None:
         table.add_row("naive extractor (last number/letter anywhere)", f"{summary.naive_accuracy:.1%}")
     table.add_row("statuses", ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())))

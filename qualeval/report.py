@@ -188,6 +188,13 @@ def markdown_report(summary: RunSummary) -> str:
             f"{answered} | {_pct(m.naive_accuracy)} |"
         )
     for name, t in summary.tasks.items():
+        if t.summary.accuracy_without_judge is not None:
+            judged = t.summary.rungs.get("judge", 0)
+            lines += [
+                "",
+                f"{name}: a model judge accepted {judged} answers the rules rejected; by the rules alone, "
+                f"accuracy {_pct(t.summary.accuracy_without_judge)}",
+            ]
         if t.repeated:
             r = t.repeated
             lines += [
