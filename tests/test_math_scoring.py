@@ -78,3 +78,16 @@ def test_math_verify_readme_example() -> None:
     # the README's own: gold "${1,3} \cup {2,4}$", answer "${1,2,3,4}$", verify(gold, answer) is True
     assert _verdict("{1,3} \\cup {2,4}", "${1,2,3,4}$")
     assert not _verdict("{1,3} \\cup {2,4}", "${1,2,3}$")
+
+
+@pytest.mark.parametrize(
+    ("gold", "content", "right"),
+    [
+        ("6\\sqrt{2}", '{"answer": "6√2"}', True),
+        ("6", '{"answer": "6√2"}', False),  # the √ is not dropped: 6√2 is not 6
+        ("2\\pi", "Answer: 2π", True),
+        ("-3", "Answer: −3", True),
+    ],
+)
+def test_unicode_math_is_read_as_the_latex_it_stands_for(gold: str, content: str, right: bool) -> None:
+    assert _verdict(gold, content) is right

@@ -273,9 +273,10 @@ def test_score_with_a_model_judge_on_the_reference_server(tmp_path: Path) -> Non
     ]
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["accuracy_without_judge"] == pytest.approx(1 / 3)
-    assert "a model judge accepted 1 answers the rules rejected; by the rules alone, accuracy 33.3%" in (
-        tmp_path / "o" / "report.md"
-    ).read_text()
+    assert (
+        "a model judge accepted 1 answers the rules rejected; by the rules alone, accuracy 33.3%"
+        in (tmp_path / "o" / "report.md").read_text()
+    )
     assert "by the rules alone (a model judge accepted 1)" in out
     code, out = score_cli("--task", "knowledge_qa", "--responses", str(lines), "--out", str(tmp_path / "x"),
                           "--judge-model", "sim")  # fmt: skip

@@ -12,6 +12,7 @@ import string
 __all__ = ["letter_in_anchor", "letter_on_line", "option_letters"]
 
 _EMPHASIS = "*_`'\" \t"
+_REJECTED = re.compile(r"(?:rules?\s+out|not|except)\s*$", re.IGNORECASE)
 
 
 def option_letters(count: int) -> str:
@@ -35,9 +36,19 @@ def _leading(text: str, letters: str) -> str | None:
     return None
 
 
-def _named(text: str, letters: str) -> str | None:
-    """`option B`, `choice (C)`, `letter D` anywhere in the text: the last one."""
-    hits = re.findall(rf"\b(?:option|choice|letter)\s*[(\[]?([{letters}])[)\]]?(?![A-Za-z])", text, re.IGNORECASE)
+def _named(text: str, letters: str, *, on_line: bool = False) -> str | None:
+    """`option B`, `choice (C)`, `letter D` in the text: the last one. `on_line` (no answer marker before it):
+    not an option that is rejected ("option F is not correct", "rules out (F)") nor one that heads a line of a
+    walk through the options ("Option H: ..."), which name an option without choosing it."""
+    rejected = r"(?![)\]]?\s*(?:(?:is|are|was)\s+(?:not|incorrect|wrong|false)\b|isn't))" if on_line else ""
+    pattern = rf"\b(?:option|choice|letter)\s*[(\[]?([{letters}]){rejected}[)\]]?(?![A-Za-z])"
+    if on_line and re.match(rf"\W*(?:option|choice)\s*[(\[]?[{letters}][)\]]?\s*[:\-–]", text, re.IGNORECASE):
+        return None
+    hits = [
+        m.group(1)
+        for m in re.finditer(pattern, text, re.IGNORECASE)
+        if not (on_line and _REJECTED.search(text[max(0, m.start() - 12) : m.start()]))
+    ]
     return hits[-1] if hits else None
 
 
@@ -55,4 +66,4 @@ def letter_in_anchor(span: str, letters: str) -> str | None:
 
 def letter_on_line(line: str, letters: str) -> str | None:
     """A letter from a line with no answer marker: the line is a marker, opens with one, or names an option."""
-    return _bare(line, letters) or _leading(line, letters) or _named(line, letters)
+    return _bare(line, letters) or _leading(line, letters) or _named(line, letters, on_line=True)

@@ -13,6 +13,17 @@ from typing import Any
 __all__ = ["math_equal", "math_parse", "math_timeout"]
 
 _DELIMITED = re.compile(r"\$|\\\(|\\\[|\\boxed|\\fbox")
+# unicode a model writes where LaTeX was meant; math-verify's LaTeX parser drops it (6√2 read as 6)
+_UNICODE = [
+    (re.compile(r"√\s*\(([^()]*)\)"), r"\\sqrt{\1}"),
+    (re.compile(r"√\s*([\w.]+)"), r"\\sqrt{\1}"),
+    (re.compile("π"), r"\\pi "),
+    (re.compile("[×·]"), r"\\times "),
+    (re.compile("−"), "-"),
+    (re.compile("∞"), r"\\infty "),
+]
+_COMMAND = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})?")
+_WORD = re.compile(r"[A-Za-z]{3,}")
 
 
 def math_timeout() -> int | None:
@@ -20,12 +31,24 @@ def math_timeout() -> int | None:
     return 5 if threading.current_thread() is threading.main_thread() else None
 
 
+def _latex(text: str) -> str:
+    for pattern, replacement in _UNICODE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _prose(text: str) -> bool:
+    """More than two words outside LaTeX commands: a sentence, not an expression to put inside `$...$`."""
+    return len(_WORD.findall(_COMMAND.sub(" ", text))) > 2
+
+
 def math_parse(text: str) -> list[Any]:
-    """What math-verify reads in text: a delimited span as it stands, a bare one inside `$...$` first."""
+    """What math-verify reads in text: a delimited span as it stands, a bare expression inside `$...$` first."""
     import math_verify
 
     timeout = math_timeout()
-    if not _DELIMITED.search(text):
+    text = _latex(text)
+    if not _DELIMITED.search(text) and not _prose(text):
         found = math_verify.parse(f"${text}$", parsing_timeout=timeout)
         if found:
             return found
