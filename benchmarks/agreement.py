@@ -9,9 +9,9 @@ Corpora (see SOURCES.md beside them):
 
 Every response goes through `qualeval score`'s own code path (offline.score_file) with the per-line target,
 so the figures are what a user gets. Prints, per corpus and model: qualeval's accuracy, the published figure and
-the difference; for GSM8K, per-item agreement with a reimplementation of ZeroEval's parser (and how many of
-items where the two differ qualeval gets right); for MMLU-Pro, per-item agreement with MMLU-Pro's prediction where it found a letter, and what
-qualeval extracts where it found none.
+the difference; for GSM8K, per-item agreement with a reimplementation of ZeroEval's parser and how many of the
+items where the two differ qualeval gets right; for MMLU-Pro, per-item agreement with MMLU-Pro's prediction where
+it found a letter, and what qualeval extracts where it found none.
 """
 
 from __future__ import annotations
