@@ -97,7 +97,10 @@ class StreamState:
                 raise ProtocolFailure(f"malformed SSE data line: {payload[:80]!r}") from None
             if type(obj) is not dict:
                 raise ProtocolFailure(f"SSE data is not a JSON object: {payload[:80]!r}")
-            self.event(obj, now)
+            try:
+                self.event(obj, now)
+            except (AttributeError, TypeError):  # a choice or delta that is not an object
+                raise ProtocolFailure(f"SSE event is not a chat completion chunk: {payload[:80]!r}") from None
 
     def event(self, obj: dict[str, Any], now: float) -> None:
         if "error" in obj:

@@ -317,7 +317,11 @@ class Endpoint:
     ) -> Reply:
         timer = asyncio.get_running_loop().call_at(deadline, conn.expire, f"no complete response within {timeout:g}s")
         try:
-            reply = await conn.start(request, sink)
+            try:
+                waiter = conn.start(request, sink)
+            except (OSError, RuntimeError):  # the connection died before the request left
+                raise _Stale from None
+            reply = await waiter
         except BaseException:
             conn.abort()  # failed or cancelled: what is left on this connection is unknown
             raise
@@ -336,7 +340,7 @@ class Endpoint:
     def _take(self) -> _Connection | None:
         while self.idle:
             conn = self.idle.pop()  # the most recently used: least likely to have been closed by the server
-            if not conn.closed:
+            if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
                 return conn
         return None
 
@@ -367,9 +371,9 @@ class Endpoint:
 
 
 def run_async(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run` on uvloop where it is installed: its C read path costs the client 20-40% less CPU per
-    network read (benchmarks/paced.py --loop uvloop). The reference server keeps asyncio's loop, whose timers
-    are finer than uvloop's 1 ms."""
+    """`asyncio.run` on uvloop where it is installed: its C read path cost the client 8-21% less CPU per chunk
+    here (benchmarks/paced.py, --loop uvloop against --loop asyncio). The reference server keeps asyncio's
+    loop, whose timers are finer than uvloop's 1 ms."""
     try:
         import uvloop
     except ImportError:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qualeval.client import ChatClient, ClientConfig
-from qualeval.errors import InputError
+from qualeval.errors import InputError, ProtocolFailure
 from qualeval.models import ChatResponse
 from qualeval.proxied import proxy_for
 from qualeval.sim import Latency
@@ -73,12 +73,11 @@ def feed(response: bytes, cuts: list[int]) -> tuple[Any, StreamState]:
         conn.connection_made(_Pipe())
         waiter = conn.start(b"POST / HTTP/1.1\r\n\r\n", sink)
         edges = sorted({c % (len(response) + 1) for c in cuts} | {0, len(response)})
-        for now, (a, b) in enumerate(itertools.pairwise(edges)):
+        for a, b in itertools.pairwise(edges):
             if b > a:
                 conn.data_received(response[a:b])
                 if waiter.done():
                     assert b == len(response), "the reply ended before its last byte"
-            del now
         assert waiter.done()
         return waiter.result(), sink
 
@@ -101,6 +100,12 @@ def test_chunked_framing_cut_anywhere_gives_the_same_stream(sizes: list[int], cu
     assert reply.status == 200 and reply.streamed
     assert parsed(sink) == parsed(whole)
     assert sink.done and "".join(sink.content)
+
+
+@pytest.mark.parametrize("event", [b'{"choices": [1]}', b'{"choices": [{"delta": "x"}]}', b"[1, 2]", b"{oops"])
+def test_an_event_that_is_not_a_chunk_fails_the_attempt_as_a_protocol_error(event: bytes) -> None:
+    with pytest.raises(ProtocolFailure):
+        feed(HEAD + chunked(b"data: " + event + b"\n\n", [100]), [])
 
 
 @pytest.mark.parametrize("cut", range(1, 40, 3))
