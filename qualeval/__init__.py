@@ -1,25 +1,63 @@
-"""qualeval: reasoning-aware quality and speed evaluation for OpenAI-compatible chat endpoints."""
+"""qualeval: reasoning-aware quality and speed evaluation for OpenAI-compatible chat endpoints.
 
-__version__ = "0.1.0"
+The public API is what `__all__` lists (a test pins it). The run entry points load on first use, so that
+`import qualeval` stays light.
+"""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from qualeval._version import __version__
 from qualeval.models import ChatRequest, ChatResponse, Completion, Message, Sample, Timing, Usage
 
+if TYPE_CHECKING:
+    from qualeval.api import RunResult, evaluate, evaluate_async, open_run
+    from qualeval.client import ChatClient, ClientConfig
+    from qualeval.config import RunConfig
+    from qualeval.offline import score_file
+    from qualeval.runner import Record
+    from qualeval.tasks import load_task
 
-def evaluate(**kwargs):  # type: ignore[no-untyped-def]
-    """Run tasks against an endpoint; see `qualeval.api.evaluate` for the arguments."""
-    from qualeval.api import evaluate as _evaluate
+_LAZY = {
+    "RunResult": "qualeval.api",
+    "evaluate": "qualeval.api",
+    "evaluate_async": "qualeval.api",
+    "open_run": "qualeval.api",
+    "ChatClient": "qualeval.client",
+    "ClientConfig": "qualeval.client",
+    "RunConfig": "qualeval.config",
+    "score_file": "qualeval.offline",
+    "Record": "qualeval.runner",
+    "load_task": "qualeval.tasks",
+}
 
-    return _evaluate(**kwargs)
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'qualeval' has no attribute '{name}'")
 
 
 __all__ = [
+    "ChatClient",
     "ChatRequest",
     "ChatResponse",
+    "ClientConfig",
     "Completion",
     "Message",
+    "Record",
+    "RunConfig",
+    "RunResult",
     "Sample",
     "Timing",
     "Usage",
     "__version__",
     "evaluate",
+    "evaluate_async",
+    "load_task",
+    "open_run",
+    "score_file",
 ]

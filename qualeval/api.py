@@ -1,23 +1,29 @@
-"""The Python API: `qualeval.evaluate(...)` takes the same options as `qualeval run`."""
+"""The Python API: `qualeval.evaluate(...)` takes the same options as `qualeval run` (both are made from
+qualeval.config.RunConfig), and `qualeval.open_run(DIR)` reads a finished run back."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from qualeval.config import RunConfig, load_config
-from qualeval.errors import EndpointError
+from qualeval.errors import EndpointError, InputError
+from qualeval.options import api_parameters
+from qualeval.progress import progress_bar
 from qualeval.report import write_reports_or_warn
 from qualeval.run import RunSummary, execute, timed_of
 from qualeval.runner import Record
 from qualeval.store import RunStore
 from qualeval.transport import run_async
 
-__all__ = ["RunResult", "evaluate", "finish_run"]
+__all__ = ["RunResult", "evaluate", "evaluate_async", "finish_run", "open_run"]
 
 
 @dataclass
@@ -58,6 +64,10 @@ class RunResult:
                     "timing_tpot": timed.tpot,
                     "timing_reasoning_duration": timed.reasoning_duration,
                     "finish_reason": row["finish_reason"],
+                    "prompt": _prompt(row.get("request") or {}),
+                    "reasoning": row["reasoning"],
+                    "content": row["content"],
+                    "subject": (row.get("meta") or {}).get("subject"),
                     **{
                         f"timing_{k}": timing.get(k)
                         for k in ("first_byte", "ttft", "first_reasoning", "first_content", "end", "decode_rate")
@@ -70,6 +80,12 @@ class RunResult:
                 }
             )
         return pd.DataFrame(rows)
+
+
+def _prompt(body: dict[str, Any]) -> str | None:
+    """The last user message sent: the question as the model saw it."""
+    users = [m.get("content") for m in body.get("messages") or () if m.get("role") == "user"]
+    return users[-1] if users else None
 
 
 def finish_run(config: RunConfig, summary: RunSummary) -> RunResult:
@@ -86,13 +102,41 @@ def finish_run(config: RunConfig, summary: RunSummary) -> RunResult:
     return RunResult(config.out, summary, low)
 
 
-def evaluate(
-    *,
+async def evaluate_async(
     model: str,
-    tasks: list[str],
+    tasks: str | Sequence[str],
+    *,
     base_url: str | None = None,
     out: str | Path | None = None,
     config: str | Path | None = None,
+    progress: bool = False,
+    on_record: Callable[[Record], None] | None = None,
+    **options: Any,
+) -> RunResult:
+    """`evaluate` for code that already runs an event loop (`await qualeval.evaluate_async(...)`)."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    flags = {"model": model, "tasks": tasks, "base_url": base_url, **options}
+    flags["out"] = out or Path("runs") / f"{model.replace('/', '_')}-{stamp}"
+    unknown = sorted(set(flags) - set(RunConfig.model_fields))
+    if unknown:
+        raise InputError(f"evaluate() got an unknown option '{unknown[0]}' (options are the flags of qualeval run)")
+    run_config = load_config(Path(config) if config else None, flags)
+    if not progress:
+        summary = await execute(run_config, on_record=on_record)
+    else:
+        with progress_bar(also=on_record) as bar:
+            summary = await execute(run_config, on_record=bar.on_record, on_start=bar.on_start)
+    return finish_run(run_config, summary)
+
+
+def evaluate(
+    model: str,
+    tasks: str | Sequence[str],
+    *,
+    base_url: str | None = None,
+    out: str | Path | None = None,
+    config: str | Path | None = None,
+    progress: bool = False,
     on_record: Callable[[Record], None] | None = None,
     **options: Any,
 ) -> RunResult:
@@ -100,24 +144,52 @@ def evaluate(
 
     Args:
         model: the model name to send.
-        tasks: built-in names (`gsm8k`, `mmlu:stem`), task YAML paths, or `lm_eval:NAME`.
+        tasks: a task or a list of them: built-in names (`gsm8k`, `mmlu:stem`), task YAML paths, `lm_eval:NAME`.
         base_url: the endpoint (default: OPENAI_BASE_URL).
         out: the run directory (default: runs/<model>-<time>); an existing run there is resumed.
         config: a profile file from configs/; the other arguments override it.
-        **options: any other `qualeval run` option, by its flag name with underscores (`limit`,
-            `concurrency`, `samples_per_item`, `constraint`, `data={"gsm8k": "path"}`, ...).
+        progress: draw a progress bar on stderr.
+        on_record: called with every record as it is written.
+        **options: every other `qualeval run` option, by name (`limit=50`, `concurrency=[1, 4]`,
+            `data="path"` or `data={"gsm8k": "path"}`, ...); the signature lists them all with their types.
+
+    Works inside a running event loop too (Jupyter): the run then goes on a worker thread with its own loop.
     """
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    flags = {
-        "model": model,
-        "tasks": tasks,
-        "base_url": base_url,
-        "out": out or Path("runs") / f"{model.replace('/', '_')}-{stamp}",
-        **options,
-    }
-    run_config = load_config(Path(config) if config else None, flags)
-    summary = run_async(execute(run_config, on_record=on_record))
-    return finish_run(run_config, summary)
+    run = evaluate_async(
+        model, tasks, base_url=base_url, out=out, config=config, progress=progress, on_record=on_record, **options
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run_async(run)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="qualeval") as pool:
+        return pool.submit(run_async, run).result()
+
+
+def _with_options(func: Callable[..., Any]) -> None:
+    """Spell every run option out in the signature (help(), IDEs), from the one declaration in RunConfig."""
+    own = [p for p in inspect.signature(func).parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    named = {p.name for p in own}
+    func.__signature__ = inspect.signature(func).replace(  # type: ignore[attr-defined]
+        parameters=[*own, *(p for p in api_parameters() if p.name not in named)]
+    )
+
+
+_with_options(evaluate)
+_with_options(evaluate_async)
+
+
+def open_run(root: str | Path) -> RunResult:
+    """An earlier run directory, typed: its summary and records, without running anything."""
+    root = Path(root)
+    summary_path = root / "summary.json"
+    if not summary_path.exists():
+        raise InputError(f"{root}: no summary.json here; is this a finished qualeval run directory?")
+    try:
+        summary = RunSummary.model_validate_json(summary_path.read_bytes())
+    except ValueError as exc:
+        raise InputError(f"{summary_path}: not a qualeval run summary ({exc.__class__.__name__})") from None
+    return RunResult(root, summary, [])
 
 
 def _all_failed(summary: RunSummary) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,9 +17,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from qualeval import __version__
+from qualeval._version import __version__
 from qualeval.client import ChatClient, check_config
 from qualeval.errors import EndpointError, InputError, QualevalError
+from qualeval.options import cli_parameters
 from qualeval.probe import ProbeResult, probe
 from qualeval.summary import TaskSummary
 from qualeval.transport import run_async
@@ -276,30 +278,6 @@ def score_cmd(
     errors.print(f"wrote {out / 'items.jsonl'}, summary.json and report.html in {out}", highlight=False)
 
 
-def _data_flags(values: list[str] | None) -> dict[str, Path]:
-    """--data PATH (every task) or --data TASK=PATH, repeatable."""
-    out: dict[str, Path] = {}
-    for value in values or []:
-        name, sep, path = value.partition("=")
-        out[name if sep else "*"] = Path(path if sep else value)
-    return out
-
-
-def _slo_flag(value: str | None) -> dict[str, float] | None:
-    if not value:
-        return None
-    out: dict[str, float] = {}
-    for part in value.split(","):
-        name, sep, limit = part.partition("=")
-        try:
-            out[name.strip()] = float(limit)
-        except ValueError:
-            raise InputError(f"--slo: '{part}' is not NAME=MILLISECONDS") from None
-        if not sep:
-            raise InputError(f"--slo: '{part}' is not NAME=MILLISECONDS")
-    return out
-
-
 @app.command("compare", rich_help_panel="Evaluate")
 def compare_cmd(
     run_a: Annotated[Path, typer.Argument(help="The baseline run directory.")],
@@ -347,108 +325,12 @@ def compare_cmd(
     errors.print(f"wrote {out / 'compare.json'} and {out / 'compare.html'}", highlight=False)
 
 
-@app.command("run", rich_help_panel="Evaluate")
-def run_cmd(
-    task: Annotated[
-        list[str] | None, typer.Option(help="Task: built-in (gsm8k, mmlu:stem), .yaml, or lm_eval:NAME; repeatable.")
-    ] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="Endpoint, e.g. http://127.0.0.1:8011/v1 (default: OPENAI_BASE_URL).")
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Model name to send.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory; an existing run there is resumed.")] = None,
-    config: Annotated[Path | None, typer.Option(help="A run profile (configs/*.yaml); flags override it.")] = None,
-    data: Annotated[
-        list[str] | None, typer.Option(help="Local data: PATH for every task, or TASK=PATH; repeatable.")
-    ] = None,
-    limit: Annotated[int | None, typer.Option(help="The first N samples of each task.")] = None,
-    limit_per_subject: Annotated[int | None, typer.Option(help="At most N samples per subject (MMLU).")] = None,
-    sample_seed: Annotated[int | None, typer.Option(help="Shuffle samples with this seed before --limit.")] = None,
-    num_fewshot: Annotated[int | None, typer.Option(help="Few-shot examples (the task's default otherwise).")] = None,
-    concurrency: Annotated[
-        str | None, typer.Option(help="Requests in flight; a list (1,4,16,64) sweeps, every level on the same items.")
-    ] = None,
-    request_rate: Annotated[
-        str | None,
-        typer.Option(
-            help="Open-loop requests per second (gamma arrivals); a list sweeps. --concurrency caps in flight."
-        ),
-    ] = None,
-    burstiness: Annotated[float | None, typer.Option(help="Gamma shape of arrivals: 1 Poisson, <1 burstier.")] = None,
-    warmup: Annotated[int | None, typer.Option(help="Warm-up requests per level, kept out of speed figures.")] = None,
-    slo: Annotated[
-        str | None,
-        typer.Option(help="Goodput limits, e.g. ttft_ms=2000,first_answer_ms=30000,tpot_ms=50,e2e_ms=60000."),
-    ] = None,
-    samples_per_item: Annotated[int | None, typer.Option(help="K samples per item: mean, maj@K, pass@K.")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Token budget (the task's default otherwise).")] = None,
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
-    thinking: Annotated[
-        bool | None, typer.Option("--thinking/--no-thinking", help="Turn the model's thinking on or off.")
-    ] = None,
-    thinking_switch: Annotated[
-        str | None,
-        typer.Option(
-            help="How thinking is switched: auto (what the probe saw work), or force chat_template_kwargs, "
-            "reasoning_effort, deepseek or none."
-        ),
-    ] = None,
-    thinking_opened: Annotated[bool | None, typer.Option(help="The chat template opens the thinking block.")] = None,
-    constraint: Annotated[str | None, typer.Option(help="auto, single, followup or off.")] = None,
-    constraint_style: Annotated[
-        str | None,
-        typer.Option(
-            help="Force a convention: structured_outputs, guided, sglang, response_format, json_schema, grammar."
-        ),
-    ] = None,
-    rescue: Annotated[
-        bool | None, typer.Option(help="Read answers from the reasoning when content is empty (counted apart).")
-    ] = None,
-    stream: Annotated[bool | None, typer.Option("--stream/--no-stream", help="Stream responses.")] = None,
-    timeout: Annotated[float | None, typer.Option(help="Seconds per request attempt.")] = None,
-    max_retries: Annotated[int | None, typer.Option(help="Retries on 429, 5xx and connection errors.")] = None,
-    fail_under: Annotated[float | None, typer.Option(help="Exit 1 when a task's accuracy is below this share.")] = None,
-    probe: Annotated[bool | None, typer.Option("--probe/--no-probe", help="Probe the endpoint first.")] = None,
-    judge_base_url: Annotated[str | None, typer.Option(help=_JUDGE_URL_HELP)] = None,
-    judge_model: Annotated[str | None, typer.Option(help="The model judge's model name.")] = None,
-) -> None:
+def run_cmd(config: Path | None = None, **flags: Any) -> None:
     """Evaluate a served model: every request's answer, score and timing, in one run directory."""
     from qualeval.api import finish_run
     from qualeval.config import load_config
     from qualeval.run import execute
 
-    flags = {
-        "tasks": task,
-        "base_url": base_url,
-        "model": model,
-        "out": out,
-        "data": _data_flags(data),
-        "limit": limit,
-        "limit_per_subject": limit_per_subject,
-        "sample_seed": sample_seed,
-        "num_fewshot": num_fewshot,
-        "concurrency": concurrency,
-        "request_rate": request_rate,
-        "burstiness": burstiness,
-        "warmup": warmup,
-        "slo": _slo_flag(slo),
-        "samples_per_item": samples_per_item,
-        "max_tokens": max_tokens,
-        "temperature": temperature,
-        "thinking": thinking,
-        "thinking_switch": thinking_switch,
-        "thinking_opened": thinking_opened,
-        "constraint": constraint,
-        "constraint_style": constraint_style,
-        "rescue": rescue,
-        "stream": stream,
-        "timeout": timeout,
-        "max_retries": max_retries,
-        "fail_under": fail_under,
-        "probe": probe,
-        "judge_base_url": judge_base_url,
-        "judge_model": judge_model,
-    }
     try:
         run_config = load_config(config, flags)
         summary = _with_progress(run_config, execute)
@@ -466,46 +348,29 @@ def run_cmd(
         raise typer.Exit(1)
 
 
+run_cmd.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter(
+            "config",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=None,
+            annotation=Annotated[
+                Path | None,
+                typer.Option(help="A run profile (configs/*.yaml); flags override it.", rich_help_panel="Run"),
+            ],
+        ),
+        *cli_parameters(),
+    ]
+)
+app.command("run", rich_help_panel="Evaluate")(run_cmd)
+
+
 def _with_progress(run_config: Any, execute: Any) -> Any:
-    """Run with a progress bar: items, accuracy so far, tokens per second, errors, truncations."""
-    import time
+    """Run with a progress bar on stderr."""
+    from qualeval.progress import progress_bar
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    state = {"right": 0, "seen": 0, "errors": 0, "truncated": 0, "tokens": 0, "t0": time.perf_counter()}
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[line]}"),
-        TimeElapsedColumn(),
-        console=errors,
-        transient=False,
-    )
-    bar = progress.add_task("run", total=None, line="")
-
-    def started(done: int, total: int) -> None:
-        progress.start()  # only now: a setup error stays alone on its line
-        progress.update(bar, total=total, completed=done)
-
-    def recorded(record: Any) -> None:
-        state["seen"] += 1
-        state["right"] += bool(record.score.correct)
-        state["errors"] += record.status == "transport_error"
-        state["truncated"] += record.status in ("reasoning_truncated", "answer_truncated")
-        state["tokens"] += record.usage.completion_tokens or 0
-        rate = state["tokens"] / max(time.perf_counter() - state["t0"], 1e-9)
-        line = (
-            f"acc {state['right'] / state['seen']:.1%} · {rate:,.0f} tok/s · errors {state['errors']} · "
-            f"truncated {state['truncated']}"
-        )
-        progress.update(bar, advance=1, line=line)
-
-    try:
-        return run_async(execute(run_config, on_record=recorded, on_start=started))
-    finally:
-        if progress.live.is_started:  # stopping one never started prints a blank line before a setup error
-            progress.stop()
+    with progress_bar(errors) as bar:
+        return run_async(execute(run_config, on_record=bar.on_record, on_start=bar.on_start))
 
 
 @app.command("rescore", rich_help_panel="Evaluate")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from qualeval.constrain import Mode, Style
 from qualeval.errors import InputError, validation_problem
@@ -19,57 +19,94 @@ __all__ = ["RunConfig", "load_config"]
 
 
 class RunConfig(BaseModel):
+    """Every option of a run, declared once: the `qualeval run` flags, the profile-file keys and the keywords of
+    `qualeval.evaluate` are all made from these fields (qualeval.options), with the descriptions as help."""
+
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str = Field(default_factory=lambda: os.environ.get("OPENAI_BASE_URL") or "")
-    model: str = ""
-    tasks: list[str] = Field(default_factory=list)
-    data: dict[str, Path] = Field(default_factory=dict)
-    """Task name -> local file or folder; the key `*` applies to every task."""
-    out: Path | None = None
-    limit: int | None = None
-    """The first N samples of each task (after --sample-seed shuffling, if any)."""
-    limit_per_subject: int | None = None
-    sample_seed: int | None = None
-    """Shuffle each task's samples with this seed before --limit (a reproducible random subset)."""
-    num_fewshot: int | None = None
-    samples_per_item: int = 1
-    concurrency: list[int] = Field(default_factory=lambda: [16])
-    """Requests in flight; several values make a sweep where every level runs the same items. With
-    --request-rate, the cap on requests in flight."""
-    request_rate: list[float] | None = None
-    """Open-loop load: requests per second (gamma-distributed arrivals); several values make a sweep."""
-    burstiness: float = 1.0
-    """Shape of the gamma arrival distribution, as in vllm bench serve: 1 is Poisson, lower is burstier."""
-    arrival_seed: int = 0
-    warmup: int = 1
-    """Requests at the start of each level that run first, one at a time, and stay out of speed figures."""
-    slo: dict[str, float] = Field(default_factory=dict)
-    """Goodput: a request counts when it meets every limit given: ttft_ms, first_answer_ms, tpot_ms, e2e_ms."""
-    max_tokens: int | None = None
-    temperature: float | None = None
-    thinking: bool | None = None
-    thinking_switch: Literal["auto", "chat_template_kwargs", "reasoning_effort", "deepseek", "none"] = "auto"
-    """How thinking is switched on or off: auto is the first convention the probe saw work (none is sent when
-    thinking is left to the server); a name forces that convention."""
-    thinking_opened: bool = False
-    constraint: Mode = "auto"
-    constraint_style: Style | None = None
-    """Force one structured-output convention instead of what the probe found."""
-    rescue: bool = False
-    stream: bool = True
-    timeout: float = 600.0
-    max_retries: int = 4
-    fail_under: float | None = None
-    """Exit with code 1 when any task's accuracy is below this."""
-    probe: bool = True
-    """Probe the endpoint first (stored in the manifest; needed for --constraint auto and --thinking-switch auto).
-    A resumed run is not probed again: it keeps what it pinned."""
-    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
-    judge_base_url: str | None = None
-    """A model judge for free-form answers the rules reject (any OpenAI-compatible endpoint); its key comes
-    from QUALEVAL_JUDGE_API_KEY, else OPENAI_API_KEY."""
-    judge_model: str | None = None
+    base_url: str = Field(
+        default_factory=lambda: os.environ.get("OPENAI_BASE_URL") or "",
+        description="The endpoint's base URL (…/v1); default OPENAI_BASE_URL.",
+    )
+    model: str = Field("", description="The model name to send.")
+    api_key: SecretStr | None = Field(
+        None, description="The endpoint's API key (default OPENAI_API_KEY); never written anywhere.", exclude=True
+    )
+    tasks: list[str] = Field(
+        default_factory=list,
+        description="Tasks: built-in names (gsm8k, mmlu:stem), task YAML paths or lm_eval:NAME; repeat the flag "
+        "or give a comma list.",
+        json_schema_extra={"flags": ["--task", "--tasks"]},
+    )
+    data: dict[str, Path] = Field(
+        default_factory=dict,
+        description="Local data: PATH for every task, or TASK=PATH (repeatable).",
+    )
+    out: Path | None = Field(None, description="Run directory; an existing run there is resumed.")
+    limit: int | None = Field(None, description="The first N samples of each task (after --sample-seed shuffling).")
+    limit_per_subject: int | None = Field(None, description="At most N samples per subject (MMLU).")
+    sample_seed: int | None = Field(None, description="Shuffle samples with this seed before --limit.")
+    num_fewshot: int | None = Field(None, description="Few-shot examples (the task's default otherwise).")
+    samples_per_item: int = Field(1, description="K samples per item: mean, maj@K, pass@K.")
+    concurrency: list[int] = Field(
+        default_factory=lambda: [16],
+        description="Requests in flight; several values (1,4,16) make a sweep over the same items. With "
+        "--request-rate, the cap on requests in flight.",
+    )
+    request_rate: list[float] | None = Field(
+        None, description="Open-loop load: requests per second (gamma arrivals); several values make a sweep."
+    )
+    burstiness: float = Field(
+        1.0, description="Gamma shape of the arrivals, as in vllm bench serve: 1 Poisson, <1 burstier."
+    )
+    arrival_seed: int = Field(0, description="Seed of the open-loop arrival times.")
+    warmup: int = Field(1, description="Warm-up requests per level, one at a time, kept out of speed figures.")
+    slo: dict[str, float] = Field(
+        default_factory=dict,
+        description="Goodput limits, e.g. ttft_ms=500,tpot_ms=50 (also first_answer_ms, e2e_ms).",
+    )
+    max_tokens: int | None = Field(None, description="Token budget (the task's default otherwise).")
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = Field(
+        "max_tokens",
+        description="The body key that carries the budget (OpenAI's newer models want max_completion_tokens).",
+    )
+    temperature: float | None = Field(None, description="Sampling temperature (0 to 2).")
+    thinking: bool | None = Field(None, description="Ask for thinking on or off (the server's default otherwise).")
+    thinking_switch: Literal["auto", "chat_template_kwargs", "reasoning_effort", "deepseek", "none"] = Field(
+        "auto",
+        description="How thinking is switched: auto (the first convention the probe saw work), or force "
+        "chat_template_kwargs, reasoning_effort, deepseek or none.",
+    )
+    thinking_opened: bool = Field(
+        False, description="The chat template opens the thinking block (only </think> comes back)."
+    )
+    reasoning_format: list[str] = Field(
+        default_factory=list,
+        description="A reasoning-format YAML (or built-in name) to split with, before the built-ins (repeatable).",
+    )
+    constraint: Mode = Field("auto", description="Structured-output constraint: auto, single, followup or off.")
+    constraint_style: Style | None = Field(
+        None,
+        description="Force a convention: structured_outputs, guided, sglang, response_format, json_schema, grammar.",
+    )
+    rescue: bool = Field(
+        False, description="Read answers from the reasoning when the content is empty (counted apart)."
+    )
+    stream: bool = Field(True, description="Stream responses.")
+    timeout: float = Field(600.0, description="Seconds per request attempt.")
+    max_retries: int = Field(4, description="Retries on 429, 5xx and connection errors.")
+    fail_under: float | None = Field(None, description="Exit 1 when a task's accuracy is below this share (0.8 = 80%).")
+    probe: bool = Field(
+        True,
+        description="Probe the endpoint first (needed for --constraint auto and --thinking-switch auto); a resumed "
+        "run keeps what it pinned.",
+    )
+    judge_base_url: str | None = Field(
+        None,
+        description="A model judge (OpenAI-compatible base URL) asked only about free-form answers the rules "
+        "reject; key from QUALEVAL_JUDGE_API_KEY or OPENAI_API_KEY.",
+    )
+    judge_model: str | None = Field(None, description="The model judge's model name.")
 
     @field_validator("base_url", "judge_base_url")
     @classmethod
@@ -85,12 +122,54 @@ class RunConfig(BaseModel):
             raise ValueError(f"must be at least 1, got {value}")
         return value
 
-    @field_validator("concurrency", "request_rate", mode="before")
+    @field_validator("concurrency", "request_rate", "tasks", "reasoning_format", mode="before")
     @classmethod
-    def _levels(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()]
-        return [value] if isinstance(value, (int, float)) else value
+    def _lists(cls, value: Any) -> Any:
+        """One value, a comma list ("1,4,16"), or a list of either (a repeated flag)."""
+        return _comma_list(value)
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _data(cls, value: Any) -> Any:
+        """PATH (every task), TASK=PATH, a list of those (a repeated flag), or a mapping."""
+        if isinstance(value, (str, Path)):
+            value = [value]
+        if isinstance(value, list):
+            pairs = [str(v).partition("=") for v in value]
+            return {name if sep else "*": path if sep else name for name, sep, path in pairs}
+        return value
+
+    @field_validator("slo", mode="before")
+    @classmethod
+    def _slo_text(cls, value: Any) -> Any:
+        """`ttft_ms=500,tpot_ms=50` (or a list of such, a repeated flag) or a mapping."""
+        if isinstance(value, (str, list)):
+            out: dict[str, float] = {}
+            for part in _comma_list(value):
+                name, sep, limit = str(part).partition("=")
+                try:
+                    out[name.strip()] = float(limit) if sep else float("nan")
+                except ValueError:
+                    sep = ""
+                if not sep:
+                    raise ValueError(f"'{part}' is not NAME=MILLISECONDS")
+            return out
+        return value
+
+    @field_validator("reasoning_format")
+    @classmethod
+    def _formats_load(cls, value: list[str]) -> list[str]:
+        from qualeval.formats import resolve_formats
+
+        resolve_formats(value)  # a missing or malformed format file is a one-line error now, not mid-run
+        return value
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature(cls, value: float | None) -> float | None:
+        if value is not None and not 0 <= value <= 2:
+            raise ValueError(f"must be between 0 and 2, got {value}")
+        return value
 
     @field_validator("concurrency")
     @classmethod
@@ -178,6 +257,15 @@ class RunConfig(BaseModel):
     def data_for(self, task: str) -> Path | None:
         base = task.split(":", 1)[0]
         return self.data.get(task) or self.data.get(base) or self.data.get("*")
+
+
+def _comma_list(value: Any) -> Any:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, list):
+        parts = [p for v in value for p in (v.split(",") if isinstance(v, str) else [v])]
+        return [p.strip() if isinstance(p, str) else p for p in parts if str(p).strip()]
+    return value
 
 
 def _error(exc: ValidationError, where: str) -> InputError:

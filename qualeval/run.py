@@ -17,11 +17,12 @@ from typing import Any
 
 import orjson
 
-from qualeval import __version__
+from qualeval._version import __version__
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.config import RunConfig
 from qualeval.constrain import ConstraintRecord
 from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
+from qualeval.formats import builtin_formats
 from qualeval.grader import Grader, grader_for
 from qualeval.judge import judge
 from qualeval.models import Completion, Grade, Sample
@@ -98,6 +99,8 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
 
 
 def _client_config(config: RunConfig, concurrency: int, switch: str = "none") -> ClientConfig:
+    own = {"api_key": config.api_key} if config.api_key is not None else {}  # else OPENAI_API_KEY, as the SDK does
+    formats = (*config.reasoning_format, *builtin_formats()) if config.reasoning_format else None
     return ClientConfig(
         base_url=config.base_url,
         concurrency=concurrency,
@@ -106,6 +109,8 @@ def _client_config(config: RunConfig, concurrency: int, switch: str = "none") ->
         thinking_opened=config.thinking_opened,
         max_tokens_field=config.max_tokens_field,
         thinking_switch=switch,  # type: ignore[arg-type]
+        formats=formats,
+        **own,
     )
 
 

@@ -36,7 +36,7 @@ from qualeval.judge import judge, wants_grade
 from qualeval.models import ChatRequest, ChatResponse, Grade, Message, Sample, Timing, Usage
 from qualeval.score import Score
 from qualeval.summary import Outcome
-from qualeval.tasks.load import Task
+from qualeval.tasks.task import Task
 
 __all__ = ["Record", "outcome_of", "request_for", "resolve_mode", "run_one", "run_samples"]
 

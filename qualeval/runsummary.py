@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from qualeval import __version__
+from qualeval._version import __version__
 from qualeval.config import RunConfig
 from qualeval.metrics import Attempt, Linked, Repeated, Speed, Timed, linked, repeated, speed
 from qualeval.runner import outcome_of

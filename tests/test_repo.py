@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -46,3 +47,53 @@ def test_wheel_ships_the_parsers(tmp_path: Path) -> None:
     assert "qualeval/_data/parsers/think.yaml" in names
     assert "qualeval/_data/tasks/gsm8k.yaml" in names and "qualeval/_data/tasks/knowledge_qa.yaml" in names
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The qualeval modules a file imports, at any depth, leaving out `if TYPE_CHECKING:` blocks."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for node in ast.walk(block)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("qualeval"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("qualeval"):
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            submodules = [n for n in names if n in modules]  # `from pkg import submodule` needs only that
+            found.update(submodules)
+            if len(submodules) < len(names):
+                found.add(node.module)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    modules = {
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in (ROOT / "qualeval").rglob("*.py")
+    }
+    graph = {
+        name: sorted(m for m in _imports(path, set(modules)) if m in modules and m != name)
+        for name, path in modules.items()
+    }
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for nxt in graph[name]:
+            if state.get(nxt) == 1:
+                cycle = [*path[path.index(nxt) :], nxt]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])

@@ -1,0 +1,108 @@
+"""Run options are declared once, as the fields of qualeval.config.RunConfig (name, type, default, help). This
+module turns that declaration into the `qualeval run` flags and the keyword parameters of qualeval.evaluate, so
+the flags, the profile-file keys and the API keywords cannot drift apart (a test checks that they agree).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from pydantic.fields import FieldInfo
+
+from qualeval.config import RunConfig
+
+__all__ = ["api_parameters", "cli_parameters", "flag_of"]
+
+# where each option shows in `qualeval run --help` (presentation only; the options themselves are RunConfig's)
+_PANELS = {
+    "Endpoint": ("base_url", "model", "api_key", "timeout", "max_retries", "probe", "stream", "max_tokens_field"),
+    "Tasks": ("tasks", "data", "limit", "limit_per_subject", "sample_seed", "num_fewshot", "samples_per_item"),
+    "Load": ("concurrency", "request_rate", "burstiness", "arrival_seed", "warmup", "slo"),
+    "Generation": ("max_tokens", "temperature", "thinking", "thinking_switch", "thinking_opened", "reasoning_format"),
+    "Answers": ("constraint", "constraint_style", "rescue", "judge_base_url", "judge_model", "fail_under"),
+}
+_PANEL_OF = {name: panel for panel, names in _PANELS.items() for name in names}
+
+
+def flag_of(name: str) -> str:
+    """The flag a RunConfig field is given by (its first, when it has several)."""
+    return _flags(RunConfig.model_fields[name], name)[0]
+
+
+def _flags(field: FieldInfo, name: str) -> list[str]:
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    return list(extra.get("flags") or [f"--{name.replace('_', '-')}"])  # type: ignore[arg-type]
+
+
+def _bare(annotation: Any) -> Any:
+    """The annotation without `| None`."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else annotation
+    return annotation
+
+
+def _cli_type(annotation: Any) -> Any:
+    """What the command line reads: lists and mappings as repeatable strings, choices and secrets as text."""
+    bare = _bare(annotation)
+    origin = typing.get_origin(bare)
+    if origin in (list, dict):
+        return list[str]
+    if bare in (bool, int, float, Path):
+        return bare
+    if origin is Literal:
+        return str
+    return str
+
+
+def _metavar(annotation: Any) -> str:
+    bare = _bare(annotation)
+    if typing.get_origin(bare) is Literal:
+        return "NAME"  # the help lists the names
+    if typing.get_origin(bare) in (list, dict):
+        return "VALUE"
+    return {int: "N", float: "X", Path: "PATH", bool: ""}.get(bare, "TEXT")
+
+
+def _default_text(field: FieldInfo) -> str:
+    default = field.get_default(call_default_factory=True)
+    if default in (None, "", [], {}) or field.exclude:
+        return ""
+    if isinstance(default, bool):
+        default = "on" if default else "off"
+    if isinstance(default, list):
+        default = ",".join(map(str, default))
+    return f" (default: {default})"
+
+
+def cli_parameters() -> list[inspect.Parameter]:
+    """One `qualeval run` option per RunConfig field; None means "not given", so a profile's value stays."""
+    params = []
+    for name, field in RunConfig.model_fields.items():
+        kind = _cli_type(field.annotation)
+        flags = _flags(field, name)
+        if kind is bool:
+            flags = [f"{flags[0]}/--no-{flags[0][2:]}"]
+        option = typer.Option(
+            *flags,
+            help=(field.description or "") + _default_text(field),
+            show_default=False,
+            metavar=_metavar(field.annotation),
+            rich_help_panel=_PANEL_OF.get(name, "Run"),
+        )
+        annotation = Annotated[kind | None, option]  # type: ignore[valid-type]
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation))
+    return params
+
+
+def api_parameters() -> list[inspect.Parameter]:
+    """qualeval.evaluate's keyword parameters: every RunConfig field, with its own type; None keeps the default."""
+    return [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=field.annotation | None)
+        for name, field in RunConfig.model_fields.items()
+    ]

@@ -1,0 +1,65 @@
+"""The run's progress bar (items, accuracy so far, tokens per second, errors, truncations), for the CLI and for
+`qualeval.evaluate(progress=True)`: callbacks for `run.execute`, and the bar they drive."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+__all__ = ["Bar", "progress_bar"]
+
+
+@dataclass
+class Bar:
+    """execute()'s on_start and on_record, drawing one bar; `also` is called with every record too."""
+
+    progress: Progress
+    also: Callable[[Any], None] | None = None
+    counts: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(("right", "seen", "errors", "cut", "tokens"), 0)
+    )
+    started_at: float = field(default_factory=time.perf_counter)
+
+    def __post_init__(self) -> None:
+        self.task = self.progress.add_task("run", total=None, line="")
+
+    def on_start(self, done: int, total: int) -> None:
+        self.progress.start()  # only now: a setup error stays alone on its line
+        self.progress.update(self.task, total=total, completed=done)
+
+    def on_record(self, record: Any) -> None:
+        c = self.counts
+        c["seen"] += 1
+        c["right"] += bool(record.score.correct)
+        c["errors"] += record.status == "transport_error"
+        c["cut"] += record.status in ("reasoning_truncated", "answer_truncated")
+        c["tokens"] += record.usage.completion_tokens or 0
+        rate = c["tokens"] / max(time.perf_counter() - self.started_at, 1e-9)
+        line = f"acc {c['right'] / c['seen']:.1%} · {rate:,.0f} tok/s · errors {c['errors']:g} · truncated {c['cut']:g}"
+        self.progress.update(self.task, advance=1, line=line)
+        if self.also:
+            self.also(record)
+
+
+@contextlib.contextmanager
+def progress_bar(console: Console | None = None, also: Callable[[Any], None] | None = None) -> Iterator[Bar]:
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[line]}"),
+        TimeElapsedColumn(),
+        console=console or Console(stderr=True),
+        transient=False,
+    )
+    try:
+        yield Bar(progress, also)
+    finally:
+        if progress.live.is_started:  # stopping one never started prints a blank line before a setup error
+            progress.stop()
