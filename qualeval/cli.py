@@ -15,6 +15,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from qualeval._version import __version__
@@ -37,7 +38,8 @@ errors = Console(stderr=True)
 
 
 def _fail(exc: QualevalError) -> NoReturn:
-    errors.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
+    # the message is plain text: `pip install "qualeval[lm-eval]"` must not lose its brackets to rich markup
+    errors.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(3 if isinstance(exc, EndpointError) else 2)
 
 
@@ -282,7 +284,9 @@ def score_cmd(
 def compare_cmd(
     run_a: Annotated[Path, typer.Argument(help="The baseline run directory.")],
     run_b: Annotated[Path, typer.Argument(help="The run to compare with it.")],
-    out: Annotated[Path, typer.Option(help="Folder for compare.json and compare.html.")] = Path("compare"),
+    out: Annotated[
+        Path | None, typer.Option(help="Folder for compare.json and compare.html (default: RUN_B/compare).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     show: Annotated[int, typer.Option(help="Flipped items listed per task in the terminal.")] = 10,
 ) -> None:
@@ -291,6 +295,7 @@ def compare_cmd(
     from qualeval.compare import compare_runs
     from qualeval.report import compare_html
 
+    out = out or run_b / "compare"
     try:
         result = compare_runs(run_a, run_b, seed=seed)
         out.mkdir(parents=True, exist_ok=True)
@@ -337,6 +342,10 @@ def run_cmd(config: Path | None = None, **flags: Any) -> None:
         result = finish_run(run_config, summary)
     except QualevalError as exc:
         _fail(exc)
+    except KeyboardInterrupt:
+        where = flags.get("out") or "the run directory"
+        errors.print(f"interrupted: every finished request is saved in {where}; rerun the same command to resume")
+        raise typer.Exit(130) from None
     for report in summary.tasks.values():
         print_summary(report.summary)
         if report.faults:

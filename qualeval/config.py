@@ -107,19 +107,22 @@ class RunConfig(BaseModel):
         "reject; key from QUALEVAL_JUDGE_API_KEY or OPENAI_API_KEY.",
     )
     judge_model: str | None = Field(None, description="The model judge's model name.")
+    allow_code_execution: bool = Field(
+        False,
+        description="Run the model's code to score code tasks (HumanEval), each program in a sandboxed process "
+        "of its own; such tasks are refused without it.",
+    )
+    published: dict[str, float] = Field(
+        default_factory=dict,
+        description="Published figures (a model card's, in percent) shown beside the measured accuracy: "
+        "TASK=PERCENT, repeatable.",
+    )
 
     @field_validator("base_url", "judge_base_url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
         if value and not value.startswith(("http://", "https://")):
             raise ValueError(f"must start with http:// or https://, got '{value}'")
-        return value
-
-    @field_validator("samples_per_item")
-    @classmethod
-    def _at_least_one(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f"must be at least 1, got {value}")
         return value
 
     @field_validator("concurrency", "request_rate", "tasks", "reasoning_format", mode="before")
@@ -137,6 +140,28 @@ class RunConfig(BaseModel):
         if isinstance(value, list):
             pairs = [str(v).partition("=") for v in value]
             return {name if sep else "*": path if sep else name for name, sep, path in pairs}
+        return value
+
+    @field_validator("published", mode="before")
+    @classmethod
+    def _published_text(cls, value: Any) -> Any:
+        """`mmlu_pro=84.0` (or a list of such, a repeated flag) or a mapping."""
+        if isinstance(value, (str, list)):
+            out: dict[str, Any] = {}
+            for part in _comma_list(value):
+                name, sep, figure = str(part).partition("=")
+                if not sep:
+                    raise ValueError(f"'{part}' is not TASK=PERCENT")
+                out[name.strip()] = figure.strip()
+            return out
+        return value
+
+    @field_validator("published")
+    @classmethod
+    def _percent(cls, value: dict[str, float]) -> dict[str, float]:
+        for task, figure in value.items():
+            if not 0 <= figure <= 100:
+                raise ValueError(f"'{task}': a published figure is a percentage (0 to 100), got {figure}")
         return value
 
     @field_validator("slo", mode="before")
@@ -210,9 +235,9 @@ class RunConfig(BaseModel):
                 raise ValueError(f"limit '{key}' must be positive")
         return value
 
-    @field_validator("limit", "limit_per_subject", "num_fewshot", "max_tokens")
+    @field_validator("limit", "limit_per_subject", "num_fewshot", "max_tokens", "samples_per_item")
     @classmethod
-    def _non_negative(cls, value: int | None) -> int | None:
+    def _at_least_one(cls, value: int | None) -> int | None:
         if value is not None and value < 1:
             raise ValueError(f"must be at least 1, got {value}")
         return value

@@ -28,6 +28,7 @@ from qualeval.judge import judge
 from qualeval.models import Completion, Grade, Sample
 from qualeval.pinned import SETTINGS_EXCLUDED, Pinned, pinned_of, refuse_conflicts, resolve
 from qualeval.probe import probe
+from qualeval.runchecks import check_run_tasks
 from qualeval.runner import Record, run_one
 from qualeval.runsummary import LevelReport, RunSummary, TaskReport, summarize_records, timed_of
 from qualeval.store import Key, RunStore, fingerprint
@@ -63,10 +64,9 @@ def _samples(task: Task, config: RunConfig) -> list[Sample]:
 
 
 def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
-    out = []
-    for ref in config.tasks:
-        task = load_task(ref)
-        out.append((task, _samples(task, config)))
+    tasks = [load_task(ref) for ref in config.tasks]
+    check_run_tasks(config, tasks)  # code execution allowed? data for tasks not in the run?
+    out = [(task, _samples(task, config)) for task in tasks]
     names = [t.name for t, _ in out]
     if len(set(names)) != len(names):
         raise InputError(f"--task: the same task is given twice ({', '.join(names)})")
@@ -121,6 +121,14 @@ def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -
     return next((t.spec.generation.thinking for t, _ in work if t.spec.generation.thinking is not None), None)
 
 
+def _warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
+    """A model the server does not list may be refused, or (llama.cpp) silently served by another one."""
+    listed = [str(m.get("id")) for m in (models or {}).get("data") or () if isinstance(m, dict)]
+    if listed and model not in listed:
+        shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
+        print(f"warning: model '{model}' is not among the server's models ({shown})", file=sys.stderr, flush=True)
+
+
 async def _preflight(
     config: RunConfig, wanted: bool | None, old: dict[str, Any] | None
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, Pinned, bool]:
@@ -139,6 +147,7 @@ async def _preflight(
             if exc.status in (401, 403):
                 raise EndpointError(f"{config.base_url} refused us: {exc}") from None
             models = None  # some servers have no /models; the chat requests will tell
+        _warn_unlisted(config.model, models)
         if pinned is not None:
             kept = None if fresh else ((old or {}).get("server") or {}).get("probe")  # a resumed run's own probe
             return models, kept, pinned, fresh

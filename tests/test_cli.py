@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -173,3 +174,36 @@ def test_probe_result_hands_its_enforced_styles_to_the_runner() -> None:
     from qualeval.probe import ProbeResult
 
     assert ProbeResult.model_validate_json(done.stdout).styles() == ["sglang", "response_format"]
+
+
+def test_cli_habits_brackets_unlisted_models_and_where_compare_writes(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+    from qualeval.sim import Latency, SimConfig, running_server
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["run", "--task", "lm_eval:x", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+                              "--out", str(tmp_path / "r"), "--no-probe", "--temperature", "3"])  # fmt: skip
+    assert bad.exit_code == 2 and "--temperature: " in bad.output and "between 0 and 2" in bad.output
+    with running_server(SimConfig(port=0, tasks=("word_problems",), latency=Latency(burst=True))) as url:
+        runs = []
+        for name in ("a", "b"):
+            out = tmp_path / name
+            done = runner.invoke(app, ["run", "--tasks", "word_problems", "--model", "not-served", "--base-url", url,
+                                       "--out", str(out), "--limit", "3", "--no-probe"])  # fmt: skip
+            assert done.exit_code == 0, done.output
+            assert "warning: model 'not-served' is not among the server's models (sim)" in done.output
+            runs.append(out)
+    compared = runner.invoke(app, ["compare", str(runs[0]), str(runs[1])])
+    assert compared.exit_code == 0, compared.output
+    assert (runs[1] / "compare" / "compare.html").exists() and not (tmp_path / "compare").exists()
+
+
+def test_an_error_keeps_its_square_brackets() -> None:
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    done = CliRunner().invoke(app, ["tasks", "show", "lm_eval:definitely_not_a_task_[x]"])
+    assert done.exit_code == 2 and "[x]" in done.output
