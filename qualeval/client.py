@@ -39,6 +39,11 @@ __all__ = ["ChatClient", "ClientConfig", "build_body", "check_config"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
+ThinkingSwitch = Literal["chat_template_kwargs", "reasoning_effort", "deepseek", "none"]
+"""How a server is told to think or not; one vocabulary for the client, the probe, the run's pinned choice and
+the reference server."""
+THINKING_SWITCHES: tuple[ThinkingSwitch, ...] = ("chat_template_kwargs", "reasoning_effort", "deepseek")
+
 
 class ClientConfig(BaseModel):
     """How to talk to one endpoint. Defaults read OPENAI_BASE_URL and OPENAI_API_KEY like the openai SDK."""
@@ -63,7 +68,7 @@ class ClientConfig(BaseModel):
     thinking_opened: bool = False
     """The chat template opens the reasoning block in the prompt (Qwen3.5, QwQ, R1 updated template)."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
-    thinking_switch: Literal["chat_template_kwargs", "reasoning_effort", "deepseek", "none"] = "chat_template_kwargs"
+    thinking_switch: ThinkingSwitch = "chat_template_kwargs"
     headers: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("base_url")
@@ -89,6 +94,17 @@ class ClientConfig(BaseModel):
         return value
 
 
+def switch_params(switch: ThinkingSwitch, thinking: bool) -> dict[str, Any]:
+    """The body keys that turn thinking on or off by one convention (none: nothing is sent)."""
+    if switch == "chat_template_kwargs":  # vLLM, SGLang, llama.cpp; must stay a JSON boolean (llama.cpp)
+        return {"chat_template_kwargs": {"enable_thinking": thinking}}
+    if switch == "reasoning_effort":  # Ollama, OpenAI, llama.cpp: only "off" has a value every server accepts
+        return {} if thinking else {"reasoning_effort": "none"}
+    if switch == "deepseek":
+        return {"thinking": {"type": "enabled" if thinking else "disabled"}}
+    return {}
+
+
 def build_body(request: ChatRequest, config: ClientConfig) -> dict[str, Any]:
     """The JSON body for a request, shaped by the endpoint's conventions."""
     body: dict[str, Any] = {
@@ -106,12 +122,9 @@ def build_body(request: ChatRequest, config: ClientConfig) -> dict[str, Any]:
         body["stream_options"] = {"include_usage": True}
     template_kwargs = dict(request.chat_template_kwargs)
     if request.thinking is not None:
-        if config.thinking_switch == "chat_template_kwargs":
-            template_kwargs["enable_thinking"] = request.thinking  # must stay a JSON boolean (llama.cpp)
-        elif config.thinking_switch == "reasoning_effort" and not request.thinking:
-            body["reasoning_effort"] = "none"
-        elif config.thinking_switch == "deepseek":
-            body["thinking"] = {"type": "enabled" if request.thinking else "disabled"}
+        switch = switch_params(config.thinking_switch, request.thinking)
+        template_kwargs.update(switch.pop("chat_template_kwargs", {}))
+        body.update(switch)
     if template_kwargs:
         body["chat_template_kwargs"] = template_kwargs
     # stop strings fire inside the thinking of a reasoning model; they are applied after the split instead

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from qualeval.client import THINKING_SWITCHES, ThinkingSwitch
 from qualeval.config import RunConfig
 from qualeval.constrain import Style
 from qualeval.errors import InputError
@@ -21,15 +22,10 @@ from qualeval.runner import resolve_mode
 
 __all__ = ["SETTINGS_EXCLUDED", "Pinned", "pinned_of", "refuse_conflicts", "resolve", "resolve_switch", "unseparated"]
 
-Switch = Literal["chat_template_kwargs", "reasoning_effort", "deepseek", "none"]
-
-# the probe's name for each switch -> the client's, in order of preference
-_BY_PROBE: dict[str, Switch] = {
-    "chat_template_kwargs": "chat_template_kwargs",
-    "reasoning_effort": "reasoning_effort",
-    "thinking": "deepseek",
-}
-SETTINGS_EXCLUDED = frozenset({"out", "concurrency", "timeout", "max_retries", "fail_under", "probe"})
+Switch = ThinkingSwitch
+SETTINGS_EXCLUDED = frozenset(
+    {"out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "allow_code_execution", "published"}
+)
 """Options that may change between the sessions of one run: everything else is part of its fingerprint."""
 
 
@@ -56,7 +52,7 @@ def unseparated(found: ProbeResult | None) -> str | None:
 def _working(found: ProbeResult | None) -> Switch | None:
     """The first thinking switch the probe saw work, in order of preference."""
     verdicts = found.thinking_switch if found else {}
-    return next((switch for name, switch in _BY_PROBE.items() if verdicts.get(name) == "works"), None)
+    return next((switch for switch in THINKING_SWITCHES if verdicts.get(switch) == "works"), None)
 
 
 def resolve_switch(forced: str, found: ProbeResult | None, wanted: bool | None) -> tuple[Switch, str | None]:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, Field
 
-from qualeval.client import ChatClient
+from qualeval.client import THINKING_SWITCHES, ChatClient, switch_params
 from qualeval.constrain import Style, styles_from_probe
 from qualeval.errors import EndpointError
 from qualeval.models import ChatRequest, ChatResponse, Message
@@ -43,12 +43,8 @@ _SCHEMA = {
     "required": ["qv_code"],
     "additionalProperties": False,
 }
-# how servers are told to stop thinking; each is sent without the client's own switch
-_SWITCHES: dict[str, dict[str, Any]] = {
-    "chat_template_kwargs": {"chat_template_kwargs": {"enable_thinking": False}},  # vLLM, SGLang, llama.cpp
-    "reasoning_effort": {"reasoning_effort": "none"},  # Ollama, OpenAI
-    "thinking": {"thinking": {"type": "disabled"}},  # DeepSeek
-}
+# how servers are told to stop thinking, by the client's own names; each is sent without the client's switch
+_SWITCHES: dict[str, dict[str, Any]] = {name: switch_params(name, False) for name in THINKING_SWITCHES}
 _MODES: dict[str, dict[str, Any]] = {
     "response_format.json_schema": {
         "response_format": {"type": "json_schema", "json_schema": {"name": "probe", "schema": _SCHEMA, "strict": True}}

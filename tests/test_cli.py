@@ -42,7 +42,7 @@ def qualeval(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
             "chat_template_kwargs",
             {"response_format.json_schema", "regex (SGLang)"},
         ),
-        ("deepseek", "field:reasoning_content", "thinking", set()),
+        ("deepseek", "field:reasoning_content", "deepseek", set()),
         ("ollama", "field:reasoning", "reasoning_effort", {"response_format.json_schema"}),
         ("inline-think", "inline:paired", "chat_template_kwargs", {"response_format.json_schema"}),
     ],
