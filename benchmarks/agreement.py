@@ -39,16 +39,6 @@ answer: {type: text}
 scorer: math
 """
 
-MMLU_PRO_TASK = """\
-name: mmlu_pro_cot
-samples: [{question: x, options: [a, b], answer: A}]
-doc_to_text: "{{ question }}"
-doc_to_choice: options
-doc_to_target: answer
-answer: {type: choice, pick: first}
-scorer: choice
-"""
-
 
 def _rows(path: Path) -> Iterator[dict]:
     with path.open(encoding="utf-8") as handle:
@@ -158,7 +148,7 @@ def mmlu_pro(corpus: Path, tmp: Path, show: int) -> None:
             {"id": str(i), "content": r["generated_text"], "target": r["answer"], "choices": r["options"]}
             for i, r in enumerate(rows)
         ]
-        items = _score(MMLU_PRO_TASK_REF, lines, tmp)
+        items = _score("mmlu_pro", lines, tmp)  # the built-in task, as a user would score with it
         pairs = list(zip(items, rows, strict=False))
         read = [(i, r, *_mmlu_pro_regex(r["generated_text"])) for i, r in pairs]
         found = [(i, r) for i, r, letter, rule in read if r["pred"] is not None and letter == r["pred"] and rule < 3]
@@ -183,12 +173,10 @@ def mmlu_pro(corpus: Path, tmp: Path, show: int) -> None:
             print("      " + row["generated_text"][-240:].replace("\n", "\\n"))
 
 
-MMLU_PRO_TASK_REF = ""
 _WIDTHS = (32, 5, 7, 7, 6, 8, 5, 8, 6, 6, 5, 7)
 
 
 def main() -> None:
-    global MMLU_PRO_TASK_REF
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--outputs", type=Path, default=DEFAULT)
     parser.add_argument("--show-disagreements", type=int, default=0, metavar="N")
@@ -197,8 +185,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         (tmp / "math_l5.yaml").write_text(MATH_TASK)
-        (tmp / "mmlu_pro_cot.yaml").write_text(MMLU_PRO_TASK)
-        MMLU_PRO_TASK_REF = str(tmp / "mmlu_pro_cot.yaml")
         show = args.show_disagreements
         if args.only in (None, "gsm"):
             gold = lambda r: r["answer"].lstrip("# ").strip()  # noqa: E731

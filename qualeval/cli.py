@@ -247,11 +247,17 @@ def score_cmd(
     ] = None,
     judge_base_url: Annotated[str | None, typer.Option(help=_JUDGE_URL_HELP)] = None,
     judge_model: Annotated[str | None, typer.Option(help="The model judge's model name.")] = None,
+    allow_code_execution: Annotated[
+        bool, typer.Option(help="Run the model's code to score code tasks (HumanEval), each in a sandboxed process.")
+    ] = False,
 ) -> None:
     """Score responses from elsewhere with qualeval's extractor, offline: no endpoint, no requests."""
     from qualeval.formats import resolve_formats
     from qualeval.offline import SplitOptions, score_lines, write_offline
+    from qualeval.scorers.humaneval import allow_code_execution as allow
     from qualeval.tasks import load_task
+
+    allow(allow_code_execution)
 
     if fmt not in ("qualeval", "lm-eval"):
         _fail(InputError(f"--format must be 'qualeval' or 'lm-eval', got '{fmt}'"))
@@ -327,6 +333,11 @@ def compare_cmd(
         table.add_row("flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}")
         table.add_row("flipped wrong → right", "", "", f"{t.a_wrong_b_right}: {', '.join(t.flipped_to_right[:show])}")
         console.print(table)
+    if result.server:
+        table = Table("server metric", "A", "B", title="server metrics, side by side", title_justify="left")
+        for name, (va, vb) in result.server.items():
+            table.add_row(name, *("–" if v is None else f"{v:,.3f}" for v in (va, vb)))
+        console.print(table)
     errors.print(f"wrote {out / 'compare.json'} and {out / 'compare.html'}", highlight=False)
 
 
@@ -347,10 +358,23 @@ def run_cmd(config: Path | None = None, **flags: Any) -> None:
         errors.print(f"interrupted: every finished request is saved in {where}; rerun the same command to resume")
         raise typer.Exit(130) from None
     for report in summary.tasks.values():
+        if not report.scored:  # a workload's synthetic prompts: nothing to score, speed is the point
+            errors.print(f"{report.summary.task}: {report.summary.n} synthetic prompts, not scored", highlight=False)
+            continue
         print_summary(report.summary)
+        if report.published is not None:
+            low, high = report.summary.interval
+            inside = "inside" if low <= report.published <= high else "outside"
+            errors.print(
+                f"{report.summary.task}: published {report.published:.1%}, {inside} the interval", highlight=False
+            )
         if report.faults:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
             errors.print(f"{report.summary.task}: failed attempts by fault: {faults}", highlight=False)
+    from qualeval.loadreport import terminal_lines
+
+    for line in terminal_lines(summary):
+        errors.print(line, highlight=False)
     errors.print(f"run directory: {result.root}  (report: {result.root / 'report.html'})", highlight=False)
     if result.failed_under:
         errors.print(f"accuracy below {run_config.fail_under:.0%}: {', '.join(result.failed_under)}", highlight=False)
@@ -386,11 +410,17 @@ def _with_progress(run_config: Any, execute: Any) -> Any:
 def rescore_cmd(
     run_dir: Annotated[Path, typer.Argument(help="A run directory written by qualeval run.")],
     rescue: Annotated[bool | None, typer.Option(help="Override the run's --rescue setting.")] = None,
+    allow_code_execution: Annotated[
+        bool, typer.Option(help="Run the model's code to score code tasks (HumanEval), each in a sandboxed process.")
+    ] = False,
 ) -> None:
     """Re-extract and re-score every record with the current extractor and task files; no request is sent.
     Writes rescore/summary.json and rescore/report.{md,html} beside the originals."""
     from qualeval.report import write_reports_or_warn
     from qualeval.run import rescore
+    from qualeval.scorers.humaneval import allow_code_execution as allow
+
+    allow(allow_code_execution)  # a code task's programs run again only when this rescore is allowed to
 
     try:
         summary, store = rescore(run_dir, rescue=rescue)
@@ -400,6 +430,27 @@ def rescore_cmd(
     for report in summary.tasks.values():
         print_summary(report.summary)
     errors.print(f"rescored into {store.root}", highlight=False)
+
+
+@app.command("merge", rich_help_panel="Evaluate")
+def merge_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="The shard directories (--shard 0/N … N-1/N) of one run.")],
+    out: Annotated[Path, typer.Option(help="The merged run directory.")],
+) -> None:
+    """Join the shards of one run (`qualeval run --shard K/N`) into one run directory: records, time series,
+    summary and reports, as if it had run in one process."""
+    from qualeval.merge import merge_runs
+    from qualeval.report import write_reports_or_warn
+
+    try:
+        summary, store = merge_runs(runs, out)
+    except QualevalError as exc:
+        _fail(exc)
+    write_reports_or_warn(store, summary, store.records())
+    for report in summary.tasks.values():
+        if report.scored:
+            print_summary(report.summary)
+    errors.print(f"merged {len(runs)} shards into {store.root}", highlight=False)
 
 
 @app.command("demo", rich_help_panel="Evaluate")
@@ -429,6 +480,10 @@ def print_summary(summary: TaskSummary) -> None:
     )
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
+    for name, cell in summary.measures.items():
+        table.add_row(
+            name.replace("_", "-level ", 1), f"{cell.accuracy:.1%}  [{cell.low:.1%}, {cell.high:.1%}]  (n={cell.n})"
+        )
     if summary.accuracy_without_judge is not None:
         judged = summary.rungs.get("judge", 0)
         table.add_row(f"by the rules alone (a model judge accepted {judged})", f"{summary.accuracy_without_judge:.1%}")
@@ -462,7 +517,10 @@ def serve_sim(
         list[str] | None,
         typer.Option(help="Use a task's samples as the answer key (a built-in name or a .yaml path); repeatable."),
     ] = None,
-    data: Annotated[Path | None, typer.Option(help="Local data for --task (file or folder).")] = None,
+    data: Annotated[
+        list[str] | None,
+        typer.Option(help="Local data for --task: PATH for every task, or TASK=PATH; repeatable."),
+    ] = None,
     model: Annotated[str, typer.Option(help="Model id listed by /v1/models.")] = "sim",
     accuracy: Annotated[float, typer.Option(help="Probability of answering a keyed question right.")] = 0.8,
     reasoning_tokens: Annotated[int, typer.Option(help="Median reasoning length in tokens.")] = 120,
@@ -491,6 +549,15 @@ def serve_sim(
         typer.Option(help="Ignore structured-output parameters, as some vLLM versions do with a reasoning parser."),
     ] = False,
     max_model_len: Annotated[int, typer.Option(help="Context length; longer requests get a 400.")] = 32768,
+    accuracy_half_tokens: Annotated[
+        int, typer.Option(help="Accuracy halves every this many prompt tokens (0: the same at every length).")
+    ] = 0,
+    spec_draft: Annotated[int, typer.Option(help="Speculative decoding: draft tokens per step (0: off).")] = 0,
+    spec_accept: Annotated[float, typer.Option(help="Probability each draft token is accepted.")] = 0.6,
+    kv_tokens: Annotated[int, typer.Option(help="KV-cache capacity in tokens (the usage gauge of /metrics).")] = 262144,
+    log: Annotated[
+        Path | None, typer.Option(help="Append one JSON line per request: what it received and sent, and when.")
+    ] = None,
     api_key: Annotated[
         str | None, typer.Option(help="Require this bearer key (401 otherwise).", envvar="QUALEVAL_SIM_API_KEY")
     ] = None,
@@ -511,6 +578,9 @@ def serve_sim(
         _check_rate("--accuracy", accuracy)
         _check_rate("--empty-rate", empty_rate)
         _check_rate("--trap-rate", trap_rate)
+        _check_rate("--spec-accept", spec_accept)
+        if min(accuracy_half_tokens, spec_draft, kv_tokens) < 0:
+            raise InputError("--accuracy-half-tokens, --spec-draft and --kv-tokens must not be negative")
         if not 0 <= port <= 65535:
             raise InputError(f"--port must be between 0 and 65535, got {port}")
         if reasoning_tokens < 1:
@@ -524,7 +594,9 @@ def serve_sim(
             model=model,
             answers=answers,
             tasks=tuple(task or ()),
-            task_data=data,
+            task_data={
+                n if sep else "*": Path(v if sep else n) for n, sep, v in (d.partition("=") for d in data or [])
+            },
             behaviour=Behaviour(
                 accuracy=accuracy,
                 reasoning_tokens=reasoning_tokens,
@@ -545,6 +617,11 @@ def serve_sim(
             retry_after=retry_after,
             ignore_constraints=ignore_constraints,
             max_model_len=max_model_len,
+            accuracy_half_tokens=accuracy_half_tokens,
+            spec_draft=spec_draft,
+            spec_accept=spec_accept,
+            kv_tokens=kv_tokens,
+            log=log,
             api_key=api_key,
         )
         server = SimServer(config)
@@ -571,7 +648,7 @@ def serve_sim(
 
 
 # the help lists what a new user reaches for first
-_ORDER = ["demo", "run", "compare", "rescore", "score", "probe", "serve-sim"]
+_ORDER = ["demo", "run", "compare", "merge", "rescore", "score", "probe", "serve-sim"]
 app.registered_commands.sort(key=lambda c: _ORDER.index(c.name) if c.name in _ORDER else len(_ORDER))
 
 

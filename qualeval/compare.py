@@ -17,6 +17,7 @@ import orjson
 from pydantic import BaseModel
 
 from qualeval.errors import InputError
+from qualeval.loadreport import side_by_side
 from qualeval.store import RunStore
 
 __all__ = ["Comparison", "compare_runs", "mcnemar_exact"]
@@ -69,6 +70,8 @@ class Comparison(BaseModel):
     unpaired_a: int
     unpaired_b: int
     tasks: dict[str, TaskComparison]
+    server: dict[str, list[float | None]] = {}
+    """Each server metric (A, B), beside each task's accuracy and TTFT p99 (qualeval.loadreport.side_by_side)."""
 
 
 def _records(root: Path) -> tuple[dict[tuple[str, ...], dict[str, Any]], set[str], dict[str, Any]]:
@@ -185,6 +188,7 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0) -> Comparison:
         unpaired_a=len(set(rows_a) - set(rows_b)),
         unpaired_b=len(set(rows_b) - set(rows_a)),
         tasks=tasks,
+        server=side_by_side(info_a["summary"], info_b["summary"]),
     )
 
 

@@ -26,7 +26,9 @@ class RunConfig(BaseModel):
 
     base_url: str = Field(
         default_factory=lambda: os.environ.get("OPENAI_BASE_URL") or "",
-        description="The endpoint's base URL (…/v1); default OPENAI_BASE_URL.",
+        description="The endpoint's base URL (…/v1); default OPENAI_BASE_URL. Given again: more replicas of the "
+        "same model, each request sent to the one with the fewest in flight.",
+        json_schema_extra={"repeatable": True},
     )
     model: str = Field("", description="The model name to send.")
     api_key: SecretStr | None = Field(
@@ -117,6 +119,92 @@ class RunConfig(BaseModel):
         description="Published figures (a model card's, in percent) shown beside the measured accuracy: "
         "TASK=PERCENT, repeatable.",
     )
+    # serving benchmarks (issue 14): workloads, context lengths, replicas, shards
+    workload: str | None = Field(
+        None,
+        description="A serving workload by name (configs/workloads/NAME.yaml) or path: its prompts, lengths and "
+        "load; with --task, that task's items inside prompts of its lengths.",
+    )
+    workload_set: list[str] = Field(
+        default_factory=list, description="Override a workload's prompts: KEY=VALUE (num_prompts=4), repeatable."
+    )
+    context_lengths: list[int] = Field(
+        default_factory=list,
+        description="Run every item at these context lengths in tokens (500,2000,8000), placed in filler text.",
+        json_schema_extra={"flags": ["--context-length", "--context-lengths"]},
+    )
+    context_depth: float = Field(
+        1.0, description="Where the item sits in the filler: 1 after it, 0 before it, 0.5 in the middle."
+    )
+    filler: Path | None = Field(
+        None, description="A text file to cut filler from (default: a public-domain text shipped with qualeval)."
+    )
+    tokenizer: Path | None = Field(
+        None, description="A tokenizer.json to count prompt tokens with where the server has no /tokenize."
+    )
+    force_output: Literal["auto", "off"] = Field(
+        "auto",
+        description="Force a workload's output lengths with ignore_eos/min_tokens where the server accepts them "
+        "(auto), or never (off).",
+    )
+    batch: bool = Field(
+        False,
+        description="Send --concurrency requests at once, the next batch when all have ended (llama-benchy).",
+    )
+    endpoints: list[str] = Field(
+        default_factory=list,
+        description="More replicas of the model (also: --base-url given again); each request goes to the one "
+        "with the fewest in flight.",
+        json_schema_extra={"flags": ["--endpoint"]},
+    )
+    shard: str | None = Field(
+        None, description="Run shard K of N (K/N, K from 0): every N-th item; join shards with qualeval merge."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replicas(cls, values: Any) -> Any:
+        """`--base-url` given several times: the first is the base URL, the others more replicas."""
+        if isinstance(values, dict) and isinstance(values.get("base_url"), (list, tuple)):
+            urls = [u for v in values["base_url"] for u in str(v).split(",") if u.strip()]
+            more = [*urls[1:], *(values.get("endpoints") or [])]
+            values = {**values, "base_url": urls[0] if urls else "", "endpoints": more}
+        return values
+
+    @field_validator("workload_set", "context_lengths", "endpoints", mode="before")
+    @classmethod
+    def _serving_lists(cls, value: Any) -> Any:
+        return _comma_list(value)
+
+    @field_validator("endpoints")
+    @classmethod
+    def _replica_urls(cls, value: list[str]) -> list[str]:
+        for url in value:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"must start with http:// or https://, got '{url}'")
+        return value
+
+    @field_validator("context_lengths")
+    @classmethod
+    def _lengths(cls, value: list[int]) -> list[int]:
+        if any(v < 1 for v in value):
+            raise ValueError(f"every length must be at least 1 token, got {value}")
+        return value
+
+    @field_validator("context_depth")
+    @classmethod
+    def _depth(cls, value: float) -> float:
+        if not 0 <= value <= 1:
+            raise ValueError(f"must be between 0 and 1, got {value}")
+        return value
+
+    @field_validator("shard")
+    @classmethod
+    def _shard(cls, value: str | None) -> str | None:
+        k, sep, n = (value or "0/1").partition("/")
+        if not (sep and k.isdigit() and n.isdigit() and int(k) < int(n)):
+            raise ValueError(f"expected K/N with 0 <= K < N (e.g. 0/4), got '{value}'")
+        return value
 
     @field_validator("base_url", "judge_base_url")
     @classmethod
@@ -258,8 +346,8 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _complete(self) -> RunConfig:
-        if not self.tasks:
-            raise ValueError("at least one --task is needed")
+        if not self.tasks and not self.workload:
+            raise ValueError("at least one --task (or a --workload) is needed")
         if not self.model:
             raise ValueError("--model is needed")
         if not self.base_url:
@@ -318,6 +406,14 @@ def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
         if unknown:
             raise InputError(f"{path}: unknown option '{unknown[0]}' (options are the flags of qualeval run)")
     values.update({k: v for k, v in flags.items() if v is not None and v != [] and v != {}})
+    if values.get("workload"):  # a workload's own load options sit under the profile and the flags
+        from qualeval.workloads import load_workload
+
+        workload, where = load_workload(str(values["workload"]))
+        unknown = sorted(set(workload.run) - set(RunConfig.model_fields))
+        if unknown:
+            raise InputError(f"{where}: field 'run.{unknown[0]}': not a run option")
+        values = {**workload.run, **values}
     try:
         return RunConfig.model_validate(values)
     except ValidationError as exc:

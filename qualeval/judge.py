@@ -13,7 +13,8 @@ from qualeval.constrain import ConstraintRecord, constraint_for, validate
 from qualeval.extract import Extraction, extract, naive_extract, typed_value
 from qualeval.models import Completion, Grade, Sample
 from qualeval.score import Score, score
-from qualeval.tasks.load import Task
+from qualeval.scorers import WHOLE_ANSWER, judge_whole
+from qualeval.tasks.task import Task
 
 __all__ = ["NOT_SCORED", "Verdict", "constraint_answer", "judge", "wants_grade"]
 
@@ -68,6 +69,7 @@ def wants_grade(task: Task, done: Completion, verdict: Verdict) -> bool:
     """A model judge is asked only about a free-form answer that the rules did not accept."""
     return (
         task.spec.answer.type == "text"
+        and task.spec.scorer.kind not in WHOLE_ANSWER
         and done.status not in NOT_SCORED
         and bool(done.content.strip())
         and not verdict.score.correct
@@ -93,6 +95,10 @@ def judge(
         return Verdict(
             Extraction(value=None, rung="none"), Score(correct=False, detail=f"not scored: {done.status}"), None
         )
+    if sample.meta.get("scored") is False:  # a workload's synthetic prompt: there is no right answer to find
+        return Verdict(Extraction(value=None, rung="none"), Score(correct=False, detail="not scored: synthetic"), None)
+    if spec.scorer.kind in WHOLE_ANSWER:  # code and IFEval judge the whole content: no ladder, no naive reading
+        return Verdict(*judge_whole(done.content, sample, spec.scorer), None)
     found = _answer(task, sample, done, constraint)
     verdict = score(found.value, sample, spec.scorer, spec.answer)
     if grade is not None and grade.verdict == "correct" and not verdict.correct and done.content.strip():

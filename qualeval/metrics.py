@@ -48,6 +48,9 @@ class Repeated(BaseModel):
     maj_se: float
     pass_at_k: float
     pass_se: float
+    pass_at: dict[int, float] = {}
+    """Unbiased pass@k (Chen et al., 2021) for k = 1, 2, 5, 10, 20, 50, 100 and K, as far as K samples allow:
+    per item 1 - C(n-c, k) / C(n, k) with c of its n samples right, averaged over items."""
 
 
 def _se(values: Sequence[float]) -> float:
@@ -73,6 +76,11 @@ def repeated(attempts: Iterable[Attempt], k: int) -> Repeated:
             majority.append(0.0)
         passed.append(float(any(a.correct for a in tries)))
     n = len(per_item)
+    most = min((len(t) for t in by_item.values()), default=0)
+    ks = sorted({size for size in (1, 2, 5, 10, 20, 50, 100, k) if size <= most})
+    pass_at = {
+        size: sum(pass_at_k(len(t), sum(a.correct for a in t), size) for t in by_item.values()) / n for size in ks
+    }
     return Repeated(
         k=k,
         items=n,
@@ -82,7 +90,15 @@ def repeated(attempts: Iterable[Attempt], k: int) -> Repeated:
         maj_se=_se(majority),
         pass_at_k=sum(passed) / n if n else 0.0,
         pass_se=_se(passed),
+        pass_at=pass_at,
     )
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The chance that k of n samples, c of them right, drawn without replacement include a right one."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
 class Distribution(BaseModel):

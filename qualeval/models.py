@@ -159,6 +159,8 @@ class ChatResponse(BaseModel):
     """Wall-clock time (Unix seconds) the final attempt was sent: places the request within its run."""
     server_timings: dict[str, Any] | None = None
     """llama.cpp's `timings` object, kept verbatim when present."""
+    endpoint: str | None = None
+    """The base URL that answered, when a run spreads requests over several replicas (qualeval.endpoints)."""
 
 
 class Grade(BaseModel):

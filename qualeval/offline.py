@@ -254,6 +254,7 @@ def _outcome(entry: Scored) -> Outcome:
         naive_correct=verdict.naive_correct,
         rescued=verdict.rescue is not None and verdict.rescue.value is not None,
         rescue_correct=bool(verdict.rescue_correct),
+        measures=verdict.score.measures,
     )
 
 
@@ -286,7 +287,7 @@ def write_offline(
     out: Path, task: Task, responses: Path, items: list[ScoredItem], summary: TaskSummary, scored: list[Scored]
 ) -> None:
     """items.jsonl and summary.json, then report.md and report.html (a report that fails is a warning)."""
-    from qualeval import __version__
+    from qualeval._version import __version__
     from qualeval.metrics import linked, speed
     from qualeval.report import write_reports_or_warn
     from qualeval.runsummary import RunSummary, TaskReport

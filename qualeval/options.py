@@ -25,6 +25,18 @@ _PANELS = {
     "Load": ("concurrency", "request_rate", "burstiness", "arrival_seed", "warmup", "slo"),
     "Generation": ("max_tokens", "temperature", "thinking", "thinking_switch", "thinking_opened", "reasoning_format"),
     "Answers": ("constraint", "constraint_style", "rescue", "judge_base_url", "judge_model", "fail_under"),
+    "Serving": (
+        "workload",
+        "workload_set",
+        "context_lengths",
+        "context_depth",
+        "filler",
+        "tokenizer",
+        "force_output",
+        "batch",
+        "endpoints",
+        "shard",
+    ),
 }
 _PANEL_OF = {name: panel for panel, names in _PANELS.items() for name in names}
 
@@ -47,8 +59,10 @@ def _bare(annotation: Any) -> Any:
     return annotation
 
 
-def _cli_type(annotation: Any) -> Any:
+def _cli_type(annotation: Any, repeatable: bool = False) -> Any:
     """What the command line reads: lists and mappings as repeatable strings, choices and secrets as text."""
+    if repeatable:  # a single value that may be given several times (--base-url: more replicas)
+        return list[str]
     bare = _bare(annotation)
     origin = typing.get_origin(bare)
     if origin in (list, dict):
@@ -84,7 +98,8 @@ def cli_parameters() -> list[inspect.Parameter]:
     """One `qualeval run` option per RunConfig field; None means "not given", so a profile's value stays."""
     params = []
     for name, field in RunConfig.model_fields.items():
-        kind = _cli_type(field.annotation)
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        kind = _cli_type(field.annotation, bool(extra.get("repeatable")))
         flags = _flags(field, name)
         if kind is bool:
             flags = [f"{flags[0]}/--no-{flags[0][2:]}"]

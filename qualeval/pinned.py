@@ -25,6 +25,7 @@ __all__ = ["SETTINGS_EXCLUDED", "Pinned", "pinned_of", "refuse_conflicts", "reso
 Switch = ThinkingSwitch
 SETTINGS_EXCLUDED = frozenset(
     {"out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "allow_code_execution", "published"}
+    | {"endpoints"}  # replicas of the same model may come and go between sessions
 )
 """Options that may change between the sessions of one run: everything else is part of its fingerprint."""
 

@@ -18,7 +18,7 @@ from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from qualeval.compare import Comparison
 from qualeval.metrics import Distribution
-from qualeval.run import RunSummary
+from qualeval.run import RunSummary, TaskReport
 from qualeval.store import RunStore
 
 __all__ = [
@@ -141,7 +141,12 @@ def _latencies(records: Iterable[dict[str, Any]], into: dict[str, dict[bool, lis
         yield row
 
 
-def html_report(summary: RunSummary, records: Iterable[dict[str, Any]], *, cap: int = ITEM_CAP) -> str:
+def html_report(
+    summary: RunSummary, records: Iterable[dict[str, Any]], *, cap: int = ITEM_CAP, root: Path | None = None
+) -> str:
+    """`root`: the run directory, for the plots over time (timeseries.jsonl)."""
+    from qualeval.loadreport import serving_sections
+
     latencies: dict[str, dict[bool, list[float]]] = {}
     items = _ordered(_latencies(records, latencies), cap)
     template = _environment().from_string(
@@ -157,6 +162,7 @@ def html_report(summary: RunSummary, records: Iterable[dict[str, Any]], *, cap: 
         script=_SCRIPT,
         script_hash=digest,
         rescored=summary.rescored,
+        serving=serving_sections(summary, root),
     )
 
 
@@ -183,11 +189,15 @@ def markdown_report(summary: RunSummary) -> str:
     for name, t in summary.tasks.items():
         m = t.summary
         answered = _pct(m.accuracy_answered) if m.accuracy_answered is not None else "–"
+        if not t.scored:  # a workload's synthetic prompts have no right answer
+            lines.append(f"| {name} | {m.n} | not scored (synthetic prompts) | – | – | – |")
+            continue
         lines.append(
             f"| {name} | {m.n} | {_pct(m.accuracy)} | {_pct(m.interval[0])} – {_pct(m.interval[1])} | "
             f"{answered} | {_pct(m.naive_accuracy)} |"
         )
     for name, t in summary.tasks.items():
+        lines += _figures(name, t)
         if t.summary.accuracy_without_judge is not None:
             judged = t.summary.rungs.get("judge", 0)
             lines += [
@@ -201,7 +211,8 @@ def markdown_report(summary: RunSummary) -> str:
                 "",
                 f"{name}: {r.k} samples per item — mean {_pct(r.mean)} ± {_pct(r.mean_se)}, "
                 f"maj@{r.k} {_pct(r.maj_at_k)} ± {_pct(r.maj_se)}, pass@{r.k} {_pct(r.pass_at_k)} ± "
-                f"{_pct(r.pass_se)} (standard errors clustered by item)",
+                f"{_pct(r.pass_se)} (standard errors clustered by item)"
+                + (f"; unbiased {', '.join(f'pass@{k} {_pct(v)}' for k, v in r.pass_at.items())}" if r.pass_at else ""),
             ]
     lines += [
         "",
@@ -270,7 +281,38 @@ def markdown_report(summary: RunSummary) -> str:
             "- accuracy by reasoning tokens: "
             + ", ".join(f"{b} {_pct(c.accuracy)} (n={c.n})" for b, c in k.accuracy_by_reasoning_length.items()),
         ]
+    from qualeval.loadreport import serving_markdown
+
+    lines += serving_markdown(summary)
     return "\n".join(lines) + "\n"
+
+
+_MEASURES = {
+    "prompt_strict": "prompt-level strict",
+    "instruction_strict": "instruction-level strict",
+    "prompt_loose": "prompt-level loose",
+    "instruction_loose": "instruction-level loose",
+}
+
+
+def _figures(name: str, t: TaskReport) -> list[str]:
+    """The published figure beside the measured accuracy, and a scorer's own figures (IFEval's four)."""
+    m, lines = t.summary, []
+    if t.published is not None:
+        low, high = m.interval
+        where = "inside" if low <= t.published <= high else "outside"
+        lines += [
+            "",
+            f"{name}: published {_pct(t.published)}, measured {_pct(m.accuracy)} (95% interval {_pct(low)} – "
+            f"{_pct(high)}, n={m.n}): the published figure is {where} the interval",
+        ]
+    if m.measures:
+        shown = ", ".join(
+            f"{_MEASURES.get(k, k)} {_pct(c.accuracy)} ({_pct(c.low)} – {_pct(c.high)}, n={c.n})"
+            for k, c in m.measures.items()
+        )
+        lines += ["", f"{name}: {shown}"]
+    return lines
 
 
 def _pairs(counts: dict[str, int]) -> str:
@@ -290,7 +332,7 @@ def write_reports_or_warn(store: RunStore, summary: RunSummary, records: Iterabl
     fails is a warning (one line on stderr), never a traceback or an exit code of its own."""
     for name, render in (
         ("report.md", lambda: markdown_report(summary)),
-        ("report.html", lambda: html_report(summary, records)),
+        ("report.html", lambda: html_report(summary, records, root=store.root)),
     ):
         try:
             store.write_text(name, render())

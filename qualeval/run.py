@@ -31,6 +31,8 @@ from qualeval.probe import probe
 from qualeval.runchecks import check_run_tasks
 from qualeval.runner import Record, run_one
 from qualeval.runsummary import LevelReport, RunSummary, TaskReport, summarize_records, timed_of
+from qualeval.serving import attach_figures, batch_loop, serving_client
+from qualeval.shaping import needs_shaping, shape_work
 from qualeval.store import Key, RunStore, fingerprint
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.spec import TaskSpec
@@ -164,6 +166,9 @@ async def execute(
 ) -> RunSummary:
     """Run (or resume) everything the config asks for; returns the summary written to summary.json."""
     work = load_run_tasks(config)
+    shaping: dict[str, Any] = {}
+    if needs_shaping(config):  # a workload, context lengths or a shard: prompts are counted on the endpoint
+        work, shaping = await shape_work(config, work)
     assert config.out is not None
     store = RunStore(config.out)
     old = store.manifest()
@@ -175,6 +180,7 @@ async def execute(
     models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old)
     manifest = {**_manifest(config, work, pinned), "started": manifest["started"]}
     manifest["server"] = {"models": models, "probe": found}
+    manifest["shaping"] = shaping
     manifest["simulated"] = bool(found and found.get("simulated")) or _simulated(models)
     done = store.open(manifest)
     for note in pinned.notes if fresh else ():
@@ -187,14 +193,16 @@ async def execute(
     client_config = _client_config(config, max(cap for _, cap, _ in levels), pinned.thinking_switch)
     try:
         judging = grader_for(config.judge_base_url, config.judge_model, max(cap for _, cap, _ in levels))
-        async with ChatClient(client_config) as client, judging as grader:
-            await _send_all(client, config, items, store, done, pinned, manifest["started"], on_record, grader)
+        cap = max(c for _, c, _ in levels)
+        async with serving_client(config, client_config, cap, on_record) as (client, told), judging as grader:
+            await _send_all(client, config, items, store, done, pinned, manifest["started"], told, grader)
     finally:
         store.close()
     wall = time.perf_counter() - started
     summary = summarize_records(store, config, [t for t, _ in work], manifest["simulated"])
     summary.started = manifest["started"]
     summary.wall_s = wall
+    attach_figures(summary, store, config, shaping)
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary
 
@@ -248,7 +256,9 @@ async def _send_all(
             if (item[1].id, item[2], label) not in done:
                 await one(item, label, True)
         todo = [x for x in items[config.warmup :] if (x[1].id, x[2], label) not in done]
-        if rate is None:
+        if getattr(config, "batch", False):
+            await batch_loop(todo, cap, lambda x, lab=label: one(x, lab, False))
+        elif rate is None:
             await _closed_loop(todo, cap, lambda x, lab=label: one(x, lab, False))
         else:
             rng = random.Random(f"{config.arrival_seed}|{label}")
@@ -322,6 +332,7 @@ def rescore(root: Path, *, rescue: bool | None = None) -> tuple[RunSummary, RunS
     out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
     summary = summarize_records(out, config, list(tasks.values()), bool(manifest.get("simulated")))
     summary.rescored = True
+    attach_figures(summary, out, config, manifest.get("shaping"), series=root)
     out.write_json("summary.json", summary.model_dump(mode="json"))
     return summary, out
 

@@ -35,6 +35,7 @@ from qualeval.grader import Grader
 from qualeval.judge import judge, wants_grade
 from qualeval.models import ChatRequest, ChatResponse, Grade, Message, Sample, Timing, Usage
 from qualeval.score import Score
+from qualeval.scorers import WHOLE_ANSWER
 from qualeval.summary import Outcome
 from qualeval.tasks.task import Task
 
@@ -88,6 +89,8 @@ class Record(BaseModel):
     """The server's own timing report when it sends one (llama.cpp's `timings`), verbatim."""
     grade: Grade | None = None
     """A model judge's verdict, where one was asked (a free-form answer the rules rejected)."""
+    endpoint: str | None = None
+    """The replica that answered, when the run spread requests over several (`--base-url` repeated)."""
 
     def outcome(self) -> Outcome:
         return outcome_of(self.model_dump(mode="json"))
@@ -105,6 +108,7 @@ def outcome_of(row: dict[str, Any]) -> Outcome:
         held=(row.get("constraint") or {}).get("held"),
         rescued=bool(rescue and rescue.get("value") is not None),
         rescue_correct=bool(row.get("rescue_correct")),
+        measures=row["score"].get("measures"),
     )
 
 
@@ -117,6 +121,11 @@ def request_for(task: Task, sample: Sample, model: str, **overrides: Any) -> Cha
         "thinking": gen.thinking,
         "stop": gen.stop,
     }
+    shaped = sample.meta.get("request") or {}  # a workload item's own output length and forcing keys
+    if shaped.get("max_tokens"):
+        values["max_tokens"] = shaped["max_tokens"]
+    if shaped.get("extra_body"):
+        values["extra_body"] = dict(shaped["extra_body"])
     values.update({k: v for k, v in overrides.items() if v is not None})
     return ChatRequest(model=model, messages=sample.messages, **values)
 
@@ -188,6 +197,10 @@ async def run_one(
 ) -> Record:
     """One sample, one attempt: request (constrained as `mode` says), judge (and grade), record."""
     request = request_for(task, sample, model, **overrides)
+    if task.spec.scorer.kind in WHOLE_ANSWER:  # a program or an IFEval response, never a JSON `answer` field
+        mode = "off"
+    if sample.meta.get("scored") is False:  # a workload's synthetic prompt: no answer to constrain
+        mode = "off"
     constraint = constraint_for(task.spec.answer, sample.choices)
     sent = request
     kind = None
@@ -202,7 +215,10 @@ async def run_one(
         info = await _followup(client, request, response, constraint, style)
     else:
         info = ConstraintRecord(mode=mode)
-    verdict = judge(task, sample, done, info, rescue=rescue)
+    if task.spec.scorer.kind == "code":  # the program runs for seconds: off the event loop that streams the rest
+        verdict = await asyncio.to_thread(judge, task, sample, done, info, rescue=rescue)
+    else:
+        verdict = judge(task, sample, done, info, rescue=rescue)
     grade = None
     if grader is not None and wants_grade(task, done, verdict):
         grade = await grader.grade(sample, done.content)
@@ -238,6 +254,7 @@ async def run_one(
         error=response.error,
         server_timings=response.server_timings,
         grade=grade,
+        endpoint=response.endpoint,
     )
 
 

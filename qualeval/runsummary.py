@@ -43,6 +43,10 @@ class TaskReport(BaseModel):
     """Every failed attempt by fault class (429, 503, connection, timeout, protocol...), retried or final."""
     errors: dict[str, int] = {}
     """The most common errors of requests that failed for good (never scored as answers)."""
+    published: float | None = None
+    """The published figure for this task (a model card's, as a share), given with the run, shown beside ours."""
+    scored: bool = True
+    """False for a workload's synthetic prompts: there is no right answer, so no accuracy to show."""
 
 
 class RunSummary(BaseModel):
@@ -55,6 +59,11 @@ class RunSummary(BaseModel):
     records: int
     rescored: bool = False
     tasks: dict[str, TaskReport]
+    serving: dict[str, Any] | None = None
+    """Workload figures as vllm bench serve and llama-benchy define them, accuracy by context length, speed per
+    replica (qualeval.loadfigures)."""
+    server: dict[str, Any] | None = None
+    """The server's own metrics per replica over the run, from timeseries.jsonl (qualeval.timeseries)."""
 
 
 def timed_of(row: dict[str, Any]) -> Timed:
@@ -96,6 +105,7 @@ def summarize_records(
     timed: dict[str, list[Timed]] = {t.name: [] for t in tasks}
     faults: dict[str, Counter[str]] = {t.name: Counter() for t in tasks}
     errors: dict[str, Counter[str]] = {t.name: Counter() for t in tasks}
+    scored: dict[str, bool] = {t.name: False for t in tasks}
     count = 0
     for row in records if records is not None else store.records():
         name = row["task"]
@@ -105,6 +115,7 @@ def summarize_records(
         outcomes[name].append(dataclasses.replace(outcome_of(row), item=row["sample_id"]))
         attempts[name].append(Attempt(row["sample_id"], row["score"]["correct"], row["extraction"]["value"]))
         timed[name].append(timed_of(row))
+        scored[name] = scored[name] or (row.get("meta") or {}).get("scored", True) is not False
         faults[name].update(row.get("retried") or ())
         if row.get("error"):
             errors[name][row["error"]] += 1
@@ -125,6 +136,8 @@ def summarize_records(
             linked=linked(rows, overall.duration_s),
             faults=dict(faults[name]),
             errors=dict(errors[name].most_common(5)),
+            published=_published(config, name),
+            scored=scored[name] or not rows,
         )
     return RunSummary(
         model=config.model,
@@ -145,3 +158,8 @@ def _levels(labels: list[str], outcomes: list[Outcome], rows: list[Timed], confi
             answers = [(o.item, o.correct) for o, r in zip(outcomes, rows, strict=True) if r.level == label]
             levels[label] = LevelReport(accuracy=Cell.of(item_scores(answers)), speed=speed(at, config.slo))
     return levels
+
+
+def _published(config: RunConfig, name: str) -> float | None:
+    figure = config.published.get(name, config.published.get(name.split(":", 1)[0]))
+    return None if figure is None else figure / 100

@@ -22,6 +22,8 @@ class Score(BaseModel):
     detail: str = ""
     f1: float | None = None
     """Free-form answers: the best token F1 against the gold and its aliases, kept beside the verdict."""
+    measures: dict[str, tuple[float, float]] | None = None
+    """Figures a scorer reports besides the verdict, each as (hits, out of): IFEval's instruction-level counts."""
 
 
 def _close(a: float, b: float, spec: ScorerSpec) -> bool:
@@ -96,6 +98,8 @@ def score(value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerS
     if kind == "choice":
         same = value.strip().lower() == sample.gold.strip().lower()
         return Score(correct=same, detail=f"{value} vs {sample.gold}")
-    # exact: after the answer spec's normalisation
+    # exact: after what the task ignores (lm-eval's regexes_to_ignore), then the answer spec's normalisation
+    for pattern in scorer.ignore:
+        value = re.sub(pattern, "", value)
     same = normalize(value, answer.normalize) == normalize(sample.gold, answer.normalize)
     return Score(correct=same, detail=f"'{value[:40]}' vs '{sample.gold[:40]}'")

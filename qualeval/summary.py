@@ -40,6 +40,8 @@ class Outcome:
     rescue_correct: bool = False
     item: str | None = None
     """The item answered (its sample id): accuracy counts an item once. None: an item of its own."""
+    measures: Mapping[str, Sequence[float]] | None = None
+    """A scorer's own figures for this answer, each (hits, out of): IFEval's instruction-level counts."""
 
 
 def item_scores(answers: Iterable[tuple[str | None, bool]]) -> list[float]:
@@ -109,6 +111,9 @@ class TaskSummary(BaseModel):
     """Per breakdown: the unweighted mean of its groups' accuracies (micro is `accuracy`)."""
     records: int | None = None
     """Responses summarised (several per item in a sweep or with --samples-per-item)."""
+    measures: dict[str, Cell] = Field(default_factory=dict)
+    """A scorer's own figures pooled over the answers (hits over all they were out of), with Wilson intervals:
+    IFEval's prompt- and instruction-level, strict and loose."""
     accuracy_without_judge: float | None = None
     """Where a model judge turned answers correct: the accuracy by the rules alone (`accuracy` includes it)."""
 
@@ -138,6 +143,7 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         summary.accuracy_without_judge = Cell.of(
             item_scores((r.item, r.correct and r.rung != "judge") for r in rows)
         ).accuracy
+    summary.measures = _measures(rows)
     for name in breakdowns:
         groups: dict[str, list[tuple[str | None, bool]]] = defaultdict(list)
         for r in rows:
@@ -146,3 +152,18 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         summary.breakdowns[name] = cells
         summary.macro_accuracy[name] = sum(c.accuracy for c in cells.values()) / len(cells) if cells else 0.0
     return summary
+
+
+def _measures(rows: Sequence[Outcome]) -> dict[str, Cell]:
+    hits: dict[str, float] = defaultdict(float)
+    totals: dict[str, float] = defaultdict(float)
+    for row in rows:
+        for name, (hit, total) in (row.measures or {}).items():
+            hits[name] += hit
+            totals[name] += total
+    out = {}
+    for name, total in totals.items():
+        low, high = wilson(hits[name], int(total))
+        shown = int(hits[name]) if float(hits[name]).is_integer() else hits[name]
+        out[name] = Cell(n=int(total), correct=shown, accuracy=hits[name] / total if total else 0.0, low=low, high=high)
+    return out

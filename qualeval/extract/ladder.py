@@ -17,10 +17,11 @@ from qualeval.tasks.spec import AnswerSpec
 
 __all__ = ["Extraction", "Rung", "extract", "naive_extract", "typed_value"]
 
-Rung = Literal["constraint", "json", "anchor", "math", "last", "followup", "rescue", "judge", "none"]
+Rung = Literal["constraint", "json", "anchor", "math", "last", "followup", "rescue", "judge", "code", "content", "none"]
 """Where an answer came from: a held constraint; a JSON answer field; an answer marker; math-verify over the
 whole content; the last line; the follow-up's reply when its constraint broke; the reasoning (rescue, never
-counted); a model judge that overruled the rules; nothing."""
+counted); a model judge that overruled the rules; the code block (code scorer) or the whole content (IFEval) of
+scorers that judge the whole answer; nothing."""
 
 Where = Literal["anchor", "line", "whole"]
 _REMARK = re.compile(r"\s+\([^()]*\)\s*\.?\s*$")

@@ -10,104 +10,23 @@ import math
 import random
 import re
 import re._parser as sre_parse  # the public `sre_parse` alias warns on import since 3.11
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from qualeval.errors import InputError
+from qualeval.sim.answerkey import AnswerKey, KeyEntry
 from qualeval.sim.judge import grade_reply
 
-__all__ = ["AnswerKey", "Behaviour", "Constraint", "Generation", "generate", "tokenize"]
+__all__ = ["AnswerKey", "Behaviour", "Constraint", "Generation", "KeyEntry", "generate", "tokenize"]
 
 _TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
-_SPACE = re.compile(r"\s+")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
 def tokenize(text: str) -> list[str]:
     """Split text into tokens that concatenate back to it exactly (leading space kept, as in BPE)."""
     return _TOKEN.findall(text)
-
-
-def _norm(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().lower()
-
-
-@dataclass(frozen=True, slots=True)
-class KeyEntry:
-    question: str
-    answer: str
-    choices: tuple[str, ...] = ()
-
-
-class AnswerKey:
-    """Questions and gold answers. Reads JSONL with a question field (`question`, `query`, `input`,
-    `context`) and an answer field (`answer`, `gold`, `target`); a GSM8K answer's `#### N` line counts."""
-
-    @classmethod
-    def from_samples(cls, samples: Sequence[Any]) -> AnswerKey:
-        """A key from a task's samples: the last user message is the question."""
-        return cls(
-            [KeyEntry(question=s.messages[-1].content, answer=s.gold, choices=tuple(s.choices)) for s in samples]
-        )
-
-    def __init__(self, entries: Sequence[KeyEntry]) -> None:
-        self.entries = list(entries)
-        self._exact = {_norm(e.question): e for e in self.entries}
-        self._found: dict[str, KeyEntry | None] = {}
-
-    @classmethod
-    def load(cls, path: Path) -> AnswerKey:
-        entries = []
-        try:
-            handle = path.open("rb")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read answer key ({exc.strerror})") from None
-        with handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    raise InputError(f"{path}:{number}: not a JSON object") from None
-                entries.append(_entry(row, f"{path}:{number}"))
-        if not entries:
-            raise InputError(f"{path}: answer key is empty")
-        return cls(entries)
-
-    def find(self, prompt: str) -> KeyEntry | None:
-        key = _norm(prompt)
-        if key in self._found:
-            return self._found[key]
-        hit = self._exact.get(key)
-        if hit is None:
-            # prompts wrap the question in instructions; the longest contained question wins
-            inside = [e for e in self.entries if _norm(e.question) in key]
-            hit = max(inside, key=lambda e: len(e.question), default=None)
-        self._found[key] = hit
-        return hit
-
-
-def _entry(row: Any, where: str) -> KeyEntry:
-    if not isinstance(row, dict):
-        raise InputError(f"{where}: not a JSON object")
-    question = next((row[k] for k in ("question", "query", "input", "context") if k in row), None)
-    answer = next((row[k] for k in ("answer", "gold", "target") if k in row), None)
-    if not isinstance(question, str) or answer is None:
-        raise InputError(f"{where}: needs a question field and an answer field")
-    choices = tuple(str(c) for c in row.get("choices") or ())
-    if isinstance(answer, list):
-        answer = answer[0] if answer else ""
-    if isinstance(answer, int) and choices and 0 <= answer < len(choices):
-        answer = choices[answer]
-    text = str(answer)
-    if "####" in text:
-        text = text.rsplit("####", 1)[1].strip()
-    return KeyEntry(question=question, answer=text, choices=choices)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +62,10 @@ def _rng(*parts: object) -> random.Random:
 
 
 def _wrong(entry: KeyEntry, rng: random.Random, key: AnswerKey | None) -> str:
+    if entry.verbatim == "code":
+        return "    raise NotImplementedError\n"
+    if entry.verbatim:
+        return "I would rather not follow those instructions."
     gold = entry.answer
     if gold.lower() in ("yes", "no"):
         return "no" if gold.lower() == "yes" else "yes"
@@ -202,7 +125,16 @@ def _reasoning_text(prompt: str, answer: str, length: int, rng: random.Random) -
     return "".join(parts)
 
 
+def _verbatim(prompt: str, answer: str, kind: str) -> str:
+    """A whole response as the prompt asks for it: code in a fence when the prompt shows one."""
+    if kind == "code" and "```" in prompt and "```" not in answer:
+        return f"Here is the function.\n\n```python\n{answer.rstrip()}\n```"
+    return answer
+
+
 def _answer_text(prompt: str, answer: str, rng: random.Random, trap_rate: float) -> str:
+    if "the answer is (x)" in prompt.lower():  # MMLU-Pro's closing line
+        return f"The answer is ({answer})."
     if "####" in prompt:
         text = f"#### {answer}"
     elif "\\boxed" in prompt:
@@ -343,6 +275,8 @@ def generate(
             text = constrained(constraint, answer, rng)
         elif entry is None:
             text = answer
+        elif entry.verbatim:
+            text = _verbatim(prompt, answer, entry.verbatim)
         else:
             text = _answer_text(prompt, answer, rng, behaviour.trap_rate)
         # like Qwen3 after </think>: vLLM keeps these newlines, SGLang and llama.cpp trim them

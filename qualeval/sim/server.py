@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,17 @@ import orjson
 from qualeval.errors import InputError
 from qualeval.sim.behaviour import AnswerKey, Behaviour, _rng, generate, tokenize
 from qualeval.sim.frames import ChatCall
+from qualeval.sim.observe import (
+    NO_EXTRAS,
+    Observed,
+    decay,
+    force_length,
+    log_record,
+    metrics_text,
+    spec_steps,
+    speedup,
+    tokenized,
+)
 from qualeval.sim.wire import FLAVOURS, Ctx, Flavour, RequestRejected, completion_tokens, read_constraint, read_thinking
 
 __all__ = ["FAULTS", "Latency", "SimConfig", "SimServer", "parse_faults", "running_server"]
@@ -63,7 +75,8 @@ class SimConfig:
     answers: Path | None = None
     tasks: tuple[str, ...] = ()
     """Tasks whose samples form the answer key (with or instead of `answers`)."""
-    task_data: Path | None = None
+    task_data: Path | dict[str, Path] | None = None
+    """Local data for `tasks`: one path for all, or by task name (`{"gsm8k": ..., "humaneval": ...}`)."""
     behaviour: Behaviour = field(default_factory=Behaviour)
     latency: Latency = field(default_factory=Latency)
     max_running: int = 0
@@ -79,6 +92,16 @@ class SimConfig:
     api_key: str | None = None
     thinking_opened: bool = False
     """The chat template opens the think block itself, so the model writes only `</think>` (llamacpp)."""
+    accuracy_half_tokens: int = 0
+    """Accuracy halves every this many prompt tokens (0: the same at every length): long-context decay."""
+    spec_draft: int = 0
+    """Speculative decoding: draft tokens proposed per step (0: off)."""
+    spec_accept: float = 0.6
+    """Probability that each draft token is accepted (until the first rejection in a step)."""
+    kv_tokens: int = 262144
+    """KV-cache capacity in tokens, for the KV-cache usage gauge."""
+    log: Path | None = None
+    """Append one JSON line per request: what the server received and sent, and when."""
 
     def __post_init__(self) -> None:
         if self.flavour not in FLAVOURS:
@@ -127,6 +150,9 @@ class _Plan:
     ttft_s: float
     decode_s: float
     tokens: int
+    prompt: str = ""
+    prompt_tokens: int = 0
+    spec: tuple[int, int, int] | None = None
 
 
 class SimServer:
@@ -138,7 +164,13 @@ class SimServer:
             from qualeval.tasks import build_samples, load_task
 
             for ref in config.tasks:
-                entries += AnswerKey.from_samples(build_samples(load_task(ref), data=config.task_data)).entries
+                task = load_task(ref)
+                data = config.task_data
+                if isinstance(data, dict):
+                    data = data.get(task.name) or data.get(task.name.split(":", 1)[0]) or data.get("*")
+                # a reference program (HumanEval's gold) is sent as the answer itself, not as "The answer is ..."
+                verbatim = "code" if task.spec.scorer.kind == "code" else None
+                entries += AnswerKey.from_samples(build_samples(task, data=data), verbatim).entries
         self.key = AnswerKey(entries) if entries else None
         self.in_flight = 0
         self.requests = 0
@@ -146,6 +178,12 @@ class SimServer:
         self._slots = asyncio.Semaphore(config.max_running) if config.max_running > 0 else None
         self._server: asyncio.Server | None = None
         self._state: dict[str, Any] = {}  # what a flavour with hooks keeps between requests
+        self.observed = Observed(kv_tokens=config.kv_tokens)
+        if config.log is not None:
+            try:
+                self.observed.log = config.log.open("ab")
+            except OSError as exc:
+                raise InputError(f"{config.log}: cannot write the server log ({exc.strerror})") from None
 
     async def start(self) -> int:
         self._server = await asyncio.start_server(self._connection, self.config.host, self.config.port, limit=1 << 22)
@@ -156,6 +194,9 @@ class SimServer:
             self._server.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 1.0)
+        if self.observed.log is not None:
+            self.observed.log.close()
+            self.observed.log = None
 
     # --- HTTP -----------------------------------------------------------------------------------------
 
@@ -181,6 +222,8 @@ class SimServer:
         try:
             self._check_auth(headers)
             route = path.split("?", 1)[0].rstrip("/")
+            if await self._observe(method, route, body, writer):
+                return True
             answer = self.flavour.hooks.route(method, route, body, self.config) if self.flavour.hooks else None
             if answer is not None:
                 await _send_json(writer, *answer)
@@ -210,6 +253,23 @@ class SimServer:
             }
             await _send_json(writer, reply.status, orjson.dumps(err), reply.headers)
             return True
+
+    async def _observe(self, method: str, route: str, body: bytes, writer: asyncio.StreamWriter) -> bool:
+        """`/metrics` (every flavour with a real counterpart that has it) and `/tokenize` (those without their
+        own routes; llama.cpp answers its own). True when answered here."""
+        if self.flavour.name in NO_EXTRAS:
+            return False
+        if route == "/metrics" and method == "GET":
+            text = metrics_text(self.flavour.name, self.observed, self.in_flight, self.config.model)
+            await _send(writer, 200, text, "text/plain; version=0.0.4; charset=utf-8")
+            return True
+        if route in ("/tokenize", "/v1/tokenize") and method == "POST" and self.flavour.hooks is None:
+            answer = tokenized(body, self.config.max_model_len)
+            if answer is None:
+                raise _Reply(400, "give 'prompt' (a string) or 'messages' to tokenize")
+            await _send_json(writer, 200, orjson.dumps(answer))
+            return True
+        return False
 
     def _check_auth(self, headers: dict[str, str]) -> None:
         if self.config.api_key and headers.get("authorization") != f"Bearer {self.config.api_key}":
@@ -336,7 +396,7 @@ class SimServer:
         variant = (body.get("seed"), occurrence if temperature not in (None, 0, 0.0) else 0)
         gen = generate(
             user,
-            behaviour=cfg.behaviour,
+            behaviour=_at_length(cfg, prompt_tokens),
             key=self.key,
             max_tokens=max_tokens,
             thinking=thinking,
@@ -346,10 +406,10 @@ class SimServer:
             variant=variant,
             conversation=prompt,
         )
+        force_length(gen, body, max_tokens)
         rng = _rng(cfg.behaviour.seed, "latency", user, variant)
-        request_id = hashlib.sha256(f"{cfg.behaviour.seed}|{self.requests}".encode()).hexdigest()[:32]
         ctx = Ctx(
-            id=_id_for(flavour.name, request_id, self.requests),
+            id=_id_for(flavour.name, _request_id(cfg, self.requests), self.requests),
             created=int(time.time()),
             model=str(body.get("model") or cfg.model),
             prompt_tokens=prompt_tokens,
@@ -361,7 +421,10 @@ class SimServer:
         jitter = 1.0 + lat.jitter * (2 * rng.random() - 1) if "ttft_ms" not in directives else 1.0
         steps = flavour.stream(gen, ctx) if body.get("stream") else []
         whole = b"" if body.get("stream") else flavour.whole(gen, ctx)
-        return _Plan(steps, whole, ttft_ms / 1000.0 * jitter, decode_ms / 1000.0 * jitter, completion_tokens(gen))
+        n = completion_tokens(gen)
+        spec = spec_steps(n, cfg.spec_draft, cfg.spec_accept, (cfg.behaviour.seed, user, variant))
+        return _Plan(steps, whole, ttft_ms / 1e3 * jitter, decode_ms / 1e3 * jitter * speedup(n, spec), n, prompt,
+                     prompt_tokens, spec)  # fmt: skip
 
     def _plan_hooked(
         self, body: dict[str, Any], directives: dict[str, str], occurrence: int, fault: str | None
@@ -400,7 +463,8 @@ class SimServer:
             planned = self.flavour.hooks.plan(call)  # type: ignore[union-attr]
         except RequestRejected as exc:
             raise _Reply(exc.status, str(exc), kind=exc.kind, extra=exc.extra) from None
-        return _Plan(planned.steps, planned.whole, planned.ttft_s, planned.decode_s, planned.tokens)
+        prompt = "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))
+        return _Plan(planned.steps, planned.whole, planned.ttft_s, planned.decode_s, planned.tokens, prompt)
 
     async def _admitted(self) -> contextlib.AbstractAsyncContextManager[Any]:
         return self._slots if self._slots is not None else contextlib.nullcontext()
@@ -408,19 +472,40 @@ class SimServer:
     def _interval(self, plan: _Plan) -> float:
         return plan.decode_s * (1 + self.config.latency.batch_slowdown * max(self.in_flight - 1, 0))
 
-    async def _whole(self, plan: _Plan, writer: asyncio.StreamWriter, received: float, fault: str | None) -> bool:
+    @contextlib.asynccontextmanager
+    async def _running(self, plan: _Plan, received: float) -> AsyncIterator[tuple[float, list[int]]]:
+        """Wait for a slot (the waiting gauge), then run (the running gauge, KV-cache use) until the body ends.
+        Yields when prefill starts (queueing delays the first token) and a list that the pacing loop adds the
+        tokens it sent to; the server's counters and log are updated at the end."""
         queued = time.perf_counter()
-        async with await self._admitted():
-            # prefill starts once a slot is free: time spent queueing delays the first token
-            start = received + (time.perf_counter() - queued)
-            self.in_flight += 1
-            try:
-                if not self.config.latency.burst:
-                    await _sleep_until(start + plan.ttft_s, precise=True)
-                    for _ in range(max(plan.tokens - 1, 0)):
-                        await asyncio.sleep(self._interval(plan))
-            finally:
-                self.in_flight -= 1
+        self.observed.waiting += 1
+        admitted = False
+        try:
+            async with await self._admitted():
+                self.observed.waiting -= 1
+                admitted = True
+                start = received + (time.perf_counter() - queued)
+                self.in_flight += 1
+                held = self.observed.admitted(plan.prompt, plan.prompt_tokens, plan.tokens)
+                sent = [0]
+                try:
+                    yield start, sent
+                finally:
+                    self.in_flight -= 1
+                    self.observed.add("generation_tokens", -sent[0])  # counted live already; the total is exact
+                    first = start + plan.ttft_s
+                    record = log_record(received, plan.prompt_tokens, plan.tokens, first, time.perf_counter())
+                    self.observed.finished(held, plan.tokens, plan.spec, record)
+        finally:
+            if not admitted:
+                self.observed.waiting -= 1
+
+    async def _whole(self, plan: _Plan, writer: asyncio.StreamWriter, received: float, fault: str | None) -> bool:
+        async with self._running(plan, received) as (start, _):
+            if not self.config.latency.burst:
+                await _sleep_until(start + plan.ttft_s, precise=True)
+                for _ in range(max(plan.tokens - 1, 0)):
+                    await asyncio.sleep(self._interval(plan))
         if fault in ("drop", "malformed", "stall"):
             half = plan.whole[: len(plan.whole) // 2]
             if fault == "drop":
@@ -447,17 +532,16 @@ class SimServer:
         elif fault in ("drop", "stall"):
             frames = [*frames[:cut], (0, b"__" + fault.encode())]
         writer.write(_head(200, "text/event-stream", {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"}))
-        queued = time.perf_counter()
-        async with await self._admitted():
-            start = received + (time.perf_counter() - queued)
-            self.in_flight += 1
-            try:
-                return await self._pace(frames, plan, writer, start)
-            finally:
-                self.in_flight -= 1
+        async with self._running(plan, received) as (start, sent):
+            return await self._pace(frames, plan, writer, start, sent)
 
     async def _pace(
-        self, frames: list[tuple[int, bytes | None]], plan: _Plan, writer: asyncio.StreamWriter, start: float
+        self,
+        frames: list[tuple[int, bytes | None]],
+        plan: _Plan,
+        writer: asyncio.StreamWriter,
+        start: float,
+        sent: list[int],
     ) -> bool:
         burst = self.config.latency.burst
         if burst:
@@ -475,6 +559,8 @@ class SimServer:
                 started = True
             if tokens:
                 await _sleep_until(due, precise=first)
+                sent[0] += tokens
+                self.observed.add("generation_tokens", tokens)  # live, as an engine counts each step
             if data is None:
                 continue
             if data.startswith(b"__"):
@@ -494,6 +580,18 @@ async def _ending(last: bytes | None, writer: asyncio.StreamWriter, stall_s: flo
         await asyncio.sleep(stall_s)
         return False
     return True
+
+
+def _request_id(cfg: SimConfig, n: int) -> str:
+    return hashlib.sha256(f"{cfg.behaviour.seed}|{n}".encode()).hexdigest()[:32]
+
+
+def _at_length(cfg: SimConfig, prompt_tokens: int) -> Behaviour:
+    """The model's behaviour at this prompt length: long prompts answered worse, by the configured decay."""
+    if not cfg.accuracy_half_tokens:
+        return cfg.behaviour
+    accuracy = decay(cfg.behaviour.accuracy, prompt_tokens, cfg.accuracy_half_tokens)
+    return dataclasses.replace(cfg.behaviour, accuracy=accuracy)
 
 
 def _id_for(flavour: str, hex_id: str, n: int) -> str:

@@ -8,6 +8,7 @@ tasks become generative choice questions: the choices are listed and the model a
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +16,14 @@ import yaml
 from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem
-from qualeval.tasks.load import Task
 from qualeval.tasks.spec import TaskSpec
+from qualeval.tasks.task import Task
 
-__all__ = ["import_lm_eval_task", "lm_eval_to_spec"]
+__all__ = ["find_task_file", "import_lm_eval_task", "lm_eval_to_spec"]
 
-_CHOICE_USER = (
-    "{{ text }}\n\n{% for label in letters %}{{ label }}. {{ choices[loop.index0] }}\n{% endfor %}\n{{ instruction }}"
-)
+_CHOICE_INSTRUCTION = 'Answer on the last line as "Answer: X", where X is the letter of your choice.'
+_TEXT_INSTRUCTION = 'Give the final answer on the last line as "Answer: <answer>".'
+_REGEX_META = set("\\.^$*+?{}[]|()")
 
 
 def _find(name: str) -> Path:
@@ -35,13 +36,19 @@ def _find(name: str) -> Path:
             f'lm_eval:{name}: lm-eval is not installed (pip install "qualeval[lm-eval]"), '
             "or give lm_eval:path/to/task.yaml"
         ) from None
-    root = Path(lm_eval.__file__).parent / "tasks"
+    return find_task_file(Path(lm_eval.__file__).parent / "tasks", name)
+
+
+def find_task_file(root: Path, name: str) -> Path:
+    """The YAML file under `root` that defines task `name`."""
+    # the task's own top-level `task:` line, never a `- task: NAME` entry of a group file that runs it
+    own = re.compile(rf"^task:\s*['\"]?{re.escape(name)}['\"]?\s*(?:#.*)?$", re.MULTILINE)
     for path in sorted(root.rglob("*.yaml")):
         try:
             head = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if f"task: {name}\n" in head or f"task: {name}\r\n" in head:
+        if own.search(head):
             return path
     raise InputError(f"lm_eval:{name}: no lm-eval task of that name under {root}")
 
@@ -88,6 +95,49 @@ def _template(value: Any) -> str:
     return text if "{{" in text or "{%" in text else "{{ " + text + " }}"
 
 
+def _exact_match(data: dict[str, Any]) -> dict[str, Any]:
+    """The options of the task's exact_match metric (lm-eval applies them to the gold and the answer alike)."""
+    for metric in data.get("metric_list") or []:
+        if isinstance(metric, dict) and metric.get("metric") == "exact_match":
+            return metric
+    return {}
+
+
+def _literal(pattern: str) -> str | None:
+    """The fixed text a filter regex starts with (`#### `, `The answer is `), when it has one."""
+    head, out, escaped = pattern.split("(", 1)[0], [], False
+    for char in head:
+        if escaped:
+            out.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in _REGEX_META:
+            return None
+        else:
+            out.append(char)
+    return "".join(out) if "".join(out).strip() else None
+
+
+def _answer_of(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The answer spec and instruction of a generative task, from its first filter pipeline: the marker its
+    regex reads (asked for in the instruction) and which match it keeps (`group_select`: 0 first, -1 last)."""
+    metric = _exact_match(data)
+    normalize = ["whitespace", *(["lower"] if metric.get("ignore_case") else [])]
+    normalize += ["punctuation"] if metric.get("ignore_punctuation") else []
+    answer: dict[str, Any] = {"type": "text", "normalize": normalize}
+    pipelines = [f for f in data.get("filter_list") or [] if isinstance(f, dict)]
+    steps = [s for s in (pipelines[0].get("filter") or []) if isinstance(s, dict)] if pipelines else []
+    regex = next((s for s in steps if s.get("function") == "regex"), None)
+    if regex is None:
+        return answer, _TEXT_INSTRUCTION
+    answer["pick"] = "last" if int(regex.get("group_select", 0)) == -1 else "first"
+    marker = _literal(str(regex.get("regex_pattern") or ""))
+    if marker is None:
+        return answer, _TEXT_INSTRUCTION
+    return answer, f'Give the final answer on its own last line as "{marker.strip()} <answer>".'
+
+
 def lm_eval_to_spec(data: dict[str, Any], where: str) -> TaskSpec:
     if "task" not in data:
         raise InputError(f"{where}: field 'task': an lm-eval task needs a name")
@@ -118,14 +168,13 @@ def lm_eval_to_spec(data: dict[str, Any], where: str) -> TaskSpec:
         spec["doc_to_choice"] = choice if isinstance(choice, list) else str(choice)
         spec["answer"] = {"type": "choice", "labels": "letters"}
         spec["scorer"] = "choice"
-        spec["prompt"].update(
-            user=_CHOICE_USER,
-            instruction='Answer on the last line as "Answer: X", where X is the letter of your choice.',
-        )
+        spec["prompt"]["instruction"] = _CHOICE_INSTRUCTION  # qualeval's default user template lists the options
     else:
-        spec["answer"] = {"type": "text"}
-        spec["scorer"] = "exact"
-        spec["prompt"]["instruction"] = 'Give the final answer on the last line as "Answer: <answer>".'
+        # the gold is what lm-eval compares: the target after regexes_to_ignore (GSM8K: the number after ####);
+        # few-shot turns keep the whole target, worked solution and all
+        spec["answer"], spec["prompt"]["instruction"] = _answer_of(data)
+        ignore = [str(r) for r in _exact_match(data).get("regexes_to_ignore") or []]
+        spec["scorer"] = {"kind": "exact", "ignore": ignore}
     # a local folder given with --data holds one JSONL file per split, named after it
     spec["data_files"] = {split: f"{split}.jsonl" for split in (spec["test_split"], spec["fewshot_split"]) if split}
     try:

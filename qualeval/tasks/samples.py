@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Undefined
+
 from qualeval.errors import InputError
 from qualeval.models import Message, Sample
-from qualeval.tasks.load import Task
-from qualeval.tasks.sources import read_split
+from qualeval.tasks.prompts import instruction_of, user_template_of, warn_once
+from qualeval.tasks.sources import read_split, source_label
+from qualeval.tasks.task import Task
 from qualeval.tasks.templates import Value, compile_value
 
 __all__ = ["build_samples", "sample_from_doc"]
@@ -48,12 +52,37 @@ def _compile(task: Task) -> _Compiled:
         own_id=key("doc_to_id", spec.doc_to_id) if spec.doc_to_id else None,
         meta={name: key(f"doc_to_meta.{name}", src) for name, src in spec.doc_to_meta.items()},
         system=key("prompt.system", spec.prompt.system, text=True) if spec.prompt.system else None,
-        user=key("prompt.user", spec.prompt.user, text=True),
+        user=key("prompt.user", user_template_of(spec), text=True),
         shot_answer=key("prompt.fewshot_answer", spec.prompt.fewshot_answer, text=True),
     )
 
 
+_OURS = frozenset({"doc", "subset", "instruction", "choices", "options", "letters", "text", "shots", "target"})
+"""Names qualeval gives templates besides the document's fields."""
+
+
+def _check_fields(task: Task, renderer: _Renderer, doc: dict[str, Any], source: str) -> None:
+    """Every name the doc_to_* keys read is a column of a CSV/TSV file read by its header row: a file without one
+    (and no `columns:`) is one line naming the file and the field, not a template error."""
+    if task.spec.columns or not source.lower().endswith((".csv", ".tsv")):
+        return  # other documents carry their field names; a missing one is reported per item
+    c = renderer.c
+    keys = {"doc_to_text": c.text, "doc_to_target": c.target, "doc_to_choice": c.choice, "doc_to_aliases": c.aliases}
+    keys.update({f"doc_to_meta.{k}": v for k, v in c.meta.items()})
+    for key, value in keys.items():
+        missing = sorted(n for n in (value.names if value else ()) if n not in doc and n not in _OURS)
+        if missing:
+            shown = ", ".join(list(map(str, doc))[:6])
+            raise InputError(
+                f"{source}: no field '{missing[0]}' (read by {task.where} {key}); the header row gives: {shown}; "
+                "a file without a header row needs `columns:` in the task"
+            )
+
+
 def _as_list(value: Any, where: str, item: str) -> list[str]:
+    undefined = next((v for v in value if isinstance(v, Undefined)), None) if isinstance(value, list) else None
+    if undefined is not None:
+        raise InputError(f"{where}: field 'doc_to_choice': {item}: {undefined._undefined_message}")
     if isinstance(value, str):
         raise InputError(f"{where}: field 'doc_to_choice': {item}: expected a list, got text '{value[:40]}'")
     if not isinstance(value, (list, tuple)):
@@ -93,50 +122,98 @@ def _gold(task: Task, target: Any, choices: list[str], item: str) -> str:
         if word in task.spec.answer.false_words:
             return "no"
         raise InputError(f"{task.where}: field 'doc_to_target': {item}: '{target}' is not a yes/no answer")
-    if target is None or (isinstance(target, str) and not target.strip()):
+    text = "" if target is None else str(target)
+    for pattern in task.spec.scorer.ignore:  # what lm-eval's regexes_to_ignore leave of a worked solution
+        text = re.sub(pattern, "", text)
+    if not text.strip():
         raise InputError(f"{task.where}: field 'doc_to_target': {item}: the gold answer is empty")
-    return str(target).strip()
+    return text.strip()
+
+
+@dataclass(slots=True)
+class _Scopes:
+    """What templates see. `fields` is for the doc_to_* keys: the document's own fields win over qualeval's names
+    (ARC's `choices` is a mapping of labels and texts, not a list). `prompt` is for the prompt templates:
+    qualeval's rendered values under their names, every document field also as `doc.<name>`."""
+
+    fields: dict[str, Any]
+    prompt: dict[str, Any]
+    options: list[str]
 
 
 class _Renderer:
     def __init__(self, task: Task) -> None:
         self.task = task
         self.c = _compile(task)
+        self.instruction = instruction_of(task.spec)
 
-    def context(self, doc: dict[str, Any], subset: str | None, item: str) -> dict[str, Any]:
+    def scopes(self, doc: dict[str, Any], subset: str | None, item: str) -> _Scopes:
         c = self.c
-        ctx: dict[str, Any] = {**doc, "doc": doc, "subset": subset, "instruction": self.task.spec.prompt.instruction}
-        choices = (
+        base: dict[str, Any] = {"subset": subset, "instruction": self.instruction, **doc, "doc": doc}
+        options = (
             list(c.fixed_choices)
             if c.fixed_choices is not None
-            else _as_list(c.choice(ctx, item), self.task.where, item)
+            else _as_list(c.choice(base, item), self.task.where, item)
             if c.choice
             else []
         )
-        ctx["choices"] = choices
-        ctx["letters"] = list(LETTERS[: len(choices)])
-        ctx["text"] = c.text(ctx, item)
-        return ctx
+        ours = {"choices": options, "options": options, "letters": list(LETTERS[: len(options)])}
+        fields = {**ours, **base}
+        prompt = {**fields, **ours, "instruction": self.instruction, "text": c.text(fields, item)}
+        return _Scopes(fields, prompt, options)
 
-    def user(self, ctx: dict[str, Any], item: str) -> str:
-        return self.c.user(ctx, item)
+    def shot(self, doc: dict[str, Any], subset: str | None, item: str) -> dict[str, Any]:
+        """A few-shot document's prompt scope, with its `target` (the gold label for choice and yes/no tasks)."""
+        scopes = self.scopes(doc, subset, item)
+        target = self.c.target(scopes.fields, item)
+        if self.task.spec.answer.type in ("choice", "boolean"):
+            target = _gold(self.task, target, scopes.options, item)
+        return {**scopes.prompt, "target": target}
 
-    def shots(self, docs: list[dict[str, Any]], subset: str | None, split: str) -> list[Message]:
+    def turns(self, shots: list[dict[str, Any]], item: str) -> list[Message]:
         out: list[Message] = []
-        for i, doc in enumerate(docs):
-            item = f"few-shot document {i} of split '{split}'"
-            ctx = self.context(doc, subset, item)
-            target = self.c.target(ctx, item)
-            ctx["target"] = (
-                _gold(self.task, target, ctx["choices"], item)
-                if self.task.spec.answer.type in ("choice", "boolean")
-                else target
-            )
+        for ctx in shots:
             out += [
-                Message(role="user", content=self.user(ctx, item)),
+                Message(role="user", content=self.c.user(ctx, item)),
                 Message(role="assistant", content=self.c.shot_answer(ctx, item)),
             ]
         return out
+
+
+@dataclass(slots=True)
+class _Shots:
+    """The few-shot examples of each question: the first N of the pool, or of its part that shares the question's
+    `fewshot_by` value; rendered once per value."""
+
+    renderer: _Renderer
+    pool: list[dict[str, Any]]
+    wanted: int
+    subset: str | None
+    split: str
+    cache: dict[Any, tuple[list[Message], list[dict[str, Any]]]] = field(default_factory=dict)
+
+    def of(self, doc: dict[str, Any], item: str) -> tuple[list[Message], list[dict[str, Any]]]:
+        if not self.wanted:
+            return [], []
+        spec = self.renderer.task.spec
+        by = spec.fewshot_by
+        if by is not None and by not in doc:
+            raise InputError(f"{self.renderer.task.where}: field 'fewshot_by': {item} has no field '{by}'")
+        value = doc[by] if by is not None else None
+        if value not in self.cache:
+            chosen = [d for d in self.pool if by is None or d.get(by) == value][: self.wanted]
+            if len(chosen) < self.wanted:
+                warn_once(
+                    f"shots:{spec.name}:{value}",
+                    f"{self.renderer.task.where}: only {len(chosen)} of {self.wanted} few-shot examples in split "
+                    f"'{self.split}'" + (f" for {by} '{value}'" if by else ""),
+                )
+            shots = [
+                self.renderer.shot(d, self.subset, f"few-shot document {i} of split '{self.split}'")
+                for i, d in enumerate(chosen)
+            ]
+            self.cache[value] = (self.renderer.turns(shots, item), []) if spec.fewshot_turns else ([], shots)
+        return self.cache[value]
 
 
 def build_samples(
@@ -159,17 +236,16 @@ def build_samples(
     out: list[Sample] = []
     for subset in task.subsets():
         docs = read_split(spec, spec.test_split, subset=subset, data=data, where=task.where)
+        _check_fields(task, renderer, docs[0], source_label(spec, spec.test_split, subset, data))
         if limit_per_subset is not None and subset is not None:  # tasks without subsets ignore it
             docs = docs[:limit_per_subset]
-        prefix: list[Message] = []
-        if shots_wanted:
-            split = spec.fewshot_split or "fewshot"
-            pool = read_split(spec, split, subset=subset, data=data, where=task.where)
-            prefix = renderer.shots(pool[:shots_wanted], subset, split)
+        split = spec.fewshot_split or "fewshot"
+        pool = read_split(spec, split, subset=subset, data=data, where=task.where) if shots_wanted else []
+        shots = _Shots(renderer, pool, shots_wanted, subset, split)
         scope = f"{spec.name}/{subset}" if subset else spec.name
         for index, doc in enumerate(docs):
             item = f"document {index} of split '{spec.test_split}'" + (f" ({subset})" if subset else "")
-            out.append(_sample(task, renderer, doc, index, subset, scope, prefix, item))
+            out.append(_sample(task, renderer, doc, index, subset, scope, shots.of(doc, item), item))
             if limit is not None and len(out) >= limit:
                 return out
     return out
@@ -182,22 +258,31 @@ def _sample(
     index: int,
     subset: str | None,
     scope: str,
-    prefix: list[Message],
+    shots: tuple[list[Message], list[dict[str, Any]]],
     item: str,
 ) -> Sample:
     spec, c = task.spec, r.c
-    ctx = r.context(doc, subset, item)
-    gold = _gold(task, c.target(ctx, item), ctx["choices"], item)
-    own = c.own_id(ctx, item) if c.own_id else None
+    at = r.scopes(doc, subset, item)
+    gold = _gold(task, c.target(at.fields, item), at.options, item)
+    own = c.own_id(at.fields, item) if c.own_id else None
     if own is None or str(own).strip() in ("", "None"):
         own = index
     aliases: list[str] = []
     if c.aliases:
-        found = c.aliases(ctx, item)
+        found = c.aliases(at.fields, item)
         aliases = [str(a) for a in (found if isinstance(found, (list, tuple)) else [found]) if str(a).strip()]
-    messages = [Message(role="system", content=c.system(ctx, item))] if c.system else []
-    messages += [*prefix, Message(role="user", content=r.user(ctx, item))]
-    meta = {name: value(ctx, item) for name, value in c.meta.items()}
+    prefix, inline = shots
+    prompt = {**at.prompt, "shots": inline}
+    user = c.user(prompt, item)
+    if at.options and not all(o.strip() in user for o in at.options):
+        warn_once(
+            f"choices:{task.name}",
+            f"{task.where}: the prompt of {item} does not show all its choices, so the model cannot pick among "
+            "them: list `options` in prompt.user, or leave prompt.user out for qualeval's default",
+        )
+    messages = [Message(role="system", content=c.system(prompt, item))] if c.system else []
+    messages += [*prefix, Message(role="user", content=user)]
+    meta = {name: value(at.fields, item) for name, value in c.meta.items()}
     if subset is not None and spec.subsets is not None:
         meta[spec.subsets.label] = subset
         if spec.subsets.group_label:
@@ -209,7 +294,7 @@ def _sample(
         task=task.name,
         messages=tuple(messages),
         gold=gold,
-        choices=tuple(ctx["choices"]),
+        choices=tuple(at.options),
         aliases=tuple(dict.fromkeys(aliases)),
         meta=meta,
     )
@@ -221,5 +306,5 @@ def sample_from_doc(task: Task, doc: dict[str, Any], index: int | str, *, subset
     scope = f"{spec.name}/{subset}" if subset else spec.name
     item = f"document {index}"
     renderer = _Renderer(task)
-    sample = _sample(task, renderer, doc, 0, subset, scope, [], item)
+    sample = _sample(task, renderer, doc, 0, subset, scope, ([], []), item)
     return sample.model_copy(update={"id": f"{scope}/{spec.test_split}/{index}"})

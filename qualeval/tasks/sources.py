@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
 from qualeval.errors import InputError
 from qualeval.tasks.spec import TaskSpec
 
-__all__ = ["jsonl_objects", "read_file", "read_split"]
+__all__ = ["jsonl_objects", "read_file", "read_split", "source_label"]
 
 Doc = dict[str, Any]
 SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
@@ -35,6 +38,16 @@ def read_split(spec: TaskSpec, split: str, *, subset: str | None, data: Path | N
     if spec.dataset_path:
         return _read_hub(spec, split, subset)
     raise InputError(f"{where}: no --data given and the task has no dataset_path to load from the hub")
+
+
+def source_label(spec: TaskSpec, split: str, subset: str | None, data: Path | None) -> str:
+    """Where a split's documents come from, for messages: the file, or the hub dataset."""
+    if data is not None:
+        pattern = spec.data_files.get(split)
+        return str(data / pattern.replace("{subset}", subset or "") if data.is_dir() and pattern else data)
+    if spec.dataset_path:
+        return f"hub dataset {spec.dataset_path}"
+    return f"task {spec.name}"
 
 
 def _read_local(spec: TaskSpec, split: str, subset: str | None, data: Path, where: str) -> list[Doc]:
@@ -148,6 +161,11 @@ def _read_hub(spec: TaskSpec, split: str, subset: str | None) -> list[Doc]:
         raise InputError("loading from the Hugging Face hub needs the 'datasets' package") from None
     name = spec.dataset_name.replace("{subset}", subset or "") if spec.dataset_name else None
     label = f"{spec.dataset_path}{f' ({name})' if name else ''}, split '{split}'"
+    if not _offline() and (why := _unreachable()) is not None:
+        raise InputError(
+            f"hub dataset {label}: the hub cannot be reached ({why}); give --data PATH to read local files, "
+            "or set HF_HUB_OFFLINE=1 to use a cached copy"
+        )
     try:
         rows: Iterator[Doc] = iter(datasets.load_dataset(spec.dataset_path, name, split=split))
         docs = [dict(r) for r in rows]
@@ -157,3 +175,30 @@ def _read_hub(spec: TaskSpec, split: str, subset: str | None) -> list[Doc]:
     if not docs:
         raise InputError(f"hub dataset {label}: no documents")
     return docs
+
+
+def _offline() -> bool:
+    """HF_HUB_OFFLINE (or HF_DATASETS_OFFLINE) set: the datasets library reads its cache without the network."""
+    return any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in _OFFLINE_VARS)
+
+
+_OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+_PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+_reachable: dict[str, str | None] = {}
+
+
+def _unreachable(timeout: float = 3.0) -> str | None:
+    """Why the hub's host cannot be reached, or None. One TCP connect, remembered for the process: without
+    network, huggingface_hub retries for 20-30 s before it gives up. Behind a proxy the check is left to it."""
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    if any(os.environ.get(k) for k in _PROXY_VARS):
+        return None
+    if endpoint not in _reachable:
+        url = urlsplit(endpoint)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            socket.create_connection((url.hostname or "", port), timeout=timeout).close()
+            _reachable[endpoint] = None
+        except OSError as exc:
+            _reachable[endpoint] = f"{url.hostname}: {exc.strerror or type(exc).__name__}"
+    return _reachable[endpoint]

@@ -5,6 +5,7 @@ A task file is data: it never runs code. Templates are Jinja, rendered in a sand
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -22,8 +23,9 @@ class PromptSpec(_Strict):
     system: str | None = None
     """Jinja template of the system message (optional)."""
     user: str = "{{ text }}{% if instruction %}\n\n{{ instruction }}{% endif %}"
-    """Jinja template of the user message; sees the document's fields, `text`, `choices`, `letters`,
-    `instruction`."""
+    """Jinja template of the user message; sees the document's fields, `text`, `options` (the choices as a list;
+    also `choices`), `letters`, `instruction`, and `shots` when few-shot examples are not chat turns. A choice task
+    that sets no template gets one that lists the options (`CHOICE_USER`)."""
     instruction: str = ""
     """How to give the answer, appended by the default user template."""
     fewshot_answer: str = "{{ target }}"
@@ -44,13 +46,22 @@ class AnswerSpec(_Strict):
 
 
 class ScorerSpec(_Strict):
-    kind: Literal["numeric", "choice", "alias_match", "exact", "math", "regex"]
+    kind: Literal["numeric", "choice", "alias_match", "exact", "math", "regex", "code", "ifeval"]
+    """`code` runs the program in the answer against the gold tests (HumanEval; needs --allow-code-execution);
+    `ifeval` checks the whole answer against the instructions of the prompt (IFEval)."""
     tolerance: float = 1e-6
     """numeric and alias_match: the largest absolute difference that still counts as equal."""
     relative_tolerance: float = 0.0
     """numeric and alias_match: also equal within this share of the gold (0.01 = 1%)."""
     pattern: str | None = None
     """regex: the pattern the extracted answer must fully match; `{gold}` is replaced by the escaped gold."""
+    ignore: tuple[str, ...] = ()
+    """exact: regular expressions removed from the gold and from the answer before they are compared
+    (lm-eval's `regexes_to_ignore`: GSM8K's worked solution becomes its number)."""
+    timeout: float = 10.0
+    """code: wall-clock and CPU seconds each program may take."""
+    memory_mb: int = 1024
+    """code: address space each program may use."""
 
     @model_validator(mode="after")
     def _pattern_for_regex(self) -> ScorerSpec:
@@ -58,6 +69,13 @@ class ScorerSpec(_Strict):
             raise ValueError("a regex scorer needs a 'pattern'")
         if self.tolerance < 0 or self.relative_tolerance < 0:
             raise ValueError("tolerance must not be negative")
+        if self.timeout <= 0 or self.memory_mb < 64:
+            raise ValueError("timeout must be positive and memory_mb at least 64")
+        for pattern in self.ignore:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"ignore: '{pattern}' is not a regular expression ({exc})") from None
         return self
 
 
@@ -108,6 +126,12 @@ class TaskSpec(_Strict):
     test_split: str = "test"
     fewshot_split: str | None = None
     num_fewshot: int = 0
+    fewshot_by: str | None = None
+    """A document field: each question's few-shot examples are the first `num_fewshot` documents of the few-shot
+    split with the same value (MMLU-Pro: its category)."""
+    fewshot_turns: bool = True
+    """Few-shot examples as chat turns before the question; false: the user template lists them itself, from
+    `shots` (each a document with its `choices`, `letters` and `target`), as one prompt."""
     data_files: dict[str, str] = Field(default_factory=dict)
     """Split -> file under the folder given with --data (`{subset}` is replaced), in the dataset's original
     format; a single file given with --data is the test split."""
@@ -174,6 +198,8 @@ class TaskSpec(_Strict):
             raise ValueError("a choice answer needs doc_to_choice")
         if self.scorer.kind == "choice" and self.answer.type != "choice":
             raise ValueError("the choice scorer needs answer.type 'choice'")
+        if self.scorer.kind in ("code", "ifeval") and self.answer.type != "text":
+            raise ValueError(f"the {self.scorer.kind} scorer reads the whole answer: it needs answer.type 'text'")
         for name in self.breakdowns:
             labels = {self.subsets.label, self.subsets.group_label} if self.subsets else set()
             if name not in self.doc_to_meta and name not in labels:

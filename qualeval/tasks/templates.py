@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError, UndefinedError
+from jinja2 import StrictUndefined, TemplateError, UndefinedError, meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from qualeval.errors import InputError
@@ -16,9 +17,20 @@ __all__ = ["Value", "compile_value", "sandbox"]
 _EXPRESSION = re.compile(r"\s*\{\{(.*)\}\}\s*", re.DOTALL)
 
 
+def _seeded_shuffle(values: Any, seed: Any) -> list[Any]:
+    """The values in an order fixed by `seed` alone: the same item gets the same order in every run and process
+    (Python seeds a Random from a string through SHA-512, not through the salted str hash)."""
+    out = list(values)
+    random.Random(f"qualeval|{seed}").shuffle(out)
+    return out
+
+
 def sandbox() -> ImmutableSandboxedEnvironment:
     # undefined names are errors: a misspelt field must not render as an empty prompt
-    return ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    # options shuffled per item (GPQA's four answers): data in, data out, nothing a template could abuse
+    env.filters["seeded_shuffle"] = _seeded_shuffle
+    return env
 
 
 _ENV = sandbox()
@@ -38,6 +50,8 @@ class Value:
     field: str | None
     template: Any
     expression: Any
+    names: frozenset[str] = frozenset()
+    """The top-level names it reads (a field's first part; a template's undeclared variables)."""
 
     def __call__(self, context: dict[str, Any], item: str) -> Any:
         try:
@@ -72,11 +86,12 @@ def compile_value(source: str, where: str, *, text: bool = False) -> Value:
     try:
         # without Jinja syntax a value names a field (NeuBAROCO's `content-type` included)
         if not text and "{{" not in source and "{%" not in source:
-            return Value(source, where, source.strip(), None, None)
+            return Value(source, where, source.strip(), None, None, frozenset({source.strip().split(".")[0]}))
+        names = frozenset(meta.find_undeclared_variables(_ENV.parse(source)))
         match = _EXPRESSION.fullmatch(source)
         if not text and match and "}}" not in match.group(1) and "{{" not in match.group(1):
-            return Value(source, where, None, None, _ENV.compile_expression(match.group(1)))
-        return Value(source, where, None, _ENV.from_string(source), None)
+            return Value(source, where, None, None, _ENV.compile_expression(match.group(1)), names)
+        return Value(source, where, None, _ENV.from_string(source), None, names)
     except TemplateError as exc:
         line = f" (template line {exc.lineno})" if getattr(exc, "lineno", None) else ""
         raise InputError(f"{where}: template syntax error{line}: {exc.message or exc}") from None

@@ -1,0 +1,107 @@
+"""`qualeval merge DIR...`: the shards of one run (`--shard K/N`) joined into one run directory.
+
+The shards must be the same run in every setting but the shard, with the same pinned choices, and cover K = 0 to
+N-1 once each. Their final records are joined (each item appears in exactly one shard), and the summary is made
+from them as a run's is, so it equals an unsharded run's. Speed figures are pooled over the shards' requests;
+rates over a duration (throughput) are per shard, since shards run in processes of their own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from qualeval.errors import InputError
+from qualeval.runsummary import RunSummary, summarize_records
+from qualeval.serving import attach_figures
+from qualeval.shaping import parse_shard
+from qualeval.store import RunStore
+
+__all__ = ["merge_runs"]
+
+_MAY_DIFFER = {"shard", "out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "endpoints", "base_url"}
+
+
+def _shards(dirs: Sequence[Path]) -> list[tuple[int, Path, dict[str, Any]]]:
+    found = []
+    for root in dirs:
+        manifest = RunStore(root).manifest()
+        if manifest is None:
+            raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
+        shard = (manifest.get("config") or {}).get("shard")
+        if not shard:
+            raise InputError(f"{root}: not a shard (it was run without --shard K/N)")
+        index, count = parse_shard(str(shard))
+        found.append((index, count, root, manifest))
+    counts = {c for _, c, _, _ in found}
+    if len(counts) > 1:
+        raise InputError(f"the shards split the run in different ways (N = {', '.join(map(str, sorted(counts)))})")
+    count = counts.pop()
+    indices = sorted(i for i, _, _, _ in found)
+    if indices != list(range(count)):
+        missing = sorted(set(range(count)) - set(indices)) or "none"
+        raise InputError(f"shards must be 0..{count - 1} once each; got {indices} (missing: {missing})")
+    return [(i, root, m) for i, _, root, m in sorted(found, key=lambda x: x[0])]
+
+
+def _check_same(shards: list[tuple[int, Path, dict[str, Any]]]) -> None:
+    _, first_root, first = shards[0]
+    base = {k: v for k, v in first["config"].items() if k not in _MAY_DIFFER}
+    for _, root, manifest in shards[1:]:
+        other = {k: v for k, v in manifest["config"].items() if k not in _MAY_DIFFER}
+        for key in sorted(set(base) | set(other)):
+            if base.get(key) != other.get(key):
+                raise InputError(
+                    f"{root}: not a shard of the same run as {first_root}: --{key.replace('_', '-')} differs"
+                )
+        if manifest.get("pinned") != first.get("pinned"):
+            raise InputError(f"{root}: pinned other choices than {first_root} (constraint or thinking switch)")
+
+
+def _joined(roots: Sequence[Path], name: str, tag: bool) -> Iterator[bytes]:
+    for index, root in enumerate(roots):
+        if name == "records.jsonl":
+            rows: Iterator[dict[str, Any]] = RunStore(root).records()
+        else:
+            from qualeval.timeseries import read_series
+
+            rows = read_series(root)
+        for row in rows:
+            yield orjson.dumps({**row, "shard": index} if tag else row)
+
+
+def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
+    """Join shard directories into `out`; returns the merged summary (also written as summary.json)."""
+    from qualeval.run import _run_config, _task_of
+
+    shards = _shards(dirs)
+    _check_same(shards)
+    roots = [root for _, root, _ in shards]
+    if out.resolve() in {r.resolve() for r in roots}:
+        raise InputError(f"--out {out}: must not be one of the shards")
+    first = shards[0][2]
+    digest = hashlib.sha256(b"".join(str(m.get("fingerprint")).encode() for _, _, m in shards)).hexdigest()[:16]
+    store = RunStore(out)
+    store.check({"fingerprint": digest})  # a directory holding another run is refused, the same merge redone
+    shaping = {k: v for k, v in (first.get("shaping") or {}).items() if k != "shard"}
+    manifest = {
+        **first,
+        "config": {**first["config"], "shard": None, "out": str(out)},
+        "fingerprint": digest,
+        "merged_from": [str(r) for r in roots],
+        "shaping": shaping,
+    }
+    store.write_json("manifest.json", manifest)
+    store.write_lines("records.jsonl", _joined(roots, "records.jsonl", False))
+    store.write_lines("timeseries.jsonl", _joined(roots, "timeseries.jsonl", True))
+    config = _run_config(manifest, out)
+    tasks = [_task_of(name, saved) for name, saved in manifest["tasks"].items()]
+    summary = summarize_records(store, config, tasks, bool(manifest.get("simulated")))
+    summary.started = first.get("started")
+    attach_figures(summary, store, config, shaping)
+    store.write_json("summary.json", summary.model_dump(mode="json"))
+    return summary, store

@@ -1,0 +1,130 @@
+"""The reference server's answer key: questions and their gold answers (or whole responses), found by hashing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from qualeval.errors import InputError
+
+__all__ = ["AnswerKey", "KeyEntry"]
+
+_SPACE = re.compile(r"\s+")
+
+
+def _norm(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().lower()
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEntry:
+    question: str
+    answer: str
+    choices: tuple[str, ...] = ()
+    verbatim: str | None = None
+    """The answer is a whole response, sent as it is: `code` (a program, fenced when the prompt fences one) or
+    `text` (an IFEval response)."""
+
+
+_SPAN = 6
+"""Questions are indexed by their first few words: a prompt is searched at each of its word positions."""
+
+
+class AnswerKey:
+    """Questions and gold answers. Reads JSONL with a question field (`question`, `query`, `input`, `context`,
+    `prompt`) and an answer field (`answer`, `gold`, `target`; a GSM8K answer's `#### N` line counts), or a whole
+    response to give as it is (`response`: IFEval's; `canonical_solution`: HumanEval's, after its `prompt`)."""
+
+    @classmethod
+    def from_samples(cls, samples: Sequence[Any], verbatim: str | None = None) -> AnswerKey:
+        """A key from a task's samples: the last user message is the question; `verbatim` for tasks whose gold
+        is a whole response (a reference program)."""
+        return cls(
+            [
+                KeyEntry(question=s.messages[-1].content, answer=s.gold, choices=tuple(s.choices), verbatim=verbatim)
+                for s in samples
+            ]
+        )
+
+    def __init__(self, entries: Sequence[KeyEntry]) -> None:
+        self.entries = list(entries)
+        self._norms = [_norm(e.question) for e in self.entries]
+        self._exact = dict(zip(self._norms, self.entries, strict=True))
+        # first words -> entries: a prompt that wraps a question in instructions finds it by hashing, not scanning
+        self._index: dict[tuple[str, ...], list[int]] = {}
+        for i, norm in enumerate(self._norms):
+            self._index.setdefault(tuple(norm.split(" ")[:_SPAN]), []).append(i)
+        self._spans = sorted({len(words) for words in self._index})
+        self._found: dict[str, KeyEntry | None] = {}
+
+    @classmethod
+    def load(cls, path: Path) -> AnswerKey:
+        entries = []
+        try:
+            handle = path.open("rb")
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read answer key ({exc.strerror})") from None
+        with handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    raise InputError(f"{path}:{number}: not a JSON object") from None
+                entries.append(_entry(row, f"{path}:{number}"))
+        if not entries:
+            raise InputError(f"{path}: answer key is empty")
+        return cls(entries)
+
+    def find(self, prompt: str) -> KeyEntry | None:
+        key = _norm(prompt)
+        if key in self._found:
+            return self._found[key]
+        hit = self._exact.get(key)
+        if hit is None:
+            # prompts wrap the question in instructions; the longest contained question wins
+            best = self._contained(key)
+            hit = None if best is None else self.entries[best]
+        self._found[key] = hit
+        return hit
+
+    def _contained(self, key: str) -> int | None:
+        words = key.split(" ")
+        found = {
+            i
+            for start in range(len(words))
+            for span in self._spans
+            for i in self._index.get(tuple(words[start : start + span]), ())
+            if self._norms[i] in key
+        }
+        if not found:  # a question glued to the text before it has no word boundary to hash: scan, once per prompt
+            found = {i for i, norm in enumerate(self._norms) if norm in key}
+        return max(found, key=lambda i: (len(self._norms[i]), -i), default=None)
+
+
+def _entry(row: Any, where: str) -> KeyEntry:
+    if not isinstance(row, dict):
+        raise InputError(f"{where}: not a JSON object")
+    question = next((row[k] for k in ("question", "query", "input", "context", "prompt") if k in row), None)
+    if isinstance(question, str) and isinstance(row.get("canonical_solution"), str):
+        return KeyEntry(question=question, answer=question + row["canonical_solution"], verbatim="code")
+    if isinstance(question, str) and isinstance(row.get("response"), str):
+        return KeyEntry(question=question, answer=row["response"], verbatim="text")
+    answer = next((row[k] for k in ("answer", "gold", "target") if k in row), None)
+    if not isinstance(question, str) or answer is None:
+        raise InputError(f"{where}: needs a question field and an answer field")
+    choices = tuple(str(c) for c in row.get("choices") or ())
+    if isinstance(answer, list):
+        answer = answer[0] if answer else ""
+    if isinstance(answer, int) and choices and 0 <= answer < len(choices):
+        answer = choices[answer]
+    text = str(answer)
+    if "####" in text:
+        text = text.rsplit("####", 1)[1].strip()
+    return KeyEntry(question=question, answer=text, choices=choices)
