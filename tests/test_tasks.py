@@ -33,7 +33,7 @@ OFFLINE = {
     "humaneval": SHARED / "humaneval" / "HumanEval.jsonl",
     "ifeval": SHARED / "ifeval" / "input_data.jsonl",
 }
-# no shared copy: tests/test_benchmarks.py renders them from files it writes
+# no shared copy: tests/test_tasks_benchmarks.py renders them from files it writes
 ELSEWHERE = {"mmlu_pro", "mmlu_pro_zeroshot", "gpqa_diamond"}
 
 

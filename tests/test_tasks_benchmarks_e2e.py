@@ -14,7 +14,7 @@ from qualeval.config import load_config
 from qualeval.errors import InputError
 from qualeval.sim import Behaviour
 from tests.conftest import ROOT, SHARED, fast_sim, sim_url
-from tests.test_benchmarks import MMLU_PRO_OUTPUTS, mmlu_pro_copy
+from tests.test_tasks_benchmarks import MMLU_PRO_OUTPUTS, mmlu_pro_copy
 
 HUMANEVAL = SHARED / "humaneval" / "HumanEval.jsonl"
 MATH500 = SHARED / "math500" / "test.jsonl"
