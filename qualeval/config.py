@@ -9,11 +9,10 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from qualeval.constrain import Mode, Style
-from qualeval.errors import InputError, validation_problem
+from qualeval.errors import InputError, validation_problem, yaml_mapping
 
 __all__ = ["RunConfig", "load_config"]
 
@@ -392,15 +391,7 @@ def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
     """A profile file (if any) overlaid with the flags that were given (not None)."""
     values: dict[str, Any] = {}
     if path is not None:
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read config ({exc.strerror})") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(f"{path}{f':{mark.line + 1}' if mark else ''}: invalid YAML") from None
-        if not isinstance(loaded, dict):
-            raise InputError(f"{path}: a config file must be a mapping of run options")
+        loaded = yaml_mapping(path, "config")
         values.update({str(k).replace("-", "_"): v for k, v in loaded.items()})
         unknown = sorted(set(values) - set(RunConfig.model_fields))
         if unknown:

@@ -11,7 +11,8 @@ QualevalError
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -78,3 +79,19 @@ def validation_problem(exc: ValidationError) -> ValidationProblem:
     err = exc.errors()[0]
     loc = tuple(p for p in err["loc"] if not _is_type_tag(p))
     return ValidationProblem(loc, ".".join(str(p) for p in loc), err["msg"].removeprefix("Value error, "))
+
+
+def yaml_mapping(path: Path, what: str) -> dict[str, Any]:
+    """A YAML file that must hold a mapping (a profile, a workload): a mistake is one line naming the file."""
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(f"{path}{f':{mark.line + 1}' if mark else ''}: invalid YAML") from None
+    if not isinstance(loaded, dict):
+        raise InputError(f"{path}: a {what} file must be a mapping")
+    return loaded

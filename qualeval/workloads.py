@@ -21,7 +21,7 @@ import orjson
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from qualeval.errors import InputError, validation_problem
+from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.lengths import Counter, Filler, fit, place
 from qualeval.models import Message, Sample
 from qualeval.tasks import Task, TaskSpec
@@ -113,15 +113,7 @@ def load_workload(ref: str) -> tuple[Workload, Path]:
     path = Path(ref) if ref.endswith((".yaml", ".yml")) else workloads().get(ref)
     if path is None:
         raise InputError(f"--workload: no workload '{ref}' (known: {', '.join(workloads())})")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read workload ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"{path}{f':{mark.line + 1}' if mark else ''}: invalid YAML") from None
-    if not isinstance(raw, dict):
-        raise InputError(f"{path}: a workload file must be a mapping")
+    raw = yaml_mapping(path, "workload")
     try:
         return Workload.model_validate(raw), path
     except ValidationError as exc:
