@@ -13,9 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from qualeval.config import RunConfig, load_config
+from qualeval.config import RunConfig
 from qualeval.errors import EndpointError, InputError
-from qualeval.options import api_parameters
+from qualeval.options import api_parameters, load_config
 from qualeval.progress import progress_bar
 from qualeval.report import write_reports_or_warn
 from qualeval.run import RunSummary, execute, timed_of

@@ -344,7 +344,7 @@ def compare_cmd(
 def run_cmd(config: Path | None = None, **flags: Any) -> None:
     """Evaluate a served model: every request's answer, score and timing, in one run directory."""
     from qualeval.api import finish_run
-    from qualeval.config import load_config
+    from qualeval.options import load_config
     from qualeval.run import execute
 
     try:

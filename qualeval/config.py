@@ -9,12 +9,11 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from qualeval.constrain import Mode, Style
-from qualeval.errors import InputError, validation_problem, yaml_mapping
 
-__all__ = ["RunConfig", "load_config"]
+__all__ = ["RunConfig"]
 
 
 class RunConfig(BaseModel):
@@ -378,40 +377,3 @@ def _comma_list(value: Any) -> Any:
         parts = [p for v in value for p in (v.split(",") if isinstance(v, str) else [v])]
         return [p.strip() if isinstance(p, str) else p for p in parts if str(p).strip()]
     return value
-
-
-def _error(exc: ValidationError, where: str) -> InputError:
-    problem = validation_problem(exc)
-    flag = f"--{problem.field.replace('_', '-')}" if problem.field else "the configuration"
-    prefix = f"{where}: " if where else ""
-    return InputError(f"{prefix}{flag}: {problem.message}")
-
-
-def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
-    """A profile file (if any) overlaid with the flags that were given (not None)."""
-    values: dict[str, Any] = {}
-    if path is not None:
-        loaded = yaml_mapping(path, "config")
-        values.update({str(k).replace("-", "_"): v for k, v in loaded.items()})
-        unknown = sorted(set(values) - set(RunConfig.model_fields))
-        if unknown:
-            raise InputError(f"{path}: unknown option '{unknown[0]}' (options are the flags of qualeval run)")
-    values.update({k: v for k, v in flags.items() if v is not None and v != [] and v != {}})
-    if values.get("workload"):  # a workload's own load options sit under the profile and the flags
-        from qualeval.workloads import load_workload
-
-        workload, where = load_workload(str(values["workload"]))
-        unknown = sorted(set(workload.run) - set(RunConfig.model_fields))
-        if unknown:
-            raise InputError(f"{where}: field 'run.{unknown[0]}': not a run option")
-        values = {**workload.run, **values}
-    try:
-        return RunConfig.model_validate(values)
-    except ValidationError as exc:
-        raise _error(
-            exc, str(path) if path and not any(k in flags and flags[k] is not None for k in _fields(exc)) else ""
-        ) from None
-
-
-def _fields(exc: ValidationError) -> list[str]:
-    return [str(e["loc"][0]) for e in exc.errors() if e["loc"]]

@@ -1,6 +1,7 @@
 """Run options are declared once, as the fields of qualeval.config.RunConfig (name, type, default, help). This
-module turns that declaration into the `qualeval run` flags and the keyword parameters of qualeval.evaluate, so
-the flags, the profile-file keys and the API keywords cannot drift apart (a test checks that they agree).
+module turns that declaration into the `qualeval run` flags and the keyword parameters of qualeval.evaluate, and
+loads a profile file with flags on top, so the flags, the profile-file keys and the API keywords cannot drift
+apart (a test checks that they agree).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
 from qualeval.config import RunConfig
+from qualeval.errors import InputError, validation_problem, yaml_mapping
 
-__all__ = ["api_parameters", "cli_parameters", "flag_of"]
+__all__ = ["api_parameters", "cli_parameters", "flag_of", "load_config"]
 
 # where each option shows in `qualeval run --help` (presentation only; the options themselves are RunConfig's)
 _PANELS = {
@@ -121,3 +124,40 @@ def api_parameters() -> list[inspect.Parameter]:
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=field.annotation | None)
         for name, field in RunConfig.model_fields.items()
     ]
+
+
+def _error(exc: ValidationError, where: str) -> InputError:
+    problem = validation_problem(exc)
+    flag = flag_of(problem.field) if problem.field in RunConfig.model_fields else "the configuration"
+    prefix = f"{where}: " if where else ""
+    return InputError(f"{prefix}{flag}: {problem.message}")
+
+
+def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
+    """A profile file (if any) overlaid with the flags that were given (not None)."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        loaded = yaml_mapping(path, "config")
+        values.update({str(k).replace("-", "_"): v for k, v in loaded.items()})
+        unknown = sorted(set(values) - set(RunConfig.model_fields))
+        if unknown:
+            raise InputError(f"{path}: unknown option '{unknown[0]}' (options are the flags of qualeval run)")
+    values.update({k: v for k, v in flags.items() if v is not None and v != [] and v != {}})
+    if values.get("workload"):  # a workload's own load options sit under the profile and the flags
+        from qualeval.workloads import load_workload
+
+        workload, where = load_workload(str(values["workload"]))
+        unknown = sorted(set(workload.run) - set(RunConfig.model_fields))
+        if unknown:
+            raise InputError(f"{where}: field 'run.{unknown[0]}': not a run option")
+        values = {**workload.run, **values}
+    try:
+        return RunConfig.model_validate(values)
+    except ValidationError as exc:
+        raise _error(
+            exc, str(path) if path and not any(k in flags and flags[k] is not None for k in _fields(exc)) else ""
+        ) from None
+
+
+def _fields(exc: ValidationError) -> list[str]:
+    return [str(e["loc"][0]) for e in exc.errors() if e["loc"]]

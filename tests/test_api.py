@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 import qualeval
-from qualeval.config import RunConfig, load_config
+from qualeval.config import RunConfig
 from qualeval.errors import InputError
+from qualeval.options import load_config
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
 PUBLIC = {

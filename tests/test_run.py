@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from qualeval.config import load_config
 from qualeval.errors import InputError
 from qualeval.metrics import Attempt, repeated
+from qualeval.options import load_config
 from qualeval.store import RunStore
 from tests.conftest import GSM8K, ROOT, SHARED, chromium_dom, sim_process
 

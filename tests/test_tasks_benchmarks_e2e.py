@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import qualeval
-from qualeval.config import load_config
 from qualeval.errors import InputError
+from qualeval.options import load_config
 from qualeval.sim import Behaviour
 from tests.conftest import ROOT, SHARED, fast_sim, sim_url
 from tests.test_tasks_benchmarks import MMLU_PRO_OUTPUTS, mmlu_pro_copy

@@ -220,8 +220,8 @@ def test_run_by_name_on_the_command_line(tmp_path: Path) -> None:
         (["--workload", "RUNKEY"], "field 'run.colour': not a run option"),
         (["--task", "knowledge_qa", "--context-length", "100", "--filler", "/no/such/filler.txt"], "filler.txt"),
         (["--task", "knowledge_qa", "--shard", "3/2"], "--shard"),
-        (["--task", "knowledge_qa", "--context-length", "0"], "--context-lengths"),
-        (["--task", "knowledge_qa", "--base-url", "ftp://x"], "--endpoints"),
+        (["--task", "knowledge_qa", "--context-length", "0"], "--context-length:"),
+        (["--task", "knowledge_qa", "--base-url", "ftp://x"], "--endpoint:"),
     ],
 )
 def test_bad_workload_input_is_one_line(tmp_path: Path, args: list[str], says: str) -> None:
