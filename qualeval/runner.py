@@ -179,6 +179,28 @@ async def _followup(
     )
 
 
+async def _ask(
+    client: ChatClient, task: Task, sample: Sample, request: ChatRequest, mode: Mode, style: Style | None
+) -> tuple[ChatRequest, ChatResponse, ConstraintRecord]:
+    """Send the request under the constraint `mode` asks for: what was sent, what came back, what happened to
+    the constraint (a follow-up request included)."""
+    if task.spec.scorer.kind in WHOLE_ANSWER:  # a program or an IFEval response, never a JSON `answer` field
+        mode = "off"
+    if sample.meta.get("scored") is False:  # a workload's synthetic prompt: no answer to constrain
+        mode = "off"
+    constraint = constraint_for(task.spec.answer, sample.choices)
+    sent, kind = request, None
+    if mode == "single" and style is not None:
+        sent, kind = _constrained(request, constraint, style)
+    response = await client.chat(sent)
+    if mode == "single" and kind is not None:
+        held, _ = _check(constraint, kind, response)
+        return sent, response, ConstraintRecord(mode="single", kind=kind, style=style, held=held)
+    if mode == "followup" and response.completion.status in ("ok", "answer_truncated"):
+        return sent, response, await _followup(client, request, response, constraint, style)
+    return sent, response, ConstraintRecord(mode=mode)
+
+
 async def run_one(
     client: ChatClient,
     task: Task,
@@ -197,24 +219,8 @@ async def run_one(
 ) -> Record:
     """One sample, one attempt: request (constrained as `mode` says), judge (and grade), record."""
     request = request_for(task, sample, model, **overrides)
-    if task.spec.scorer.kind in WHOLE_ANSWER:  # a program or an IFEval response, never a JSON `answer` field
-        mode = "off"
-    if sample.meta.get("scored") is False:  # a workload's synthetic prompt: no answer to constrain
-        mode = "off"
-    constraint = constraint_for(task.spec.answer, sample.choices)
-    sent = request
-    kind = None
-    if mode == "single" and style is not None:
-        sent, kind = _constrained(request, constraint, style)
-    response = await client.chat(sent)
+    sent, response, info = await _ask(client, task, sample, request, mode, style)
     done = response.completion
-    if mode == "single" and kind is not None:
-        held, _ = _check(constraint, kind, response)
-        info = ConstraintRecord(mode="single", kind=kind, style=style, held=held)
-    elif mode == "followup" and done.status in ("ok", "answer_truncated"):
-        info = await _followup(client, request, response, constraint, style)
-    else:
-        info = ConstraintRecord(mode=mode)
     if task.spec.scorer.kind == "code":  # the program runs for seconds: off the event loop that streams the rest
         verdict = await asyncio.to_thread(judge, task, sample, done, info, rescue=rescue)
     else:
