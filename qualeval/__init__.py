@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from qualeval.client import ChatClient, ClientConfig
     from qualeval.config import RunConfig
     from qualeval.offline import score_file
-    from qualeval.runner import Record
+    from qualeval.records import Record
     from qualeval.tasks import load_task
 
 _LAZY = {
@@ -28,7 +28,7 @@ _LAZY = {
     "ClientConfig": "qualeval.client",
     "RunConfig": "qualeval.config",
     "score_file": "qualeval.offline",
-    "Record": "qualeval.runner",
+    "Record": "qualeval.records",
     "load_task": "qualeval.tasks",
 }
 

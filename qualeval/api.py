@@ -18,7 +18,7 @@ from qualeval.errors import EndpointError, InputError
 from qualeval.options import api_parameters, load_config
 from qualeval.progress import progress_bar
 from qualeval.report import write_reports_or_warn
-from qualeval.run import RunSummary, execute, timed_of
+from qualeval.run import RunSummary, execute
 from qualeval.runner import Record
 from qualeval.store import RunStore
 from qualeval.transport import run_async
@@ -38,54 +38,11 @@ class RunResult:
         return [Record.model_validate(row) for row in RunStore(self.root).records()]
 
     def to_pandas(self) -> Any:
-        """One row per record, flattened: ids, status, answer, correctness, timing and usage."""
+        """One row per record, flattened (Record.frame_row): ids, prompt, reasoning, content, answer,
+        correctness, timing, usage and the sample's meta."""
         import pandas as pd
 
-        rows = []
-        for row in RunStore(self.root).records():
-            timing, usage = row.get("timing") or {}, row.get("usage") or {}
-            timed = timed_of(row)
-            rows.append(
-                {
-                    "sample_id": row["sample_id"],
-                    "task": row["task"],
-                    "attempt": row["attempt"],
-                    "status": row["status"],
-                    "correct": row["score"]["correct"],
-                    "extracted": row["extraction"]["value"],
-                    "rung": row["extraction"]["rung"],
-                    "gold": row["gold"],
-                    "naive_correct": row.get("naive_correct"),
-                    "constraint_held": (row.get("constraint") or {}).get("held"),
-                    "reasoning_source": row["reasoning_source"],
-                    "level": row.get("level", ""),
-                    "warmup": bool(row.get("warmup")),
-                    "retries": len(row.get("retried") or ()),
-                    "timing_tpot": timed.tpot,
-                    "timing_reasoning_duration": timed.reasoning_duration,
-                    "finish_reason": row["finish_reason"],
-                    "prompt": _prompt(row.get("request") or {}),
-                    "reasoning": row["reasoning"],
-                    "content": row["content"],
-                    "subject": (row.get("meta") or {}).get("subject"),
-                    **{
-                        f"timing_{k}": timing.get(k)
-                        for k in ("first_byte", "ttft", "first_reasoning", "first_content", "end", "decode_rate")
-                    },
-                    **{
-                        f"usage_{k}": usage.get(k)
-                        for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "answer_tokens")
-                    },
-                    **{f"meta_{k}": v for k, v in (row.get("meta") or {}).items()},
-                }
-            )
-        return pd.DataFrame(rows)
-
-
-def _prompt(body: dict[str, Any]) -> str | None:
-    """The last user message sent: the question as the model saw it."""
-    users = [m.get("content") for m in body.get("messages") or () if m.get("role") == "user"]
-    return users[-1] if users else None
+        return pd.DataFrame(Record.model_validate(row).frame_row() for row in RunStore(self.root).records())
 
 
 def finish_run(config: RunConfig, summary: RunSummary) -> RunResult:

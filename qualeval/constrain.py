@@ -24,6 +24,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel
 
+from qualeval.records import ConstraintRecord
 from qualeval.tasks.spec import AnswerSpec
 
 __all__ = [
@@ -61,18 +62,6 @@ class Constraint(BaseModel):
     pattern: str | None = None
     schema_: dict[str, Any]
     """A JSON schema with one `answer` property: every answer type can go this way."""
-
-
-class ConstraintRecord(BaseModel):
-    """What happened to the constraint of one request, kept in its record."""
-
-    mode: str
-    kind: str | None = None
-    style: str | None = None
-    held: bool | None = None
-    """Whether what came back satisfied the constraint (None: nothing was sent or nothing came back)."""
-    followup: dict[str, Any] | None = None
-    """Followup mode: the second request's content, status, timing and usage, apart from the main ones."""
 
 
 @cache

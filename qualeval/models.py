@@ -1,10 +1,13 @@
-"""Typed values that cross module boundaries: request, response, split completion."""
+"""Typed values that cross module boundaries: request, response, split completion. The persisted ones (usage,
+timing, grade, statuses) live in qualeval.records."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from qualeval.records import Grade, ItlSummary, ReasoningSource, Status, Timing, Usage
 
 __all__ = [
     "ChatRequest",
@@ -18,27 +21,6 @@ __all__ = [
     "Status",
     "Timing",
     "Usage",
-]
-
-ReasoningSource = Literal[
-    "field:reasoning",
-    "field:reasoning_content",
-    "field:reasoning_details",
-    "inline:paired",
-    "inline:close-only",
-    "inline:unclosed",
-    "channel:harmony",
-    "none",
-]
-"""Where the reasoning text was found. `channel:<name>` is open to user-defined channel formats."""
-
-Status = Literal[
-    "ok",
-    "reasoning_truncated",
-    "answer_truncated",
-    "empty_content",
-    "content_filter",
-    "transport_error",
 ]
 
 
@@ -90,45 +72,6 @@ class ChatRequest(BaseModel):
     stream: bool = True
 
 
-class Usage(BaseModel):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    answer_tokens: int | None = None
-    reasoning_estimated: bool = False
-    """True when the server reported no reasoning count and it was estimated from the text."""
-    completion_estimated: bool = False
-    """True when the server reported no usage at all and completion tokens were estimated."""
-
-
-class ItlSummary(BaseModel):
-    """Gaps (ms) between consecutive chunks that carried text, reasoning included."""
-
-    count: int
-    mean: float
-    p50: float
-    p90: float
-    p99: float
-    max: float
-    hist: dict[int, int] = Field(default_factory=dict)
-    """The gaps as a sparse log-scale histogram (qualeval.histogram), for percentiles pooled over requests."""
-
-
-class Timing(BaseModel):
-    """Milliseconds from the moment the request was sent, on one monotonic clock."""
-
-    first_byte: float | None = None
-    ttft: float | None = None
-    first_reasoning: float | None = None
-    first_content: float | None = None
-    end: float | None = None
-    itl: ItlSummary | None = None
-    decode_rate: float | None = None
-    """Completion tokens per second after the first token: (completion_tokens - 1) / (end - ttft)."""
-    queued: float | None = None
-    """Milliseconds the request waited in the client for a free slot before it was sent: never server time."""
-
-
 class Completion(BaseModel):
     """What the model said, split into its thinking and its final answer."""
 
@@ -161,13 +104,3 @@ class ChatResponse(BaseModel):
     """llama.cpp's `timings` object, kept verbatim when present."""
     endpoint: str | None = None
     """The base URL that answered, when a run spreads requests over several replicas (qualeval.endpoints)."""
-
-
-class Grade(BaseModel):
-    """A model judge's verdict on one free-form answer the rules did not accept, with its raw reply."""
-
-    verdict: Literal["correct", "incorrect", "not_attempted", "unreadable"]
-    reply: str
-    model: str
-    error: str | None = None
-    """Why no verdict came back (the judge's endpoint failed); the verdict is then `unreadable`."""

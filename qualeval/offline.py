@@ -25,6 +25,7 @@ from qualeval.formats import ReasoningFormat, resolve_formats
 from qualeval.grader import grader_for
 from qualeval.judge import Verdict, judge, wants_grade
 from qualeval.models import Completion, Grade, Sample
+from qualeval.records import ScoredItem
 from qualeval.split import split_completion
 from qualeval.summary import Outcome, TaskSummary, summarize
 from qualeval.tasks import Task, build_samples
@@ -43,20 +44,6 @@ class _Line(BaseModel):
     finish_reason: str | None = None
     target: str | int | float | bool | None = None
     choices: list[str] | None = None
-
-
-class ScoredItem(BaseModel):
-    id: str
-    status: str
-    extracted: str | None
-    method: str
-    """The extraction rung that produced the answer."""
-    correct: bool
-    gold: str
-    naive_correct: bool | None = None
-    rescue: str | None = None
-    f1: float | None = None
-    grade: Grade | None = None
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -16,13 +16,10 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel
-
 from qualeval.client import ChatClient, build_body
 from qualeval.constrain import (
     FIRST_TOKEN,
     Constraint,
-    ConstraintRecord,
     Mode,
     Style,
     constraint_for,
@@ -30,86 +27,16 @@ from qualeval.constrain import (
     validate,
 )
 from qualeval.errors import InputError
-from qualeval.extract import Extraction
 from qualeval.grader import Grader
 from qualeval.judge import judge, wants_grade
-from qualeval.models import ChatRequest, ChatResponse, Grade, Message, Sample, Timing, Usage
-from qualeval.score import Score
+from qualeval.models import ChatRequest, ChatResponse, Message, Sample
+from qualeval.records import ConstraintRecord, Record
 from qualeval.scorers import WHOLE_ANSWER
-from qualeval.summary import Outcome
 from qualeval.tasks.task import Task
 
-__all__ = ["Record", "outcome_of", "request_for", "resolve_mode", "run_one", "run_samples"]
+__all__ = ["Record", "request_for", "resolve_mode", "run_one", "run_samples"]
 
 FOLLOWUP_PROMPT = "Now give only your final answer, with nothing else."
-
-
-class Record(BaseModel):
-    """One sample's request and everything it produced; the unit written to records.jsonl."""
-
-    sample_id: str
-    task: str
-    attempt: int = 0
-    """Which of K samples of the same item this is (0 when sampling once)."""
-    level: str = ""
-    """The load level it ran at (`c=16`, `rate=4`)."""
-    warmup: bool = False
-    """A warm-up request: scored, but kept out of speed figures."""
-    session: str = ""
-    """When the run invocation that sent it started: a resumed level spans sessions."""
-    sent_at: float | None = None
-    retried: list[str] = []
-    """Fault class of every failed attempt before this result (none of them scored)."""
-    final: bool = True
-    request: dict[str, Any]
-    """The JSON body sent, which never holds the API key."""
-    reasoning: str
-    content: str
-    reasoning_source: str
-    status: str
-    finish_reason: str | None
-    usage: Usage
-    timing: Timing
-    attempts: int
-    """HTTP attempts it took (retries included)."""
-    constraint: ConstraintRecord
-    extraction: Extraction
-    score: Score
-    naive_correct: bool | None = None
-    """Whether the naive extractor (last number anywhere in reasoning plus content) would be right."""
-    rescue: Extraction | None = None
-    """With rescue on and empty content: what the reasoning's anchors held. Never counted as correct."""
-    rescue_correct: bool | None = None
-    gold: str
-    choices: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    meta: dict[str, Any]
-    error: str | None = None
-    server_timings: dict[str, Any] | None = None
-    """The server's own timing report when it sends one (llama.cpp's `timings`), verbatim."""
-    grade: Grade | None = None
-    """A model judge's verdict, where one was asked (a free-form answer the rules rejected)."""
-    endpoint: str | None = None
-    """The replica that answered, when the run spread requests over several (`--base-url` repeated)."""
-
-    def outcome(self) -> Outcome:
-        return outcome_of(self.model_dump(mode="json"))
-
-
-def outcome_of(row: dict[str, Any]) -> Outcome:
-    """The summary's view of a record, read from its JSON form (as stored in records.jsonl)."""
-    rescue = row.get("rescue")
-    return Outcome(
-        status=row["status"],
-        correct=row["score"]["correct"],
-        rung=row["extraction"]["rung"],
-        meta=row.get("meta") or {},
-        naive_correct=row.get("naive_correct"),
-        held=(row.get("constraint") or {}).get("held"),
-        rescued=bool(rescue and rescue.get("value") is not None),
-        rescue_correct=bool(row.get("rescue_correct")),
-        measures=row["score"].get("measures"),
-    )
 
 
 def request_for(task: Task, sample: Sample, model: str, **overrides: Any) -> ChatRequest:

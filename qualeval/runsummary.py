@@ -7,7 +7,6 @@ interval uses n = 20 (see qualeval.summary for how an item's records are pooled)
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +16,7 @@ from pydantic import BaseModel
 from qualeval._version import __version__
 from qualeval.config import RunConfig
 from qualeval.metrics import Attempt, Linked, Repeated, Speed, Timed, linked, repeated, speed
-from qualeval.runner import outcome_of
+from qualeval.records import Record
 from qualeval.store import RunStore
 from qualeval.summary import Cell, Outcome, TaskSummary, item_scores, summarize
 from qualeval.tasks import Task
@@ -67,29 +66,8 @@ class RunSummary(BaseModel):
 
 
 def timed_of(row: dict[str, Any]) -> Timed:
-    """The speed figures' view of a record, read from its JSON form."""
-    t, u = row.get("timing") or {}, row.get("usage") or {}
-    itl = t.get("itl") or {}
-    body = row.get("request") or {}
-    return Timed(
-        level=row.get("level", ""),
-        warmup=bool(row.get("warmup")),
-        session=row.get("session", ""),
-        sent_at=row.get("sent_at"),
-        correct=row["score"]["correct"],
-        status=row["status"],
-        ttft=t.get("ttft"),
-        first_reasoning=t.get("first_reasoning"),
-        first_content=t.get("first_content"),
-        end=t.get("end"),
-        itl_hist=itl.get("hist") or {},
-        itl_count=itl.get("count", 0),
-        itl_mean=itl.get("mean"),
-        completion_tokens=u.get("completion_tokens"),
-        reasoning_tokens=u.get("reasoning_tokens"),
-        answer_tokens=u.get("answer_tokens"),
-        budget=body.get("max_tokens") or body.get("max_completion_tokens"),
-    )
+    """The speed figures' view of a record stored as JSON."""
+    return Record.model_validate(row).timed()
 
 
 def summarize_records(
@@ -112,13 +90,14 @@ def summarize_records(
         if name not in outcomes:
             continue
         count += 1
-        outcomes[name].append(dataclasses.replace(outcome_of(row), item=row["sample_id"]))
-        attempts[name].append(Attempt(row["sample_id"], row["score"]["correct"], row["extraction"]["value"]))
-        timed[name].append(timed_of(row))
-        scored[name] = scored[name] or (row.get("meta") or {}).get("scored", True) is not False
-        faults[name].update(row.get("retried") or ())
-        if row.get("error"):
-            errors[name][row["error"]] += 1
+        record = Record.model_validate(row)  # read into its type once; the figures are its views
+        outcomes[name].append(record.outcome())
+        attempts[name].append(Attempt(record.sample_id, record.score.correct, record.extraction.value))
+        timed[name].append(record.timed())
+        scored[name] = scored[name] or record.meta.get("scored", True) is not False
+        faults[name].update(record.retried)
+        if record.error:
+            errors[name][record.error] += 1
     labels = [label for label, _, _ in config.levels()]
     reports = {}
     for task in tasks:

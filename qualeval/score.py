@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel
-
 from qualeval.extract import find_number, math_equal, normalize, token_f1, words_to_digits
 from qualeval.models import Sample
+from qualeval.records import Score
 from qualeval.tasks.spec import AnswerSpec, ScorerSpec
 
 __all__ = ["Score", "score"]
@@ -15,15 +14,6 @@ __all__ = ["Score", "score"]
 _PLAIN_NUMBER = re.compile(r"[-−$\d.,\s]+%?")
 _DIGITS = re.compile(r"\d+")
 _PLAIN_GOLD_NUMBER = re.compile(r"[-−$\d.,\s°CFK]+")
-
-
-class Score(BaseModel):
-    correct: bool
-    detail: str = ""
-    f1: float | None = None
-    """Free-form answers: the best token F1 against the gold and its aliases, kept beside the verdict."""
-    measures: dict[str, tuple[float, float]] | None = None
-    """Figures a scorer reports besides the verdict, each as (hits, out of): IFEval's instruction-level counts."""
 
 
 def _close(a: float, b: float, spec: ScorerSpec) -> bool:

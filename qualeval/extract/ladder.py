@@ -5,33 +5,19 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel
-
 from qualeval.extract.anchors import anchored_spans
 from qualeval.extract.jsonfind import json_answer
 from qualeval.extract.letters import letter_in_anchor, letter_on_line, option_letters
 from qualeval.extract.maths import math_parse
 from qualeval.extract.normalize import normalize
 from qualeval.extract.numbers import find_number, fmt_number, result_number
+from qualeval.records import Extraction, Rung
 from qualeval.tasks.spec import AnswerSpec
 
 __all__ = ["Extraction", "Rung", "extract", "naive_extract", "typed_value"]
 
-Rung = Literal["constraint", "json", "anchor", "math", "last", "followup", "rescue", "judge", "code", "content", "none"]
-"""Where an answer came from: a held constraint; a JSON answer field; an answer marker; math-verify over the
-whole content; the last line; the follow-up's reply when its constraint broke; the reasoning (rescue, never
-counted); a model judge that overruled the rules; the code block (code scorer) or the whole content (IFEval) of
-scorers that judge the whole answer; nothing."""
-
 Where = Literal["anchor", "line", "whole"]
 _REMARK = re.compile(r"\s+\([^()]*\)\s*\.?\s*$")
-
-
-class Extraction(BaseModel):
-    value: str | None
-    rung: Rung
-    raw: str | None = None
-    """The span the value was read from."""
 
 
 def _choice_text(span: str, spec: AnswerSpec, choices: tuple[str, ...], *, last: bool) -> str | None:

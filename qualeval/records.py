@@ -1,0 +1,273 @@
+"""Every type a run persists, in one place: the record written to records.jsonl and its parts, and the item
+`qualeval score` writes to items.jsonl. A record is read back into its type once; the views that summaries,
+speed figures and tables need are its methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from qualeval.metrics import Timed
+from qualeval.summary import Outcome
+
+_TIMING_COLUMNS = ("first_byte", "ttft", "first_reasoning", "first_content", "end", "decode_rate")
+_USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "answer_tokens")
+
+__all__ = [
+    "ConstraintRecord",
+    "Extraction",
+    "Grade",
+    "ItlSummary",
+    "ReasoningSource",
+    "Record",
+    "Rung",
+    "Score",
+    "ScoredItem",
+    "Status",
+    "Timing",
+    "Usage",
+]
+
+ReasoningSource = Literal[
+    "field:reasoning",
+    "field:reasoning_content",
+    "field:reasoning_details",
+    "inline:paired",
+    "inline:close-only",
+    "inline:unclosed",
+    "channel:harmony",
+    "none",
+]
+"""Where the reasoning text was found. `channel:<name>` is open to user-defined channel formats."""
+
+Status = Literal[
+    "ok",
+    "reasoning_truncated",
+    "answer_truncated",
+    "empty_content",
+    "content_filter",
+    "transport_error",
+]
+
+
+Rung = Literal["constraint", "json", "anchor", "math", "last", "followup", "rescue", "judge", "code", "content", "none"]
+"""Where an answer came from: a held constraint; a JSON answer field; an answer marker; math-verify over the
+whole content; the last line; the follow-up's reply when its constraint broke; the reasoning (rescue, never
+counted); a model judge that overruled the rules; the code block (code scorer) or the whole content (IFEval) of
+scorers that judge the whole answer; nothing."""
+
+
+class Usage(BaseModel):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    answer_tokens: int | None = None
+    reasoning_estimated: bool = False
+    """True when the server reported no reasoning count and it was estimated from the text."""
+    completion_estimated: bool = False
+    """True when the server reported no usage at all and completion tokens were estimated."""
+
+
+class ItlSummary(BaseModel):
+    """Gaps (ms) between consecutive chunks that carried text, reasoning included."""
+
+    count: int
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+    max: float
+    hist: dict[int, int] = Field(default_factory=dict)
+    """The gaps as a sparse log-scale histogram (qualeval.histogram), for percentiles pooled over requests."""
+
+
+class Timing(BaseModel):
+    """Milliseconds from the moment the request was sent, on one monotonic clock."""
+
+    first_byte: float | None = None
+    ttft: float | None = None
+    first_reasoning: float | None = None
+    first_content: float | None = None
+    end: float | None = None
+    itl: ItlSummary | None = None
+    decode_rate: float | None = None
+    """Completion tokens per second after the first token: (completion_tokens - 1) / (end - ttft)."""
+    queued: float | None = None
+    """Milliseconds the request waited in the client for a free slot before it was sent: never server time."""
+
+
+class Grade(BaseModel):
+    """A model judge's verdict on one free-form answer the rules did not accept, with its raw reply."""
+
+    verdict: Literal["correct", "incorrect", "not_attempted", "unreadable"]
+    reply: str
+    model: str
+    error: str | None = None
+    """Why no verdict came back (the judge's endpoint failed); the verdict is then `unreadable`."""
+
+
+class Extraction(BaseModel):
+    value: str | None
+    rung: Rung
+    raw: str | None = None
+    """The span the value was read from."""
+
+
+class ConstraintRecord(BaseModel):
+    """What happened to the constraint of one request, kept in its record."""
+
+    mode: str
+    kind: str | None = None
+    style: str | None = None
+    held: bool | None = None
+    """Whether what came back satisfied the constraint (None: nothing was sent or nothing came back)."""
+    followup: dict[str, Any] | None = None
+    """Followup mode: the second request's content, status, timing and usage, apart from the main ones."""
+
+
+class Score(BaseModel):
+    correct: bool
+    detail: str = ""
+    f1: float | None = None
+    """Free-form answers: the best token F1 against the gold and its aliases, kept beside the verdict."""
+    measures: dict[str, tuple[float, float]] | None = None
+    """Figures a scorer reports besides the verdict, each as (hits, out of): IFEval's instruction-level counts."""
+
+
+class Record(BaseModel):
+    """One sample's request and everything it produced; the unit written to records.jsonl."""
+
+    sample_id: str
+    task: str
+    attempt: int = 0
+    """Which of K samples of the same item this is (0 when sampling once)."""
+    level: str = ""
+    """The load level it ran at (`c=16`, `rate=4`)."""
+    warmup: bool = False
+    """A warm-up request: scored, but kept out of speed figures."""
+    session: str = ""
+    """When the run invocation that sent it started: a resumed level spans sessions."""
+    sent_at: float | None = None
+    retried: list[str] = []
+    """Fault class of every failed attempt before this result (none of them scored)."""
+    final: bool = True
+    request: dict[str, Any]
+    """The JSON body sent, which never holds the API key."""
+    reasoning: str
+    content: str
+    reasoning_source: str
+    status: str
+    finish_reason: str | None
+    usage: Usage
+    timing: Timing
+    attempts: int
+    """HTTP attempts it took (retries included)."""
+    constraint: ConstraintRecord
+    extraction: Extraction
+    score: Score
+    naive_correct: bool | None = None
+    """Whether the naive extractor (last number anywhere in reasoning plus content) would be right."""
+    rescue: Extraction | None = None
+    """With rescue on and empty content: what the reasoning's anchors held. Never counted as correct."""
+    rescue_correct: bool | None = None
+    gold: str
+    choices: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    meta: dict[str, Any]
+    error: str | None = None
+    server_timings: dict[str, Any] | None = None
+    """The server's own timing report when it sends one (llama.cpp's `timings`), verbatim."""
+    grade: Grade | None = None
+    """A model judge's verdict, where one was asked (a free-form answer the rules rejected)."""
+    endpoint: str | None = None
+    """The replica that answered, when the run spread requests over several (`--base-url` repeated)."""
+
+    def outcome(self) -> Outcome:
+        """The summary's view: one final answer of one item."""
+        return Outcome(
+            status=self.status,
+            correct=self.score.correct,
+            rung=self.extraction.rung,
+            meta=self.meta,
+            naive_correct=self.naive_correct,
+            held=self.constraint.held,
+            rescued=self.rescue is not None and self.rescue.value is not None,
+            rescue_correct=bool(self.rescue_correct),
+            item=self.sample_id,
+            measures=self.score.measures,
+        )
+
+    def frame_row(self) -> dict[str, Any]:
+        """The record as one flat table row (`RunResult.to_pandas`)."""
+        timed = self.timed()
+        users = [m.get("content") for m in self.request.get("messages") or () if m.get("role") == "user"]
+        timing, usage = self.timing.model_dump(), self.usage.model_dump()
+        return {
+            "sample_id": self.sample_id,
+            "task": self.task,
+            "attempt": self.attempt,
+            "status": self.status,
+            "correct": self.score.correct,
+            "extracted": self.extraction.value,
+            "rung": self.extraction.rung,
+            "gold": self.gold,
+            "naive_correct": self.naive_correct,
+            "constraint_held": self.constraint.held,
+            "reasoning_source": self.reasoning_source,
+            "level": self.level,
+            "warmup": self.warmup,
+            "retries": len(self.retried),
+            "timing_tpot": timed.tpot,
+            "timing_reasoning_duration": timed.reasoning_duration,
+            "finish_reason": self.finish_reason,
+            "prompt": users[-1] if users else None,
+            "reasoning": self.reasoning,
+            "content": self.content,
+            "subject": self.meta.get("subject"),
+            **{f"timing_{k}": timing[k] for k in ("first_byte", "ttft", "first_reasoning", "first_content", "end")},
+            "timing_decode_rate": timing["decode_rate"],
+            **{
+                f"usage_{k}": usage[k]
+                for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "answer_tokens")
+            },
+            **{f"meta_{k}": v for k, v in self.meta.items()},
+        }
+
+    def timed(self) -> Timed:
+        """The speed figures' view: timing and tokens, compactly (runs can hold 100,000 records)."""
+        t, u = self.timing, self.usage
+        return Timed(
+            level=self.level,
+            warmup=self.warmup,
+            session=self.session,
+            sent_at=self.sent_at,
+            correct=self.score.correct,
+            status=self.status,
+            ttft=t.ttft,
+            first_reasoning=t.first_reasoning,
+            first_content=t.first_content,
+            end=t.end,
+            itl_hist=t.itl.hist if t.itl else {},
+            itl_count=t.itl.count if t.itl else 0,
+            itl_mean=t.itl.mean if t.itl else None,
+            completion_tokens=u.completion_tokens,
+            reasoning_tokens=u.reasoning_tokens,
+            answer_tokens=u.answer_tokens,
+            budget=self.request.get("max_tokens") or self.request.get("max_completion_tokens"),
+        )
+
+
+class ScoredItem(BaseModel):
+    id: str
+    status: str
+    extracted: str | None
+    method: str
+    """The extraction rung that produced the answer."""
+    correct: bool
+    gold: str
+    naive_correct: bool | None = None
+    rescue: str | None = None
+    f1: float | None = None
+    grade: Grade | None = None
