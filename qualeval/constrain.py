@@ -184,23 +184,7 @@ def validate(constraint: Constraint, kind: str, content: str) -> tuple[bool, str
     return False, None
 
 
-_PROBE_STYLES: dict[str, Style] = {
-    "structured_outputs.choice": "structured_outputs",
-    "structured_outputs.regex": "structured_outputs",
-    "structured_outputs.json": "structured_outputs",
-    "guided_choice": "guided",
-    "guided_regex": "guided",
-    "guided_json": "guided",
-    "regex (SGLang)": "sglang",
-    "response_format.json_schema": "response_format",
-    "json_schema (llama.cpp)": "json_schema",
-    "grammar (llama.cpp)": "grammar",
-}
-
-
 def styles_from_probe(verdicts: Mapping[str, str]) -> list[Style]:
-    """The conventions a probe found enforced, best first (native choice/regex before JSON)."""
-    found = {
-        _PROBE_STYLES[mode] for mode, verdict in verdicts.items() if verdict == "enforced" and mode in _PROBE_STYLES
-    }
+    """The conventions a probe found enforced (its checks are named `style.kind`), best first."""
+    found = {mode.partition(".")[0] for mode, verdict in verdicts.items() if verdict == "enforced"}
     return [s for s in STYLES if s in found]

@@ -20,7 +20,7 @@ import orjson
 from pydantic import BaseModel, Field
 
 from qualeval.client import THINKING_SWITCHES, ChatClient, switch_params
-from qualeval.constrain import Style, styles_from_probe
+from qualeval.constrain import STYLES, Constraint, Style, request_params, styles_from_probe
 from qualeval.errors import EndpointError
 from qualeval.models import ChatRequest, ChatResponse, Message
 
@@ -45,19 +45,23 @@ _SCHEMA = {
 }
 # how servers are told to stop thinking, by the client's own names; each is sent without the client's switch
 _SWITCHES: dict[str, dict[str, Any]] = {name: switch_params(name, False) for name in THINKING_SWITCHES}
+# every convention with the kinds a run may send through it, named `style.kind` as constrain names them; the
+# bodies come from constrain.request_params, so the probe checks exactly what a run would send
+_PROBE_CONSTRAINTS = {
+    "choice": Constraint(kind="choice", choices=tuple(_CHOICES), pattern=_REGEX, schema_=_SCHEMA),
+    "regex": Constraint(kind="regex", pattern=_REGEX, schema_=_SCHEMA),
+    "json": Constraint(kind="json", schema_=_SCHEMA),
+}
+_KINDS: dict[Style, tuple[str, ...]] = {
+    "structured_outputs": ("choice", "regex", "json"),
+    "guided": ("choice", "regex", "json"),
+    "sglang": ("regex",),
+    "response_format": ("json",),
+    "json_schema": ("json",),
+    "grammar": ("choice",),
+}
 _MODES: dict[str, dict[str, Any]] = {
-    "response_format.json_schema": {
-        "response_format": {"type": "json_schema", "json_schema": {"name": "probe", "schema": _SCHEMA, "strict": True}}
-    },
-    "structured_outputs.choice": {"structured_outputs": {"choice": _CHOICES}},
-    "structured_outputs.regex": {"structured_outputs": {"regex": _REGEX}},
-    "structured_outputs.json": {"structured_outputs": {"json": _SCHEMA}},
-    "guided_choice": {"guided_choice": _CHOICES},
-    "guided_regex": {"guided_regex": _REGEX},
-    "guided_json": {"guided_json": _SCHEMA},
-    "regex (SGLang)": {"regex": _REGEX},
-    "json_schema (llama.cpp)": {"json_schema": _SCHEMA},
-    "grammar (llama.cpp)": {"grammar": 'root ::= "qv-" [0-9] [0-9] [0-9] [0-9]\n'},
+    f"{style}.{kind}": request_params(_PROBE_CONSTRAINTS[kind], style)[1] for style in STYLES for kind in _KINDS[style]
 }
 
 
@@ -109,9 +113,9 @@ def _check(mode: str, resp: ChatResponse) -> ModeResult:
         return ModeResult(
             verdict="inconclusive", detail=f"no answer (status {resp.completion.status}); raise the token budget"
         )
-    if mode.endswith("choice"):
+    if mode.endswith(".choice"):
         held = answer in _CHOICES
-    elif "regex" in mode or "grammar" in mode:
+    elif mode.endswith(".regex"):
         held = re.fullmatch(_REGEX, answer) is not None
     else:
         try:

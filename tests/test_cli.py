@@ -24,7 +24,7 @@ def qualeval(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
             "field:reasoning",
             "chat_template_kwargs",
             {
-                "response_format.json_schema",
+                "response_format.json",
                 "structured_outputs.choice",
                 "structured_outputs.regex",
                 "structured_outputs.json",
@@ -34,17 +34,17 @@ def qualeval(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
             "vllm-0.10",
             "field:reasoning_content",
             "chat_template_kwargs",
-            {"response_format.json_schema", "guided_choice", "guided_regex", "guided_json"},
+            {"response_format.json", "guided.choice", "guided.regex", "guided.json"},
         ),
         (
             "sglang",
             "field:reasoning_content",
             "chat_template_kwargs",
-            {"response_format.json_schema", "regex (SGLang)"},
+            {"response_format.json", "sglang.regex"},
         ),
         ("deepseek", "field:reasoning_content", "deepseek", set()),
-        ("ollama", "field:reasoning", "reasoning_effort", {"response_format.json_schema"}),
-        ("inline-think", "inline:paired", "chat_template_kwargs", {"response_format.json_schema"}),
+        ("ollama", "field:reasoning", "reasoning_effort", {"response_format.json"}),
+        ("inline-think", "inline:paired", "chat_template_kwargs", {"response_format.json"}),
     ],
 )
 def test_probe_reports_what_the_server_honours(flavour: str, source: str, switch: str, enforced: set[str]) -> None:

@@ -96,10 +96,10 @@ def test_validation_never_trusts_the_server(kind: str, content: str, held: bool,
 
 def test_styles_from_probe_verdicts() -> None:
     verdicts = {
-        "guided_choice": "ignored",
+        "guided.choice": "ignored",
         "structured_outputs.choice": "enforced",
-        "response_format.json_schema": "enforced",
-        "regex (SGLang)": "rejected",
+        "response_format.json": "enforced",
+        "sglang.regex": "rejected",
     }
     assert styles_from_probe(verdicts) == ["structured_outputs", "response_format"]
     assert styles_from_probe({}) == []

@@ -182,7 +182,7 @@ def test_the_thinking_switch_comes_from_the_probe_verdicts() -> None:
 
 
 def test_a_followup_gets_the_switch_that_turns_thinking_off() -> None:
-    inline = _found({"chat_template_kwargs": "works"}, "inline:paired", ("response_format.json_schema",))
+    inline = _found({"chat_template_kwargs": "works"}, "inline:paired", ("response_format.json",))
     config = RunConfig(base_url="http://x/v1", model="m", tasks=["t"], out=Path("o"))
     pinned = resolve(config, inline, None)
     assert (pinned.constraint, pinned.constraint_style, pinned.thinking_switch) == (

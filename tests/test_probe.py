@@ -87,6 +87,6 @@ def test_llamacpp_grammar_and_top_level_json_schema_are_probed() -> None:
 
         result = asyncio.run(go())
     enforced = {mode for mode, check in result.structured_outputs.items() if check.verdict == "enforced"}
-    assert enforced == {"response_format.json_schema", "json_schema (llama.cpp)", "grammar (llama.cpp)"}
+    assert enforced == {"response_format.json", "json_schema.json", "grammar.choice"}
     assert result.styles() == ["response_format", "json_schema", "grammar"]
     assert result.thinking_switch["chat_template_kwargs"] == "works"

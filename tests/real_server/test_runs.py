@@ -79,9 +79,9 @@ def test_probe(servers: Servers, tmp_path: Path) -> None:
     assert found["reasoning_fields"] == ["reasoning_content"]
     assert found["reasoning_source"] == found["stream_reasoning_source"] == "field:reasoning_content"
     assert found["streaming_usage"] and not found["reasoning_tokens_reported"]
-    schema = found["structured_outputs"]["response_format.json_schema"]["verdict"]
+    schema = found["structured_outputs"]["response_format.json"]["verdict"]
     assert schema in ("enforced", "inconclusive"), found["structured_outputs"]
-    assert found["structured_outputs"]["guided_json"]["verdict"] == "ignored"  # llama-server ignores vLLM keys
+    assert found["structured_outputs"]["guided.json"]["verdict"] == "ignored"  # llama-server ignores vLLM keys
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
