@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["anchored_spans", "boxed", "last_anchor"]
+__all__ = ["anchored_spans", "boxed"]
 
 _LINE = r"(?=(?P<v>[^\n]*))"  # a lookahead: a marker later on the same line is found too
 _MARKERS = [
@@ -106,8 +106,3 @@ def anchored_spans(content: str) -> list[tuple[int, str]]:
             found.append((match.start(), value))
     found.sort(key=lambda item: item[0])
     return found
-
-
-def last_anchor(content: str) -> str | None:
-    spans = anchored_spans(content)
-    return spans[-1][1].strip() if spans else None
