@@ -15,9 +15,10 @@ from pathlib import Path
 
 import orjson
 
+from qualeval.accuracy import summarize
 from qualeval.judge import judge
 from qualeval.models import Completion
-from qualeval.summary import Outcome, summarize
+from qualeval.records import Outcome
 from qualeval.tasks import build_samples, load_task
 
 PAPER = {"prompt_strict": 76.89, "instruction_strict": 83.57, "prompt_loose": 79.30, "instruction_loose": 85.37}

@@ -35,8 +35,8 @@ import aiohttp
 import orjson
 
 from qualeval.client import ChatClient, ClientConfig
-from qualeval.metrics import interpolated
 from qualeval.models import ChatRequest, Message
+from qualeval.speed import interpolated
 
 PACED = {"ttft_ms": 100, "pace_ms": 5, "reasoning": 64, "answer": 64}
 BURST = {"ttft_ms": 0, "pace_ms": 0, "reasoning": 64, "answer": 64}

@@ -17,9 +17,9 @@ from qualeval.config import RunConfig
 from qualeval.errors import EndpointError, InputError
 from qualeval.options import api_parameters, load_config
 from qualeval.progress import progress_bar
+from qualeval.records import Record, RunSummary
 from qualeval.report import write_reports_or_warn
-from qualeval.run import RunSummary, execute
-from qualeval.runner import Record
+from qualeval.run import execute
 from qualeval.store import RunStore
 from qualeval.transport import run_async
 
@@ -35,14 +35,14 @@ class RunResult:
 
     @property
     def records(self) -> list[Record]:
-        return [Record.model_validate(row) for row in RunStore(self.root).records()]
+        return list(RunStore(self.root).records())
 
     def to_pandas(self) -> Any:
         """One row per record, flattened (Record.frame_row): ids, prompt, reasoning, content, answer,
         correctness, timing, usage and the sample's meta."""
         import pandas as pd
 
-        return pd.DataFrame(Record.model_validate(row).frame_row() for row in RunStore(self.root).records())
+        return pd.DataFrame(record.frame_row() for record in RunStore(self.root).records())
 
 
 def finish_run(config: RunConfig, summary: RunSummary) -> RunResult:

@@ -31,6 +31,7 @@ from qualeval.errors import (
 from qualeval.formats import ReasoningFormat, resolve_formats
 from qualeval.models import ChatRequest, ChatResponse
 from qualeval.proxied import HttpxEndpoint, proxy_for
+from qualeval.records import ThinkingSwitch
 from qualeval.response import build_response, error_text, failed_response, retry_after
 from qualeval.stream import Attempt, StreamState, read_whole
 from qualeval.transport import Endpoint
@@ -39,9 +40,6 @@ __all__ = ["ChatClient", "ClientConfig", "build_body", "check_config"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
-ThinkingSwitch = Literal["chat_template_kwargs", "reasoning_effort", "deepseek", "none"]
-"""How a server is told to think or not; one vocabulary for the client, the probe, the run's pinned choice and
-the reference server."""
 THINKING_SWITCHES: tuple[ThinkingSwitch, ...] = ("chat_template_kwargs", "reasoning_effort", "deepseek")
 
 

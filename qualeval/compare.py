@@ -1,6 +1,6 @@
 """Compare two runs item by item: does a serving change keep quality while it changes speed?
 
-Records pair by task, sample id and attempt; when both runs swept the same load levels, each task and level is
+Records pair by task, sample id and repeat; when both runs swept the same load levels, each task and level is
 compared on its own (one item at several levels is not independent evidence). Accuracy:
 the difference B - A with a paired bootstrap interval (items resampled together) and McNemar's exact test on the
 discordant pairs. Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio.
@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-from pydantic import BaseModel
+from pydantic import ValidationError
 
 from qualeval.errors import InputError
 from qualeval.loadreport import side_by_side
+from qualeval.records import Comparison, Manifest, Ratio, Record, RunSummary, TaskComparison, Timed
 from qualeval.store import RunStore
 
-__all__ = ["Comparison", "compare_runs", "mcnemar_exact"]
+__all__ = ["compare_runs", "mcnemar_exact"]
 
 BOOTSTRAP = 2000
+
+Key = tuple[str, ...]
+"""(task, sample id, repeat, load level), or without the level when the runs swept different levels."""
+Pair = tuple[Record, Record]
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -34,66 +39,43 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-class Ratio(BaseModel):
-    a: float
-    b: float
-    ratio: float
-    low: float | None = None
-    high: float | None = None
-    pairs: int
+@dataclass(frozen=True)
+class _Run:
+    records: dict[Key, Record]
+    """The first record of each key."""
+    levels: set[str]
+    manifest: Manifest
+    summary: RunSummary | None
+    """None when the run has no readable summary.json: the figures read from it are left out."""
 
 
-class TaskComparison(BaseModel):
-    pairs: int
-    accuracy_a: float
-    accuracy_b: float
-    difference: float
-    """B - A."""
-    low: float
-    high: float
-    a_right_b_wrong: int
-    a_wrong_b_right: int
-    p_value: float
-    """McNemar's exact test."""
-    ratios: dict[str, Ratio]
-    """Latency (ttft, first_answer, latency, tpot) and output_rate: B / A of paired means."""
-    throughput_ratio: float | None
-    """Aggregate output tokens per second, B / A, from each run's summary."""
-    flipped_to_wrong: list[str]
-    flipped_to_right: list[str]
-
-
-class Comparison(BaseModel):
-    a: str
-    b: str
-    simulated: bool
-    unpaired_a: int
-    unpaired_b: int
-    tasks: dict[str, TaskComparison]
-    server: dict[str, list[float | None]] = {}
-    """Each server metric (A, B), beside each task's accuracy and TTFT p99 (qualeval.loadreport.side_by_side)."""
-
-
-def _records(root: Path) -> tuple[dict[tuple[str, ...], dict[str, Any]], set[str], dict[str, Any]]:
+def _run(root: Path) -> _Run:
     store = RunStore(root)
     manifest = store.manifest()
     if manifest is None:
         raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
-    rows: dict[tuple[str, ...], dict[str, Any]] = {}
+    records: dict[Key, Record] = {}
     levels: set[str] = set()
-    for row in store.records():
-        levels.add(row.get("level", ""))
-        rows.setdefault((row["task"], row["sample_id"], str(row.get("attempt", 0)), row.get("level", "")), row)
-    summary_path = root / "summary.json"
-    summary = orjson.loads(summary_path.read_bytes()) if summary_path.exists() else {}
-    return rows, levels, {"manifest": manifest, "summary": summary}
+    for record in store.records():
+        levels.add(record.level)
+        records.setdefault((record.task, record.sample_id, str(record.repeat), record.level), record)
+    return _Run(records, levels, manifest, _summary(root / "summary.json"))
 
 
-def _rekey(rows: dict[tuple[str, ...], dict[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+def _summary(path: Path) -> RunSummary | None:
+    if not path.exists():
+        return None
+    try:
+        return RunSummary.model_validate_json(path.read_bytes())
+    except ValidationError:  # a damaged or foreign summary costs only the figures read from it
+        return None
+
+
+def _rekey(records: dict[Key, Record]) -> dict[Key, Record]:
     """Drop the level from the key, keeping the first level's record for each item."""
-    out: dict[tuple[str, ...], dict[str, Any]] = {}
-    for key, row in rows.items():
-        out.setdefault(key[:3], row)
+    out: dict[Key, Record] = {}
+    for key, record in records.items():
+        out.setdefault(key[:3], record)
     return out
 
 
@@ -112,95 +94,100 @@ def _bootstrap(pairs: list[tuple[float, float]], statistic: str, rng: Any) -> tu
     return float(low), float(high)
 
 
-_TIMES = {"ttft": "ttft", "first_answer": "first_content", "latency": "end"}
+_FIGURES = {
+    "ttft": "ttft",
+    "first_answer": "first_content",
+    "latency": "end",
+    "tpot": "tpot",
+    "output_rate": "output_rate",
+}
+"""Each speed figure compared, by the attribute of a record's Timed view that holds it."""
 
 
-def _value(row: dict[str, Any], name: str) -> float | None:
-    timing, usage = row.get("timing") or {}, row.get("usage") or {}
-    if name in _TIMES:
-        return timing.get(_TIMES[name])
-    end, tokens = timing.get("end"), usage.get("completion_tokens")
-    if name == "tpot":
-        ttft = timing.get("ttft")
-        return (end - ttft) / (tokens - 1) if (end is not None and ttft is not None and tokens and tokens > 1) else None
-    return tokens / (end / 1000.0) if (end and tokens) else None  # output_rate
+def _value(timed: Timed, name: str) -> float | None:
+    return getattr(timed, _FIGURES[name])  # type: ignore[no-any-return]
+
+
+def _grouped(a: _Run, b: _Run, shared: list[Key]) -> dict[str, list[Pair]]:
+    """Pairs by task, and by load level when the runs swept several: the same item at several levels is not
+    independent evidence. A pair of warm-up requests is left out."""
+    by_task: dict[str, list[Pair]] = defaultdict(list)
+    for key in shared:
+        ra, rb = a.records[key], b.records[key]
+        if not (ra.warmup and rb.warmup):
+            level = key[3] if len(key) > 3 else ""
+            by_task[f"{key[0]} @ {level}" if level and len(a.levels) > 1 else key[0]].append((ra, rb))
+    return by_task
+
+
+def _ratios(pairs: list[Pair], rng: Any) -> dict[str, Ratio]:
+    """B / A of the paired means of each speed figure, warm-up requests left out."""
+    timed = [(a.timed(), b.timed()) for a, b in pairs if not a.warmup and not b.warmup]
+    ratios = {}
+    for name in _FIGURES:
+        both = ((_value(ta, name), _value(tb, name)) for ta, tb in timed)
+        values = [(va, vb) for va, vb in both if va is not None and vb is not None]
+        if len(values) >= 2 and sum(v[0] for v in values) > 0:
+            mean_a = sum(v[0] for v in values) / len(values)
+            mean_b = sum(v[1] for v in values) / len(values)
+            low, high = _bootstrap(values, "ratio", rng)
+            ratios[name] = Ratio(a=mean_a, b=mean_b, ratio=mean_b / mean_a, low=low, high=high, pairs=len(values))
+    return ratios
+
+
+def _task(name: str, pairs: list[Pair], a: _Run, b: _Run, rng: Any) -> TaskComparison:
+    flags = [(float(ra.score.correct), float(rb.score.correct)) for ra, rb in pairs]
+    low, high = _bootstrap(flags, "difference", rng)
+    to_wrong = [ra.sample_id for ra, rb in pairs if ra.score.correct and not rb.score.correct]
+    to_right = [ra.sample_id for ra, rb in pairs if rb.score.correct and not ra.score.correct]
+    return TaskComparison(
+        pairs=len(pairs),
+        accuracy_a=sum(f[0] for f in flags) / len(flags),
+        accuracy_b=sum(f[1] for f in flags) / len(flags),
+        difference=(sum(f[1] for f in flags) - sum(f[0] for f in flags)) / len(flags),
+        low=low,
+        high=high,
+        a_right_b_wrong=len(to_wrong),
+        a_wrong_b_right=len(to_right),
+        p_value=mcnemar_exact(len(to_wrong), len(to_right)),
+        ratios=_ratios(pairs, rng),
+        throughput_ratio=_throughput_ratio(a.summary, b.summary, name),
+        flipped_to_wrong=to_wrong,
+        flipped_to_right=to_right,
+    )
 
 
 def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0) -> Comparison:
     import numpy as np
 
-    rows_a, levels_a, info_a = _records(root_a)
-    rows_b, levels_b, info_b = _records(root_b)
-    if levels_a != levels_b:
-        rows_a, rows_b = _rekey(rows_a), _rekey(rows_b)
-    shared = sorted(set(rows_a) & set(rows_b))
+    a, b = _run(root_a), _run(root_b)
+    if a.levels != b.levels:
+        a, b = replace(a, records=_rekey(a.records)), replace(b, records=_rekey(b.records))
+    shared = sorted(set(a.records) & set(b.records))
     if not shared:
         raise InputError(f"{root_a} and {root_b} share no items: they ran different tasks or samples")
-    rng = np.random.default_rng(seed)
-    by_task: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
-    for key in shared:
-        if not (rows_a[key].get("warmup") and rows_b[key].get("warmup")):
-            # one comparison per task and load level: the same item at several levels is not independent
-            level = key[3] if len(key) > 3 else ""
-            by_task[f"{key[0]} @ {level}" if level and len(levels_a) > 1 else key[0]].append((rows_a[key], rows_b[key]))
-    tasks = {}
-    for task, pairs in sorted(by_task.items()):
-        flags = [(float(a["score"]["correct"]), float(b["score"]["correct"])) for a, b in pairs]
-        low, high = _bootstrap(flags, "difference", rng)
-        to_wrong = [a["sample_id"] for a, b in pairs if a["score"]["correct"] and not b["score"]["correct"]]
-        to_right = [a["sample_id"] for a, b in pairs if b["score"]["correct"] and not a["score"]["correct"]]
-        ratios = {}
-        for name in ("ttft", "first_answer", "latency", "tpot", "output_rate"):
-            values = [
-                (va, vb)
-                for a, b in pairs
-                if (va := _value(a, name)) is not None
-                and (vb := _value(b, name)) is not None
-                and not a.get("warmup")
-                and not b.get("warmup")
-            ]
-            if len(values) >= 2 and sum(v[0] for v in values) > 0:
-                mean_a = sum(v[0] for v in values) / len(values)
-                mean_b = sum(v[1] for v in values) / len(values)
-                r_low, r_high = _bootstrap(values, "ratio", rng)
-                ratios[name] = Ratio(
-                    a=mean_a, b=mean_b, ratio=mean_b / mean_a, low=r_low, high=r_high, pairs=len(values)
-                )
-        tasks[task] = TaskComparison(
-            pairs=len(pairs),
-            accuracy_a=sum(f[0] for f in flags) / len(flags),
-            accuracy_b=sum(f[1] for f in flags) / len(flags),
-            difference=(sum(f[1] for f in flags) - sum(f[0] for f in flags)) / len(flags),
-            low=low,
-            high=high,
-            a_right_b_wrong=len(to_wrong),
-            a_wrong_b_right=len(to_right),
-            p_value=mcnemar_exact(len(to_wrong), len(to_right)),
-            ratios=ratios,
-            throughput_ratio=_throughput_ratio(info_a["summary"], info_b["summary"], task),
-            flipped_to_wrong=to_wrong,
-            flipped_to_right=to_right,
-        )
+    rng = np.random.default_rng(seed)  # one generator through every task, in order: results repeat exactly
+    tasks = {name: _task(name, pairs, a, b, rng) for name, pairs in sorted(_grouped(a, b, shared).items())}
     return Comparison(
         a=str(root_a),
         b=str(root_b),
-        simulated=bool(info_a["manifest"].get("simulated") or info_b["manifest"].get("simulated")),
-        unpaired_a=len(set(rows_a) - set(rows_b)),
-        unpaired_b=len(set(rows_b) - set(rows_a)),
+        simulated=a.manifest.simulated or b.manifest.simulated,
+        unpaired_a=len(set(a.records) - set(b.records)),
+        unpaired_b=len(set(b.records) - set(a.records)),
         tasks=tasks,
-        server=side_by_side(info_a["summary"], info_b["summary"]),
+        server=side_by_side(a.summary, b.summary),
     )
 
 
-def _throughput_ratio(sa: dict[str, Any], sb: dict[str, Any], key: str) -> float | None:
+def _throughput_ratio(sa: RunSummary | None, sb: RunSummary | None, key: str) -> float | None:
     task, _, level = key.partition(" @ ")
-    try:
-        if level:
-            a = sa["tasks"][task]["levels"][level]["speed"]["output_throughput"]
-            b = sb["tasks"][task]["levels"][level]["speed"]["output_throughput"]
-        else:
-            a = sa["tasks"][task]["speed"]["output_throughput"]
-            b = sb["tasks"][task]["speed"]["output_throughput"]
-    except (KeyError, TypeError):
+    if sa is None or sb is None or task not in sa.tasks or task not in sb.tasks:
         return None
+    ta, tb = sa.tasks[task], sb.tasks[task]
+    if level:
+        if level not in ta.levels or level not in tb.levels:
+            return None
+        a, b = ta.levels[level].speed.output_throughput, tb.levels[level].speed.output_throughput
+    else:
+        a, b = ta.speed.output_throughput, tb.speed.output_throughput
     return b / a if a and b else None

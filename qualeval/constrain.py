@@ -24,7 +24,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel
 
-from qualeval.records import ConstraintRecord
+from qualeval.records import STYLES, ConstraintRecord, Style, styles_from_probe
 from qualeval.tasks.spec import AnswerSpec
 
 __all__ = [
@@ -41,11 +41,7 @@ __all__ = [
     "validate",
 ]
 
-Style = Literal["structured_outputs", "guided", "sglang", "response_format", "json_schema", "grammar"]
 Mode = Literal["auto", "single", "followup", "off"]
-STYLES: tuple[Style, ...] = ("structured_outputs", "guided", "sglang", "response_format", "json_schema", "grammar")
-"""Every convention, best first: native choice/regex before JSON, and a grammar that binds from the first token
-last."""
 FIRST_TOKEN: frozenset[str] = frozenset({"grammar"})
 """Conventions that constrain from the first token even where the server separates reasoning."""
 
@@ -182,9 +178,3 @@ def validate(constraint: Constraint, kind: str, content: str) -> tuple[bool, str
     if constraint.pattern and re.fullmatch(constraint.pattern, text):
         return True, text
     return False, None
-
-
-def styles_from_probe(verdicts: Mapping[str, str]) -> list[Style]:
-    """The conventions a probe found enforced (its checks are named `style.kind`), best first."""
-    found = {mode.partition(".")[0] for mode, verdict in verdicts.items() if verdict == "enforced"}
-    return [s for s in STYLES if s in found]

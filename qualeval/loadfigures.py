@@ -17,11 +17,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from qualeval.accuracy import cell_of, item_scores
 from qualeval.histogram import merge, percentile
-from qualeval.metrics import interpolated, speed
-from qualeval.summary import Cell, item_scores
+from qualeval.records import Record, Timed
+from qualeval.speed import duration_of, interpolated, speed
 
 __all__ = ["collect", "stats"]
 
@@ -42,55 +44,82 @@ def stats(values: Iterable[float | None], percentiles: Sequence[float]) -> dict[
     return out
 
 
-def _tpot(row: dict[str, Any]) -> float | None:
-    t, tokens = row["timing"], row["usage"].get("completion_tokens")
-    if t.get("ttft") is None or t.get("end") is None or not tokens or tokens < 2:
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What these figures read of one record: its speed view and the few values beside it, kept compact (the
+    prompt and the texts are dropped, so a long workload run stays small)."""
+
+    timed: Timed
+    task: str
+    item: str
+    first_byte: float | None
+    server_prompt_tokens: int | None
+    """The prompt tokens the server reported (usage)."""
+    meta: dict[str, Any]
+
+    @classmethod
+    def of(cls, record: Record) -> Served:
+        return cls(
+            record.timed(),
+            record.task,
+            record.sample_id,
+            record.timing.first_byte,
+            record.usage.prompt_tokens,
+            record.meta,
+        )
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The prompt's tokens as shaping counted them, else as the server reported them."""
+        return self.meta.get("prompt_tokens") or self.server_prompt_tokens or 0
+
+    @property
+    def output_tokens(self) -> int:
+        return self.timed.completion_tokens or 0
+
+    @property
+    def decode_rate(self) -> float | None:
+        tpot = self.timed.tpot
+        return 1000.0 / tpot if tpot else None
+
+    @property
+    def finished_at(self) -> float:
+        """When the response ended (Unix seconds); only for rows with a send time and an end."""
+        return self.timed.sent_at + self.timed.end / 1000.0  # type: ignore[operator]
+
+
+def _itl(rows: Sequence[Served], percentiles: Sequence[float]) -> dict[str, float] | None:
+    """Pooled over every gap of every request, from the requests' histograms."""
+    count = sum(r.timed.itl_count for r in rows)
+    if not count:
         return None
-    return (t["end"] - t["ttft"]) / (tokens - 1)
+    hist = merge(r.timed.itl_hist for r in rows)
+    mean = sum((r.timed.itl_mean or 0) * r.timed.itl_count for r in rows)
+    out = {"n": float(count), "mean": mean / count, "median": percentile(hist, 0.5) or 0.0}
+    out.update({f"p{p:g}": percentile(hist, p / 100) or 0.0 for p in percentiles})
+    return out
 
 
-def _decode_rate(row: dict[str, Any]) -> float | None:
-    tpot = _tpot(row)
-    return 1000.0 / tpot if tpot else None
-
-
-def _duration(rows: Sequence[dict[str, Any]]) -> float | None:
-    sent = [r["sent_at"] for r in rows if r.get("sent_at") is not None and r["timing"].get("end") is not None]
-    if len(sent) != len(rows) or not rows or len({r.get("session") for r in rows}) > 1:
-        return None
-    finish = max(r["sent_at"] + r["timing"]["end"] / 1000.0 for r in rows)
-    return max(finish - min(sent), 1e-9)
-
-
-def vllm_figures(rows: Sequence[dict[str, Any]], percentiles: Sequence[float]) -> dict[str, Any]:
-    duration = _duration(rows)
-    prompt = sum(r["meta"].get("prompt_tokens") or r["usage"].get("prompt_tokens") or 0 for r in rows)
-    output = sum(r["usage"].get("completion_tokens") or 0 for r in rows)
-    itl = merge((r["timing"].get("itl") or {}).get("hist") or {} for r in rows)
-    itl_n = sum((r["timing"].get("itl") or {}).get("count", 0) for r in rows)
-    itl_mean = sum(
-        (r["timing"].get("itl") or {}).get("mean", 0) * (r["timing"].get("itl") or {}).get("count", 0) for r in rows
-    )
-    itl_stats = None
-    if itl_n:
-        itl_stats = {"n": float(itl_n), "mean": itl_mean / itl_n, "median": percentile(itl, 0.5) or 0.0}
-        itl_stats.update({f"p{p:g}": percentile(itl, p / 100) or 0.0 for p in percentiles})
+def vllm_figures(rows: Sequence[Served], percentiles: Sequence[float]) -> dict[str, Any]:
+    duration = duration_of([r.timed for r in rows])
+    prompt = sum(r.prompt_tokens for r in rows)
+    output = sum(r.output_tokens for r in rows)
     return {
         "completed": len(rows),
         "duration_s": duration,
         "total_input_tokens": prompt,
-        "total_input_tokens_server": sum(r["usage"].get("prompt_tokens") or 0 for r in rows),
+        "total_input_tokens_server": sum(r.server_prompt_tokens or 0 for r in rows),
         "total_output_tokens": output,
         "request_throughput": len(rows) / duration if duration else None,
         "output_throughput": output / duration if duration else None,
         "total_token_throughput": (prompt + output) / duration if duration else None,
-        "ttft": stats((r["timing"].get("ttft") for r in rows), percentiles),
-        "tpot": stats((_tpot(r) for r in rows), percentiles),
-        "itl": itl_stats,
-        "e2el": stats((r["timing"].get("end") for r in rows), percentiles),
-        "first_answer": stats((r["timing"].get("first_content") for r in rows), percentiles),
-        "reasoning_tokens": stats((r["usage"].get("reasoning_tokens") for r in rows), percentiles),
-        "decode_per_user": stats((_decode_rate(r) for r in rows), percentiles),
+        "ttft": stats((r.timed.ttft for r in rows), percentiles),
+        "tpot": stats((r.timed.tpot for r in rows), percentiles),
+        "itl": _itl(rows, percentiles),
+        "e2el": stats((r.timed.end for r in rows), percentiles),
+        "first_answer": stats((r.timed.first_content for r in rows), percentiles),
+        "reasoning_tokens": stats((r.timed.reasoning_tokens for r in rows), percentiles),
+        "decode_per_user": stats((r.decode_rate for r in rows), percentiles),
     }
 
 
@@ -101,135 +130,129 @@ def _mean_std(values: Sequence[float]) -> dict[str, float] | None:
     return {"mean": mean, "std": math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)), "n": len(values)}
 
 
-def _batches(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _batches(rows: Sequence[Served]) -> list[list[Served]]:
     """Requests grouped into llama-benchy's runs: a batch is sent together and the next only once it has ended,
     so a request sent after every one before it had finished opens a new batch."""
-    timed = sorted(
-        (r for r in rows if r.get("sent_at") is not None and r["timing"].get("end") is not None),
-        key=lambda r: r["sent_at"],
-    )
-    out: list[list[dict[str, Any]]] = []
+    timed = sorted((r for r in rows if r.timed.sent_at is not None and r.timed.end is not None), key=_sent)
+    out: list[list[Served]] = []
     ended = -math.inf
     for r in timed:
-        if not out or r["sent_at"] >= ended:
+        if not out or _sent(r) >= ended:
             out.append([])
         out[-1].append(r)
-        ended = (
-            max(ended, r["sent_at"] + r["timing"]["end"] / 1000.0)
-            if len(out[-1]) > 1
-            else (r["sent_at"] + r["timing"]["end"] / 1000.0)
-        )
+        ended = max(ended, r.finished_at) if len(out[-1]) > 1 else r.finished_at
     return out
 
 
-def benchy_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _sent(row: Served) -> float:
+    return row.timed.sent_at  # type: ignore[return-value]
+
+
+def _batch_rates(batch: Sequence[Served]) -> tuple[float | None, float | None]:
+    """One batch's prompt processing and token generation rates (tokens per second), where they can be told."""
+    timed = [r for r in batch if r.timed.sent_at is not None and r.timed.ttft is not None]
+    if not timed:
+        return None, None
+    start = min(_sent(r) for r in timed)
+    firsts = [_sent(r) + r.timed.ttft / 1000.0 for r in timed]  # type: ignore[operator]
+    ends = [r.finished_at for r in timed]
+    made = sum(r.output_tokens for r in timed)
+    pp = sum(r.prompt_tokens for r in timed) / (max(firsts) - start) if max(firsts) > start else None
+    tg = (made - len(timed)) / (max(ends) - min(firsts)) if max(ends) > min(firsts) and made > len(timed) else None
+    return pp, tg
+
+
+def benchy_figures(rows: Sequence[Served]) -> dict[str, Any]:
     """llama-benchy's table: pp and tg t/s per batch (total over the batch), tg t/s per user, ttfr, e2e_ttft."""
     batches = _batches(rows)
-    pp, tg = [], []
-    for batch in batches:
-        timed = [r for r in batch if r.get("sent_at") is not None and r["timing"].get("ttft") is not None]
-        if not timed:
-            continue
-        start = min(r["sent_at"] for r in timed)
-        firsts = [r["sent_at"] + r["timing"]["ttft"] / 1000.0 for r in timed]
-        ends = [r["sent_at"] + r["timing"]["end"] / 1000.0 for r in timed]
-        prompt = sum(r["meta"].get("prompt_tokens") or r["usage"].get("prompt_tokens") or 0 for r in timed)
-        made = sum(r["usage"].get("completion_tokens") or 0 for r in timed)
-        if max(firsts) > start:
-            pp.append(prompt / (max(firsts) - start))
-        if max(ends) > min(firsts) and made > len(timed):
-            tg.append((made - len(timed)) / (max(ends) - min(firsts)))
+    rates = [_batch_rates(batch) for batch in batches]
     return {
         "runs": len(batches),
-        "pp_total": _mean_std(pp),
-        "tg_total": _mean_std(tg),
-        "tg_per_user": _mean_std([v for r in rows if (v := _decode_rate(r)) is not None]),
-        "ttfr": _mean_std([r["timing"]["first_byte"] for r in rows if r["timing"].get("first_byte") is not None]),
-        "e2e_ttft": _mean_std([r["timing"]["ttft"] for r in rows if r["timing"].get("ttft") is not None]),
+        "pp_total": _mean_std([pp for pp, _ in rates if pp is not None]),
+        "tg_total": _mean_std([tg for _, tg in rates if tg is not None]),
+        "tg_per_user": _mean_std([v for r in rows if (v := r.decode_rate) is not None]),
+        "ttfr": _mean_std([r.first_byte for r in rows if r.first_byte is not None]),
+        "e2e_ttft": _mean_std([r.timed.ttft for r in rows if r.timed.ttft is not None]),
     }
 
 
-def targets(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def targets(rows: Sequence[Served]) -> dict[str, Any]:
     """How many requests fell short of their target output length, and prompts off their target length."""
-    short = [
-        r for r in rows if (m := r["meta"].get("output_target")) and (r["usage"].get("completion_tokens") or 0) < m
-    ]
+    short = [r for r in rows if (m := r.meta.get("output_target")) and r.output_tokens < m]
     off = [
         r
         for r in rows
-        if (n := r["meta"].get("prompt_target")) and abs((r["meta"].get("prompt_tokens") or 0) - n) > max(1, n // 100)
+        if (n := r.meta.get("prompt_target")) and abs((r.meta.get("prompt_tokens") or 0) - n) > max(1, n // 100)
     ]
-    counted = sorted({str(r["meta"].get("prompt_count")) for r in rows if r["meta"].get("prompt_count")})
+    counted = sorted({str(r.meta.get("prompt_count")) for r in rows if r.meta.get("prompt_count")})
     return {
         "requests": len(rows),
         "output_short": len(short),
         "output_short_mean_ratio": (
-            sum((r["usage"].get("completion_tokens") or 0) / r["meta"]["output_target"] for r in short) / len(short)
-            if short
-            else None
+            sum(r.output_tokens / r.meta["output_target"] for r in short) / len(short) if short else None
         ),
         "prompt_off_target": len(off),
         "prompt_count": counted,
     }
 
 
-def by_length(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _measured(row: Served) -> bool:
+    """Counted in speed figures: neither a warm-up request nor one that failed for good."""
+    return not row.timed.warmup and row.timed.status != "transport_error"
+
+
+def by_length(rows: Sequence[Served]) -> dict[str, dict[str, Any]]:
     """Per task and target context length: accuracy (items once), TTFT and decode rate (warm-up left out)."""
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, int], list[Served]] = defaultdict(list)
     for r in rows:
-        if r["meta"].get("context_tokens") is not None:
-            groups[(r["task"], int(r["meta"]["context_tokens"]))].append(r)
+        if r.meta.get("context_tokens") is not None:
+            groups[(r.task, int(r.meta["context_tokens"]))].append(r)
     out: dict[str, dict[str, Any]] = {}
     for (task, length), group in sorted(groups.items()):
-        cell = Cell.of(item_scores((r["sample_id"], r["score"]["correct"]) for r in group))
-        timed = [r for r in group if not r.get("warmup") and r["status"] != "transport_error"]
+        cell = cell_of(item_scores((r.item, r.timed.correct) for r in group))
+        timed = [r for r in group if _measured(r)]
         out.setdefault(task, {})[str(length)] = {
             "accuracy": cell.model_dump(),
-            "prompt_tokens": stats((r["meta"].get("prompt_tokens") for r in group), ()),
-            "ttft": stats((r["timing"].get("ttft") for r in timed), (50, 90)),
-            "first_answer": stats((r["timing"].get("first_content") for r in timed), (50, 90)),
-            "decode_rate": stats((_decode_rate(r) for r in timed), (50,)),
+            "prompt_tokens": stats((r.meta.get("prompt_tokens") for r in group), ()),
+            "ttft": stats((r.timed.ttft for r in timed), (50, 90)),
+            "first_answer": stats((r.timed.first_content for r in timed), (50, 90)),
+            "decode_rate": stats((r.decode_rate for r in timed), (50,)),
         }
     return out
 
 
-_READ = ("task", "sample_id", "level", "warmup", "session", "sent_at", "status", "score", "meta", "usage", "timing")
-"""The fields of a record read here: only these are kept, so long runs stay small."""
+def _workload(workload: dict[str, Any], measured: list[Served], forcing: Any) -> dict[str, Any]:
+    levels: dict[str, list[Served]] = defaultdict(list)
+    for r in measured:
+        levels[r.timed.level].append(r)
+    percentiles = workload.get("percentiles") or [50, 90, 95, 99]
+    return {
+        **{k: workload.get(k) for k in ("name", "style", "mirrors", "prompts", "percentiles")},
+        "levels": {
+            label: {"vllm": vllm_figures(rows, percentiles), "llama_benchy": benchy_figures(rows)}
+            for label, rows in levels.items()
+        },
+        "targets": targets(measured),
+        "forcing": forcing,
+    }
 
 
 def collect(
-    records: Iterable[dict[str, Any]], shaping: dict[str, Any] | None, slo: dict[str, float] | None = None
+    records: Iterable[Record], shaping: dict[str, Any] | None, slo: dict[str, float] | None = None
 ) -> dict[str, Any]:
     """Everything this module adds to summary.json, from the final records (one pass, kept compact)."""
-    from qualeval.runsummary import timed_of
-
     shaping = shaping or {}
     workload = shaping.get("workload")
-    kept: list[dict[str, Any]] = []
-    per_endpoint: dict[str, list[Any]] = defaultdict(list)
-    for row in records:
-        row = {**row, "meta": row.get("meta") or {}, "usage": row.get("usage") or {}, "timing": row.get("timing") or {}}
-        if row.get("endpoint"):
-            per_endpoint[row["endpoint"]].append(timed_of(row))
-        if not workload and row["meta"].get("context_tokens") is None:
-            continue  # nothing below reads it: a plain run of 100,000 records stays flat in memory
-        kept.append({k: row.get(k) for k in _READ})
+    kept: list[Served] = []
+    per_endpoint: dict[str, list[Timed]] = defaultdict(list)
+    for record in records:
+        if record.endpoint:
+            per_endpoint[record.endpoint].append(record.timed())
+        if workload or record.meta.get("context_tokens") is not None:
+            kept.append(Served.of(record))  # nothing reads the others: a plain run of 100,000 records stays small
     out: dict[str, Any] = {}
-    measured = [r for r in kept if not r.get("warmup") and r["status"] != "transport_error"]
     if workload:
-        levels: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in measured:
-            levels[r.get("level", "")].append(r)
-        percentiles = workload.get("percentiles") or [50, 90, 95, 99]
-        out["workload"] = {
-            **{k: workload.get(k) for k in ("name", "style", "mirrors", "prompts", "percentiles")},
-            "levels": {
-                label: {"vllm": vllm_figures(rows, percentiles), "llama_benchy": benchy_figures(rows)}
-                for label, rows in levels.items()
-            },
-            "targets": targets(measured),
-            "forcing": shaping.get("forcing"),
-        }
+        out["workload"] = _workload(workload, [r for r in kept if _measured(r)], shaping.get("forcing"))
     lengths = by_length(kept)
     if lengths:
         out["context"] = {"depth": (shaping.get("context") or {}).get("depth"), "tasks": lengths}

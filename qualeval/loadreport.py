@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from qualeval.records import RunSummary
+
 __all__ = ["serving_markdown", "serving_sections", "terminal_lines"]
 
 _TIMES = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2el", "E2EL"), ("first_answer", "first answer"))
@@ -61,8 +63,8 @@ def _benchy_table(levels: dict[str, Any], prompts: dict[str, Any]) -> dict[str, 
     return {"head": ["level", "test", "t/s", "ttfr (ms)", "e2e_ttft (ms)"], "rows": rows}
 
 
-def _workload(summary: Any) -> dict[str, Any] | None:
-    w = (getattr(summary, "serving", None) or {}).get("workload")
+def _workload(summary: RunSummary) -> dict[str, Any] | None:
+    w = (summary.serving or {}).get("workload")
     if not w:
         return None
     t = w["targets"]
@@ -89,8 +91,8 @@ def _workload(summary: Any) -> dict[str, Any] | None:
     return {"title": f"Serving workload: {w['name']}", "notes": notes, "tables": tables, "plots": []}
 
 
-def _context(summary: Any) -> dict[str, Any] | None:
-    c = (getattr(summary, "serving", None) or {}).get("context")
+def _context(summary: RunSummary) -> dict[str, Any] | None:
+    c = (summary.serving or {}).get("context")
     if not c:
         return None
     rows = []
@@ -116,8 +118,8 @@ def _context(summary: Any) -> dict[str, Any] | None:
     return {"title": "Quality at every length", "notes": notes, "tables": [{"head": head, "rows": rows}], "plots": []}
 
 
-def _replicas(summary: Any) -> dict[str, Any] | None:
-    e = (getattr(summary, "serving", None) or {}).get("endpoints")
+def _replicas(summary: RunSummary) -> dict[str, Any] | None:
+    e = (summary.serving or {}).get("endpoints")
     if not e:
         return None
     rows = [
@@ -135,8 +137,8 @@ def _replicas(summary: Any) -> dict[str, Any] | None:
     return {"title": "Speed per replica", "notes": [], "tables": [{"head": head, "rows": rows}], "plots": []}
 
 
-def _server(summary: Any) -> dict[str, Any] | None:
-    if not getattr(summary, "server", None):
+def _server(summary: RunSummary) -> dict[str, Any] | None:
+    if not summary.server:
         return None
     rows = [
         [url, name, _f(v["mean"], 3), _f(v["max"], 3)]
@@ -148,7 +150,7 @@ def _server(summary: Any) -> dict[str, Any] | None:
     return {"title": "Server metrics", "notes": notes, "tables": [table], "plots": []}
 
 
-def serving_sections(summary: Any, root: Path | None = None) -> list[dict[str, Any]]:
+def serving_sections(summary: RunSummary, root: Path | None = None) -> list[dict[str, Any]]:
     """Every serving section this run has, with plots when the run directory is given (HTML)."""
     sections = [s for s in (_workload(summary), _context(summary), _replicas(summary), _server(summary)) if s]
     if root is None:
@@ -174,7 +176,7 @@ def _drawn(draw: Any, *args: Any) -> list[str]:
     return [uri] if uri else []
 
 
-def serving_markdown(summary: Any) -> list[str]:
+def serving_markdown(summary: RunSummary) -> list[str]:
     lines: list[str] = []
     for section in serving_sections(summary):
         lines += ["", f"## {section['title']}", ""]
@@ -185,9 +187,9 @@ def serving_markdown(summary: Any) -> list[str]:
     return lines
 
 
-def terminal_lines(summary: Any) -> list[str]:
+def terminal_lines(summary: RunSummary) -> list[str]:
     """A few lines for the terminal: the workload's headline figures and any length not reached."""
-    w = (getattr(summary, "serving", None) or {}).get("workload")
+    w = (summary.serving or {}).get("workload")
     out = []
     for label, level in (w or {}).get("levels", {}).items():
         v = level["vllm"]
@@ -201,24 +203,25 @@ def terminal_lines(summary: Any) -> list[str]:
     return out
 
 
-def _server_means(summary: dict[str, Any]) -> dict[str, float]:
+def _server_means(summary: RunSummary | None) -> dict[str, float]:
     figures: dict[str, list[float]] = {}
-    for figs in (summary.get("server") or {}).values():
+    for figs in ((summary.server if summary else None) or {}).values():
         for name, value in figs.items():
             figures.setdefault(name, []).append(value["mean"])
     return {name: sum(v) / len(v) for name, v in figures.items()}
 
 
-def side_by_side(a: dict[str, Any], b: dict[str, Any]) -> dict[str, list[float | None]]:
+def side_by_side(a: RunSummary | None, b: RunSummary | None) -> dict[str, list[float | None]]:
     """For `qualeval compare`: each server metric (mean over the run and the replicas) of run A and run B, beside
-    each shared task's accuracy and TTFT p99, so a serving change's effect on both reads in one table."""
+    each shared task's accuracy and TTFT p99, so a serving change's effect on both reads in one table. None: a
+    run without a summary."""
     ma, mb = _server_means(a), _server_means(b)
     if not ma and not mb:
         return {}
     rows: dict[str, list[float | None]] = {name: [ma.get(name), mb.get(name)] for name in sorted(set(ma) | set(mb))}
-    for task in sorted(set(a.get("tasks") or {}) & set(b.get("tasks") or {})):
-        ta, tb = a["tasks"][task], b["tasks"][task]
-        if ta.get("scored", True):
-            rows[f"{task}: accuracy"] = [ta["summary"]["accuracy"], tb["summary"]["accuracy"]]
-        rows[f"{task}: TTFT p99 (ms)"] = [(t["speed"].get("ttft") or {}).get("p99") for t in (ta, tb)]
+    for task in sorted(set(a.tasks) & set(b.tasks)) if a and b else ():
+        ta, tb = a.tasks[task], b.tasks[task]
+        if ta.scored:
+            rows[f"{task}: accuracy"] = [ta.summary.accuracy, tb.summary.accuracy]
+        rows[f"{task}: TTFT p99 (ms)"] = [t.speed.ttft.p99 if t.speed.ttft else None for t in (ta, tb)]
     return rows

@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from qualeval.errors import InputError
-from qualeval.runsummary import RunSummary, summarize_records
+from qualeval.records import Manifest, RunSummary
+from qualeval.runsummary import summarize_records
 from qualeval.serving import attach_figures
 from qualeval.shaping import parse_shard
 from qualeval.store import RunStore
@@ -26,13 +26,13 @@ __all__ = ["merge_runs"]
 _MAY_DIFFER = {"shard", "out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "endpoints", "base_url"}
 
 
-def _shards(dirs: Sequence[Path]) -> list[tuple[int, Path, dict[str, Any]]]:
+def _shards(dirs: Sequence[Path]) -> list[tuple[int, Path, Manifest]]:
     found = []
     for root in dirs:
         manifest = RunStore(root).manifest()
         if manifest is None:
             raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
-        shard = (manifest.get("config") or {}).get("shard")
+        shard = manifest.config.get("shard")
         if not shard:
             raise InputError(f"{root}: not a shard (it was run without --shard K/N)")
         index, count = parse_shard(str(shard))
@@ -48,24 +48,25 @@ def _shards(dirs: Sequence[Path]) -> list[tuple[int, Path, dict[str, Any]]]:
     return [(i, root, m) for i, _, root, m in sorted(found, key=lambda x: x[0])]
 
 
-def _check_same(shards: list[tuple[int, Path, dict[str, Any]]]) -> None:
+def _check_same(shards: list[tuple[int, Path, Manifest]]) -> None:
     _, first_root, first = shards[0]
-    base = {k: v for k, v in first["config"].items() if k not in _MAY_DIFFER}
+    base = {k: v for k, v in first.config.items() if k not in _MAY_DIFFER}
     for _, root, manifest in shards[1:]:
-        other = {k: v for k, v in manifest["config"].items() if k not in _MAY_DIFFER}
+        other = {k: v for k, v in manifest.config.items() if k not in _MAY_DIFFER}
         for key in sorted(set(base) | set(other)):
             if base.get(key) != other.get(key):
                 raise InputError(
                     f"{root}: not a shard of the same run as {first_root}: --{key.replace('_', '-')} differs"
                 )
-        if manifest.get("pinned") != first.get("pinned"):
+        if manifest.pinned != first.pinned:
             raise InputError(f"{root}: pinned other choices than {first_root} (constraint or thinking switch)")
 
 
 def _joined(roots: Sequence[Path], name: str, tag: bool) -> Iterator[bytes]:
+    """The shards' lines of one file, as they are on disk (records are copied, never rewritten)."""
     for index, root in enumerate(roots):
         if name == "records.jsonl":
-            rows: Iterator[dict[str, Any]] = RunStore(root).records()
+            rows = RunStore(root).rows()
         else:
             from qualeval.timeseries import read_series
 
@@ -84,24 +85,25 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     if out.resolve() in {r.resolve() for r in roots}:
         raise InputError(f"--out {out}: must not be one of the shards")
     first = shards[0][2]
-    digest = hashlib.sha256(b"".join(str(m.get("fingerprint")).encode() for _, _, m in shards)).hexdigest()[:16]
+    digest = hashlib.sha256(b"".join(str(m.fingerprint).encode() for _, _, m in shards)).hexdigest()[:16]
     store = RunStore(out)
-    store.check({"fingerprint": digest})  # a directory holding another run is refused, the same merge redone
-    shaping = {k: v for k, v in (first.get("shaping") or {}).items() if k != "shard"}
-    manifest = {
-        **first,
-        "config": {**first["config"], "shard": None, "out": str(out)},
-        "fingerprint": digest,
-        "merged_from": [str(r) for r in roots],
-        "shaping": shaping,
-    }
-    store.write_json("manifest.json", manifest)
+    store.check(Manifest(fingerprint=digest))  # a directory holding another run is refused, the same merge redone
+    shaping = {k: v for k, v in (first.shaping or {}).items() if k != "shard"}
+    manifest = first.model_copy(
+        update={
+            "config": {**first.config, "shard": None, "out": str(out)},
+            "fingerprint": digest,
+            "merged_from": [str(r) for r in roots],
+            "shaping": shaping,
+        }
+    )
+    store.write_json("manifest.json", manifest.written())
     store.write_lines("records.jsonl", _joined(roots, "records.jsonl", False))
     store.write_lines("timeseries.jsonl", _joined(roots, "timeseries.jsonl", True))
     config = _run_config(manifest, out)
-    tasks = [_task_of(name, saved) for name, saved in manifest["tasks"].items()]
-    summary = summarize_records(store, config, tasks, bool(manifest.get("simulated")))
-    summary.started = first.get("started")
+    tasks = [_task_of(name, saved) for name, saved in manifest.tasks.items()]
+    summary = summarize_records(store, config, tasks, manifest.simulated)
+    summary.started = first.started
     attach_figures(summary, store, config, shaping)
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary, store

@@ -20,19 +20,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from qualeval.accuracy import summarize
 from qualeval.errors import InputError, validation_problem
 from qualeval.formats import ReasoningFormat, resolve_formats
 from qualeval.grader import grader_for
 from qualeval.judge import Verdict, judge, wants_grade
-from qualeval.models import Completion, Grade, Sample
-from qualeval.records import ScoredItem
+from qualeval.models import Completion, Sample
+from qualeval.records import ConstraintRecord, Grade, Outcome, Record, ScoredItem, TaskSummary, Timing, Usage
 from qualeval.split import split_completion
-from qualeval.summary import Outcome, TaskSummary, summarize
 from qualeval.tasks import Task, build_samples
 from qualeval.tasks.samples import sample_from_doc
 from qualeval.tasks.sources import jsonl_objects
 
-__all__ = ["Scored", "ScoredItem", "SplitOptions", "score_file"]
+__all__ = ["Scored", "SplitOptions", "score_file"]
 
 Format = Literal["qualeval", "lm-eval"]
 
@@ -120,22 +120,27 @@ class Scored:
     done: Completion
     verdict: Verdict
 
-    def record(self, task: str) -> dict[str, Any]:
-        """The line in the shape of a run record, for the per-item browser of report.html."""
-        return {
-            "sample_id": self.item.id,
-            "task": task,
-            "attempt": 0,
-            "status": self.done.status,
-            "reasoning": self.done.reasoning,
-            "content": self.done.content,
-            "reasoning_source": self.done.reasoning_source,
-            "gold": self.sample.gold,
-            "extraction": self.verdict.extraction.model_dump(),
-            "score": self.verdict.score.model_dump(),
-            "constraint": {"mode": "off", "held": None, "style": None},
-            "error": None,
-        }
+    def record(self, task: str) -> Record:
+        """The line as a run record, for the per-item browser of report.html: no request was sent, so there is
+        no body, timing or usage, and no HTTP attempt."""
+        return Record(
+            sample_id=self.item.id,
+            task=task,
+            request={},
+            reasoning=self.done.reasoning,
+            content=self.done.content,
+            reasoning_source=self.done.reasoning_source,
+            status=self.done.status,
+            finish_reason=None,
+            usage=Usage(),
+            timing=Timing(),
+            attempts=0,
+            constraint=ConstraintRecord(mode="off"),
+            extraction=self.verdict.extraction,
+            score=self.verdict.score,
+            gold=self.sample.gold,
+            meta=self.sample.meta,
+        )
 
 
 def _sample_of(task: Task, line: _Line, doc: dict[str, Any] | None, index: _Index, where: str) -> Sample:
@@ -275,9 +280,9 @@ def write_offline(
 ) -> None:
     """items.jsonl and summary.json, then report.md and report.html (a report that fails is a warning)."""
     from qualeval._version import __version__
-    from qualeval.metrics import linked, speed
+    from qualeval.records import RunSummary, TaskReport
     from qualeval.report import write_reports_or_warn
-    from qualeval.runsummary import RunSummary, TaskReport
+    from qualeval.speed import linked, speed
     from qualeval.store import RunStore
 
     out.mkdir(parents=True, exist_ok=True)

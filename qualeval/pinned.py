@@ -9,36 +9,21 @@ ways of switching thinking off. A request that cannot be honoured is an InputErr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
-
-from qualeval.client import THINKING_SWITCHES, ThinkingSwitch
+from qualeval.client import THINKING_SWITCHES
 from qualeval.config import RunConfig
-from qualeval.constrain import Style
 from qualeval.errors import InputError
-from qualeval.probe import ProbeResult
-from qualeval.runner import resolve_mode
+from qualeval.pipeline import resolve_mode
+from qualeval.records import Manifest, Pinned, ProbeResult, Style, ThinkingSwitch
 
-__all__ = ["SETTINGS_EXCLUDED", "Pinned", "pinned_of", "refuse_conflicts", "resolve", "resolve_switch", "unseparated"]
+__all__ = ["SETTINGS_EXCLUDED", "refuse_conflicts", "resolve", "resolve_switch", "unseparated"]
 
-Switch = ThinkingSwitch
 SETTINGS_EXCLUDED = frozenset(
     {"out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "allow_code_execution", "published"}
     | {"endpoints"}  # replicas of the same model may come and go between sessions
 )
 """Options that may change between the sessions of one run: everything else is part of its fingerprint."""
-
-
-class Pinned(BaseModel):
-    constraint: Literal["single", "followup", "off"]
-    constraint_style: Style | None = None
-    thinking_switch: Switch = "none"
-    notes: list[str] = Field(default_factory=list)
-    """Why, one line each, where the resolution is not simply what was asked."""
-
-    def fingerprinted(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude={"notes"})
 
 
 def unseparated(found: ProbeResult | None) -> str | None:
@@ -50,13 +35,13 @@ def unseparated(found: ProbeResult | None) -> str | None:
     return found.reasoning_source
 
 
-def _working(found: ProbeResult | None) -> Switch | None:
+def _working(found: ProbeResult | None) -> ThinkingSwitch | None:
     """The first thinking switch the probe saw work, in order of preference."""
     verdicts = found.thinking_switch if found else {}
     return next((switch for switch in THINKING_SWITCHES if verdicts.get(switch) == "works"), None)
 
 
-def resolve_switch(forced: str, found: ProbeResult | None, wanted: bool | None) -> tuple[Switch, str | None]:
+def resolve_switch(forced: str, found: ProbeResult | None, wanted: bool | None) -> tuple[ThinkingSwitch, str | None]:
     """The thinking switch to send and a note: forced, or the first convention the probe saw work."""
     if forced != "auto":
         return forced, None  # type: ignore[return-value]
@@ -97,17 +82,6 @@ def resolve(config: RunConfig, found: ProbeResult | None, wanted: bool | None) -
     return Pinned(constraint=mode, constraint_style=style, thinking_switch=switch, notes=notes)  # type: ignore[arg-type]
 
 
-def pinned_of(manifest: dict[str, Any] | None, where: Path | None = None) -> Pinned | None:
-    """The resolution a run pinned (None for a new run)."""
-    raw = (manifest or {}).get("pinned")
-    if raw is None:
-        return None
-    try:
-        return Pinned.model_validate(raw)
-    except ValidationError:
-        raise InputError(f"{where or 'manifest.json'}: field 'pinned' does not load; was it edited?") from None
-
-
 def _pin_of(key: str, pinned: Pinned | None) -> str:
     if pinned is None:
         return ""
@@ -119,10 +93,9 @@ def _pin_of(key: str, pinned: Pinned | None) -> str:
     return ""
 
 
-def refuse_conflicts(root: Path, old: dict[str, Any], config: dict[str, Any]) -> None:
+def refuse_conflicts(root: Path, old: Manifest, config: dict[str, Any]) -> None:
     """A resumed run keeps its settings: a flag that now asks for something else is refused, by name."""
-    before = old.get("config") or {}
-    pinned = pinned_of(old, root / "manifest.json")
+    before, pinned = old.config, old.pinned
     for key, now in config.items():
         if key in SETTINGS_EXCLUDED or key not in before or before[key] == now:
             continue

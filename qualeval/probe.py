@@ -14,24 +14,18 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any
 
 import orjson
-from pydantic import BaseModel, Field
 
 from qualeval.client import THINKING_SWITCHES, ChatClient, switch_params
-from qualeval.constrain import STYLES, Constraint, Style, request_params, styles_from_probe
+from qualeval.constrain import Constraint, request_params
 from qualeval.errors import EndpointError
 from qualeval.models import ChatRequest, ChatResponse, Message
+from qualeval.records import BUDGET, SEED, STYLES, ModeResult, ProbeResult, Style
 
-__all__ = ["BUDGET", "REPEATS", "SEED", "ProbeResult", "probe", "settle"]
+__all__ = ["REPEATS", "probe", "settle"]
 
-Verdict = Literal["enforced", "ignored", "rejected", "inconclusive"]
-
-BUDGET = 2048
-"""Start token budget of each probe request (a sample that runs out is sent again with more)."""
-SEED = 1234
-"""The first of the seeds the probe samples with: seed + 0, seed + 1, ... for the repeats of a check."""
 REPEATS = 4
 """Samples of one check at most: it stops as soon as two in a row agree."""
 
@@ -63,40 +57,6 @@ _KINDS: dict[Style, tuple[str, ...]] = {
 _MODES: dict[str, dict[str, Any]] = {
     f"{style}.{kind}": request_params(_PROBE_CONSTRAINTS[kind], style)[1] for style in STYLES for kind in _KINDS[style]
 }
-
-
-class ModeResult(BaseModel):
-    verdict: Verdict
-    detail: str = ""
-    samples: list[str] = Field(default_factory=list)
-    """The verdict of each sample taken, in order (a starved sample, resent with more tokens, is not one)."""
-
-
-class ProbeResult(BaseModel):
-    base_url: str
-    model: str
-    simulated: bool
-    served_models: list[str] = Field(default_factory=list)
-    reasoning_source: str = "none"
-    """Where reasoning came from without streaming: a field, inline markers, or none."""
-    reasoning_fields: list[str] = Field(default_factory=list)
-    """Every reasoning field seen, non-stream and stream (two means the same text is sent twice)."""
-    stream_reasoning_source: str = "none"
-    streaming_usage: bool = False
-    reasoning_tokens_reported: bool = False
-    hidden_reasoning: bool = False
-    """Reasoning tokens are counted but no reasoning text is returned (OpenAI)."""
-    thinking_switch: dict[str, str] = Field(default_factory=dict)
-    """Each convention for turning thinking off, and whether the endpoint obeyed it: `works`, `ignored (still
-    reasons)`, `no reasoning seen either way`, `rejected: ...` or `inconclusive: ...`."""
-    budget: int = BUDGET
-    seed: int = SEED
-    structured_outputs: dict[str, ModeResult] = Field(default_factory=dict)
-    notes: list[str] = Field(default_factory=list)
-
-    def styles(self) -> list[Style]:
-        """The structured-output conventions found enforced, best first, for `run_samples(styles=...)`."""
-        return styles_from_probe({mode: check.verdict for mode, check in self.structured_outputs.items()})
 
 
 def _ask(model: str, text: str, **kw: Any) -> ChatRequest:

@@ -16,9 +16,7 @@ from typing import Any
 
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
-from qualeval.compare import Comparison
-from qualeval.metrics import Distribution
-from qualeval.run import RunSummary, TaskReport
+from qualeval.records import Comparison, Distribution, Record, RunSummary, TaskReport
 from qualeval.store import RunStore
 
 __all__ = [
@@ -88,14 +86,14 @@ def _environment() -> Environment:
     return env
 
 
-def _ordered(records: Iterable[dict[str, Any]], cap: int) -> list[dict[str, Any]]:
+def _ordered(records: Iterable[Record], cap: int) -> list[Record]:
     """Wrong and unanswered items first, then the rest, up to `cap`."""
-    bad: list[dict[str, Any]] = []
-    good: list[dict[str, Any]] = []
-    for row in records:
-        bucket = good if row["score"]["correct"] else bad
+    bad: list[Record] = []
+    good: list[Record] = []
+    for record in records:
+        bucket = good if record.score.correct else bad
         if len(bucket) < cap:  # bounded memory however large the run
-            bucket.append(row)
+            bucket.append(record)
     return (bad + good)[:cap]
 
 
@@ -132,17 +130,17 @@ def _plots(summary: RunSummary, latencies: dict[str, dict[bool, list[float]]]) -
     return out
 
 
-def _latencies(records: Iterable[dict[str, Any]], into: dict[str, dict[bool, list[float]]]) -> Iterator[dict[str, Any]]:
+def _latencies(records: Iterable[Record], into: dict[str, dict[bool, list[float]]]) -> Iterator[Record]:
     """Pass records through, keeping each one's latency by task and outcome for the plots."""
-    for row in records:
-        end = (row.get("timing") or {}).get("end")
-        if end is not None and row["status"] != "transport_error" and not row.get("warmup"):
-            into.setdefault(row["task"], {}).setdefault(bool(row["score"]["correct"]), []).append(end)
-        yield row
+    for record in records:
+        end = record.timing.end
+        if end is not None and record.status != "transport_error" and not record.warmup:
+            into.setdefault(record.task, {}).setdefault(record.score.correct, []).append(end)
+        yield record
 
 
 def html_report(
-    summary: RunSummary, records: Iterable[dict[str, Any]], *, cap: int = ITEM_CAP, root: Path | None = None
+    summary: RunSummary, records: Iterable[Record], *, cap: int = ITEM_CAP, root: Path | None = None
 ) -> str:
     """`root`: the run directory, for the plots over time (timeseries.jsonl)."""
     from qualeval.loadreport import serving_sections
@@ -167,6 +165,17 @@ def html_report(
 
 
 def markdown_report(summary: RunSummary) -> str:
+    lines = _header(summary)
+    lines += _accuracy(summary)
+    lines += _statuses(summary)
+    lines += _speed(summary)
+    from qualeval.loadreport import serving_markdown
+
+    lines += serving_markdown(summary)
+    return "\n".join(lines) + "\n"
+
+
+def _header(summary: RunSummary) -> list[str]:
     lines = [
         f"# qualeval report{' (rescored)' if summary.rescored else ''}",
         "",
@@ -180,7 +189,12 @@ def markdown_report(summary: RunSummary) -> str:
             "simulation of a reasoning model; they say nothing about any real model.",
             "",
         ]
-    lines += [
+    return lines
+
+
+def _accuracy(summary: RunSummary) -> list[str]:
+    """The accuracy table, then each task's notes: published figure, scorer's figures, judge, repeats."""
+    lines = [
         "## Accuracy",
         "",
         "| task | items | accuracy | 95% interval | over answered | naive extractor |",
@@ -197,24 +211,37 @@ def markdown_report(summary: RunSummary) -> str:
             f"{answered} | {_pct(m.naive_accuracy)} |"
         )
     for name, t in summary.tasks.items():
-        lines += _figures(name, t)
-        if t.summary.accuracy_without_judge is not None:
-            judged = t.summary.rungs.get("judge", 0)
-            lines += [
-                "",
-                f"{name}: a model judge accepted {judged} answers the rules rejected; by the rules alone, "
-                f"accuracy {_pct(t.summary.accuracy_without_judge)}",
-            ]
-        if t.repeated:
-            r = t.repeated
-            lines += [
-                "",
-                f"{name}: {r.k} samples per item — mean {_pct(r.mean)} ± {_pct(r.mean_se)}, "
-                f"maj@{r.k} {_pct(r.maj_at_k)} ± {_pct(r.maj_se)}, pass@{r.k} {_pct(r.pass_at_k)} ± "
-                f"{_pct(r.pass_se)} (standard errors clustered by item)"
-                + (f"; unbiased {', '.join(f'pass@{k} {_pct(v)}' for k, v in r.pass_at.items())}" if r.pass_at else ""),
-            ]
-    lines += [
+        lines += _figures(name, t) + _judged(name, t) + _repeated(name, t)
+    return lines
+
+
+def _judged(name: str, t: TaskReport) -> list[str]:
+    if t.summary.accuracy_without_judge is None:
+        return []
+    judged = t.summary.rungs.get("judge", 0)
+    return [
+        "",
+        f"{name}: a model judge accepted {judged} answers the rules rejected; by the rules alone, "
+        f"accuracy {_pct(t.summary.accuracy_without_judge)}",
+    ]
+
+
+def _repeated(name: str, t: TaskReport) -> list[str]:
+    r = t.repeated
+    if not r:
+        return []
+    unbiased = f"; unbiased {', '.join(f'pass@{k} {_pct(v)}' for k, v in r.pass_at.items())}" if r.pass_at else ""
+    return [
+        "",
+        f"{name}: {r.k} samples per item — mean {_pct(r.mean)} ± {_pct(r.mean_se)}, "
+        f"maj@{r.k} {_pct(r.maj_at_k)} ± {_pct(r.maj_se)}, pass@{r.k} {_pct(r.pass_at_k)} ± "
+        f"{_pct(r.pass_se)} (standard errors clustered by item){unbiased}",
+    ]
+
+
+def _statuses(summary: RunSummary) -> list[str]:
+    """Completion statuses, extraction rungs and constraints per task, then each breakdown's table."""
+    lines = [
         "",
         "## Completion statuses and extraction",
         "",
@@ -236,7 +263,12 @@ def markdown_report(summary: RunSummary) -> str:
             lines += [
                 f"| {v} | {c.n} | {_pct(c.accuracy)} | {_pct(c.low)} – {_pct(c.high)} |" for v, c in cells.items()
             ]
-    lines += [
+    return lines
+
+
+def _speed(summary: RunSummary) -> list[str]:
+    """The speed table, then per task its load levels and speed and quality read together."""
+    lines = [
         "",
         "## Speed",
         "",
@@ -253,38 +285,44 @@ def markdown_report(summary: RunSummary) -> str:
             f"{tpot} | {_num(p.output_throughput)} | {_num(p.request_throughput)} |"
         )
     for name, t in summary.tasks.items():
-        if len(t.levels) > 1:
-            lines += [
-                "",
-                f"### {name} by load level",
-                "",
-                "| level | accuracy | 95% interval | TTFT p50 | first answer p50 | output tok/s | goodput |",
-                "|---|---:|---:|---:|---:|---:|---:|",
-            ]
-            for level, lv in t.levels.items():
-                c, p = lv.accuracy, lv.speed
-                ttft = _num(p.ttft.p50) if p.ttft else "–"
-                first = _num(p.first_answer.p50) if p.first_answer else "–"
-                lines.append(
-                    f"| {level} | {_pct(c.accuracy)} | {_pct(c.low)} – {_pct(c.high)} | {ttft} | {first} | "
-                    f"{_num(p.output_throughput)} | {_num(p.goodput)} |"
-                )
-        k = t.linked
-        lines += [
-            "",
-            f"### {name}: speed and quality together",
-            "",
-            f"- correct answers per minute: {_num(k.correct_per_minute)}; output tokens per correct answer: "
-            f"{_num(k.tokens_per_correct)}; seconds per correct answer: {_num(k.seconds_per_correct)}",
-            f"- truncated: {k.truncation.truncated} ({_pct(k.truncation.rate)}) at budget "
-            f"{k.truncation.budget or 'server default'}; suggested budget: {k.truncation.suggested_budget or '–'}",
-            "- accuracy by reasoning tokens: "
-            + ", ".join(f"{b} {_pct(c.accuracy)} (n={c.n})" for b, c in k.accuracy_by_reasoning_length.items()),
-        ]
-    from qualeval.loadreport import serving_markdown
+        lines += _levels(name, t) + _linked(name, t)
+    return lines
 
-    lines += serving_markdown(summary)
-    return "\n".join(lines) + "\n"
+
+def _levels(name: str, t: TaskReport) -> list[str]:
+    if len(t.levels) <= 1:
+        return []
+    lines = [
+        "",
+        f"### {name} by load level",
+        "",
+        "| level | accuracy | 95% interval | TTFT p50 | first answer p50 | output tok/s | goodput |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for level, lv in t.levels.items():
+        c, p = lv.accuracy, lv.speed
+        ttft = _num(p.ttft.p50) if p.ttft else "–"
+        first = _num(p.first_answer.p50) if p.first_answer else "–"
+        lines.append(
+            f"| {level} | {_pct(c.accuracy)} | {_pct(c.low)} – {_pct(c.high)} | {ttft} | {first} | "
+            f"{_num(p.output_throughput)} | {_num(p.goodput)} |"
+        )
+    return lines
+
+
+def _linked(name: str, t: TaskReport) -> list[str]:
+    k = t.linked
+    return [
+        "",
+        f"### {name}: speed and quality together",
+        "",
+        f"- correct answers per minute: {_num(k.correct_per_minute)}; output tokens per correct answer: "
+        f"{_num(k.tokens_per_correct)}; seconds per correct answer: {_num(k.seconds_per_correct)}",
+        f"- truncated: {k.truncation.truncated} ({_pct(k.truncation.rate)}) at budget "
+        f"{k.truncation.budget or 'server default'}; suggested budget: {k.truncation.suggested_budget or '–'}",
+        "- accuracy by reasoning tokens: "
+        + ", ".join(f"{b} {_pct(c.accuracy)} (n={c.n})" for b, c in k.accuracy_by_reasoning_length.items()),
+    ]
 
 
 _MEASURES = {
@@ -319,7 +357,7 @@ def _pairs(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
 
 
-def write_reports(store: RunStore, summary: RunSummary, records: Iterable[dict[str, Any]]) -> tuple[Path, Path]:
+def write_reports(store: RunStore, summary: RunSummary, records: Iterable[Record]) -> tuple[Path, Path]:
     """report.md and report.html into the store's directory."""
     return (
         store.write_text("report.md", markdown_report(summary)),
@@ -327,7 +365,7 @@ def write_reports(store: RunStore, summary: RunSummary, records: Iterable[dict[s
     )
 
 
-def write_reports_or_warn(store: RunStore, summary: RunSummary, records: Iterable[dict[str, Any]]) -> bool:
+def write_reports_or_warn(store: RunStore, summary: RunSummary, records: Iterable[Record]) -> bool:
     """write_reports, for a run or rescore whose records and summary are already safe on disk: a report that
     fails is a warning (one line on stderr), never a traceback or an exit code of its own."""
     for name, render in (

@@ -15,8 +15,8 @@ import orjson
 
 from qualeval.formats import ReasoningFormat
 from qualeval.histogram import bucket_of
-from qualeval.metrics import interpolated
 from qualeval.models import ChatRequest, ChatResponse, ItlSummary, Timing, Usage
+from qualeval.speed import interpolated
 from qualeval.split import REASONING_FIELDS, split_completion
 from qualeval.stream import Attempt
 

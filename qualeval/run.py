@@ -20,33 +20,24 @@ import orjson
 from qualeval._version import __version__
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.config import RunConfig
-from qualeval.constrain import ConstraintRecord
 from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
 from qualeval.formats import builtin_formats
 from qualeval.grader import Grader, grader_for
 from qualeval.judge import judge
-from qualeval.models import Completion, Grade, Sample
-from qualeval.pinned import SETTINGS_EXCLUDED, Pinned, pinned_of, refuse_conflicts, resolve
+from qualeval.models import Completion, Sample
+from qualeval.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
+from qualeval.pipeline import run_one
 from qualeval.probe import probe
+from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, TaskEntry
 from qualeval.runchecks import check_run_tasks
-from qualeval.runner import Record, run_one
-from qualeval.runsummary import LevelReport, RunSummary, TaskReport, summarize_records, timed_of
+from qualeval.runsummary import summarize_records
 from qualeval.serving import attach_figures, batch_loop, serving_client
 from qualeval.shaping import needs_shaping, shape_work
 from qualeval.store import Key, RunStore, fingerprint
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.spec import TaskSpec
 
-__all__ = [
-    "LevelReport",
-    "RunSummary",
-    "TaskReport",
-    "execute",
-    "load_run_tasks",
-    "rescore",
-    "summarize_records",
-    "timed_of",
-]
+__all__ = ["execute", "load_run_tasks", "rescore"]
 
 PROBE_CONCURRENCY = 32
 """Requests in flight while probing (each check is sampled repeatedly), whatever the run's own concurrency."""
@@ -75,29 +66,29 @@ def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
     return out
 
 
-def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: Pinned | None) -> dict[str, Any]:
+def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: Pinned | None) -> Manifest:
     """The manifest; its fingerprint covers the samples, the settings and what the run pinned (once it has)."""
     rows = [(s.id, s.gold, s.messages[-1].content) for _, samples in work for s in samples]
     settings = config.model_dump(mode="json", exclude=set(SETTINGS_EXCLUDED))
     rows.append(("settings", orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode(), ""))
     if pinned is not None:
         rows.append(("pinned", orjson.dumps(pinned.fingerprinted(), option=orjson.OPT_SORT_KEYS).decode(), ""))
-    return {
-        "qualeval_version": __version__,
-        "config": config.model_dump(mode="json"),  # holds no secret: the API key is never part of it
-        "fingerprint": fingerprint(rows),
-        "pinned": pinned.model_dump(mode="json") if pinned else None,
-        "tasks": {
-            t.name: {
-                "file": str(t.path) if t.path else None,
-                "version": t.spec.version,
-                "samples": len(s),
-                "spec": t.spec.model_dump(mode="json"),
-            }
+    return Manifest(
+        qualeval_version=__version__,
+        config=config.model_dump(mode="json"),  # holds no secret: the API key is never part of it
+        fingerprint=fingerprint(rows),
+        pinned=pinned,
+        tasks={
+            t.name: TaskEntry(
+                file=str(t.path) if t.path else None,
+                version=t.spec.version,
+                samples=len(s),
+                spec=t.spec.model_dump(mode="json"),
+            )
             for t, s in work
         },
-        "started": _now(),
-    }
+        started=_now(),
+    )
 
 
 def _client_config(config: RunConfig, concurrency: int, switch: str = "none") -> ClientConfig:
@@ -132,11 +123,11 @@ def _warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
 
 
 async def _preflight(
-    config: RunConfig, wanted: bool | None, old: dict[str, Any] | None
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None, Pinned, bool]:
+    config: RunConfig, wanted: bool | None, old: Manifest | None
+) -> tuple[dict[str, Any] | None, ProbeResult | None, Pinned, bool]:
     """The server's /models answer, the probe result, and the pinned resolution (a resumed run's own, with its
     probe: never probed again, never nulled); the flag says whether it was resolved now."""
-    pinned = pinned_of(old)
+    pinned = old.pinned if old else None
     fresh = pinned is None
     if fresh and not config.probe:
         pinned = resolve(config, None, wanted)  # nothing to learn from the endpoint: refuse before contacting it
@@ -151,11 +142,11 @@ async def _preflight(
             models = None  # some servers have no /models; the chat requests will tell
         _warn_unlisted(config.model, models)
         if pinned is not None:
-            kept = None if fresh else ((old or {}).get("server") or {}).get("probe")  # a resumed run's own probe
-            return models, kept, pinned, fresh
+            server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
+            return models, server.probe if server else None, pinned, fresh
         found = await probe(client, config.model)  # the probe's own budget and seeds, never the run's
     pinned = resolve(config, found, wanted)  # a request that cannot be honoured stops here, before any is sent
-    return models, found.model_dump(mode="json"), pinned, True
+    return models, found, pinned, True
 
 
 async def execute(
@@ -172,16 +163,20 @@ async def execute(
     assert config.out is not None
     store = RunStore(config.out)
     old = store.manifest()
-    manifest = _manifest(config, work, pinned_of(old, config.out / "manifest.json"))
+    manifest = _manifest(config, work, old.pinned if old else None)
     if old is not None:
-        refuse_conflicts(config.out, old, manifest["config"])
+        refuse_conflicts(config.out, old, manifest.config)
     store.check(manifest)  # local mistakes surface before the endpoint is contacted
     started = time.perf_counter()
     models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old)
-    manifest = {**_manifest(config, work, pinned), "started": manifest["started"]}
-    manifest["server"] = {"models": models, "probe": found}
-    manifest["shaping"] = shaping
-    manifest["simulated"] = bool(found and found.get("simulated")) or _simulated(models)
+    manifest = _manifest(config, work, pinned).model_copy(
+        update={
+            "started": manifest.started,
+            "server": ServerInfo(models=models, probe=found),
+            "shaping": shaping,
+            "simulated": bool(found and found.simulated) or _simulated(models),
+        }
+    )
     done = store.open(manifest)
     for note in pinned.notes if fresh else ():
         print(f"note: {note}", file=sys.stderr, flush=True)
@@ -195,12 +190,12 @@ async def execute(
         judging = grader_for(config.judge_base_url, config.judge_model, max(cap for _, cap, _ in levels))
         cap = max(c for _, c, _ in levels)
         async with serving_client(config, client_config, cap, on_record) as (client, told), judging as grader:
-            await _send_all(client, config, items, store, done, pinned, manifest["started"], told, grader)
+            await _send_all(client, config, items, store, done, pinned, manifest.started or "", told, grader)
     finally:
         store.close()
     wall = time.perf_counter() - started
-    summary = summarize_records(store, config, [t for t, _ in work], manifest["simulated"])
-    summary.started = manifest["started"]
+    summary = summarize_records(store, config, [t for t, _ in work], manifest.simulated)
+    summary.started = manifest.started
     summary.wall_s = wall
     attach_figures(summary, store, config, shaping)
     store.write_json("summary.json", summary.model_dump(mode="json"))
@@ -227,7 +222,7 @@ async def _send_all(
     }
 
     async def one(item: tuple[Task, Sample, int], level: str, warmup: bool) -> None:
-        task, sample, attempt = item
+        task, sample, repeat = item
         record = await run_one(
             client,
             task,
@@ -236,14 +231,14 @@ async def _send_all(
             mode=pinned.constraint,
             style=pinned.constraint_style,
             rescue=config.rescue,
-            attempt=attempt,
+            repeat=repeat,
             level=level,
             warmup=warmup,
             session=session,
             grader=grader,
             **overrides,
         )
-        earlier = store.history.get((sample.id, attempt, level))
+        earlier = store.history.get((sample.id, repeat, level))
         if earlier:  # sent again after failing for good in an earlier session: its faults still count
             record = record.model_copy(update={"retried": [*earlier, *record.retried]})
         store.append(record.model_dump_json().encode())
@@ -294,19 +289,19 @@ def _simulated(models: dict[str, Any] | None) -> bool:
     return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
 
 
-def _run_config(manifest: dict[str, Any], root: Path) -> RunConfig:
+def _run_config(manifest: Manifest, root: Path) -> RunConfig:
     try:
-        return RunConfig.model_validate({**manifest["config"], "out": str(root)})
+        return RunConfig.model_validate({**manifest.config, "out": str(root)})
     except Exception as exc:  # an old or edited manifest
         raise InputError(f"{root / 'manifest.json'}: the run's configuration does not load ({exc})") from None
 
 
-def _task_of(name: str, saved: dict[str, Any]) -> Task:
+def _task_of(name: str, saved: TaskEntry) -> Task:
     """The current task file when it still loads (the point of a rescore), else the snapshot in the manifest."""
     try:
         return load_task(name)
     except InputError:
-        return Task(TaskSpec.model_validate(saved["spec"]), None, name.partition(":")[2] or None)
+        return Task(TaskSpec.model_validate(saved.spec), None, name.partition(":")[2] or None)
 
 
 def rescore(root: Path, *, rescue: bool | None = None) -> tuple[RunSummary, RunStore]:
@@ -319,48 +314,48 @@ def rescore(root: Path, *, rescue: bool | None = None) -> tuple[RunSummary, RunS
     if manifest is None:
         raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
     config = _run_config(manifest, root)
-    tasks = {name: _task_of(name, saved) for name, saved in manifest["tasks"].items()}
+    tasks = {name: _task_of(name, saved) for name, saved in manifest.tasks.items()}
     use_rescue = config.rescue if rescue is None else rescue
     out = RunStore(root / "rescore")
 
     def rejudged() -> Iterator[bytes]:
-        for row in store.records():
-            task = tasks.get(row["task"])
+        for record in store.records():
+            task = tasks.get(record.task)
             if task is not None:
-                yield orjson.dumps(_rejudged(task, row, use_rescue))
+                yield _rejudged(task, record, use_rescue).model_dump_json().encode()
 
     out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
-    summary = summarize_records(out, config, list(tasks.values()), bool(manifest.get("simulated")))
+    summary = summarize_records(out, config, list(tasks.values()), manifest.simulated)
     summary.rescored = True
-    attach_figures(summary, out, config, manifest.get("shaping"), series=root)
+    attach_figures(summary, out, config, manifest.shaping, series=root)
     out.write_json("summary.json", summary.model_dump(mode="json"))
     return summary, out
 
 
-def _rejudged(task: Task, row: dict[str, Any], rescue: bool) -> dict[str, Any]:
+def _rejudged(task: Task, record: Record, rescue: bool) -> Record:
+    """The record judged again by the current rules; what was sent and what came back stay as they were."""
     sample = Sample(
-        id=row["sample_id"],
-        task=row["task"],
+        id=record.sample_id,
+        task=record.task,
         messages=(),
-        gold=row["gold"],
-        choices=tuple(row.get("choices") or ()),
-        aliases=tuple(row.get("aliases") or ()),
-        meta=row.get("meta") or {},
+        gold=record.gold,
+        choices=record.choices,
+        aliases=record.aliases,
+        meta=record.meta,
     )
     done = Completion(
-        reasoning=row["reasoning"],
-        content=row["content"],
-        reasoning_source=row["reasoning_source"],
-        status=row["status"],
+        reasoning=record.reasoning,
+        content=record.content,
+        reasoning_source=record.reasoning_source,
+        status=record.status,  # type: ignore[arg-type]
     )
-    constraint = ConstraintRecord.model_validate(row.get("constraint") or {"mode": "off"})
-    grade = Grade.model_validate(row["grade"]) if row.get("grade") else None
-    verdict = judge(task, sample, done, constraint, rescue=rescue, grade=grade)
-    return {
-        **row,
-        "extraction": verdict.extraction.model_dump(),
-        "score": verdict.score.model_dump(),
-        "naive_correct": verdict.naive_correct,
-        "rescue": verdict.rescue.model_dump() if verdict.rescue else None,
-        "rescue_correct": verdict.rescue_correct,
-    }
+    verdict = judge(task, sample, done, record.constraint, rescue=rescue, grade=record.grade)
+    return record.model_copy(
+        update={
+            "extraction": verdict.extraction,
+            "score": verdict.score,
+            "naive_correct": verdict.naive_correct,
+            "rescue": verdict.rescue,
+            "rescue_correct": verdict.rescue_correct,
+        }
+    )

@@ -14,7 +14,7 @@ from qualeval.config import RunConfig
 from qualeval.endpoints import Router
 from qualeval.lengths import headers_of
 from qualeval.loadfigures import collect
-from qualeval.runsummary import RunSummary
+from qualeval.records import RunSummary
 from qualeval.store import RunStore
 from qualeval.timeseries import Sampler, server_summary
 

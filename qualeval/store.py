@@ -8,7 +8,7 @@
 
 Each record line is written with a single unbuffered `write` on a file opened for appending, so a run killed
 at any moment (`kill -9` included) leaves whole lines and at most one torn last line. Resuming drops that line
-and skips every (sample, attempt, load level) already recorded: nothing is lost, nothing is written twice.
+and skips every (sample, repeat, load level) already recorded: nothing is lost, nothing is written twice.
 
 A request that failed for good (`transport_error`, e.g. during a server outage) is not an answer, so resuming
 sends it again: its record stays in the file marked `"final": false` (rewritten in one atomic step), and the
@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, validation_problem
+from qualeval.records import Manifest, Record
 
 __all__ = ["Key", "RunStore", "fingerprint"]
 
@@ -43,11 +45,12 @@ def fingerprint(rows: list[tuple[str, str, str]]) -> str:
 
 
 Key = tuple[str, int, str]
-"""(sample id, attempt, load level): one request of a run."""
+"""(sample id, repeat, load level): one request of a run."""
 
 
 def _key(row: dict[str, Any]) -> Key:
-    return row["sample_id"], int(row.get("attempt", 0)), str(row.get("level", ""))
+    repeat = row.get("repeat", row.get("attempt", 0))  # `attempt` in runs written before the rename
+    return row["sample_id"], int(repeat), str(row.get("level", ""))
 
 
 def _superseded(row: dict[str, Any]) -> bool:
@@ -65,39 +68,40 @@ class RunStore:
     def records_path(self) -> Path:
         return self.root / RECORDS
 
-    def manifest(self) -> dict[str, Any] | None:
+    def manifest(self) -> Manifest | None:
         path = self.root / MANIFEST
         if not path.exists():
             return None
         try:
-            return orjson.loads(path.read_bytes())
+            return Manifest.model_validate(orjson.loads(path.read_bytes()))
         except orjson.JSONDecodeError:
             raise InputError(f"{path}: not a readable manifest; is this a qualeval run directory?") from None
+        except ValidationError as exc:
+            problem = validation_problem(exc)
+            raise InputError(f"{path}: field '{problem.field}' does not load; was it edited?") from None
 
-    def check(self, manifest: dict[str, Any]) -> None:
+    def check(self, manifest: Manifest) -> None:
         """Create the directory, or make sure the run already in it is this one: before any request is sent."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"{self.root}: cannot create the run directory ({exc.strerror})") from None
         old = self.manifest()
-        if old is not None and old.get("fingerprint") != manifest.get("fingerprint"):
+        if old is not None and old.fingerprint != manifest.fingerprint:
             raise InputError(
                 f"{self.root}: holds a run of other tasks, data or settings; give another --out to start a new run"
             )
 
-    def open(self, manifest: dict[str, Any]) -> set[Key]:
-        """Start or resume a run; returns the (sample id, attempt, load level) triples already recorded
+    def open(self, manifest: Manifest) -> set[Key]:
+        """Start or resume a run; returns the (sample id, repeat, load level) triples already recorded
         (a transport_error is not: it is sent again)."""
         self.check(manifest)
         old = self.manifest()
         if old is not None:
-            manifest = {
-                **manifest,
-                "started": old.get("started", manifest.get("started")),
-                "resumed": [*old.get("resumed", []), manifest.get("started")],
-            }
-        self.write_json(MANIFEST, manifest)
+            started = old.started if old.started is not None else manifest.started
+            resumed = [*(old.resumed or []), manifest.started]
+            manifest = manifest.model_copy(update={"started": started, "resumed": resumed})
+        self.write_json(MANIFEST, manifest.written())
         done = self._repair()
         self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         return done
@@ -149,9 +153,23 @@ class RunStore:
             os.close(self._fd)
             self._fd = None
 
-    def records(self, *, superseded: bool = False) -> Iterator[dict[str, Any]]:
-        """Every complete final record, streamed (runs can be large); `superseded` adds the failed requests
-        that a resume sent again (`"final": false`)."""
+    def records(self, *, superseded: bool = False) -> Iterator[Record]:
+        """Every complete final record, read into its type, streamed (runs can be large); `superseded` adds the
+        failed requests that a resume sent again (`"final": false`)."""
+        path = self.records_path
+        for number, row in self._numbered(superseded):
+            try:
+                yield Record.model_validate(row)
+            except ValidationError as exc:
+                problem = validation_problem(exc)
+                raise InputError(f"{path}:{number}: not a record: field '{problem.field}': {problem.message}") from None
+
+    def rows(self, *, superseded: bool = False) -> Iterator[dict[str, Any]]:
+        """records() as the JSON objects on disk, untyped: for copying them whole (qualeval merge)."""
+        for _, row in self._numbered(superseded):
+            yield row
+
+    def _numbered(self, superseded: bool) -> Iterator[tuple[int, dict[str, Any]]]:
         path = self.records_path
         if not path.exists():
             return
@@ -164,7 +182,7 @@ class RunStore:
                 except orjson.JSONDecodeError:
                     raise InputError(f"{path}:{number}: damaged record") from None
                 if superseded or not _superseded(row):
-                    yield row
+                    yield number, row
 
     def write_lines(self, name: str, lines: Iterable[bytes]) -> Path:
         """Write lines as they come, then move the file into place in one step."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,3 +77,17 @@ def gsm8k_rows() -> list[dict[str, str]]:
         pytest.skip(f"{GSM8K} not present")
     with GSM8K.open() as handle:
         return [json.loads(line) for line in handle]
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Workers for `-n auto`: one more than the cores, since tests mostly wait; none for the timing tests."""
+    if "timing" in config.option.markexpr and "not timing" not in config.option.markexpr:
+        return 0  # a wall-clock measurement must not share the machine with other tests
+    return (os.cpu_count() or 1) + 1
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The llama-server tests share session-scoped servers: one worker runs them all, so each starts once."""
+    for item in items:
+        if item.get_closest_marker("real_server"):
+            item.add_marker(pytest.mark.xdist_group("real_server"))

@@ -171,7 +171,7 @@ def test_serve_sim_takes_a_task_as_its_answer_key() -> None:
 def test_probe_result_hands_its_enforced_styles_to_the_runner() -> None:
     with sim_process("--flavor", "sglang") as url:
         done = qualeval("probe", "--base-url", url, "--format", "json")
-    from qualeval.probe import ProbeResult
+    from qualeval.records import ProbeResult
 
     assert ProbeResult.model_validate_json(done.stdout).styles() == ["sglang", "response_format"]
 
@@ -207,3 +207,31 @@ def test_an_error_keeps_its_square_brackets() -> None:
 
     done = CliRunner().invoke(app, ["tasks", "show", "lm_eval:definitely_not_a_task_[x]"])
     assert done.exit_code == 2 and "[x]" in done.output
+
+
+def test_serve_sim_options_are_sim_configs() -> None:
+    """serve-sim's defaults read into the very config SimConfig() is, and a new SimConfig field is a decision."""
+    import dataclasses
+
+    from qualeval.cli.serve_sim import SIM_OPTIONS, sim_config, sim_parameters
+    from qualeval.sim import SimConfig
+
+    defaults = {p.name: p.default for p in sim_parameters()}
+    assert sim_config(defaults) == SimConfig(task_data={})
+    flagged = {o.target.partition(".")[0] for o in SIM_OPTIONS if o.target}
+    unflagged = {f.name for f in dataclasses.fields(SimConfig)} - flagged
+    # fault timings and a chat-template setting: the command has never offered them
+    assert unflagged == {"slow_headers_s", "stall_s", "thinking_opened"}
+
+
+def test_printed_paths_are_never_broken_across_lines(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    out = tmp_path / ("a-run-directory-whose-name-alone-is-wider-than-a-terminal-" * 2) / "demo"
+    done = CliRunner().invoke(app, ["demo", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    for name in ("report.html", "report.md", "records.jsonl"):
+        assert any(str(out / name) in line for line in lines), name

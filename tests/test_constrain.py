@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
+from qualeval.accuracy import summarize
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.constrain import constraint_for, request_params, styles_from_probe, validate
 from qualeval.errors import InputError
-from qualeval.runner import Record, resolve_mode, run_samples
+from qualeval.pipeline import resolve_mode, run_samples
+from qualeval.records import Record
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
-from qualeval.summary import summarize
 from qualeval.tasks import build_samples, load_task
 from qualeval.tasks.spec import AnswerSpec
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from qualeval.accuracy import summarize, wilson
 from qualeval.extract import extract, naive_extract
 from qualeval.models import Sample
+from qualeval.records import Outcome
 from qualeval.score import score
-from qualeval.summary import Outcome, summarize, wilson
 from qualeval.tasks.spec import AnswerSpec, ScorerSpec
 
 CASES = json.loads((Path(__file__).parent / "data" / "extraction_cases.json").read_text())

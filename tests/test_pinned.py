@@ -17,7 +17,7 @@ import pytest
 from qualeval.config import RunConfig
 from qualeval.errors import InputError
 from qualeval.pinned import refuse_conflicts, resolve, resolve_switch
-from qualeval.probe import ModeResult, ProbeResult
+from qualeval.records import Manifest, ModeResult, ProbeResult
 from tests.conftest import sim_process
 
 
@@ -194,7 +194,7 @@ def test_a_followup_gets_the_switch_that_turns_thinking_off() -> None:
 
 
 def test_a_changed_task_list_is_refused_by_its_flag(tmp_path: Path) -> None:
-    old = {"config": {"tasks": ["gsm8k"], "concurrency": [4]}}
+    old = Manifest(config={"tasks": ["gsm8k"], "concurrency": [4]})
     refuse_conflicts(tmp_path, old, {"tasks": ["gsm8k"], "concurrency": [16]})  # concurrency may change
     with pytest.raises(InputError, match="--task \\['gsm8k'\\]"):
         refuse_conflicts(tmp_path, old, {"tasks": ["mmlu"], "concurrency": [4]})

@@ -10,7 +10,8 @@ import pytest
 from qualeval import probe as probe_module
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.models import ChatRequest, ChatResponse
-from qualeval.probe import ProbeResult, probe, settle
+from qualeval.probe import probe, settle
+from qualeval.records import ProbeResult
 from tests.conftest import fast_sim, sim_url
 
 

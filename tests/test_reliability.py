@@ -129,7 +129,7 @@ def test_killed_again_and_again_then_resumed(tmp_path: Path) -> None:
     raw = (out / "records.jsonl").read_bytes()
     assert raw.endswith(b"\n")
     records = [json.loads(line) for line in raw.split(b"\n")[:-1]]  # every line whole: no torn lines remain
-    keys = [(r["sample_id"], r["attempt"], r["level"]) for r in records]
+    keys = [(r["sample_id"], r["repeat"], r["level"]) for r in records]
     assert len(keys) == 300 and len(set(keys)) == 300
     assert len(json.loads((out / "manifest.json").read_text())["resumed"]) >= 1
 

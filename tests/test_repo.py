@@ -97,3 +97,19 @@ def test_no_import_cycles() -> None:
     for name in sorted(graph):
         if name not in state:
             visit(name, [name])
+
+
+def test_modules_and_functions_stay_small() -> None:
+    """The house limits: a module over 400 lines or a function over 60 wants splitting along what it does."""
+    too_long = []
+    for path in sorted((ROOT / "qualeval").rglob("*.py")):
+        source = path.read_text()
+        name = path.relative_to(ROOT)
+        if source.count("\n") > 400:
+            too_long.append(f"{name}: {source.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > 60:
+                    too_long.append(f"{name}:{node.lineno} {node.name}: {lines} lines")
+    assert not too_long, "\n".join(too_long)

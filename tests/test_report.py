@@ -36,9 +36,9 @@ def test_a_perfect_eleven_item_run_writes_its_report_and_exits_0(tmp_path: Path)
 
 def test_accuracy_by_length_plots_perfect_and_empty_buckets() -> None:
     from qualeval import plots
-    from qualeval.summary import Cell
+    from qualeval.accuracy import cell_of
 
-    cells = {"1-255": Cell.of([True] * 10), "256-511": Cell.of([False] * 3), "512-1023": Cell.of([True] * 13)}
+    cells = {"1-255": cell_of([True] * 10), "256-511": cell_of([False] * 3), "512-1023": cell_of([True] * 13)}
     assert plots.accuracy_by_length(cells, "t").startswith("data:image/svg+xml;base64,")
 
 

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from qualeval.config import RunConfig
+from qualeval.records import Manifest
 from qualeval.run import execute
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.store import RunStore
@@ -71,18 +72,18 @@ def _row(sample: str, status: str, retried: list[str]) -> bytes:
 
 def test_a_request_that_fails_again_carries_each_fault_once(tmp_path: Path) -> None:
     store = RunStore(tmp_path)
-    store.open({"fingerprint": "f"})
+    store.open(Manifest(fingerprint="f"))
     store.append(_row("t/0", "transport_error", ["503"]))
     store.append(_row("t/1", "ok", []))
     store.close()
     again = RunStore(tmp_path)
-    assert again.open({"fingerprint": "f"}) == {("t/1", 0, "c=1")}
+    assert again.open(Manifest(fingerprint="f")) == {("t/1", 0, "c=1")}
     assert again.history == {("t/0", 0, "c=1"): ["503"]}
     again.append(_row("t/0", "transport_error", ["503", "timeout"]))  # failed again: history plus its own
     again.close()
     third = RunStore(tmp_path)
-    assert third.open({"fingerprint": "f"}) == {("t/1", 0, "c=1")}
+    assert third.open(Manifest(fingerprint="f")) == {("t/1", 0, "c=1")}
     assert third.history == {("t/0", 0, "c=1"): ["503", "timeout"]}
     third.close()
-    assert [r["sample_id"] for r in third.records()] == ["t/1"]
-    assert [r.get("final", True) for r in third.records(superseded=True)] == [False, True, False]
+    assert [r["sample_id"] for r in third.rows()] == ["t/1"]
+    assert [r.get("final", True) for r in third.rows(superseded=True)] == [False, True, False]

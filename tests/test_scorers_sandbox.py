@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from qualeval.accuracy import Repeat, pass_at_k, repeated
 from qualeval.judge import judge
-from qualeval.metrics import Attempt, pass_at_k, repeated
 from qualeval.models import Completion
 from qualeval.scorers.humaneval import allow_code_execution, answer_code
 from qualeval.scorers.sandbox import Limits, isolation, run_python
@@ -162,8 +162,8 @@ def test_unbiased_pass_at_k() -> None:
     assert pass_at_k(10, 0, 1) == 0.0 and pass_at_k(10, 10, 5) == 1.0
     assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
     assert pass_at_k(4, 1, 2) == pytest.approx(0.5)  # 1 - C(3,2)/C(4,2)
-    tries = [Attempt("a", c, str(i)) for i, c in enumerate([True, False, False, False])]
-    tries += [Attempt("b", False, str(i)) for i in range(4)]
+    tries = [Repeat("a", c, str(i)) for i, c in enumerate([True, False, False, False])]
+    tries += [Repeat("b", False, str(i)) for i in range(4)]
     result = repeated(tries, 4)
     assert result.pass_at == {1: pytest.approx(0.125), 2: pytest.approx(0.25), 4: pytest.approx(0.5)}
     assert os.environ.get("OPENAI_API_KEY") != "sk-canary-do-not-leak"

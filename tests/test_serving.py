@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import qualeval
+from qualeval.accuracy import wilson
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.observe import decay
-from qualeval.summary import wilson
 from qualeval.timeseries import figures, metric_maps, read_metrics
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from qualeval.compare import compare_runs, mcnemar_exact
 from qualeval.histogram import bucket_of, percentile
-from qualeval.metrics import Timed, length_bucket, linked, speed
+from qualeval.records import ConstraintRecord, Extraction, Record, Score, Timed, Timing, Usage
+from qualeval.speed import length_bucket, linked, speed
 from tests.conftest import sim_process
 
 KNOWN = (
@@ -206,21 +207,26 @@ def _fake_run(root: Path, outcomes: list[bool], latency: float, simulated: bool 
     (root / "manifest.json").write_text(json.dumps({"fingerprint": "x", "simulated": simulated}))
     with (root / "records.jsonl").open("w") as handle:
         for i, ok in enumerate(outcomes):
-            handle.write(
-                json.dumps(
-                    {
-                        "sample_id": f"t/test/{i}",
-                        "task": "t",
-                        "attempt": 0,
-                        "level": "c=8",
-                        "warmup": False,
-                        "score": {"correct": ok},
-                        "timing": {"ttft": latency / 10, "first_content": latency / 2, "end": latency + i % 3},
-                        "usage": {"completion_tokens": 100},
-                    }
-                )
-                + "\n"
+            record = Record(
+                sample_id=f"t/test/{i}",
+                task="t",
+                level="c=8",
+                request={},
+                reasoning="",
+                content="",
+                reasoning_source="none",
+                status="ok",
+                finish_reason="stop",
+                usage=Usage(completion_tokens=100),
+                timing=Timing(ttft=latency / 10, first_content=latency / 2, end=latency + i % 3),
+                attempts=1,
+                constraint=ConstraintRecord(mode="off"),
+                extraction=Extraction(value=None, rung="none"),
+                score=Score(correct=ok),
+                gold="",
+                meta={},
             )
+            handle.write(record.model_dump_json() + "\n")
 
 
 def test_compare_against_scipy(tmp_path: Path) -> None:

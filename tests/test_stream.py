@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.models import ChatResponse
 from qualeval.sim.behaviour import AnswerKey, Behaviour, KeyEntry, generate
-from qualeval.sim.wire import FLAVOURS, Ctx
+from qualeval.sim.flavours import FLAVOURS
+from qualeval.sim.frames import Ctx
 from qualeval.sse import SSEDecoder
 from tests.conftest import ask
 

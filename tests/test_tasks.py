@@ -11,7 +11,7 @@ import pytest
 
 from qualeval.client import ChatClient, ClientConfig
 from qualeval.errors import InputError
-from qualeval.runner import run_samples
+from qualeval.pipeline import run_samples
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import build_samples, builtin_tasks, load_task
 from qualeval.tasks.generators import is_valid, syllogism_forms

@@ -18,7 +18,7 @@ import orjson
 from qualeval.sim.answerkey import AnswerKey, KeyEntry
 from qualeval.sim.judge import grade_reply
 
-__all__ = ["AnswerKey", "Behaviour", "Constraint", "Generation", "KeyEntry", "generate", "tokenize"]
+__all__ = ["AnswerKey", "Behaviour", "Constraint", "Generation", "KeyEntry", "generate", "seeded", "tokenize"]
 
 _TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -56,7 +56,8 @@ class Generation:
     thinking: bool = True
 
 
-def _rng(*parts: object) -> random.Random:
+def seeded(*parts: object) -> random.Random:
+    """A generator that is a function of `parts` alone: the same request draws the same numbers on every run."""
     digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
 
@@ -252,7 +253,7 @@ def generate(
     if entry is None and key and conversation:
         entry = key.find(conversation)
     # seeded on the question, so a followup about the same question gives the same answer
-    rng = _rng(behaviour.seed, entry.question if entry else prompt, variant)
+    rng = seeded(behaviour.seed, entry.question if entry else prompt, variant)
     outcome = directives.get("outcome")
     if entry is None:
         answer = "I do not have this question in my answer key."

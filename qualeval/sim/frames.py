@@ -35,13 +35,22 @@ class Ctx:
 
 
 class RequestRejected(Exception):
-    """The server refuses the request with this status; `kind` and `extra` fill flavour-specific error bodies."""
+    """The server refuses the request with this status; `kind` and `extra` fill flavour-specific error bodies,
+    `headers` go on the response (a 429's Retry-After)."""
 
-    def __init__(self, status: int, message: str, kind: str | None = None, extra: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        kind: str | None = None,
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.extra = extra or {}
+        self.headers = headers or {}
 
 
 def sse(obj: dict[str, Any]) -> bytes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
+from typing import cast
 
 __all__ = ["Grammar", "GrammarError", "parse_grammar"]
 
@@ -205,12 +206,12 @@ class Grammar:
         if item.kind == "lit":
             out.append(str(item.value))
         elif item.kind == "class":
-            ranges, negated = item.value  # type: ignore[misc]
+            ranges, negated = cast(tuple[tuple[tuple[str, str], ...], bool], item.value)
             out.append(_class_char(ranges, negated, rng))
         elif item.kind == "ref":
             self._alternatives(self.rules[str(item.value)], rng, out, depth)
         else:
-            self._alternatives(item.value, rng, out, depth)  # type: ignore[arg-type]
+            self._alternatives(cast(tuple[Sequence, ...], item.value), rng, out, depth)
 
 
 def _class_char(ranges: tuple[tuple[str, str], ...], negated: bool, rng: random.Random) -> str:

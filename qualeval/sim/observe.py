@@ -1,8 +1,8 @@
 """What the reference server tells about itself: Prometheus `/metrics`, `/tokenize`, and a log of what it sent.
 
-`/metrics` uses the real servers' metric names (vLLM's for the vLLM-like flavours, SGLang's and llama.cpp's for
-theirs), so the client reads the reference server exactly as it reads a real one. The API flavours (OpenAI,
-DeepSeek, OpenRouter) and Ollama have neither route, as their real counterparts do not.
+`/metrics` uses the real servers' metric names (each flavour names its family's `Metrics`), so the client reads
+the reference server exactly as it reads a real one. Flavours whose real counterparts have neither `/metrics` nor
+`/tokenize` (the APIs, Ollama) name none.
 
 Output forcing (`ignore_eos`, `min_tokens`) and speculative decoding are simulated here too: the first writes
 neutral words after the answer until the asked length, the second draws how many draft tokens each step accepts.
@@ -20,44 +20,29 @@ import orjson
 
 from qualeval.sim.behaviour import Generation, tokenize
 
-__all__ = ["NO_EXTRAS", "Observed", "force_length", "metrics_text", "spec_steps", "tokenized"]
+__all__ = [
+    "Metrics",
+    "Observed",
+    "decay",
+    "force_length",
+    "log_record",
+    "metrics_text",
+    "spec_steps",
+    "speedup",
+    "tokenized",
+]
 
-NO_EXTRAS = frozenset({"openai", "deepseek", "openrouter", "ollama"})
-"""Flavours whose real servers have no /metrics or /tokenize route."""
 
-# (our counter or gauge, the server's metric name, kind); names as each server exports them
-_NAMES: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "vllm": (
-        ("running", "vllm:num_requests_running", "gauge"),
-        ("waiting", "vllm:num_requests_waiting", "gauge"),
-        ("kv_usage", "vllm:kv_cache_usage_perc", "gauge"),
-        ("prefix_queries", "vllm:prefix_cache_queries", "counter"),
-        ("prefix_hits", "vllm:prefix_cache_hits", "counter"),
-        ("preemptions", "vllm:num_preemptions", "counter"),
-        ("prompt_tokens", "vllm:prompt_tokens", "counter"),
-        ("generation_tokens", "vllm:generation_tokens", "counter"),
-        ("requests", "vllm:request_success", "counter"),
-        ("drafts", "vllm:spec_decode_num_drafts", "counter"),
-        ("draft_tokens", "vllm:spec_decode_num_draft_tokens", "counter"),
-        ("accepted_tokens", "vllm:spec_decode_num_accepted_tokens", "counter"),
-    ),
-    "sglang": (
-        ("running", "sglang:num_running_reqs", "gauge"),
-        ("waiting", "sglang:num_queue_reqs", "gauge"),
-        ("kv_usage", "sglang:token_usage", "gauge"),
-        ("hit_rate", "sglang:cache_hit_rate", "gauge"),
-        ("prompt_tokens", "sglang:prompt_tokens", "counter"),
-        ("generation_tokens", "sglang:generation_tokens", "counter"),
-        ("accept_length", "sglang:spec_accept_length", "gauge"),
-    ),
-    "llamacpp": (
-        ("prompt_tokens", "llamacpp:prompt_tokens", "counter"),
-        ("generation_tokens", "llamacpp:tokens_predicted", "counter"),
-        ("running", "llamacpp:requests_processing", "gauge"),
-        ("waiting", "llamacpp:requests_deferred", "gauge"),
-        ("kv_usage", "llamacpp:kv_cache_usage_ratio", "gauge"),
-    ),
-}
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """How one server family names its Prometheus metrics."""
+
+    names: tuple[tuple[str, str, str], ...]
+    """(our counter or gauge, the server's metric name, kind), in the order the server exports them."""
+    labelled: bool = True
+    """The samples carry `engine` and `model_name` labels (vLLM, SGLang; llama.cpp's carry none)."""
+
+
 _WORDS = tokenize(" and the river ran on past the old mill while the light went slowly down over the hills")
 
 
@@ -66,7 +51,6 @@ class Observed:
     """Counters and gauges of one server, and the optional log it writes (one JSON line per request)."""
 
     kv_tokens: int = 262144
-    running: int = 0
     waiting: int = 0
     in_kv: int = 0
     counters: dict[str, float] = field(default_factory=dict)
@@ -121,13 +105,12 @@ def _common(a: str, b: str) -> int:
     return i
 
 
-def metrics_text(flavour: str, observed: Observed, running: int, model: str) -> bytes:
-    """The Prometheus text exposition of the server's state, in its flavour's metric names."""
-    family = "llamacpp" if flavour == "llamacpp" else "sglang" if flavour == "sglang" else "vllm"
+def metrics_text(metrics: Metrics, observed: Observed, running: int, model: str) -> bytes:
+    """The Prometheus text exposition of the server's state, in its family's metric names."""
     values = observed.values(running)
-    labels = "" if family == "llamacpp" else f'{{engine="0",model_name="{model}"}}'
+    labels = f'{{engine="0",model_name="{model}"}}' if metrics.labelled else ""
     lines: list[str] = []
-    for ours, name, kind in _NAMES[family]:
+    for ours, name, kind in metrics.names:
         value = values.get(ours, 0.0)
         lines.append(f"# HELP {name} simulated by qualeval's reference server")
         lines.append(f"# TYPE {name} {kind}")

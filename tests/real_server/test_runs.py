@@ -189,7 +189,7 @@ def test_server_killed_mid_run_then_resumed(servers: Servers, tmp_path: Path) ->
     finally:
         server.stop()
     final = final_records(out)
-    keys = Counter((r["sample_id"], r["attempt"], r["level"]) for r in final)
+    keys = Counter((r["sample_id"], r["repeat"], r["level"]) for r in final)
     assert len(keys) == 40 and set(keys.values()) == {1}, "exactly one final record per item"
     assert all(r["status"] == "ok" for r in final), Counter(r["status"] for r in final)
     retried = [r for r in final if r["sample_id"] in {f["sample_id"] for f in failed}]

@@ -1,19 +1,13 @@
-"""Every type a run persists, in one place: the record written to records.jsonl and its parts, and the item
-`qualeval score` writes to items.jsonl. A record is read back into its type once; the views that summaries,
-speed figures and tables need are its methods.
-"""
+"""records.jsonl: the record of one request (one sample of one item at one load level) and its parts. A record
+is read back into its type once; the views that summaries, speed figures and tables need are its methods."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
-from qualeval.metrics import Timed
-from qualeval.summary import Outcome
-
-_TIMING_COLUMNS = ("first_byte", "ttft", "first_reasoning", "first_content", "end", "decode_rate")
-_USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "answer_tokens")
+from qualeval.records.views import Outcome, Timed
 
 __all__ = [
     "ConstraintRecord",
@@ -24,7 +18,6 @@ __all__ = [
     "Record",
     "Rung",
     "Score",
-    "ScoredItem",
     "Status",
     "Timing",
     "Usage",
@@ -141,8 +134,9 @@ class Record(BaseModel):
 
     sample_id: str
     task: str
-    attempt: int = 0
-    """Which of K samples of the same item this is (0 when sampling once)."""
+    repeat: int = Field(0, validation_alias=AliasChoices("repeat", "attempt"))
+    """Which of the K samples of the same item this is (0 when sampling once); `attempt` in runs written before
+    it was renamed, so that it could not be mistaken for `attempts`."""
     level: str = ""
     """The load level it ran at (`c=16`, `rate=4`)."""
     warmup: bool = False
@@ -163,7 +157,7 @@ class Record(BaseModel):
     usage: Usage
     timing: Timing
     attempts: int
-    """HTTP attempts it took (retries included)."""
+    """HTTP attempts the request took (retries included): never which sample it is (`repeat`)."""
     constraint: ConstraintRecord
     extraction: Extraction
     score: Score
@@ -207,7 +201,7 @@ class Record(BaseModel):
         return {
             "sample_id": self.sample_id,
             "task": self.task,
-            "attempt": self.attempt,
+            "repeat": self.repeat,
             "status": self.status,
             "correct": self.score.correct,
             "extracted": self.extraction.value,
@@ -257,17 +251,3 @@ class Record(BaseModel):
             answer_tokens=u.answer_tokens,
             budget=self.request.get("max_tokens") or self.request.get("max_completion_tokens"),
         )
-
-
-class ScoredItem(BaseModel):
-    id: str
-    status: str
-    extracted: str | None
-    method: str
-    """The extraction rung that produced the answer."""
-    correct: bool
-    gold: str
-    naive_correct: bool | None = None
-    rescue: str | None = None
-    f1: float | None = None
-    grade: Grade | None = None

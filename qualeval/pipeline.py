@@ -28,13 +28,13 @@ from qualeval.constrain import (
 )
 from qualeval.errors import InputError
 from qualeval.grader import Grader
-from qualeval.judge import judge, wants_grade
-from qualeval.models import ChatRequest, ChatResponse, Message, Sample
-from qualeval.records import ConstraintRecord, Record
+from qualeval.judge import Verdict, judge, wants_grade
+from qualeval.models import ChatRequest, ChatResponse, Completion, Message, Sample
+from qualeval.records import ConstraintRecord, Grade, Record
 from qualeval.scorers import WHOLE_ANSWER
 from qualeval.tasks.task import Task
 
-__all__ = ["Record", "request_for", "resolve_mode", "run_one", "run_samples"]
+__all__ = ["request_for", "resolve_mode", "run_one", "run_samples"]
 
 FOLLOWUP_PROMPT = "Now give only your final answer, with nothing else."
 
@@ -128,6 +128,20 @@ async def _ask(
     return sent, response, ConstraintRecord(mode=mode)
 
 
+async def _judged(
+    task: Task, sample: Sample, done: Completion, info: ConstraintRecord, rescue: bool, grader: Grader | None
+) -> tuple[Verdict, Grade | None]:
+    """The verdict on an answer, and the model judge's grade where the rules rejected a free-form one."""
+    if task.spec.scorer.kind == "code":  # the program runs for seconds: off the event loop that streams the rest
+        verdict = await asyncio.to_thread(judge, task, sample, done, info, rescue=rescue)
+    else:
+        verdict = judge(task, sample, done, info, rescue=rescue)
+    if grader is None or not wants_grade(task, done, verdict):
+        return verdict, None
+    grade = await grader.grade(sample, done.content)
+    return judge(task, sample, done, info, rescue=rescue, grade=grade), grade
+
+
 async def run_one(
     client: ChatClient,
     task: Task,
@@ -137,29 +151,22 @@ async def run_one(
     mode: Mode,
     style: Style | None,
     rescue: bool = False,
-    attempt: int = 0,
+    repeat: int = 0,
     level: str = "",
     warmup: bool = False,
     session: str = "",
     grader: Grader | None = None,
     **overrides: Any,
 ) -> Record:
-    """One sample, one attempt: request (constrained as `mode` says), judge (and grade), record."""
+    """One sample (its `repeat`-th): request (constrained as `mode` says), judge (and grade), record."""
     request = request_for(task, sample, model, **overrides)
     sent, response, info = await _ask(client, task, sample, request, mode, style)
     done = response.completion
-    if task.spec.scorer.kind == "code":  # the program runs for seconds: off the event loop that streams the rest
-        verdict = await asyncio.to_thread(judge, task, sample, done, info, rescue=rescue)
-    else:
-        verdict = judge(task, sample, done, info, rescue=rescue)
-    grade = None
-    if grader is not None and wants_grade(task, done, verdict):
-        grade = await grader.grade(sample, done.content)
-        verdict = judge(task, sample, done, info, rescue=rescue, grade=grade)
+    verdict, grade = await _judged(task, sample, done, info, rescue, grader)
     return Record(
         sample_id=sample.id,
         task=task.name,
-        attempt=attempt,
+        repeat=repeat,
         level=level,
         warmup=warmup,
         session=session,

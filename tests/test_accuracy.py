@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from qualeval.summary import Outcome, summarize, wilson
+from qualeval.accuracy import summarize, wilson
+from qualeval.records import Outcome
 from tests.conftest import sim_process
 
 

@@ -18,10 +18,21 @@ import orjson
 
 from qualeval.sim.behaviour import Generation
 from qualeval.sim.frames import DONE, Ctx, Step, sse
+from qualeval.sim.observe import Metrics
 
-__all__ = ["FINGERPRINT", "Output", "output_of", "prefill", "render", "split", "stream", "tokenize", "whole"]
+__all__ = ["FINGERPRINT", "METRICS", "Output", "output_of", "prefill", "render", "split", "stream", "tokenize", "whole"]
 
 FINGERPRINT = "b0-unknown"  # what llama-server built from PyPI's sdist reports
+METRICS = Metrics(
+    (
+        ("prompt_tokens", "llamacpp:prompt_tokens", "counter"),
+        ("generation_tokens", "llamacpp:tokens_predicted", "counter"),
+        ("running", "llamacpp:requests_processing", "gauge"),
+        ("waiting", "llamacpp:requests_deferred", "gauge"),
+        ("kv_usage", "llamacpp:kv_cache_usage_ratio", "gauge"),
+    ),
+    labelled=False,
+)
 SPECIALS = ("<think>", "</think>", "<|im_start|>", "<|im_end|>", "<|endoftext|>")
 OPEN, CLOSE = "<think>", "</think>"
 _SPACE = " \t\n\r\f\v"

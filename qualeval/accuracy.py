@@ -1,4 +1,5 @@
-"""Per-task summaries: accuracy with a Wilson interval, statuses, extraction rungs, breakdowns.
+"""Accuracy: per-task summaries with a Wilson interval, statuses, extraction rungs, breakdowns; and repeated
+sampling (mean, maj@K, pass@K) when each item is asked K times.
 
 Accuracy counts every item: a truncated or empty answer is not correct. Because those are serving problems
 rather than wrong answers, the summary also counts them per status and gives the accuracy over answered
@@ -14,34 +15,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
+from qualeval.records import Cell, Outcome, Repeated, TaskSummary
 
-__all__ = ["Cell", "Outcome", "TaskSummary", "item_scores", "summarize", "wilson"]
+__all__ = ["Repeat", "cell_of", "item_scores", "pass_at_k", "repeated", "summarize", "wilson"]
 
 ANSWERED = ("ok", "answer_truncated")
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What a summary needs of one final answer, from a live record or an offline item."""
-
-    status: str
-    correct: bool
-    rung: str
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    naive_correct: bool | None = None
-    held: bool | None = None
-    """Whether a structured-output constraint held (None: none sent, or nothing to judge)."""
-    rescued: bool = False
-    rescue_correct: bool = False
-    item: str | None = None
-    """The item answered (its sample id): accuracy counts an item once. None: an item of its own."""
-    measures: Mapping[str, Sequence[float]] | None = None
-    """A scorer's own figures for this answer, each (hits, out of): IFEval's instruction-level counts."""
 
 
 def item_scores(answers: Iterable[tuple[str | None, bool]]) -> list[float]:
@@ -70,58 +52,19 @@ def wilson(correct: float, n: int, z: float = 1.959963984540054) -> tuple[float,
     return low, high
 
 
-class Cell(BaseModel):
-    n: int
-    correct: int | float
-    """Right answers; fractional when an item's records disagree (its score is their mean)."""
-    accuracy: float
-    low: float
-    high: float
-
-    @classmethod
-    def of(cls, flags: Sequence[bool | float]) -> Cell:
-        """From one correctness (or item score) per item."""
-        k, n = sum(flags), len(flags)
-        low, high = wilson(k, n)
-        shown = round(k, 9)  # a sum of means, 13.33333333333333, is shown as 13.333333333
-        shown = int(shown) if float(shown).is_integer() else shown  # a whole count stays an integer
-        return cls(n=n, correct=shown, accuracy=k / n if n else 0.0, low=low, high=high)
-
-
-class TaskSummary(BaseModel):
-    task: str
-    n: int
-    """Distinct items."""
-    correct: int | float
-    """Sum of the items' scores (each the mean correctness of its records)."""
-    accuracy: float
-    interval: tuple[float, float]
-    accuracy_answered: float | None
-    """Accuracy over items that got an answer (status ok or answer_truncated)."""
-    statuses: dict[str, int]
-    rungs: dict[str, int]
-    constraint_held: dict[str, int] = Field(default_factory=dict)
-    naive_accuracy: float | None = None
-    """What the last number (letter, yes/no) anywhere in reasoning plus content would have scored."""
-    rescued: int = 0
-    """Items with empty content whose reasoning held an answer (rescue on); never in `accuracy`."""
-    rescue_correct: int = 0
-    breakdowns: dict[str, dict[str, Cell]] = Field(default_factory=dict)
-    macro_accuracy: dict[str, float] = Field(default_factory=dict)
-    """Per breakdown: the unweighted mean of its groups' accuracies (micro is `accuracy`)."""
-    records: int | None = None
-    """Responses summarised (several per item in a sweep or with --samples-per-item)."""
-    measures: dict[str, Cell] = Field(default_factory=dict)
-    """A scorer's own figures pooled over the answers (hits over all they were out of), with Wilson intervals:
-    IFEval's prompt- and instruction-level, strict and loose."""
-    accuracy_without_judge: float | None = None
-    """Where a model judge turned answers correct: the accuracy by the rules alone (`accuracy` includes it)."""
+def cell_of(flags: Sequence[bool | float]) -> Cell:
+    """An accuracy and its interval from one correctness (or item score) per item."""
+    k, n = sum(flags), len(flags)
+    low, high = wilson(k, n)
+    shown = round(k, 9)  # a sum of means, 13.33333333333333, is shown as 13.333333333
+    shown = int(shown) if float(shown).is_integer() else shown  # a whole count stays an integer
+    return Cell(n=n, correct=shown, accuracy=k / n if n else 0.0, low=low, high=high)
 
 
 def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] = ()) -> TaskSummary:
     """Summarise the final answers of one task."""
     rows = list(outcomes)
-    cell = Cell.of(item_scores((r.item, r.correct) for r in rows))
+    cell = cell_of(item_scores((r.item, r.correct) for r in rows))
     answered = [r.correct for r in rows if r.status in ANSWERED]
     naive = [r.naive_correct for r in rows if r.naive_correct is not None]
     summary = TaskSummary(
@@ -140,7 +83,7 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         records=len(rows),
     )
     if any(r.rung == "judge" for r in rows):
-        summary.accuracy_without_judge = Cell.of(
+        summary.accuracy_without_judge = cell_of(
             item_scores((r.item, r.correct and r.rung != "judge") for r in rows)
         ).accuracy
     summary.measures = _measures(rows)
@@ -148,7 +91,7 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         groups: dict[str, list[tuple[str | None, bool]]] = defaultdict(list)
         for r in rows:
             groups[str(r.meta.get(name))].append((r.item, r.correct))
-        cells = {value: Cell.of(item_scores(answers)) for value, answers in sorted(groups.items())}
+        cells = {value: cell_of(item_scores(answers)) for value, answers in sorted(groups.items())}
         summary.breakdowns[name] = cells
         summary.macro_accuracy[name] = sum(c.accuracy for c in cells.values()) / len(cells) if cells else 0.0
     return summary
@@ -167,3 +110,58 @@ def _measures(rows: Sequence[Outcome]) -> dict[str, Cell]:
         shown = int(hits[name]) if float(hits[name]).is_integer() else hits[name]
         out[name] = Cell(n=int(total), correct=shown, accuracy=hits[name] / total if total else 0.0, low=low, high=high)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    item: str
+    correct: bool
+    value: str | None
+
+
+def _se(values: Sequence[float]) -> float:
+    n = len(values)
+    if n < 2:
+        return 0.0
+    mean = sum(values) / n
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
+
+
+def repeated(repeats: Iterable[Repeat], k: int) -> Repeated:
+    by_item: dict[str, list[Repeat]] = defaultdict(list)
+    for a in repeats:
+        by_item[a.item].append(a)
+    per_item = [sum(a.correct for a in tries) / len(tries) for tries in by_item.values()]
+    majority, passed = [], []
+    for tries in by_item.values():
+        votes = Counter(a.value for a in tries if a.value is not None)
+        if votes:
+            top = votes.most_common(1)[0][0]  # ties go to the value seen first
+            majority.append(float(next(a.correct for a in tries if a.value == top)))
+        else:
+            majority.append(0.0)
+        passed.append(float(any(a.correct for a in tries)))
+    n = len(per_item)
+    most = min((len(t) for t in by_item.values()), default=0)
+    ks = sorted({size for size in (1, 2, 5, 10, 20, 50, 100, k) if size <= most})
+    pass_at = {
+        size: sum(pass_at_k(len(t), sum(a.correct for a in t), size) for t in by_item.values()) / n for size in ks
+    }
+    return Repeated(
+        k=k,
+        items=n,
+        mean=sum(per_item) / n if n else 0.0,
+        mean_se=_se(per_item),
+        maj_at_k=sum(majority) / n if n else 0.0,
+        maj_se=_se(majority),
+        pass_at_k=sum(passed) / n if n else 0.0,
+        pass_se=_se(passed),
+        pass_at=pass_at,
+    )
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The chance that k of n samples, c of them right, drawn without replacement include a right one."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)

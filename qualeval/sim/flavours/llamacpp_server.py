@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 
 from qualeval.sim.behaviour import Constraint, generate
+from qualeval.sim.flavours.llamacpp import CLOSE, OPEN, Output, output_of, render, stream_of, tokenize, whole_of
+from qualeval.sim.flavours.llamacpp_props import props
 from qualeval.sim.frames import ChatCall, Ctx, Planned, RequestRejected, ServerHooks
 from qualeval.sim.gbnf import Grammar, GrammarError, parse_grammar
-from qualeval.sim.llamacpp import CLOSE, OPEN, Output, output_of, render, stream_of, tokenize, whole_of
-from qualeval.sim.llamacpp_props import props
 
 __all__ = ["HOOKS"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qualeval.sim.llamacpp import FINGERPRINT
+from qualeval.sim.flavours.llamacpp import FINGERPRINT
 
 __all__ = ["TEMPLATE", "props"]
 

@@ -1,0 +1,200 @@
+"""The commands that evaluate: `run` (its flags made from RunConfig), `score`, `compare`, `rescore`, `merge`, `demo`."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from qualeval import commands
+from qualeval.cli.output import fail, note, stderr, stdout, with_progress
+from qualeval.cli.views import print_comparison, print_run, print_summary
+from qualeval.errors import InputError, QualevalError
+from qualeval.options import cli_parameters
+
+__all__ = ["register"]
+
+_JUDGE_URL_HELP = (
+    "A model judge (OpenAI-compatible base URL) asked only about free-form answers the rules reject; "
+    "key from QUALEVAL_JUDGE_API_KEY or OPENAI_API_KEY."
+)
+_AllowCode = Annotated[
+    bool, typer.Option(help="Run the model's code to score code tasks (HumanEval), each in a sandboxed process.")
+]
+_ScoreData = Annotated[
+    Path | None, typer.Option(help="Local data for the task (not needed when every line has a target).")
+]
+_ScoreFormat = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        help="qualeval ({id, content, reasoning?, finish_reason?, target?, choices?}) or lm-eval (samples_*.jsonl).",
+    ),
+]
+_Rescue = Annotated[
+    bool,
+    typer.Option(
+        help="Also read answers from the reasoning when the content is empty (counted apart, never in the accuracy)."
+    ),
+]
+_Thinking = Annotated[
+    bool | None,
+    typer.Option("--thinking/--no-thinking", help="Whether the responses were made with thinking on or off."),
+]
+_Opened = Annotated[bool, typer.Option(help="The chat template opened the thinking block (output has only </think>).")]
+_Formats = Annotated[
+    list[Path] | None, typer.Option(help="A reasoning-format YAML to split with (repeatable), before built-ins.")
+]
+_CompareOut = Annotated[
+    Path | None, typer.Option(help="Folder for compare.json and compare.html (default: RUN_B/compare).")
+]
+_Profile = Annotated[
+    Path | None, typer.Option(help="A run profile (configs/*.yaml); flags override it.", rich_help_panel="Run")
+]
+
+
+def score_cmd(
+    task: Annotated[str, typer.Option(help="Task: built-in name, .yaml path, or lm_eval:NAME.")],
+    responses: Annotated[Path, typer.Option(help="JSONL of responses (see --format).")],
+    out: Annotated[Path, typer.Option(help="Folder for items.jsonl, summary.json and the reports.")],
+    data: _ScoreData = None,
+    fmt: _ScoreFormat = "qualeval",
+    rescue: _Rescue = False,
+    thinking: _Thinking = None,
+    thinking_opened: _Opened = False,
+    reasoning_format: _Formats = None,
+    judge_base_url: Annotated[str | None, typer.Option(help=_JUDGE_URL_HELP)] = None,
+    judge_model: Annotated[str | None, typer.Option(help="The model judge's model name.")] = None,
+    allow_code_execution: _AllowCode = False,
+) -> None:
+    """Score responses from elsewhere with qualeval's extractor, offline: no endpoint, no requests."""
+    if fmt not in ("qualeval", "lm-eval"):
+        fail(InputError(f"--format must be 'qualeval' or 'lm-eval', got '{fmt}'"))
+    if bool(judge_base_url) != bool(judge_model):
+        fail(InputError("--judge-base-url and --judge-model go together"))
+    try:
+        summary = commands.score_and_write(
+            task,
+            responses,
+            out,
+            fmt=fmt,  # type: ignore[arg-type]
+            reasoning_formats=reasoning_format or (),
+            thinking=thinking,
+            thinking_opened=thinking_opened,
+            allow_code=allow_code_execution,
+            data=data,
+            rescue=rescue,
+            judge_base_url=judge_base_url,
+            judge_model=judge_model,
+        )
+    except QualevalError as exc:
+        fail(exc)
+    print_summary(summary)
+    note(f"wrote {out / 'items.jsonl'}, summary.json and report.html in {out}")
+
+
+def compare_cmd(
+    run_a: Annotated[Path, typer.Argument(help="The baseline run directory.")],
+    run_b: Annotated[Path, typer.Argument(help="The run to compare with it.")],
+    out: _CompareOut = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    show: Annotated[int, typer.Option(help="Flipped items listed per task in the terminal.")] = 10,
+) -> None:
+    """Pair two runs item by item: accuracy difference with a paired bootstrap interval and McNemar's exact
+    test, latency and throughput ratios, and the items that flipped."""
+    out = out or run_b / "compare"
+    try:
+        result = commands.compare_and_write(run_a, run_b, out, seed=seed)
+    except QualevalError as exc:
+        fail(exc)
+    print_comparison(result, show)
+    note(f"wrote {out / 'compare.json'} and {out / 'compare.html'}")
+
+
+def run_cmd(config: Path | None = None, **flags: Any) -> None:
+    """Evaluate a served model: every request's answer, score and timing, in one run directory."""
+    try:
+        run_config, result = commands.run_from_flags(config, flags, with_progress)
+    except QualevalError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        where = flags.get("out") or "the run directory"
+        stderr().print(
+            f"interrupted: every finished request is saved in {where}; rerun the same command to resume",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
+    print_run(result.summary)
+    note(f"run directory: {result.root}  (report: {result.root / 'report.html'})")
+    if result.failed_under:
+        note(f"accuracy below {run_config.fail_under:.0%}: {', '.join(result.failed_under)}")
+        raise typer.Exit(1)
+
+
+def rescore_cmd(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by qualeval run.")],
+    rescue: Annotated[bool | None, typer.Option(help="Override the run's --rescue setting.")] = None,
+    allow_code_execution: _AllowCode = False,
+) -> None:
+    """Re-extract and re-score every record with the current extractor and task files; no request is sent.
+    Writes rescore/summary.json and rescore/report.{md,html} beside the originals."""
+    try:
+        summary, store = commands.rescore_and_report(run_dir, rescue=rescue, allow_code=allow_code_execution)
+    except QualevalError as exc:
+        fail(exc)
+    for report in summary.tasks.values():
+        print_summary(report.summary)
+    note(f"rescored into {store.root}")
+
+
+def merge_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="The shard directories (--shard 0/N … N-1/N) of one run.")],
+    out: Annotated[Path, typer.Option(help="The merged run directory.")],
+) -> None:
+    """Join the shards of one run (`qualeval run --shard K/N`) into one run directory: records, time series,
+    summary and reports, as if it had run in one process."""
+    try:
+        summary, store = commands.merge_and_report(runs, out)
+    except QualevalError as exc:
+        fail(exc)
+    for report in summary.tasks.values():
+        if report.scored:
+            print_summary(report.summary)
+    note(f"merged {len(runs)} shards into {store.root}")
+
+
+def demo_cmd(
+    out: Annotated[Path, typer.Option(help="Where to write the demo run.")] = Path("runs/demo"),
+) -> None:
+    """Start the reference server (SIMULATED vLLM with a reasoning model's traps) and evaluate it end to end."""
+    from qualeval.demo import run_demo
+
+    try:
+        result = run_demo(out, progress=with_progress)
+    except QualevalError as exc:
+        fail(exc)
+    for report in result.summary.tasks.values():
+        print_summary(report.summary)
+    console = stdout()
+    console.print(f"\nDemo report (simulated server): {result.root / 'report.html'}", highlight=False, soft_wrap=True)
+    console.print(
+        f"Markdown: {result.root / 'report.md'} · records: {result.root / 'records.jsonl'}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    # `run` takes one option per RunConfig field (qualeval.options), after the profile that they override
+    config = inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_Profile)
+    run_cmd.__signature__ = inspect.Signature([config, *cli_parameters()])  # type: ignore[attr-defined]
+    app.command("score", rich_help_panel="Evaluate")(score_cmd)
+    app.command("compare", rich_help_panel="Evaluate")(compare_cmd)
+    app.command("run", rich_help_panel="Evaluate")(run_cmd)
+    app.command("rescore", rich_help_panel="Evaluate")(rescore_cmd)
+    app.command("merge", rich_help_panel="Evaluate")(merge_cmd)
+    app.command("demo", rich_help_panel="Evaluate")(demo_cmd)

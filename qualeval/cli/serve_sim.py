@@ -1,0 +1,204 @@
+"""`qualeval serve-sim`: the reference server from the command line.
+
+Its options are declared once, in SIM_OPTIONS: each names the SimConfig field it sets (or its Behaviour or Latency
+part), its help, and its flags where they differ from the field's name. The default is read from the field, so
+the command and `SimConfig()` cannot disagree, and the command's signature is built from the table, as `run`'s is
+built from RunConfig (qualeval.options).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from qualeval import commands
+from qualeval.cli.output import fail
+from qualeval.cli.views import print_flavours
+from qualeval.errors import InputError, QualevalError
+
+if TYPE_CHECKING:
+    from qualeval.sim import SimConfig, SimServer
+
+__all__ = ["SIM_OPTIONS", "SimOption", "register", "sim_config", "sim_parameters"]
+
+
+_FROM_FIELD: Any = object()
+"""SimOption.default when the field's own default is the flag's (most options)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimOption:
+    """One serve-sim option."""
+
+    target: str
+    """The SimConfig field it sets: `port`, or `behaviour.accuracy` / `latency.ttft_ms` for those parts; "" for
+    an option that sets none (--list-flavors)."""
+    help: str
+    flags: tuple[str, ...] = ()
+    """Default: the field's name as a flag (`--max-model-len`)."""
+    kind: Any = None
+    """What the command line reads, when it is not the default's own type (lists, optional values)."""
+    default: Any = _FROM_FIELD
+    """Only when the command line's default is not the field's (a list for a tuple, text for a mapping)."""
+    parse: Callable[[Any], Any] | None = None
+    """Turns what was read into the field's value."""
+    envvar: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.target.rpartition(".")[2] or self.flags[0].lstrip("-").replace("-", "_")
+
+
+def _task_data(values: list[str] | None) -> dict[str, Path]:
+    """`--data PATH` is for every task (`*`), `--data TASK=PATH` for one."""
+    return {n if sep else "*": Path(v if sep else n) for n, sep, v in (d.partition("=") for d in values or [])}
+
+
+def _faults(spec: str) -> dict[str, float]:
+    from qualeval.sim import parse_faults
+
+    return parse_faults(spec)
+
+
+_FAULTS_HELP = (
+    "Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01'. Names: 429 500 503 drop "
+    "malformed slow-headers empty-choices stall html context."
+)
+
+SIM_OPTIONS: tuple[SimOption, ...] = (
+    SimOption("flavour", "Wire format to reproduce; --list-flavors shows them.", ("--flavor", "--flavour")),
+    SimOption("port", "TCP port; 0 picks a free one."),
+    SimOption("host", "Address to bind."),
+    SimOption(
+        "answers", "JSONL answer key: question and answer fields (GSM8K's `#### N` lines work).", kind=Path | None
+    ),
+    SimOption(
+        "tasks",
+        "Use a task's samples as the answer key (a built-in name or a .yaml path); repeatable.",
+        ("--task",),
+        kind=list[str] | None,
+        default=None,
+        parse=lambda names: tuple(names or ()),
+    ),
+    SimOption(
+        "task_data",
+        "Local data for --task: PATH for every task, or TASK=PATH; repeatable.",
+        ("--data",),
+        kind=list[str] | None,
+        default=None,
+        parse=_task_data,
+    ),
+    SimOption("model", "Model id listed by /v1/models."),
+    SimOption("behaviour.accuracy", "Probability of answering a keyed question right."),
+    SimOption("behaviour.reasoning_tokens", "Median reasoning length in tokens."),
+    SimOption("behaviour.empty_rate", "Probability of finishing with no answer."),
+    SimOption("behaviour.trap_rate", "Probability of a distractor number after the answer."),
+    SimOption("behaviour.seed", "Seed for every simulated choice."),
+    SimOption("latency.ttft_ms", "Base time to first token."),
+    SimOption("latency.prefill_ms_per_token", "Added to TTFT per prompt token."),
+    SimOption("latency.decode_ms", "Interval between tokens of a lone request."),
+    SimOption("latency.batch_slowdown", "Share by which each further request in flight stretches the decode interval."),
+    SimOption("latency.jitter", "Relative latency jitter, drawn from the seed."),
+    SimOption("latency.burst", "No delays at all (client benchmarks)."),
+    SimOption("max_running", "Requests decoded at once; others queue (0: no limit)."),
+    SimOption("faults", _FAULTS_HELP, kind=str, default="", parse=_faults),
+    SimOption("retry_after", "Retry-After seconds sent with a 429."),
+    SimOption(
+        "ignore_constraints", "Ignore structured-output parameters, as some vLLM versions do with a reasoning parser."
+    ),
+    SimOption("max_model_len", "Context length; longer requests get a 400."),
+    SimOption("accuracy_half_tokens", "Accuracy halves every this many prompt tokens (0: the same at every length)."),
+    SimOption("spec_draft", "Speculative decoding: draft tokens per step (0: off)."),
+    SimOption("spec_accept", "Probability each draft token is accepted."),
+    SimOption("kv_tokens", "KV-cache capacity in tokens (the usage gauge of /metrics)."),
+    SimOption("log", "Append one JSON line per request: what it received and sent, and when.", kind=Path | None),
+    SimOption("api_key", "Require this bearer key (401 otherwise).", kind=str | None, envvar="QUALEVAL_SIM_API_KEY"),
+    SimOption("", "List the flavours and exit.", ("--list-flavors", "--list-flavours"), kind=bool, default=False),
+)
+
+
+def _field_default(target: str) -> Any:
+    """The default of a SimConfig field, or of a field of its `behaviour` or `latency` part."""
+    from qualeval.sim import Behaviour, Latency, SimConfig
+
+    owner, _, name = target.rpartition(".")
+    cls = {"": SimConfig, "behaviour": Behaviour, "latency": Latency}[owner]
+    found = next(f for f in dataclasses.fields(cls) if f.name == name)
+    return found.default_factory() if found.default is dataclasses.MISSING else found.default  # type: ignore[misc]
+
+
+def _parameter(option: SimOption) -> inspect.Parameter:
+    default = _field_default(option.target) if option.default is _FROM_FIELD else option.default
+    kind = option.kind or type(default)
+    flag = typer.Option(*option.flags, help=option.help, envvar=option.envvar)
+    return inspect.Parameter(
+        option.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, flag]
+    )
+
+
+def sim_parameters() -> list[inspect.Parameter]:
+    """The serve-sim command's parameters, one per SIM_OPTIONS entry, in its order."""
+    return [_parameter(option) for option in SIM_OPTIONS]
+
+
+def _check(values: dict[str, Any]) -> None:
+    """The ranges SimConfig leaves to its caller, named by flag."""
+    for flag in ("accuracy", "empty_rate", "trap_rate", "spec_accept"):
+        if not 0 <= values[flag] <= 1:
+            raise InputError(f"--{flag.replace('_', '-')} must be between 0 and 1, got {values[flag]}")
+    if min(values["accuracy_half_tokens"], values["spec_draft"], values["kv_tokens"]) < 0:
+        raise InputError("--accuracy-half-tokens, --spec-draft and --kv-tokens must not be negative")
+    if not 0 <= values["port"] <= 65535:
+        raise InputError(f"--port must be between 0 and 65535, got {values['port']}")
+    if values["reasoning_tokens"] < 1:
+        raise InputError(f"--reasoning-tokens must be at least 1, got {values['reasoning_tokens']}")
+    delays = ("ttft_ms", "prefill_ms_per_token", "decode_ms", "batch_slowdown", "jitter", "retry_after")
+    if min(values[name] for name in delays) < 0:
+        raise InputError("latency, jitter and retry-after values must not be negative")
+
+
+def sim_config(values: dict[str, Any]) -> SimConfig:
+    """The SimConfig the options describe (`values` by option name, as the command receives them)."""
+    from qualeval.sim import Behaviour, Latency, SimConfig
+
+    _check(values)
+    parts: dict[str, dict[str, Any]] = {"": {}, "behaviour": {}, "latency": {}}
+    for option in SIM_OPTIONS:
+        if option.target:
+            value = values[option.name]
+            owner, _, name = option.target.rpartition(".")
+            parts[owner][name] = option.parse(value) if option.parse else value
+    return SimConfig(**parts[""], behaviour=Behaviour(**parts["behaviour"]), latency=Latency(**parts["latency"]))
+
+
+def serve_sim(**values: Any) -> None:
+    """Run the reference server: a deterministic, SIMULATED OpenAI-compatible reasoning model."""
+    if values["list_flavors"]:
+        print_flavours()
+        return
+    try:
+        config = sim_config(values)
+        commands.run_sim_server(config, _announce)
+    except QualevalError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        pass
+
+
+def _announce(server: SimServer, port: int) -> None:
+    config = server.config
+    source = config.answers or ", ".join(config.tasks)
+    keyed = f", answer key {source} ({len(server.key.entries)} items)" if server.key else ""
+    print(f"qualeval reference server: SIMULATED model, flavour {config.flavour}{keyed}", flush=True)
+    print(f"listening on http://{config.host}:{port}/v1", flush=True)
+
+
+def register(app: typer.Typer) -> None:
+    serve_sim.__signature__ = inspect.Signature(sim_parameters())  # type: ignore[attr-defined]
+    app.command("serve-sim", rich_help_panel="Reference server")(serve_sim)

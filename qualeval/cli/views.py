@@ -1,0 +1,164 @@
+"""The terminal views of the commands' results: rich tables on stdout, one-line notes on stderr."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from qualeval.cli.output import note, stdout
+
+if TYPE_CHECKING:
+    from qualeval.models import Sample
+    from qualeval.records import Comparison, ProbeResult, RunSummary, TaskSummary
+
+__all__ = [
+    "print_comparison",
+    "print_flavours",
+    "print_probe",
+    "print_run",
+    "print_sample",
+    "print_summary",
+    "print_tasks",
+]
+
+_SIMULATED = "  [SIMULATED server]"
+
+
+def print_summary(summary: TaskSummary) -> None:
+    """The terminal view of one task's summary."""
+    low, high = summary.interval
+    responses = f" ({summary.records} responses)" if summary.records and summary.records != summary.n else ""
+    table = Table("measure", "value", title=f"{summary.task}: {summary.n} items{responses}", title_justify="left")
+    table.add_row(
+        "accuracy (95% Wilson)", f"{summary.accuracy:.1%}  [{low:.1%}, {high:.1%}]  ({summary.correct:g}/{summary.n})"
+    )
+    if summary.accuracy_answered is not None:
+        table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
+    for name, cell in summary.measures.items():
+        table.add_row(
+            name.replace("_", "-level ", 1), f"{cell.accuracy:.1%}  [{cell.low:.1%}, {cell.high:.1%}]  (n={cell.n})"
+        )
+    if summary.accuracy_without_judge is not None:
+        judged = summary.rungs.get("judge", 0)
+        table.add_row(f"by the rules alone (a model judge accepted {judged})", f"{summary.accuracy_without_judge:.1%}")
+    if summary.naive_accuracy is not None:
+        table.add_row("naive extractor (last number/letter anywhere)", f"{summary.naive_accuracy:.1%}")
+    table.add_row("statuses", ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())))
+    table.add_row("extraction rungs", ", ".join(f"{k} {v}" for k, v in sorted(summary.rungs.items())))
+    if summary.constraint_held:
+        table.add_row("constraint", ", ".join(f"{k} {v}" for k, v in sorted(summary.constraint_held.items())))
+    if summary.rescued:
+        table.add_row("rescued from reasoning (not counted)", f"{summary.rescued} ({summary.rescue_correct} right)")
+    for name, macro in summary.macro_accuracy.items():
+        cells = summary.breakdowns[name]
+        shown = ", ".join(f"{k} {c.accuracy:.0%}" for k, c in list(cells.items())[:8])
+        more = f" (+{len(cells) - 8} more)" if len(cells) > 8 else ""
+        table.add_row(f"by {name} (macro {macro:.1%})", shown + more)
+    stdout().print(table)
+
+
+def print_run(summary: RunSummary) -> None:
+    """Each task of a finished run: its summary, how it stands against the published figure, its faults."""
+    for report in summary.tasks.values():
+        if not report.scored:  # a workload's synthetic prompts: nothing to score, speed is the point
+            note(f"{report.summary.task}: {report.summary.n} synthetic prompts, not scored")
+            continue
+        print_summary(report.summary)
+        if report.published is not None:
+            low, high = report.summary.interval
+            inside = "inside" if low <= report.published <= high else "outside"
+            note(f"{report.summary.task}: published {report.published:.1%}, {inside} the interval")
+        if report.faults:
+            faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
+            note(f"{report.summary.task}: failed attempts by fault: {faults}")
+    from qualeval.loadreport import terminal_lines
+
+    for line in terminal_lines(summary):
+        note(line)
+
+
+def print_comparison(result: Comparison, show: int) -> None:
+    """Per task, A against B with intervals and the flipped items (at most `show` each); then server metrics."""
+    console = stdout()
+    for name, t in result.tasks.items():
+        title = f"{name}: {t.pairs} paired items" + (_SIMULATED if result.simulated else "")
+        table = Table("measure", "A", "B", "B vs A", title=title, title_justify="left")
+        table.add_row(
+            "accuracy",
+            f"{t.accuracy_a:.1%}",
+            f"{t.accuracy_b:.1%}",
+            f"{t.difference:+.1%}  [{t.low:+.1%}, {t.high:+.1%}]  McNemar p={t.p_value:.3g}",
+        )
+        for metric, r in t.ratios.items():
+            table.add_row(metric, f"{r.a:,.1f}", f"{r.b:,.1f}", f"×{r.ratio:.3f}  [{r.low:.3f}, {r.high:.3f}]")
+        if t.throughput_ratio is not None:
+            table.add_row("output tokens/s (aggregate)", "", "", f"×{t.throughput_ratio:.3f}")
+        table.add_row("flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}")
+        table.add_row("flipped wrong → right", "", "", f"{t.a_wrong_b_right}: {', '.join(t.flipped_to_right[:show])}")
+        console.print(table)
+    if result.server:
+        table = Table("server metric", "A", "B", title="server metrics, side by side", title_justify="left")
+        for name, (va, vb) in result.server.items():
+            table.add_row(name, *("–" if v is None else f"{v:,.3f}" for v in (va, vb)))
+        console.print(table)
+
+
+def print_probe(result: ProbeResult) -> None:
+    title = f"{result.base_url}  model {result.model}" + (_SIMULATED if result.simulated else "")
+    table = Table("capability", "found", title=title, title_justify="left")
+    table.add_row("reasoning (non-stream)", result.reasoning_source)
+    table.add_row("reasoning (stream)", result.stream_reasoning_source)
+    table.add_row("reasoning fields seen", ", ".join(result.reasoning_fields) or "none")
+    table.add_row("hidden reasoning (count only)", "yes" if result.hidden_reasoning else "no")
+    table.add_row("usage in stream", "yes" if result.streaming_usage else "no")
+    table.add_row("reasoning tokens reported", "yes" if result.reasoning_tokens_reported else "no (estimated)")
+    for switch, verdict in result.thinking_switch.items():
+        table.add_row(f"thinking off via {switch}", verdict)
+    for mode, check in result.structured_outputs.items():
+        table.add_row(f"structured: {mode}", check.verdict)
+    console = stdout()
+    console.print(table)
+    for line in result.notes:
+        console.print(f"note: {line}", highlight=False, markup=False, soft_wrap=True)
+
+
+def print_tasks() -> None:
+    """The built-in tasks: where each one's documents come from, and the first clause of its description."""
+    from qualeval.tasks import builtin_tasks, parse_task
+
+    table = Table("task", "documents from", "description")
+    for name, path in builtin_tasks().items():
+        spec = parse_task(path)
+        source = "generated" if spec.generator else "bundled" if spec.samples else spec.dataset_path or "--data only"
+        shown = name
+        if spec.subsets:
+            shown += f" (+{len(spec.subsets.values)} {spec.subsets.label}s, groups: {', '.join(spec.subsets.groups)})"
+        table.add_row(shown, source, spec.description.split(" (")[0].split(": ")[0].split(". ")[0])
+    stdout().print(table)
+
+
+def print_sample(sample: Sample) -> None:
+    """One sample as the model would see it, then what it is scored against; none of it is markup."""
+    console = stdout()
+    console.print(f"[bold]{sample.id}[/]  task {sample.task}", highlight=False)
+    for message in sample.messages:
+        console.rule(message.role, align="left")
+        console.print(message.content, markup=False, highlight=False)
+    console.rule()
+    console.print(f"gold: {sample.gold}", markup=False, highlight=False)
+    if sample.choices:
+        console.print(f"choices: {list(sample.choices)}", markup=False, highlight=False)
+    if sample.aliases:
+        console.print(f"aliases: {list(sample.aliases)[:8]}", markup=False, highlight=False)
+    if sample.meta:
+        console.print(f"meta: {sample.meta}", markup=False, highlight=False)
+
+
+def print_flavours() -> None:
+    from qualeval.sim import FLAVOURS
+
+    table = Table("flavour", "what it reproduces")
+    for f in FLAVOURS.values():
+        table.add_row(f.name, f.description)
+    stdout().print(table)

@@ -1,0 +1,88 @@
+"""Every type a run persists, one submodule per file written:
+
+    record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
+    summary.py      summary.json     RunSummary and what it holds per task; TaskSummary (`qualeval score`)
+    comparison.py   compare.json     Comparison
+    manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
+    probe.py        probe --json     ProbeResult and the structured-output conventions it names
+    scored.py       items.jsonl      ScoredItem (`qualeval score`)
+
+and views.py, the compact views of a record that the figures read (never written). Definitions only: the modules
+that compute the figures import these types, never the other way round, so nothing here imports them.
+"""
+
+from __future__ import annotations
+
+from qualeval.records.comparison import Comparison, Ratio, TaskComparison
+from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry, ThinkingSwitch
+from qualeval.records.probe import BUDGET, SEED, STYLES, ModeResult, ProbeResult, Style, Verdict, styles_from_probe
+from qualeval.records.record import (
+    ConstraintRecord,
+    Extraction,
+    Grade,
+    ItlSummary,
+    ReasoningSource,
+    Record,
+    Rung,
+    Score,
+    Status,
+    Timing,
+    Usage,
+)
+from qualeval.records.scored import ScoredItem
+from qualeval.records.summary import (
+    Cell,
+    Distribution,
+    LevelReport,
+    Linked,
+    Repeated,
+    RunSummary,
+    Speed,
+    TaskReport,
+    TaskSummary,
+    Truncation,
+)
+from qualeval.records.views import Outcome, Timed
+
+__all__ = [
+    "BUDGET",
+    "SEED",
+    "STYLES",
+    "Cell",
+    "Comparison",
+    "ConstraintRecord",
+    "Distribution",
+    "Extraction",
+    "Grade",
+    "ItlSummary",
+    "LevelReport",
+    "Linked",
+    "Manifest",
+    "ModeResult",
+    "Outcome",
+    "Pinned",
+    "ProbeResult",
+    "Ratio",
+    "ReasoningSource",
+    "Record",
+    "Repeated",
+    "RunSummary",
+    "Rung",
+    "Score",
+    "ScoredItem",
+    "ServerInfo",
+    "Speed",
+    "Status",
+    "Style",
+    "TaskComparison",
+    "TaskEntry",
+    "TaskReport",
+    "TaskSummary",
+    "ThinkingSwitch",
+    "Timed",
+    "Timing",
+    "Truncation",
+    "Usage",
+    "Verdict",
+    "styles_from_probe",
+]

@@ -1,0 +1,47 @@
+"""compare.json: two runs paired item by item (qualeval.compare computes it)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+__all__ = ["Comparison", "Ratio", "TaskComparison"]
+
+
+class Ratio(BaseModel):
+    a: float
+    b: float
+    ratio: float
+    low: float | None = None
+    high: float | None = None
+    pairs: int
+
+
+class TaskComparison(BaseModel):
+    pairs: int
+    accuracy_a: float
+    accuracy_b: float
+    difference: float
+    """B - A."""
+    low: float
+    high: float
+    a_right_b_wrong: int
+    a_wrong_b_right: int
+    p_value: float
+    """McNemar's exact test."""
+    ratios: dict[str, Ratio]
+    """Latency (ttft, first_answer, latency, tpot) and output_rate: B / A of paired means."""
+    throughput_ratio: float | None
+    """Aggregate output tokens per second, B / A, from each run's summary."""
+    flipped_to_wrong: list[str]
+    flipped_to_right: list[str]
+
+
+class Comparison(BaseModel):
+    a: str
+    b: str
+    simulated: bool
+    unpaired_a: int
+    unpaired_b: int
+    tasks: dict[str, TaskComparison]
+    server: dict[str, list[float | None]] = {}
+    """Each server metric (A, B), beside each task's accuracy and TTFT p99 (qualeval.loadreport.side_by_side)."""

@@ -1,0 +1,73 @@
+"""manifest.json: what a run is (its configuration, tasks and fingerprint), what it found the server to be, and
+what it pinned for every session (qualeval.pinned resolves it). Every field has a default, so that a manifest
+written by any version, or by hand in a test, still loads; keys this version does not know are kept."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from qualeval.records.probe import ProbeResult, Style
+
+__all__ = ["Manifest", "Pinned", "ServerInfo", "TaskEntry", "ThinkingSwitch"]
+
+ThinkingSwitch = Literal["chat_template_kwargs", "reasoning_effort", "deepseek", "none"]
+"""How a server is told to think or not; one vocabulary for the client, the probe, the run's pinned choice and
+the reference server."""
+
+
+class Pinned(BaseModel):
+    """What a run decides once and keeps: the constraint mode and convention, and the thinking switch."""
+
+    constraint: Literal["single", "followup", "off"]
+    constraint_style: Style | None = None
+    thinking_switch: ThinkingSwitch = "none"
+    notes: list[str] = Field(default_factory=list)
+    """Why, one line each, where the resolution is not simply what was asked."""
+
+    def fingerprinted(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude={"notes"})
+
+
+class TaskEntry(BaseModel):
+    """One task of the run as it was when the run started."""
+
+    file: str | None = None
+    version: str | None = None
+    samples: int = 0
+    spec: dict[str, Any] = Field(default_factory=dict)
+    """The task's spec (qualeval.tasks.spec.TaskSpec), so that a rescore works when the file is gone."""
+
+
+class ServerInfo(BaseModel):
+    models: dict[str, Any] | None = None
+    """The server's /models answer (None: it has no such route)."""
+    probe: ProbeResult | None = None
+    """None with --no-probe."""
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    qualeval_version: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    """The RunConfig, as JSON (it never holds the API key); qualeval.run validates it when a run is reopened."""
+    fingerprint: str | None = None
+    """A digest of the samples, the settings and what was pinned: a resumed run must match it."""
+    pinned: Pinned | None = None
+    tasks: dict[str, TaskEntry] = Field(default_factory=dict)
+    started: str | None = None
+    server: ServerInfo | None = None
+    shaping: dict[str, Any] | None = None
+    """What qualeval.shaping did to the items (workload, context lengths, shard)."""
+    simulated: bool = False
+    resumed: list[str | None] | None = None
+    """When each later session started (None until the run is resumed)."""
+    merged_from: list[str] | None = None
+    """The shard directories of a merged run."""
+
+    def written(self) -> dict[str, Any]:
+        """The JSON written: the keys a run never had (resumed, merged_from) are left out rather than null."""
+        unset = {name for name in ("resumed", "merged_from") if getattr(self, name) is None}
+        return self.model_dump(mode="json", exclude=unset)

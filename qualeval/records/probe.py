@@ -1,0 +1,63 @@
+"""What `qualeval probe` found an endpoint to do (`--json FILE`, and the manifest's `server.probe`), and the
+structured-output conventions it names (qualeval.constrain sends them, qualeval.probe checks them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["BUDGET", "SEED", "STYLES", "ModeResult", "ProbeResult", "Style", "Verdict", "styles_from_probe"]
+
+BUDGET = 2048
+"""Start token budget of each probe request (a sample that runs out is sent again with more)."""
+SEED = 1234
+"""The first of the seeds the probe samples with: seed + 0, seed + 1, ... for the repeats of a check."""
+
+Style = Literal["structured_outputs", "guided", "sglang", "response_format", "json_schema", "grammar"]
+STYLES: tuple[Style, ...] = ("structured_outputs", "guided", "sglang", "response_format", "json_schema", "grammar")
+"""Every convention, best first: native choice/regex before JSON, and a grammar that binds from the first token
+last."""
+
+Verdict = Literal["enforced", "ignored", "rejected", "inconclusive"]
+
+
+def styles_from_probe(verdicts: Mapping[str, str]) -> list[Style]:
+    """The conventions a probe found enforced (its checks are named `style.kind`), best first."""
+    found = {mode.partition(".")[0] for mode, verdict in verdicts.items() if verdict == "enforced"}
+    return [s for s in STYLES if s in found]
+
+
+class ModeResult(BaseModel):
+    verdict: Verdict
+    detail: str = ""
+    samples: list[str] = Field(default_factory=list)
+    """The verdict of each sample taken, in order (a starved sample, resent with more tokens, is not one)."""
+
+
+class ProbeResult(BaseModel):
+    base_url: str
+    model: str
+    simulated: bool
+    served_models: list[str] = Field(default_factory=list)
+    reasoning_source: str = "none"
+    """Where reasoning came from without streaming: a field, inline markers, or none."""
+    reasoning_fields: list[str] = Field(default_factory=list)
+    """Every reasoning field seen, non-stream and stream (two means the same text is sent twice)."""
+    stream_reasoning_source: str = "none"
+    streaming_usage: bool = False
+    reasoning_tokens_reported: bool = False
+    hidden_reasoning: bool = False
+    """Reasoning tokens are counted but no reasoning text is returned (OpenAI)."""
+    thinking_switch: dict[str, str] = Field(default_factory=dict)
+    """Each convention for turning thinking off, and whether the endpoint obeyed it: `works`, `ignored (still
+    reasons)`, `no reasoning seen either way`, `rejected: ...` or `inconclusive: ...`."""
+    budget: int = BUDGET
+    seed: int = SEED
+    structured_outputs: dict[str, ModeResult] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+    def styles(self) -> list[Style]:
+        """The structured-output conventions found enforced, best first, for `run_samples(styles=...)`."""
+        return styles_from_probe({mode: check.verdict for mode, check in self.structured_outputs.items()})

@@ -1,0 +1,23 @@
+"""items.jsonl of `qualeval score`: one judged line of responses produced elsewhere."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from qualeval.records.record import Grade
+
+__all__ = ["ScoredItem"]
+
+
+class ScoredItem(BaseModel):
+    id: str
+    status: str
+    extracted: str | None
+    method: str
+    """The extraction rung that produced the answer."""
+    correct: bool
+    gold: str
+    naive_correct: bool | None = None
+    rescue: str | None = None
+    f1: float | None = None
+    grade: Grade | None = None

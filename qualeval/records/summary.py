@@ -1,0 +1,175 @@
+"""summary.json: a run's figures per task (accuracy, repeated sampling, speed per load level and overall, speed
+and quality together, faults), and the TaskSummary that `qualeval score` writes alone. qualeval.accuracy,
+qualeval.speed and qualeval.runsummary compute them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "Cell",
+    "Distribution",
+    "LevelReport",
+    "Linked",
+    "Repeated",
+    "RunSummary",
+    "Speed",
+    "TaskReport",
+    "TaskSummary",
+    "Truncation",
+]
+
+
+class Cell(BaseModel):
+    """An accuracy with its Wilson interval (qualeval.accuracy.cell_of)."""
+
+    n: int
+    correct: int | float
+    """Right answers; fractional when an item's records disagree (its score is their mean)."""
+    accuracy: float
+    low: float
+    high: float
+
+
+class TaskSummary(BaseModel):
+    task: str
+    n: int
+    """Distinct items."""
+    correct: int | float
+    """Sum of the items' scores (each the mean correctness of its records)."""
+    accuracy: float
+    interval: tuple[float, float]
+    accuracy_answered: float | None
+    """Accuracy over items that got an answer (status ok or answer_truncated)."""
+    statuses: dict[str, int]
+    rungs: dict[str, int]
+    constraint_held: dict[str, int] = Field(default_factory=dict)
+    naive_accuracy: float | None = None
+    """What the last number (letter, yes/no) anywhere in reasoning plus content would have scored."""
+    rescued: int = 0
+    """Items with empty content whose reasoning held an answer (rescue on); never in `accuracy`."""
+    rescue_correct: int = 0
+    breakdowns: dict[str, dict[str, Cell]] = Field(default_factory=dict)
+    macro_accuracy: dict[str, float] = Field(default_factory=dict)
+    """Per breakdown: the unweighted mean of its groups' accuracies (micro is `accuracy`)."""
+    records: int | None = None
+    """Responses summarised (several per item in a sweep or with --samples-per-item)."""
+    measures: dict[str, Cell] = Field(default_factory=dict)
+    """A scorer's own figures pooled over the answers (hits over all they were out of), with Wilson intervals:
+    IFEval's prompt- and instruction-level, strict and loose."""
+    accuracy_without_judge: float | None = None
+    """Where a model judge turned answers correct: the accuracy by the rules alone (`accuracy` includes it)."""
+
+
+class Repeated(BaseModel):
+    """K samples per item. Standard errors are clustered by item: the item, not the sample, is the unit."""
+
+    k: int
+    items: int
+    mean: float
+    mean_se: float
+    maj_at_k: float
+    maj_se: float
+    pass_at_k: float
+    pass_se: float
+    pass_at: dict[int, float] = {}
+    """Unbiased pass@k (Chen et al., 2021) for k = 1, 2, 5, 10, 20, 50, 100 and K, as far as K samples allow:
+    per item 1 - C(n-c, k) / C(n, k) with c of its n samples right, averaged over items."""
+
+
+class Distribution(BaseModel):
+    n: int
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+
+
+class Speed(BaseModel):
+    """Milliseconds, tokens, tokens per second; warm-up requests excluded. Definitions follow vllm bench serve
+    where it has one; `first_answer` and `reasoning_duration` are what reasoning models add."""
+
+    requests: int
+    duration_s: float | None
+    """From the first request sent to the last response finished; None when the records span sessions."""
+    ttft: Distribution | None
+    first_answer: Distribution | None
+    reasoning_duration: Distribution | None
+    latency: Distribution | None
+    tpot: Distribution | None
+    itl: Distribution | None
+    """Pooled over every gap of every request (the mean is exact, percentiles within 2.5%)."""
+    output_rate: Distribution | None
+    reasoning_tokens: Distribution | None
+    answer_tokens: Distribution | None
+    output_throughput: float | None
+    """All output tokens over the duration."""
+    request_throughput: float | None
+    goodput: float | None = None
+    """Requests per second that met every SLO limit (None without an SLO)."""
+    slo_met: float | None = None
+    """The share of requests that met every SLO limit."""
+
+
+class Truncation(BaseModel):
+    budget: int | None
+    """The max_tokens the requests were sent with (the most common one)."""
+    truncated: int
+    rate: float
+    suggested_budget: int | None
+    """The smallest multiple of 256 at least 1.25 x the p99 length of the answers that finished; at least
+    double the budget when more than 5% were cut off (their true length is unknown, only that it was longer)."""
+
+
+class Linked(BaseModel):
+    """Speed and quality read together."""
+
+    accuracy_by_reasoning_length: dict[str, Cell]
+    latency_by_outcome: dict[str, Distribution]
+    correct_per_minute: float | None
+    tokens_per_correct: float | None
+    seconds_per_correct: float | None
+    truncation: Truncation
+
+
+class LevelReport(BaseModel):
+    """One load level: the same items as every other level, under this load."""
+
+    accuracy: Cell
+    speed: Speed
+
+
+class TaskReport(BaseModel):
+    summary: TaskSummary
+    repeated: Repeated | None = None
+    speed: Speed
+    """Over every level; throughput only when there is one level."""
+    levels: dict[str, LevelReport] = {}
+    linked: Linked
+    faults: dict[str, int] = {}
+    """Every failed attempt by fault class (429, 503, connection, timeout, protocol...), retried or final."""
+    errors: dict[str, int] = {}
+    """The most common errors of requests that failed for good (never scored as answers)."""
+    published: float | None = None
+    """The published figure for this task (a model card's, as a share), given with the run, shown beside ours."""
+    scored: bool = True
+    """False for a workload's synthetic prompts: there is no right answer, so no accuracy to show."""
+
+
+class RunSummary(BaseModel):
+    model: str
+    base_url: str
+    simulated: bool
+    qualeval_version: str
+    started: str | None = None
+    wall_s: float | None = None
+    records: int
+    rescored: bool = False
+    tasks: dict[str, TaskReport]
+    serving: dict[str, Any] | None = None
+    """Workload figures as vllm bench serve and llama-benchy define them, accuracy by context length, speed per
+    replica (qualeval.loadfigures)."""
+    server: dict[str, Any] | None = None
+    """The server's own metrics per replica over the run, from timeseries.jsonl (qualeval.timeseries)."""

@@ -1,0 +1,161 @@
+"""What every flavour is made of: the `Flavour` record, the usage arithmetic and chunks the wire formats share,
+and the request readers (structured-output parameters, the thinking switch) a flavour picks from.
+
+A stream is a list of steps `(tokens, data)`: the server spends `tokens` decode steps, then sends `data`
+(None: the tokens produced no chunk, like vLLM's dropped `<think>`/`</think>` deltas or OpenAI's hidden
+reasoning).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from qualeval.sim.behaviour import Constraint, Generation
+from qualeval.sim.frames import Ctx, RequestRejected, ServerHooks, Step, sse
+from qualeval.sim.observe import Metrics
+
+__all__ = [
+    "OPEN_PARAMS",
+    "ConstraintReader",
+    "Flavour",
+    "always_thinks",
+    "chatcmpl_id",
+    "completion_tokens",
+    "counts",
+    "plain_usage",
+    "read_constraint",
+    "read_thinking",
+    "response_format",
+    "schema_of",
+    "template_thinking",
+    "text",
+    "usage_chunk",
+]
+
+ConstraintReader = Callable[[dict[str, Any]], Constraint | None]
+"""Request body -> the constraint one family of parameters asks for, or None; raises RequestRejected."""
+
+
+def chatcmpl_id(hex_id: str, n: int) -> str:
+    return f"chatcmpl-{hex_id}"
+
+
+def template_thinking(body: dict[str, Any]) -> bool:
+    """`chat_template_kwargs.enable_thinking`, as a Qwen3-style template reads it."""
+    kwargs = body.get("chat_template_kwargs") or {}
+    value = kwargs.get("enable_thinking", True) if isinstance(kwargs, dict) else True
+    return bool(value)  # the template tests truthiness, so the string "false" leaves thinking on
+
+
+def always_thinks(body: dict[str, Any]) -> bool:
+    """The server has no switch: the model thinks on every request."""
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Flavour:
+    name: str
+    description: str
+    whole: Callable[[Generation, Ctx], bytes]
+    stream: Callable[[Generation, Ctx], list[Step]]
+    constraints: tuple[ConstraintReader, ...] = ()
+    """Structured-output parameters this server applies, in the order it reads them (a later match wins)."""
+    thinking: Callable[[dict[str, Any]], bool] = template_thinking
+    """Request body -> whether the model thinks, as this server's switch decides; raises RequestRejected."""
+    reasoning_aware: bool = True
+    """Grammar applies after the reasoning (a reasoning parser is on); False: from the first token."""
+    reasoning: bool = True
+    """False: a model that never thinks, whatever the request says."""
+    known_params: frozenset[str] | None = None
+    """When set, any other top-level request key is a 400, as OpenAI's API answers."""
+    response_id: Callable[[str, int], str] = chatcmpl_id
+    """(32 hex digits, request number) -> the response `id`, in this server's style."""
+    metrics: Metrics | None = None
+    """This server's `/metrics` names; None: its real counterpart has neither `/metrics` nor `/tokenize`."""
+    hooks: ServerHooks | None = None
+    """The server reads requests and answers its other routes its own way (llama.cpp)."""
+
+
+# --- usage and chunks ----------------------------------------------------------------------------------
+
+
+def text(tokens: list[str]) -> str:
+    return "".join(tokens)
+
+
+def completion_tokens(gen: Generation) -> int:
+    """Reasoning, the closing marker when the reasoning closed, and the answer."""
+    return len(gen.reasoning) + len(gen.answer) + (1 if gen.reasoning and gen.closed else 0)
+
+
+def counts(gen: Generation, ctx: Ctx) -> tuple[int, int, int]:
+    """(prompt, completion, reasoning) tokens."""
+    return ctx.prompt_tokens, completion_tokens(gen), len(gen.reasoning)
+
+
+def plain_usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
+    prompt, completion, _ = counts(gen, ctx)
+    return {"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion}
+
+
+def usage_chunk(ctx: Ctx, usage: dict[str, Any]) -> bytes:
+    """The `include_usage` chunk: no choices, only usage."""
+    return sse(
+        {
+            "id": ctx.id,
+            "object": "chat.completion.chunk",
+            "created": ctx.created,
+            "model": ctx.model,
+            "choices": [],
+            "usage": usage,
+        }
+    )
+
+
+# --- structured outputs and the thinking switch, as a server reads them ---------------------------------
+
+
+def response_format(body: dict[str, Any]) -> Constraint | None:
+    """OpenAI's `response_format`: json_schema or json_object; any other type but text is a 400."""
+    fmt = body.get("response_format")
+    if not isinstance(fmt, dict):
+        return None
+    kind = fmt.get("type")
+    if kind == "json_schema":
+        spec = fmt.get("json_schema") or {}
+        return Constraint("json", spec.get("schema") if isinstance(spec, dict) else None)
+    if kind == "json_object":
+        return Constraint("json", fmt.get("schema"))
+    if kind not in ("text", None):
+        raise RequestRejected(400, f"unsupported response_format type: {kind!r}")
+    return None
+
+
+def schema_of(value: Any) -> Any:
+    """A JSON schema given as an object or as its JSON text."""
+    return orjson.loads(value) if isinstance(value, str) else value
+
+
+OPEN_PARAMS: tuple[ConstraintReader, ...] = (response_format,)
+"""What most servers read: `response_format` alone."""
+
+
+def read_constraint(flavour: Flavour, body: dict[str, Any]) -> Constraint | None:
+    """The constraint this server would apply to the request, or None. Raises RequestRejected."""
+    if flavour.known_params is not None:
+        unknown = sorted(set(body) - flavour.known_params)
+        if unknown:
+            raise RequestRejected(400, f"Unrecognized request argument supplied: {', '.join(unknown)}")
+    found: Constraint | None = None
+    for reader in flavour.constraints:
+        found = reader(body) or found
+    return found
+
+
+def read_thinking(flavour: Flavour, body: dict[str, Any]) -> bool:
+    """Whether the model thinks on this request, as the server's switch decides."""
+    return flavour.reasoning and flavour.thinking(body)

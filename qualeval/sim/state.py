@@ -1,0 +1,67 @@
+"""What one reference server knows across requests: its config, flavour and answer key, the requests it has
+seen, the slots it decodes in, and what it observed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from qualeval.errors import InputError
+from qualeval.sim.answerkey import AnswerKey, KeyEntry
+from qualeval.sim.config import SimConfig
+from qualeval.sim.flavours import Flavour
+from qualeval.sim.observe import Observed
+
+__all__ = ["ServerState", "answer_key", "new_state"]
+
+
+@dataclass(slots=True)
+class ServerState:
+    config: SimConfig
+    flavour: Flavour
+    key: AnswerKey | None
+    observed: Observed
+    slots: asyncio.Semaphore | None
+    """Admission to decoding, when `max_running` limits it."""
+    in_flight: int = 0
+    requests: int = 0
+    seen: Counter[bytes] = field(default_factory=Counter)
+    """How often each exact request body arrived: a retry of a faulted request may succeed."""
+    memory: dict[str, Any] = field(default_factory=dict)
+    """What a flavour with hooks keeps between requests (llama.cpp's prompt cache)."""
+
+
+def answer_key(config: SimConfig) -> AnswerKey | None:
+    """The answers in `config.answers` and those of the samples of `config.tasks`; None when neither is set."""
+    entries: list[KeyEntry] = list(AnswerKey.load(config.answers).entries) if config.answers else []
+    if config.tasks:
+        from qualeval.tasks import build_samples, load_task  # the task machinery only when tasks are asked for
+
+        for ref in config.tasks:
+            task = load_task(ref)
+            data = config.task_data
+            if isinstance(data, dict):
+                data = data.get(task.name) or data.get(task.name.split(":", 1)[0]) or data.get("*")
+            # a reference program (HumanEval's gold) is sent as the answer itself, not as "The answer is ..."
+            verbatim = "code" if task.spec.scorer.kind == "code" else None
+            entries += AnswerKey.from_samples(build_samples(task, data=data), verbatim).entries
+    return AnswerKey(entries) if entries else None
+
+
+def new_state(config: SimConfig, flavours: Mapping[str, Flavour]) -> ServerState:
+    """A fresh server's state; raises InputError for a flavour not in `flavours` or a log it cannot write."""
+    if config.flavour not in flavours:
+        raise InputError(f"unknown flavour '{config.flavour}': expected one of {', '.join(flavours)}")
+    flavour = flavours[config.flavour]
+    key = answer_key(config)
+    observed = Observed(kv_tokens=config.kv_tokens)
+    if config.log is not None:
+        try:
+            observed.log = config.log.open("ab")
+        except OSError as exc:
+            raise InputError(f"{config.log}: cannot write the server log ({exc.strerror})") from None
+    slots = asyncio.Semaphore(config.max_running) if config.max_running > 0 else None
+    return ServerState(config, flavour, key, observed, slots)
