@@ -80,7 +80,7 @@ class LlamaServer:
     def __init__(self, binary: Path, model: Path, log: Path, grammar: str | None = None) -> None:
         self.binary, self.model, self.log = binary, model, log
         self.port = free_port()
-        self.args = ["--jinja", "--reasoning-format", "deepseek", "--metrics", "-a", "tiny"]
+        self.args = ["--jinja", "--reasoning-format", "deepseek", "--metrics", "-a", "tiny", "-t", "1"]
         if grammar is not None:  # a default grammar shapes requests that bring none (`qualeval run`)
             path = log.with_suffix(".gbnf")
             path.write_text(grammar)
