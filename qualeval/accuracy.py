@@ -19,11 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualeval.records import Cell, Outcome, Repeated, TaskSummary
+from qualeval.records import ANSWERED, Cell, Outcome, Repeated, TaskSummary
 
 __all__ = ["Repeat", "cell_of", "item_scores", "pass_at_k", "repeated", "summarize", "wilson"]
-
-ANSWERED = ("ok", "answer_truncated")
 
 
 def item_scores(answers: Iterable[tuple[str | None, bool]]) -> list[float]:

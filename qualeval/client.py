@@ -21,6 +21,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from qualeval.config import env_base_url
 from qualeval.errors import (
     EndpointError,
     HTTPFailure,
@@ -48,9 +49,7 @@ class ClientConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str = Field(
-        default_factory=lambda: os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL, validate_default=True
-    )
+    base_url: str = Field(default_factory=lambda: env_base_url() or DEFAULT_BASE_URL, validate_default=True)
     api_key: SecretStr | None = Field(
         default_factory=lambda: SecretStr(k) if (k := os.environ.get("OPENAI_API_KEY")) else None
     )

@@ -16,6 +16,11 @@ from qualeval.constrain import Mode, Style
 __all__ = ["RunConfig"]
 
 
+def env_base_url() -> str | None:
+    """OPENAI_BASE_URL, the variable the openai SDK reads: every surface that defaults the endpoint reads it here."""
+    return os.environ.get("OPENAI_BASE_URL") or None
+
+
 class RunConfig(BaseModel):
     """Every option of a run, declared once: the `qualeval run` flags, the profile-file keys and the keywords of
     `qualeval.evaluate` are all made from these fields (qualeval.options), with the descriptions as help."""
@@ -23,7 +28,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     base_url: str = Field(
-        default_factory=lambda: os.environ.get("OPENAI_BASE_URL") or "",
+        default_factory=lambda: env_base_url() or "",
         description="The endpoint's base URL (…/v1); default OPENAI_BASE_URL. Given again: more replicas of the "
         "same model, each request sent to the one with the fewest in flight.",
         json_schema_extra={"repeatable": True},

@@ -30,7 +30,7 @@ from qualeval.errors import InputError
 from qualeval.grader import Grader
 from qualeval.judge import Verdict, judge, wants_grade
 from qualeval.models import ChatRequest, ChatResponse, Completion, Message, Sample
-from qualeval.records import ConstraintRecord, Grade, Record
+from qualeval.records import ANSWERED, ConstraintRecord, Grade, Record
 from qualeval.scorers import WHOLE_ANSWER
 from qualeval.tasks.task import Task
 
@@ -123,7 +123,7 @@ async def _ask(
     if mode == "single" and kind is not None:
         held, _ = _check(constraint, kind, response)
         return sent, response, ConstraintRecord(mode="single", kind=kind, style=style, held=held)
-    if mode == "followup" and response.completion.status in ("ok", "answer_truncated"):
+    if mode == "followup" and response.completion.status in ANSWERED:
         return sent, response, await _followup(client, request, response, constraint, style)
     return sent, response, ConstraintRecord(mode=mode)
 

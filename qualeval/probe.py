@@ -22,7 +22,7 @@ from qualeval.client import THINKING_SWITCHES, ChatClient, switch_params
 from qualeval.constrain import Constraint, request_params
 from qualeval.errors import EndpointError
 from qualeval.models import ChatRequest, ChatResponse, Message
-from qualeval.records import BUDGET, SEED, STYLES, ModeResult, ProbeResult, Style
+from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style
 
 __all__ = ["REPEATS", "probe", "settle"]
 
@@ -139,7 +139,7 @@ def _shared(send: Callable[[int, int], Awaitable[ChatResponse]]) -> Callable[[in
 
 def _starved(resp: ChatResponse) -> bool:
     # a cut-off answer is no verdict either: half a JSON object would read as "ignored"
-    return resp.error is None and resp.completion.status in ("reasoning_truncated", "answer_truncated")
+    return resp.error is None and resp.completion.status in TRUNCATED
 
 
 def _mode_sample(client: ChatClient, model: str, mode: str) -> Sample:
@@ -169,10 +169,14 @@ async def _listing(client: ChatClient) -> tuple[list[str], bool, list[str]]:
         listing = await client.models()
     except EndpointError as exc:
         return [], False, [f"/models unavailable: {exc}"]
-    data = listing.get("data") or []
-    served = [str(m.get("id")) for m in data if isinstance(m, dict)]
-    simulated = any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
-    return served, simulated, []
+    served = [str(m.get("id")) for m in listing.get("data") or [] if isinstance(m, dict)]
+    return served, is_simulated(listing), []
+
+
+def is_simulated(models: dict[str, Any] | None) -> bool:
+    """Whether a /models listing comes from qualeval's reference server, which says so in `owned_by`."""
+    data = (models or {}).get("data") or []
+    return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
 
 
 _QUESTION = "What is the capital of France? Answer in one word."

@@ -12,6 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from qualeval.records import TRUNCATED
+
 __all__ = ["Bar", "progress_bar"]
 
 
@@ -38,7 +40,7 @@ class Bar:
         c["seen"] += 1
         c["right"] += bool(record.score.correct)
         c["errors"] += record.status == "transport_error"
-        c["cut"] += record.status in ("reasoning_truncated", "answer_truncated")
+        c["cut"] += record.status in TRUNCATED
         c["tokens"] += record.usage.completion_tokens or 0
         rate = c["tokens"] / max(time.perf_counter() - self.started_at, 1e-9)
         line = f"acc {c['right'] / c['seen']:.1%} · {rate:,.0f} tok/s · errors {c['errors']:g} · truncated {c['cut']:g}"

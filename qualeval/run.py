@@ -27,7 +27,7 @@ from qualeval.judge import judge
 from qualeval.models import Completion, Sample
 from qualeval.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.pipeline import run_one
-from qualeval.probe import probe
+from qualeval.probe import is_simulated, probe
 from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, TaskEntry
 from qualeval.runchecks import check_run_tasks
 from qualeval.runsummary import summarize_records
@@ -174,7 +174,7 @@ async def execute(
             "started": manifest.started,
             "server": ServerInfo(models=models, probe=found),
             "shaping": shaping,
-            "simulated": bool(found and found.simulated) or _simulated(models),
+            "simulated": bool(found and found.simulated) or is_simulated(models),
         }
     )
     done = store.open(manifest)
@@ -282,11 +282,6 @@ async def _open_loop(
             await asyncio.sleep(rng.gammavariate(burstiness, 1.0 / (rate * burstiness)))
         pending.append(asyncio.create_task(run(item)))
     await asyncio.gather(*pending)
-
-
-def _simulated(models: dict[str, Any] | None) -> bool:
-    data = (models or {}).get("data") or []
-    return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
 
 
 def _run_config(manifest: Manifest, root: Path) -> RunConfig:

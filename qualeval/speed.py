@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from qualeval.accuracy import cell_of
 from qualeval.histogram import merge, percentile
-from qualeval.records import Distribution, Linked, Speed, Timed, Truncation
+from qualeval.records import TRUNCATED, Distribution, Linked, Speed, Timed, Truncation
 
 __all__ = [
     "distribution",
@@ -122,7 +122,7 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
     }
     correct = sum(r.correct for r in rows)
     tokens = sum(r.completion_tokens or 0 for r in rows)
-    cut = [r for r in rows if r.status in ("reasoning_truncated", "answer_truncated")]
+    cut = [r for r in rows if r.status in TRUNCATED]
     budgets = Counter(r.budget for r in rows if r.budget)
     budget = budgets.most_common(1)[0][0] if budgets else None
     finished = sorted(r.completion_tokens for r in rows if r.completion_tokens and r.status in ("ok", "empty_content"))

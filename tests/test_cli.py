@@ -235,3 +235,17 @@ def test_printed_paths_are_never_broken_across_lines(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     for name in ("report.html", "report.md", "records.jsonl"):
         assert any(str(out / name) in line for line in lines), name
+
+
+def test_probe_sim_ignores_openai_base_url_in_the_environment() -> None:
+    """OPENAI_BASE_URL is a default, read in one place; it is not a second --base-url beside --sim."""
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = CliRunner().invoke(app, ["probe", "--sim", "vllm", "--format", "json"], env=env)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["simulated"] is True
+    both = CliRunner().invoke(app, ["probe", "--sim", "vllm", "--base-url", "http://127.0.0.1:9/v1"], env=env)
+    assert both.exit_code == 2 and "not both" in both.output

@@ -17,7 +17,7 @@ __all__ = ["register"]
 
 _BaseUrl = Annotated[
     str | None,
-    typer.Option(help="Endpoint, e.g. http://127.0.0.1:8011/v1.", envvar="OPENAI_BASE_URL", show_envvar=True),
+    typer.Option(help="Endpoint, e.g. http://127.0.0.1:8011/v1 (default: OPENAI_BASE_URL, else OpenAI's)."),
 ]
 _ProbeTokens = Annotated[
     int, typer.Option(help="Start token budget of each probe request (doubled for a sample that runs out).")

@@ -17,6 +17,8 @@ from qualeval.records.comparison import Comparison, Ratio, TaskComparison
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry, ThinkingSwitch
 from qualeval.records.probe import BUDGET, SEED, STYLES, ModeResult, ProbeResult, Style, Verdict, styles_from_probe
 from qualeval.records.record import (
+    ANSWERED,
+    TRUNCATED,
     ConstraintRecord,
     Extraction,
     Grade,
@@ -45,9 +47,11 @@ from qualeval.records.summary import (
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
+    "ANSWERED",
     "BUDGET",
     "SEED",
     "STYLES",
+    "TRUNCATED",
     "Cell",
     "Comparison",
     "ConstraintRecord",

@@ -43,6 +43,10 @@ Status = Literal[
     "content_filter",
     "transport_error",
 ]
+TRUNCATED: tuple[Status, ...] = ("reasoning_truncated", "answer_truncated")
+"""The budget ran out: in the thinking (no answer) or in the answer."""
+ANSWERED: tuple[Status, ...] = ("ok", "answer_truncated")
+"""An answer came back, whole or cut: the statuses `accuracy_answered` counts."""
 
 
 Rung = Literal["constraint", "json", "anchor", "math", "last", "followup", "rescue", "judge", "code", "content", "none"]
