@@ -33,6 +33,7 @@ __all__ = [
     "schema_of",
     "template_thinking",
     "text",
+    "token_steps",
     "usage_chunk",
 ]
 
@@ -100,6 +101,26 @@ def counts(gen: Generation, ctx: Ctx) -> tuple[int, int, int]:
 def plain_usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
     prompt, completion, _ = counts(gen, ctx)
     return {"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion}
+
+
+def token_steps(
+    gen: Generation, reasoning: Callable[[str, bool], bytes], answer: Callable[[str, bool], bytes], first_tick: int = 1
+) -> list[Step]:
+    """One chunk per token: the reasoning's, the unseen end of the block where it closed, then the answer's.
+
+    `reasoning` and `answer` make a token's chunk, told whether it is the first; servers that send a role chunk
+    before any token write the first token in the same decode step (`first_tick` 0).
+    """
+    steps: list[Step] = []
+    for token in gen.reasoning:
+        first = not steps
+        steps.append((first_tick if first else 1, reasoning(token, first)))
+    if gen.reasoning and gen.closed:
+        steps.append((1, None))
+    for token in gen.answer:
+        first = not steps
+        steps.append((first_tick if first else 1, answer(token, first)))
+    return steps
 
 
 def usage_chunk(ctx: Ctx, usage: dict[str, Any]) -> bytes:

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from qualeval.sim.behaviour import Generation
-from qualeval.sim.flavours.common import counts, text
+from qualeval.sim.flavours.common import counts, text, token_steps
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 
 __all__ = ["FINGERPRINT", "response_id", "stream", "thinking", "whole"]
@@ -68,15 +68,12 @@ def _chunk(ctx: Ctx, delta: dict[str, Any], finish: str | None = None, **extra: 
 
 def stream(gen: Generation, ctx: Ctx) -> list[Step]:
     steps: list[Step] = [(1, _chunk(ctx, {"role": "assistant", "content": None, "reasoning_content": ""}))]
-    first = True
-    for token in gen.reasoning:
-        steps.append((0 if first else 1, _chunk(ctx, {"content": None, "reasoning_content": token})))
-        first = False
-    if gen.reasoning and gen.closed:
-        steps.append((1, None))
-    for token in gen.answer:
-        steps.append((0 if first else 1, _chunk(ctx, {"content": token, "reasoning_content": None})))
-        first = False
+    steps += token_steps(
+        gen,
+        lambda token, _: _chunk(ctx, {"content": None, "reasoning_content": token}),
+        lambda token, _: _chunk(ctx, {"content": token, "reasoning_content": None}),
+        first_tick=0,
+    )
     # finish_reason and usage ride on the same last chunk
     last = _chunk(ctx, {"content": "", "reasoning_content": None}, gen.finish, usage=_usage(gen, ctx))
     steps.append((1 if gen.finish == "stop" else 0, last))

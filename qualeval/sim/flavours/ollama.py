@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from qualeval.sim.behaviour import Generation
-from qualeval.sim.flavours.common import counts, text
+from qualeval.sim.flavours.common import counts, text, token_steps
 from qualeval.sim.frames import DONE, Ctx, RequestRejected, Step, sse
 
 __all__ = ["response_id", "stream", "thinking", "whole"]
@@ -60,20 +60,12 @@ def _delta(ctx: Ctx, delta: dict[str, Any]) -> bytes:
 
 
 def stream(gen: Generation, ctx: Ctx) -> list[Step]:
-    steps: list[Step] = []
-    first = True
-    for token in gen.reasoning:
-        d: dict[str, Any] = {"role": "assistant"} if first else {}
-        d.update(content="", reasoning=token)
-        steps.append((1, _delta(ctx, d)))
-        first = False
-    if gen.reasoning and gen.closed:
-        steps.append((1, None))
-    for token in gen.answer:
-        d = {"role": "assistant"} if first else {}
-        d["content"] = token
-        steps.append((1, _delta(ctx, d)))
-        first = False
+    role: dict[str, Any] = {"role": "assistant"}  # on the first chunk only
+    steps = token_steps(
+        gen,
+        lambda token, first: _delta(ctx, {**(role if first else {}), "content": "", "reasoning": token}),
+        lambda token, first: _delta(ctx, {**(role if first else {}), "content": token}),
+    )
     finish = [{"index": 0, "delta": {}, "finish_reason": gen.finish}]
     steps.append((1 if gen.finish == "stop" else 0, _chunk(ctx, finish)))
     if ctx.include_usage:

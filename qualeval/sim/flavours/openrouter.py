@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from qualeval.sim.behaviour import Generation
-from qualeval.sim.flavours.common import counts, plain_usage, text
+from qualeval.sim.flavours.common import counts, plain_usage, text, token_steps
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 
 __all__ = ["response_id", "stream", "whole"]
@@ -72,12 +72,11 @@ def _chunk(ctx: Ctx, delta: dict[str, Any], finish: str | None = None, **extra: 
 
 def stream(gen: Generation, ctx: Ctx) -> list[Step]:
     steps: list[Step] = [(0, b": OPENROUTER PROCESSING\n\n")]
-    for token in gen.reasoning:
-        steps.append((1, _chunk(ctx, {"reasoning": token, "reasoning_details": _details(token)})))
-    if gen.reasoning and gen.closed:
-        steps.append((1, None))
-    for token in gen.answer:
-        steps.append((1, _chunk(ctx, {"content": token})))
+    steps += token_steps(
+        gen,
+        lambda token, _: _chunk(ctx, {"reasoning": token, "reasoning_details": _details(token)}),
+        lambda token, _: _chunk(ctx, {"content": token}),
+    )
     steps.append((1 if gen.finish == "stop" else 0, _chunk(ctx, {}, gen.finish)))
     steps.append((0, _chunk(ctx, {}, gen.finish, usage=_usage(gen, ctx))))  # the finish is repeated, with usage
     steps.append(DONE)

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from qualeval.sim.behaviour import Constraint, Generation
-from qualeval.sim.flavours.common import counts, text, usage_chunk
+from qualeval.sim.flavours.common import counts, text, token_steps, usage_chunk
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 from qualeval.sim.observe import Metrics
 
@@ -88,15 +88,12 @@ def _chunk(ctx: Ctx, delta: dict[str, Any], finish: str | None = None, matched: 
 
 def stream(gen: Generation, ctx: Ctx) -> list[Step]:
     steps: list[Step] = [(1, _chunk(ctx, {"reasoning_content": None, "role": "assistant", "content": ""}))]
-    first = True
-    for token in gen.reasoning:
-        steps.append((0 if first else 1, _chunk(ctx, {"reasoning_content": token})))
-        first = False
-    if gen.reasoning and gen.closed:
-        steps.append((1, None))
-    for token in gen.answer:
-        steps.append((0 if first else 1, _chunk(ctx, {"reasoning_content": None, "content": token})))
-        first = False
+    steps += token_steps(
+        gen,
+        lambda token, _: _chunk(ctx, {"reasoning_content": token}),
+        lambda token, _: _chunk(ctx, {"reasoning_content": None, "content": token}),
+        first_tick=0,
+    )
     stop = gen.finish == "stop"
     steps.append((1 if stop else 0, _chunk(ctx, {"reasoning_content": None}, gen.finish, _EOS if stop else None)))
     if ctx.include_usage:
