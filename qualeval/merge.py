@@ -66,13 +66,14 @@ def _joined(roots: Sequence[Path], name: str, tag: bool) -> Iterator[bytes]:
     """The shards' lines of one file, as they are on disk (records are copied, never rewritten)."""
     for index, root in enumerate(roots):
         if name == "records.jsonl":
-            rows = RunStore(root).rows()
+            for row in RunStore(root).rows():
+                yield orjson.dumps({**row, "shard": index} if tag else row)
         else:
             from qualeval.timeseries import read_series
 
-            rows = read_series(root)
-        for row in rows:
-            yield orjson.dumps({**row, "shard": index} if tag else row)
+            for point in read_series(root):
+                tagged = point.model_copy(update={"shard": index}) if tag else point
+                yield tagged.model_dump_json(exclude_none=True).encode()
 
 
 def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.plots import _figure, _uri
+from qualeval.records import SeriesPoint
 from qualeval.timeseries import read_series
 
 __all__ = ["by_length", "over_time"]
@@ -40,12 +41,12 @@ def by_length(context: dict[str, Any]) -> str | None:
     return _uri(fig)
 
 
-def _rolling(lines: list[dict[str, Any]]) -> list[float | None]:
+def _rolling(lines: list[SeriesPoint]) -> list[float | None]:
     out: list[float | None] = []
     for i, line in enumerate(lines):
-        window = [x for x in lines[: i + 1] if x["t"] > line["t"] - ROLLING_S]
-        scored = sum(x.get("scored", 0) for x in window)
-        out.append(sum(x.get("correct", 0) for x in window) / scored if scored else None)
+        window = [x for x in lines[: i + 1] if x.t > line.t - ROLLING_S]
+        scored = sum(x.scored for x in window)
+        out.append(sum(x.correct for x in window) / scored if scored else None)
     return out
 
 
@@ -58,19 +59,19 @@ def over_time(root: Path) -> str | None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(4, 1, figsize=(6.4, 7.2), sharex=True)
-    t = [x["t"] for x in lines]
-    axes[0].plot(t, [x["output_tokens_per_s"] for x in lines], label="client: output tok/s")
-    servers = sorted({url for x in lines for url in x.get("server") or {}})
+    t = [x.t for x in lines]
+    axes[0].plot(t, [x.output_tokens_per_s for x in lines], label="client: output tok/s")
+    servers = sorted({url for x in lines for url in x.server})
     for url in servers:
-        gen = [(x.get("server") or {}).get(url, {}).get("generation_throughput") for x in lines]
+        gen = [x.server.get(url, {}).get("generation_throughput") for x in lines]
         if any(g is not None for g in gen):
             axes[0].plot(t, [g if g is not None else float("nan") for g in gen], "--", label=f"server: {url}")
-        kv = [(x.get("server") or {}).get(url, {}).get("kv_cache_usage") for x in lines]
+        kv = [x.server.get(url, {}).get("kv_cache_usage") for x in lines]
         axes[2].plot(t, [k if k is not None else float("nan") for k in kv], label=url)
     axes[0].set_ylabel("tokens/s")
     axes[0].legend(fontsize=6, loc="best")
-    axes[1].plot(t, [x["in_flight"] for x in lines], label="in flight")
-    axes[1].plot(t, [x["queued"] for x in lines], label="queued")
+    axes[1].plot(t, [x.in_flight for x in lines], label="in flight")
+    axes[1].plot(t, [x.queued for x in lines], label="queued")
     axes[1].set_ylabel("requests")
     axes[1].legend(fontsize=6)
     axes[2].set_ylabel("KV-cache usage")
@@ -83,6 +84,6 @@ def over_time(root: Path) -> str | None:
     for ax in axes:
         ax.spines[["top", "right"]].set_visible(False)
         for x in lines:
-            if x.get("warmup"):
-                ax.axvspan(x["t"] - 1.0, x["t"], color="#ddd", alpha=0.6, linewidth=0)
+            if x.warmup:
+                ax.axvspan(x.t - 1.0, x.t, color="#ddd", alpha=0.6, linewidth=0)
     return _uri(fig)

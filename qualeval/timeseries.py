@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import orjson
 import yaml
+from pydantic import ValidationError
 
 from qualeval.errors import InputError
 from qualeval.lengths import root_of
+from qualeval.records import SeriesPoint
 
 __all__ = ["Sampler", "metric_maps", "read_metrics", "read_series", "server_summary"]
 
@@ -165,17 +166,16 @@ class Sampler:
             self.last[url] = got
         counts = dict(self.counts)
         self.counts = dict.fromkeys(self.counts, 0)
-        line = {
-            "t": round(now - self._started, 3),
-            "wall": time.time(),
-            "output_tokens_per_s": counts["tokens"] / seconds,
-            "in_flight": self.router.running,
-            "queued": self.router.queued,
-            **counts,
-            "warmup": bool(counts["warmup"]) or self.warming,
-            "server": server,
-        }
-        handle.write(orjson.dumps(line) + b"\n")
+        point = SeriesPoint(
+            t=round(now - self._started, 3),
+            wall=time.time(),
+            output_tokens_per_s=counts["tokens"] / seconds,
+            in_flight=self.router.running,
+            queued=self.router.queued,
+            **{**counts, "warmup": bool(counts["warmup"]) or self.warming},
+            server=server,
+        )
+        handle.write(point.model_dump_json(exclude_none=True).encode() + b"\n")
         handle.flush()
         return now
 
@@ -193,7 +193,7 @@ class Sampler:
 
     def start(self) -> None:
         # a resumed run goes on from its last second, so the series stays in time order
-        last = max((line.get("t", 0.0) for line in read_series(self.path.parent)), default=-1.0)
+        last = max((point.t for point in read_series(self.path.parent)), default=-1.0)
         self._started = time.perf_counter() - (last + 1.0 if last >= 0 else 0.0)
         self._task = asyncio.create_task(self._loop())
 
@@ -205,25 +205,26 @@ class Sampler:
             self._task = None
 
 
-def read_series(root: Path) -> Iterator[dict[str, Any]]:
+def read_series(root: Path) -> Iterator[SeriesPoint]:
+    """The run's seconds; a line cut short by a kill is left out, as the sampler would have finished it."""
     path = root / "timeseries.jsonl"
     if not path.exists():
         return
     with path.open("rb") as handle:
         for line in handle:
             if line.endswith(b"\n"):
-                with contextlib.suppress(orjson.JSONDecodeError):
-                    yield orjson.loads(line)
+                with contextlib.suppress(ValidationError):
+                    yield SeriesPoint.model_validate_json(line)
 
 
 def server_summary(root: Path) -> dict[str, dict[str, dict[str, float]]]:
     """Per replica and figure: mean and max over the measured seconds (warm-up left out), as the report and
     `compare` show them."""
     values: dict[str, dict[str, list[float]]] = {}
-    for line in read_series(root):
-        if line.get("warmup"):
+    for point in read_series(root):
+        if point.warmup:
             continue
-        for url, got in (line.get("server") or {}).items():
+        for url, got in point.server.items():
             for name, value in got.items():
                 if name != "server" and isinstance(value, (int, float)):
                     values.setdefault(url, {}).setdefault(name, []).append(float(value))

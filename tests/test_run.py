@@ -16,7 +16,7 @@ import pytest
 from qualeval.accuracy import Repeat, repeated
 from qualeval.errors import InputError
 from qualeval.options import load_config
-from qualeval.records import Manifest, Record
+from qualeval.records import Manifest
 from qualeval.store import RunStore
 from tests.conftest import GSM8K, ROOT, SHARED, chromium_dom, sim_process
 
@@ -110,44 +110,6 @@ def test_gsm8k_and_mmlu_stem_with_a_kill_resume_and_rescore(tmp_path: Path) -> N
     for name in ("gsm8k", "mmlu:stem"):
         assert again["tasks"][name]["summary"]["correct"] == summary["tasks"][name]["summary"]["correct"]
     assert (out / "rescore" / "report.html").exists() and (out / "summary.json").exists()
-
-
-# a record line as qualeval wrote it before `attempt` (which of K samples) was renamed `repeat`, so that it could
-# not be mistaken for `attempts` (the HTTP tries of the request): the second sample of its item, sent twice
-OLD_RECORD = (
-    '{"sample_id": "knowledge_qa/test/0", "task": "knowledge_qa", "attempt": 1, "level": "c=1", "warmup": false, '
-    '"session": "2026-11-30T15:45:45+00:00", "sent_at": 1796053545.7631702, "retried": ["429"], "final": true, '
-    '"request": {"model": "sim", "messages": [{"role": "user", "content": "What is the capital of France?"}], '
-    '"max_tokens": 4096, "temperature": 0.0, "stream": true}, '
-    '"reasoning": "Okay, let me work through this carefully.", "content": "{\\"answer\\":\\"Paris\\"}", '
-    '"reasoning_source": "field:reasoning", "status": "ok", "finish_reason": "stop", '
-    '"usage": {"prompt_tokens": 30, "completion_tokens": 216, "reasoning_tokens": 206, "answer_tokens": 10, '
-    '"reasoning_estimated": false, "completion_estimated": false}, '
-    '"timing": {"first_byte": 1.06, "ttft": 5.54, "first_reasoning": 5.54, "first_content": 63.66, "end": 65.95, '
-    '"itl": null, "decode_rate": 3558.97, "queued": 0.007}, "attempts": 2, '
-    '"constraint": {"mode": "single", "kind": "json", "style": "structured_outputs", "held": true, "followup": null}, '
-    '"extraction": {"value": "Paris", "rung": "constraint", "raw": "Paris"}, '
-    '"score": {"correct": true, "detail": "matches \'Paris\'", "f1": 1.0, "measures": null}, "naive_correct": null, '
-    '"rescue": null, "rescue_correct": null, "gold": "Paris", "choices": [], "aliases": [], '
-    '"meta": {"topic": "capital"}, "error": null, "server_timings": null, "grade": null, "endpoint": null}'
-)
-
-
-def test_a_record_written_before_the_rename_still_loads(tmp_path: Path) -> None:
-    record = Record.model_validate_json(OLD_RECORD)
-    assert (record.repeat, record.attempts) == (1, 2)  # the sample's index and the HTTP tries, each its own
-    written = json.loads(record.model_dump_json())
-    assert (written["repeat"], written["attempts"]) == (1, 2) and "attempt" not in written
-    assert Record.model_validate(written) == record
-    store = RunStore(tmp_path)  # a run written before the rename resumes: what it recorded is not sent again
-    store.open(Manifest(fingerprint="f"))
-    store.append(OLD_RECORD.encode())
-    store.close()
-    again = RunStore(tmp_path)
-    assert again.open(Manifest(fingerprint="f")) == {("knowledge_qa/test/0", 1, "c=1")}
-    again.close()
-    assert [(r.repeat, r.attempts) for r in again.records()] == [(1, 2)]
-    assert again.records_path.read_bytes().decode() == OLD_RECORD + "\n"  # read, never rewritten
 
 
 def test_a_torn_last_line_is_dropped_on_resume(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@
     manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
     probe.py        probe --json     ProbeResult and the structured-output conventions it names
     scored.py       items.jsonl      ScoredItem (`qualeval score`)
+    series.py       timeseries.jsonl SeriesPoint, one second of the run from both ends
 
 and views.py, the compact views of a record that the figures read (never written). Definitions only: the modules
 that compute the figures import these types, never the other way round, so nothing here imports them.
@@ -32,6 +33,7 @@ from qualeval.records.record import (
     Usage,
 )
 from qualeval.records.scored import ScoredItem
+from qualeval.records.series import SeriesPoint
 from qualeval.records.summary import (
     Cell,
     Distribution,
@@ -74,6 +76,7 @@ __all__ = [
     "Rung",
     "Score",
     "ScoredItem",
+    "SeriesPoint",
     "ServerInfo",
     "Speed",
     "Status",

@@ -1,0 +1,91 @@
+"""Every file a run writes reads back into its type in qualeval.records, whole, and older files still load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+import qualeval
+from qualeval.commands import compare_and_write
+from qualeval.records import Comparison, Manifest, Record, RunSummary, SeriesPoint
+from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+from qualeval.store import RunStore
+
+TYPES: dict[str, type[BaseModel]] = {
+    "records.jsonl": Record,
+    "summary.json": RunSummary,
+    "manifest.json": Manifest,
+    "timeseries.jsonl": SeriesPoint,
+    "compare.json": Comparison,
+}
+
+
+def _documents(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.suffix == ".jsonl" else [path.read_text()]
+
+
+def _given(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _given(v) for k, v in value.items() if v is not None}
+    return [_given(v) for v in value] if isinstance(value, list) else value
+
+
+def test_every_file_a_run_writes_reads_back_into_its_type_whole(tmp_path: Path) -> None:
+    sim = SimConfig(
+        port=0, tasks=("word_problems",), behaviour=Behaviour(reasoning_tokens=10), latency=Latency(burst=True)
+    )
+    with running_server(sim) as url:  # with the probe, so the manifest carries its result too
+        qualeval.evaluate("sim", "word_problems", base_url=url, out=tmp_path / "run", limit=4, samples_per_item=2)
+    compare_and_write(tmp_path / "run", tmp_path / "run", tmp_path / "compare", seed=0)
+    written = [p for folder in ("run", "compare") for p in sorted((tmp_path / folder).glob("*.json*"))]
+    assert {p.name for p in written} == set(TYPES)  # a new file a run writes needs its type here
+    for path in written:
+        for document in _documents(path):
+            typed = TYPES[path.name].model_validate_json(document)
+            # nothing dropped, nothing changed: the type holds every key the file has (an absent key and a null
+            # are the same value)
+            assert _given(json.loads(typed.model_dump_json())) == _given(json.loads(document)), path.name
+    manifest = Manifest.model_validate_json((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest.server is not None and manifest.server.probe is not None and manifest.server.probe.simulated
+    assert sorted(r.repeat for r in RunStore(tmp_path / "run").records()) == [0, 0, 0, 0, 1, 1, 1, 1]
+
+
+# a record line as qualeval wrote it before `attempt` (which of K samples) was renamed `repeat`, so that it could
+# not be mistaken for `attempts` (the HTTP tries of the request): the second sample of its item, sent twice
+OLD_RECORD = (
+    '{"sample_id": "knowledge_qa/test/0", "task": "knowledge_qa", "attempt": 1, "level": "c=1", "warmup": false, '
+    '"session": "2026-11-30T15:45:45+00:00", "sent_at": 1796053545.7631702, "retried": ["429"], "final": true, '
+    '"request": {"model": "sim", "messages": [{"role": "user", "content": "What is the capital of France?"}], '
+    '"max_tokens": 4096, "temperature": 0.0, "stream": true}, '
+    '"reasoning": "Okay, let me work through this carefully.", "content": "{\\"answer\\":\\"Paris\\"}", '
+    '"reasoning_source": "field:reasoning", "status": "ok", "finish_reason": "stop", '
+    '"usage": {"prompt_tokens": 30, "completion_tokens": 216, "reasoning_tokens": 206, "answer_tokens": 10, '
+    '"reasoning_estimated": false, "completion_estimated": false}, '
+    '"timing": {"first_byte": 1.06, "ttft": 5.54, "first_reasoning": 5.54, "first_content": 63.66, "end": 65.95, '
+    '"itl": null, "decode_rate": 3558.97, "queued": 0.007}, "attempts": 2, '
+    '"constraint": {"mode": "single", "kind": "json", "style": "structured_outputs", "held": true, "followup": null}, '
+    '"extraction": {"value": "Paris", "rung": "constraint", "raw": "Paris"}, '
+    '"score": {"correct": true, "detail": "matches \'Paris\'", "f1": 1.0, "measures": null}, "naive_correct": null, '
+    '"rescue": null, "rescue_correct": null, "gold": "Paris", "choices": [], "aliases": [], '
+    '"meta": {"topic": "capital"}, "error": null, "server_timings": null, "grade": null, "endpoint": null}'
+)
+
+
+def test_a_record_written_before_the_rename_still_loads(tmp_path: Path) -> None:
+    record = Record.model_validate_json(OLD_RECORD)
+    assert (record.repeat, record.attempts) == (1, 2)  # the sample's index and the HTTP tries, each its own
+    written = json.loads(record.model_dump_json())
+    assert (written["repeat"], written["attempts"]) == (1, 2) and "attempt" not in written
+    assert Record.model_validate(written) == record
+    store = RunStore(tmp_path)  # a run written before the rename resumes: what it recorded is not sent again
+    store.open(Manifest(fingerprint="f"))
+    store.append(OLD_RECORD.encode())
+    store.close()
+    again = RunStore(tmp_path)
+    assert again.open(Manifest(fingerprint="f")) == {("knowledge_qa/test/0", 1, "c=1")}
+    again.close()
+    assert [(r.repeat, r.attempts) for r in again.records()] == [(1, 2)]
+    assert again.records_path.read_bytes().decode() == OLD_RECORD + "\n"  # read, never rewritten
