@@ -21,6 +21,7 @@ from qualeval import commands
 from qualeval.cli.output import fail
 from qualeval.cli.views import print_flavours
 from qualeval.errors import InputError, QualevalError
+from qualeval.sim.config import FAULTS
 
 if TYPE_CHECKING:
     from qualeval.sim import SimConfig, SimServer
@@ -66,10 +67,7 @@ def _faults(spec: str) -> dict[str, float]:
     return parse_faults(spec)
 
 
-_FAULTS_HELP = (
-    "Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01'. Names: 429 500 503 drop "
-    "malformed slow-headers empty-choices stall html context."
-)
+_FAULTS_HELP = f"Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01'. Names: {' '.join(FAULTS)}."
 
 SIM_OPTIONS: tuple[SimOption, ...] = (
     SimOption("flavour", "Wire format to reproduce; --list-flavors shows them.", ("--flavor", "--flavour")),
