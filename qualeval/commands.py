@@ -124,15 +124,13 @@ def score_and_write(
     """
     from qualeval.formats import resolve_formats
     from qualeval.offline import SplitOptions, score_lines, write_offline
-    from qualeval.scorers.humaneval import allow_code_execution
     from qualeval.tasks import load_task
 
-    allow_code_execution(allow_code)
     try:
         own = resolve_formats([str(p) for p in reasoning_formats]) if reasoning_formats else ()
         split = SplitOptions(formats=(*own, *resolve_formats(None)), thinking=thinking, opened=thinking_opened)
         loaded = load_task(task)
-        items, summary, scored = score_lines(loaded, responses, fmt=fmt, split=split, **options)
+        items, summary, scored = score_lines(loaded, responses, fmt=fmt, split=split, allow_code=allow_code, **options)
         write_offline(out, loaded, responses, items, summary, scored)
     except OSError as exc:
         raise _cannot_write(out, exc) from None
@@ -169,10 +167,9 @@ def rescore_and_report(run_dir: Path, *, rescue: bool | None, allow_code: bool) 
     """Re-score a run directory offline and write its reports (a report that fails is a warning)."""
     from qualeval.report import write_reports_or_warn
     from qualeval.run import rescore
-    from qualeval.scorers.humaneval import allow_code_execution
 
-    allow_code_execution(allow_code)  # a code task's programs run again only when this rescore is allowed to
-    summary, store = rescore(run_dir, rescue=rescue)
+    # the flag, not the run's manifest: a code task's programs run again only when this rescore is allowed to
+    summary, store = rescore(run_dir, rescue=rescue, allow_code=allow_code)
     write_reports_or_warn(store, summary, store.records())
     return summary, store
 

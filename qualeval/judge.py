@@ -84,11 +84,13 @@ def judge(
     *,
     rescue: bool = False,
     grade: Grade | None = None,
+    allow_code: bool = False,
 ) -> Verdict:
     """Extract and score one completion. Answers come from the final content (or the constraint's reply) only.
 
     A transport error or filtered response is never scored. `rescue` also reads the reasoning when the content
     is empty, counted apart. `grade`: a model judge's verdict, which can only turn a rejected answer correct.
+    `allow_code`: the user's --allow-code-execution; without it a code task's answer is refused (InputError).
     """
     spec = task.spec
     if done.status in NOT_SCORED:
@@ -98,7 +100,7 @@ def judge(
     if sample.meta.get("scored") is False:  # a workload's synthetic prompt: there is no right answer to find
         return Verdict(Extraction(value=None, rung="none"), Score(correct=False, detail="not scored: synthetic"), None)
     if spec.scorer.kind in WHOLE_ANSWER:  # code and IFEval judge the whole content: no ladder, no naive reading
-        return Verdict(*judge_whole(done.content, sample, spec.scorer), None)
+        return Verdict(*judge_whole(done.content, sample, spec.scorer, allow_code=allow_code), None)
     found = _answer(task, sample, done, constraint)
     verdict = score(found.value, sample, spec.scorer, spec.answer)
     if grade is not None and grade.verdict == "correct" and not verdict.correct and done.content.strip():

@@ -207,8 +207,12 @@ def judge_lines(
     fmt: Format = "qualeval",
     rescue: bool = False,
     split: SplitOptions | None = None,
+    allow_code: bool = False,
 ) -> list[Scored]:
-    """Judge every response line against the task; one result per line, in file order."""
+    """Judge every response line against the task; one result per line, in file order.
+
+    `allow_code`: the user's --allow-code-execution, without which a code task's line is refused.
+    """
     split = split or SplitOptions()
     index = _Index(task, data)
     seen: dict[str, int] = {}
@@ -221,18 +225,20 @@ def judge_lines(
             raise InputError(f"{where}: id '{line.id}' appears twice (first on line {seen[sample.id]})")
         seen[sample.id] = number
         done = _completion(line, split)
-        verdict = judge(task, sample, done, rescue=rescue)
+        verdict = judge(task, sample, done, rescue=rescue, allow_code=allow_code)
         out.append(Scored(_item(sample, done, verdict), sample, done, verdict))
     return out
 
 
-async def _grade_all(task: Task, scored: list[Scored], base_url: str, model: str, rescue: bool) -> None:
+async def _grade_all(
+    task: Task, scored: list[Scored], base_url: str, model: str, rescue: bool, allow_code: bool
+) -> None:
     async with grader_for(base_url, model) as grader:
         assert grader is not None
         wanted = [s for s in scored if wants_grade(task, s.done, s.verdict)]
         grades = await asyncio.gather(*(grader.grade(s.sample, s.done.content) for s in wanted))
     for entry, grade in zip(wanted, grades, strict=True):
-        entry.verdict = judge(task, entry.sample, entry.done, rescue=rescue, grade=grade)
+        entry.verdict = judge(task, entry.sample, entry.done, rescue=rescue, grade=grade, allow_code=allow_code)
         entry.item = _item(entry.sample, entry.done, entry.verdict, grade)
 
 
@@ -266,11 +272,12 @@ def score_lines(
     split: SplitOptions | None = None,
     judge_base_url: str | None = None,
     judge_model: str | None = None,
+    allow_code: bool = False,
 ) -> tuple[list[ScoredItem], TaskSummary, list[Scored]]:
     """score_file, also returning each line's full judgement (for reports)."""
-    scored = judge_lines(task, path, data=data, fmt=fmt, rescue=rescue, split=split)
+    scored = judge_lines(task, path, data=data, fmt=fmt, rescue=rescue, split=split, allow_code=allow_code)
     if judge_base_url and judge_model:
-        asyncio.run(_grade_all(task, scored, judge_base_url, judge_model, rescue))
+        asyncio.run(_grade_all(task, scored, judge_base_url, judge_model, rescue, allow_code))
     summary = summarize(task.name, (_outcome(s) for s in scored), task.spec.breakdowns)
     return [s.item for s in scored], summary, scored
 

@@ -129,17 +129,23 @@ async def _ask(
 
 
 async def _judged(
-    task: Task, sample: Sample, done: Completion, info: ConstraintRecord, rescue: bool, grader: Grader | None
+    task: Task,
+    sample: Sample,
+    done: Completion,
+    info: ConstraintRecord,
+    rescue: bool,
+    grader: Grader | None,
+    allow_code: bool,
 ) -> tuple[Verdict, Grade | None]:
     """The verdict on an answer, and the model judge's grade where the rules rejected a free-form one."""
     if task.spec.scorer.kind == "code":  # the program runs for seconds: off the event loop that streams the rest
-        verdict = await asyncio.to_thread(judge, task, sample, done, info, rescue=rescue)
+        verdict = await asyncio.to_thread(judge, task, sample, done, info, rescue=rescue, allow_code=allow_code)
     else:
-        verdict = judge(task, sample, done, info, rescue=rescue)
+        verdict = judge(task, sample, done, info, rescue=rescue, allow_code=allow_code)
     if grader is None or not wants_grade(task, done, verdict):
         return verdict, None
     grade = await grader.grade(sample, done.content)
-    return judge(task, sample, done, info, rescue=rescue, grade=grade), grade
+    return judge(task, sample, done, info, rescue=rescue, grade=grade, allow_code=allow_code), grade
 
 
 async def run_one(
@@ -156,13 +162,17 @@ async def run_one(
     warmup: bool = False,
     session: str = "",
     grader: Grader | None = None,
+    allow_code: bool = False,
     **overrides: Any,
 ) -> Record:
-    """One sample (its `repeat`-th): request (constrained as `mode` says), judge (and grade), record."""
+    """One sample (its `repeat`-th): request (constrained as `mode` says), judge (and grade), record.
+
+    `allow_code`: the run's --allow-code-execution, so a code task's program may run to score it.
+    """
     request = request_for(task, sample, model, **overrides)
     sent, response, info = await _ask(client, task, sample, request, mode, style)
     done = response.completion
-    verdict, grade = await _judged(task, sample, done, info, rescue, grader)
+    verdict, grade = await _judged(task, sample, done, info, rescue, grader, allow_code)
     return Record(
         sample_id=sample.id,
         task=task.name,
@@ -241,17 +251,29 @@ async def run_samples(
     constraint_mode: Mode = "auto",
     styles: Sequence[Style] = (),
     rescue: bool = False,
+    allow_code: bool = False,
     **overrides: Any,
 ) -> list[Record]:
     """Send every sample (the client bounds concurrency) and judge what comes back, in sample order.
 
     `styles`: the constraint conventions the endpoint enforces, best first (`ProbeResult.styles()`).
+    `allow_code`: whether a code task's programs may run to score it.
     """
     mode, style, _ = resolve_mode(constraint_mode, styles)
     return list(
         await asyncio.gather(
             *(
-                run_one(client, task, s, model=model, mode=mode, style=style, rescue=rescue, **overrides)
+                run_one(
+                    client,
+                    task,
+                    s,
+                    model=model,
+                    mode=mode,
+                    style=style,
+                    rescue=rescue,
+                    allow_code=allow_code,
+                    **overrides,
+                )
                 for s in samples
             )
         )

@@ -29,7 +29,7 @@ from qualeval.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.pipeline import run_one
 from qualeval.probe import is_simulated, probe
 from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, TaskEntry
-from qualeval.runchecks import check_run_tasks
+from qualeval.runchecks import check_code_allowed, check_run_tasks
 from qualeval.runsummary import summarize_records
 from qualeval.serving import attach_figures, batch_loop, serving_client
 from qualeval.shaping import needs_shaping, shape_work
@@ -231,6 +231,7 @@ async def _send_all(
             mode=pinned.constraint,
             style=pinned.constraint_style,
             rescue=config.rescue,
+            allow_code=config.allow_code_execution,
             repeat=repeat,
             level=level,
             warmup=warmup,
@@ -299,9 +300,11 @@ def _task_of(name: str, saved: TaskEntry) -> Task:
         return Task(TaskSpec.model_validate(saved.spec), None, name.partition(":")[2] or None)
 
 
-def rescore(root: Path, *, rescue: bool | None = None) -> tuple[RunSummary, RunStore]:
+def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False) -> tuple[RunSummary, RunStore]:
     """Re-judge every record with the current extractor and answer specs; no request is sent.
 
+    `allow_code` is this rescore's own permission to run a code task's programs again: the run's manifest may say
+    it allowed them, but the user who rescores (maybe later, maybe someone else) has to say so again.
     Writes rescore/records.jsonl and rescore/summary.json beside the original ones.
     """
     store = RunStore(root)
@@ -311,13 +314,15 @@ def rescore(root: Path, *, rescue: bool | None = None) -> tuple[RunSummary, RunS
     config = _run_config(manifest, root)
     tasks = {name: _task_of(name, saved) for name, saved in manifest.tasks.items()}
     use_rescue = config.rescue if rescue is None else rescue
+    # refused before anything is written, as a run is: a refusal must not leave a partial rescore behind
+    check_code_allowed(list(tasks.values()), allow_code)
     out = RunStore(root / "rescore")
 
     def rejudged() -> Iterator[bytes]:
         for record in store.records():
             task = tasks.get(record.task)
             if task is not None:
-                yield _rejudged(task, record, use_rescue).model_dump_json().encode()
+                yield _rejudged(task, record, use_rescue, allow_code=allow_code).model_dump_json().encode()
 
     out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
     summary = summarize_records(out, config, list(tasks.values()), manifest.simulated)
@@ -327,7 +332,7 @@ def rescore(root: Path, *, rescue: bool | None = None) -> tuple[RunSummary, RunS
     return summary, out
 
 
-def _rejudged(task: Task, record: Record, rescue: bool) -> Record:
+def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> Record:
     """The record judged again by the current rules; what was sent and what came back stay as they were."""
     sample = Sample(
         id=record.sample_id,
@@ -344,7 +349,7 @@ def _rejudged(task: Task, record: Record, rescue: bool) -> Record:
         reasoning_source=record.reasoning_source,
         status=record.status,  # type: ignore[arg-type]
     )
-    verdict = judge(task, sample, done, record.constraint, rescue=rescue, grade=record.grade)
+    verdict = judge(task, sample, done, record.constraint, rescue=rescue, grade=record.grade, allow_code=allow_code)
     return record.model_copy(
         update={
             "extraction": verdict.extraction,

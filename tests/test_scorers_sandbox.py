@@ -1,24 +1,33 @@
 """HumanEval's code scoring: the canonical solutions pass, hostile programs are contained, code comes from the
-answer only, and pass@k is unbiased."""
+answer only, a model's code runs only where the user allowed it (a run, `score`, `rescore`), and pass@k is
+unbiased."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import os
 import socket
 import threading
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import qualeval
 from qualeval.accuracy import Repeat, pass_at_k, repeated
+from qualeval.client import ChatClient, ClientConfig
+from qualeval.errors import InputError
 from qualeval.judge import judge
-from qualeval.models import Completion
-from qualeval.scorers.humaneval import allow_code_execution, answer_code
+from qualeval.models import Completion, Sample
+from qualeval.pipeline import run_samples
+from qualeval.scorers.humaneval import answer_code
 from qualeval.scorers.sandbox import Limits, isolation, run_python
+from qualeval.sim import Behaviour
 from qualeval.tasks import build_samples, load_task
-from tests.conftest import SHARED
+from tests.conftest import SHARED, fast_sim, sim_url
 
 HUMANEVAL = SHARED / "humaneval" / "HumanEval.jsonl"
 needs_data = pytest.mark.skipif(not HUMANEVAL.exists(), reason="shared HumanEval missing")
@@ -26,58 +35,117 @@ isolated = pytest.mark.skipif(isolation() != "namespaces", reason="network and f
 QUICK = Limits(timeout=2, memory_mb=256)
 
 
-@pytest.fixture
-def allowed() -> object:
-    allow_code_execution(True)
-    yield
-    allow_code_execution(False)
-
-
 @needs_data
-def test_all_164_canonical_solutions_pass(allowed: object) -> None:
+def test_all_164_canonical_solutions_pass() -> None:
     task = load_task("humaneval")
     samples = build_samples(task, data=HUMANEVAL)
     assert len(samples) == 164
     failed = [
-        s.id for s in samples if not judge(task, s, Completion(content=f"```python\n{s.gold}\n```")).score.correct
+        s.id
+        for s in samples
+        if not judge(task, s, Completion(content=f"```python\n{s.gold}\n```"), allow_code=True).score.correct
     ]
     assert failed == []
 
 
 @needs_data
-def test_code_is_read_from_the_answer_never_the_reasoning(allowed: object) -> None:
+def test_code_is_read_from_the_answer_never_the_reasoning() -> None:
     task = load_task("humaneval")
     sample = build_samples(task, data=HUMANEVAL, limit=1)[0]
     right = f"```python\n{sample.gold}\n```"
-    verdict = judge(task, sample, Completion(reasoning=right, content="I could not finish."))
+    verdict = judge(task, sample, Completion(reasoning=right, content="I could not finish."), allow_code=True)
     assert not verdict.score.correct
-    verdict = judge(task, sample, Completion(reasoning="```python\nraise SystemExit(1)\n```", content=right))
+    wrong = "```python\nraise SystemExit(1)\n```"
+    verdict = judge(task, sample, Completion(reasoning=wrong, content=right), allow_code=True)
     assert verdict.score.correct and verdict.extraction.rung == "code"
     # a body that continues the prompt, unfenced, is a program too
     body = sample.gold[len(sample.meta["prompt"]) :]
-    assert judge(task, sample, Completion(content=body)).score.correct
+    assert judge(task, sample, Completion(content=body), allow_code=True).score.correct
 
 
 def test_code_execution_is_refused_without_permission() -> None:
-    allow_code_execution(False)
     task = load_task("humaneval")
     sample = task_sample()
-    from qualeval.errors import InputError
-
+    answer = Completion(content="```python\ndef f():\n    return 1\n```")
     with pytest.raises(InputError, match="--allow-code-execution"):
-        judge(task, sample, Completion(content="```python\ndef f():\n    return 1\n```"))
+        judge(task, sample, answer)  # refused by default: the permission is never assumed
+    with pytest.raises(InputError, match="--allow-code-execution"):
+        judge(task, sample, answer, allow_code=False)
+    assert judge(task, sample, answer, allow_code=True).score.correct
+    with pytest.raises(InputError, match="--allow-code-execution"):
+        judge(task, sample, answer)  # the call that allowed it left nothing behind
 
 
-def task_sample():  # type: ignore[no-untyped-def]
-    from qualeval.models import Sample
-
+def task_sample() -> Sample:
     return Sample(
         id="humaneval/test/x",
         task="humaneval",
         messages=(),
         gold="def f():\n    return 1\n",
-        meta={"entry_point": "f", "prompt": "def f():\n", "test": "def check(c):\n    assert c() == 1\n"},
+        meta={
+            "entry_point": "f",
+            "prompt": 'def f():\n    """One."""\n',
+            "test": "def check(c):\n    assert c() == 1\n",
+        },
     )
+
+
+def cli(*args: str) -> tuple[int, str]:
+    """A qualeval command in process: exit code and everything it printed."""
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+@needs_data
+def test_score_runs_the_answers_code_only_with_the_flag(tmp_path: Path) -> None:
+    first, second = (json.loads(line) for line in HUMANEVAL.read_text().splitlines()[:2])
+    right = f"```python\n{first['prompt']}{first['canonical_solution']}```"
+    wrong = f"```python\ndef {second['entry_point']}(*args):\n    return None\n```"
+    responses = tmp_path / "r.jsonl"
+    responses.write_text("".join(json.dumps({"id": str(i), "content": c}) + "\n" for i, c in enumerate((right, wrong))))
+    flags = ("score", "--task", "humaneval", "--responses", str(responses), "--data", str(HUMANEVAL))
+    code, out = cli(*flags, "--out", str(tmp_path / "refused"))
+    assert code == 2 and "--allow-code-execution" in out and "Traceback" not in out
+    assert not (tmp_path / "refused" / "items.jsonl").exists()
+    code, out = cli(*flags, "--out", str(tmp_path / "scored"), "--allow-code-execution")
+    assert code == 0, out
+    items = [json.loads(line) for line in (tmp_path / "scored" / "items.jsonl").read_text().splitlines()]
+    assert [(i["method"], i["correct"]) for i in items] == [("code", True), ("code", False)]
+
+
+@needs_data
+def test_a_run_and_its_rescore_each_need_their_own_permission(tmp_path: Path) -> None:
+    right = Behaviour(accuracy=1.0, reasoning_tokens=30, trap_rate=0.0)
+    options: dict[str, Any] = {"data": {"humaneval": str(HUMANEVAL)}, "limit": 2, "probe": False, "warmup": 0}
+    with sim_url(fast_sim(tasks=("humaneval",), task_data=HUMANEVAL, behaviour=right)) as url:
+        with pytest.raises(InputError, match="--allow-code-execution"):
+            qualeval.evaluate("sim", ["humaneval"], base_url=url, out=tmp_path / "refused", **options)
+        assert not (tmp_path / "refused" / "records.jsonl").exists()  # refused before any request
+        with pytest.raises(InputError, match="--allow-code-execution"):
+            asyncio.run(_unallowed_samples(url))
+        run = qualeval.evaluate(
+            "sim", ["humaneval"], base_url=url, out=tmp_path / "run", allow_code_execution=True, **options
+        )
+    assert len(run.records) == 2 and all(r.score.correct and r.extraction.rung == "code" for r in run.records)
+    code, out = cli("rescore", str(run.root))  # the run was allowed; this rescore was not
+    assert code == 2 and "--allow-code-execution" in out and "Traceback" not in out
+    assert not (run.root / "rescore").exists()  # refused before anything is written: no partial rescore
+    code, out = cli("rescore", str(run.root), "--allow-code-execution")
+    assert code == 0, out
+    rows = [json.loads(line) for line in (run.root / "rescore" / "records.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all(r["score"]["correct"] and r["extraction"]["rung"] == "code" for r in rows)
+
+
+async def _unallowed_samples(url: str) -> None:
+    """The live pipeline on its own, without the run's checks in front of it: it does not assume permission."""
+    task = load_task("humaneval")
+    samples = build_samples(task, data=HUMANEVAL, limit=1)
+    async with ChatClient(ClientConfig(base_url=url, api_key=None, max_retries=0)) as client:
+        await run_samples(client, task, samples, model="sim")
 
 
 def test_the_fenced_block_that_defines_the_function_wins() -> None:

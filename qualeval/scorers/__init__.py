@@ -16,14 +16,17 @@ WHOLE_ANSWER = frozenset({"code", "ifeval"})
 """Scorer kinds that read the whole content: no extraction ladder, no constraint, no naive extractor."""
 
 
-def judge_whole(content: str, sample: Sample, scorer: ScorerSpec) -> tuple[Extraction, Score]:
+def judge_whole(
+    content: str, sample: Sample, scorer: ScorerSpec, *, allow_code: bool = False
+) -> tuple[Extraction, Score]:
+    """`allow_code`: whether a code answer's program may run (--allow-code-execution); it is refused otherwise."""
     if scorer.kind == "code":
         from qualeval.scorers.humaneval import answer_code, score_code
 
         code = answer_code(content, sample.meta.get("entry_point"))
         if code is None:
             return Extraction(value=None, rung="none"), Score(correct=False, detail="no code in the answer")
-        return Extraction(value=code, rung="code"), score_code(code, sample, scorer)
+        return Extraction(value=code, rung="code"), score_code(code, sample, scorer, allow_code=allow_code)
     from qualeval.scorers.ifeval import score_ifeval
 
     if not content.strip():

@@ -6,7 +6,8 @@ whole content when nothing is fenced. A whole function replaces the prompt's stu
 helpers stay); anything else continues the prompt's function body. The model's code runs as a module, not as
 `__main__`, so a demo under `if __name__ == "__main__":` is not run as if it were a test.
 
-Running a model's code is refused unless the user allowed it (`--allow-code-execution`).
+Running a model's code is refused unless the caller passes the user's permission (`--allow-code-execution`)
+down as `allow_code`: an argument, not process state, so one command's permission never leaks into another's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from qualeval.score import Score
 from qualeval.scorers.sandbox import Limits, isolation, run_python
 from qualeval.tasks.spec import ScorerSpec
 
-__all__ = ["REFUSAL", "allow_code_execution", "answer_code", "code_allowed", "program", "score_code"]
+__all__ = ["REFUSAL", "answer_code", "program", "score_code"]
 
 REFUSAL = (
     "runs the model's code to score it; allow that with --allow-code-execution (each program then runs in its "
@@ -28,16 +29,6 @@ REFUSAL = (
 )
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_allowed = {"code": False}
-
-
-def allow_code_execution(allowed: bool) -> None:
-    """The user's permission for this process: given by --allow-code-execution (or `allow_code_execution=True`)."""
-    _allowed["code"] = bool(allowed)
-
-
-def code_allowed() -> bool:
-    return _allowed["code"]
 
 
 def answer_code(content: str, entry_point: str | None) -> str | None:
@@ -68,8 +59,10 @@ def program(prompt: str, code: str, test: str, entry_point: str) -> str:
     )
 
 
-def score_code(code: str, sample: Sample, scorer: ScorerSpec) -> Score:
-    if not code_allowed():
+def score_code(code: str, sample: Sample, scorer: ScorerSpec, *, allow_code: bool = False) -> Score:
+    """Run the answer's program against the item's tests. `allow_code`: the user's --allow-code-execution for the
+    run, `score` or `rescore` this scoring belongs to (never inherited from anywhere else), so refused by default."""
+    if not allow_code:
         raise InputError(f"task {sample.task} {REFUSAL}")
     meta = sample.meta
     test, entry, prompt = meta.get("test"), meta.get("entry_point"), meta.get("prompt")
