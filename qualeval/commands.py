@@ -142,10 +142,10 @@ def compare_and_write(run_a: Path, run_b: Path, out: Path, *, seed: int) -> Comp
     from qualeval.compare import compare_runs
     from qualeval.report import compare_html
 
+    result = compare_runs(run_a, run_b, seed=seed)
     try:
-        result = compare_runs(run_a, run_b, seed=seed)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.json").write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        write_json(out / "compare.json", result)
         (out / "compare.html").write_text(compare_html(result), encoding="utf-8")
     except OSError as exc:
         raise _cannot_write(out, exc) from None
