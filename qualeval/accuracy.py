@@ -1,9 +1,11 @@
 """Accuracy: per-task summaries with a Wilson interval, statuses, extraction rungs, breakdowns; and repeated
 sampling (mean, maj@K, pass@K) when each item is asked K times.
 
-Accuracy counts every item: a truncated or empty answer is not correct. Because those are serving problems
-rather than wrong answers, the summary also counts them per status and gives the accuracy over answered
-items (`accuracy_answered`, status ok or answer_truncated) beside it.
+Accuracy counts every item the model answered: a truncated or empty answer is not correct. Because those are
+serving problems rather than wrong answers, the summary also counts them per status and gives the accuracy over
+answered items (`accuracy_answered`, status ok or answer_truncated) beside it. A request the endpoint failed
+(connection, timeout, 429, 5xx, a 4xx such as context exceeded) got no answer at all: it is never counted as
+wrong, but counted apart (`endpoint_errors`, with the server's reasons).
 
 Accuracy counts each item once, however many records it has (one per load level of a sweep and per sample of
 `--samples-per-item`): an item's score is the mean correctness of its records, accuracy is the mean score, and
@@ -19,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualeval.records import ANSWERED, Cell, Outcome, Repeated, TaskSummary
+from qualeval.records import ANSWERED, ENDPOINT_FAILED, Cell, Outcome, Repeated, TaskSummary
 
-__all__ = ["Repeat", "cell_of", "item_scores", "pass_at_k", "repeated", "summarize", "wilson"]
+__all__ = ["Repeat", "answered_cell", "cell_of", "item_scores", "pass_at_k", "repeated", "summarize", "wilson"]
 
 
 def item_scores(answers: Iterable[tuple[str | None, bool]]) -> list[float]:
@@ -59,9 +61,23 @@ def cell_of(flags: Sequence[bool | float]) -> Cell:
     return Cell(n=n, correct=shown, accuracy=k / n if n else 0.0, low=low, high=high)
 
 
+def answered_cell(rows: Iterable[tuple[str | None, bool, str]]) -> tuple[Cell, int]:
+    """Accuracy over the items the model answered, from (item, correct, status) per record, and how many records
+    the endpoint failed (left out: an endpoint error is not a wrong answer)."""
+    kept, failed = [], 0
+    for item, correct, status in rows:
+        if status in ENDPOINT_FAILED:
+            failed += 1
+        else:
+            kept.append((item, correct))
+    return cell_of(item_scores(kept)), failed
+
+
 def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] = ()) -> TaskSummary:
     """Summarise the final answers of one task."""
-    rows = list(outcomes)
+    every = list(outcomes)
+    rows = [r for r in every if r.status not in ENDPOINT_FAILED]
+    failed = [r for r in every if r.status in ENDPOINT_FAILED]
     cell = cell_of(item_scores((r.item, r.correct) for r in rows))
     answered = [r.correct for r in rows if r.status in ANSWERED]
     naive = [r.naive_correct for r in rows if r.naive_correct is not None]
@@ -72,13 +88,17 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         accuracy=cell.accuracy,
         interval=(cell.low, cell.high),
         accuracy_answered=sum(answered) / len(answered) if answered else None,
-        statuses=dict(Counter(r.status for r in rows)),
+        statuses=dict(Counter(r.status for r in every)),
         rungs=dict(Counter(r.rung for r in rows)),
+        endpoint_errors=len(failed),
+        error_items=len({r.item if r.item is not None else id(r) for r in failed} - {r.item for r in rows}),
+        error_reasons=dict(Counter(r.error or "no reason given" for r in failed).most_common(5)),
         constraint_held=dict(Counter("held" if r.held else "broken" for r in rows if r.held is not None)),
+        followup=dict(Counter(r.agreement for r in rows if r.agreement is not None)),
         naive_accuracy=sum(naive) / len(naive) if naive else None,
         rescued=sum(r.rescued for r in rows),
         rescue_correct=sum(r.rescue_correct for r in rows),
-        records=len(rows),
+        records=len(every),
     )
     if any(r.rung == "judge" for r in rows):
         summary.accuracy_without_judge = cell_of(

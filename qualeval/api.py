@@ -31,7 +31,13 @@ class RunResult:
     root: Path
     summary: RunSummary
     failed_under: list[str]
-    """Tasks whose accuracy fell below `fail_under` (empty when none was set)."""
+    """Tasks whose accuracy (over the items the model answered) fell below `fail_under` (empty when none was set)."""
+
+    @property
+    def endpoint_errors(self) -> int:
+        """Requests that failed for good at the endpoint: no answer, so in no accuracy. Rerunning with the same
+        `out` sends them again."""
+        return sum(t.summary.endpoint_errors for t in self.summary.tasks.values())
 
     @property
     def records(self) -> list[Record]:
@@ -54,7 +60,7 @@ def finish_run(config: RunConfig, summary: RunSummary) -> RunResult:
     low = [
         name
         for name, t in summary.tasks.items()
-        if config.fail_under is not None and t.summary.accuracy < config.fail_under
+        if config.fail_under is not None and t.scored and t.summary.n and t.summary.accuracy < config.fail_under
     ]
     return RunResult(config.out, summary, low)
 
@@ -157,6 +163,6 @@ def _all_failed(summary: RunSummary) -> None:
     if total and failed == total:
         errors = Counter[str]()
         for t in summary.tasks.values():
-            errors.update(t.errors)
+            errors.update(t.summary.error_reasons)
         message = errors.most_common(1)[0][0] if errors else "no response"
         raise EndpointError(f"every request failed ({failed} of {total}): {message}")

@@ -3,7 +3,8 @@
 Records pair by task, sample id and repeat; when both runs swept the same load levels, each task and level is
 compared on its own (one item at several levels is not independent evidence). Accuracy:
 the difference B - A with a paired bootstrap interval (items resampled together) and McNemar's exact test on the
-discordant pairs. Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio.
+discordant pairs, over the items both runs got an answer for (a request either endpoint failed is counted apart).
+Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 
 from qualeval.errors import InputError
 from qualeval.loadreport import side_by_side
-from qualeval.records import Comparison, Manifest, Ratio, Record, RunSummary, TaskComparison, Timed
+from qualeval.records import ENDPOINT_FAILED, Comparison, Manifest, Ratio, Record, RunSummary, TaskComparison, Timed
 from qualeval.store import RunStore
 
 __all__ = ["compare_runs", "mcnemar_exact"]
@@ -108,16 +109,25 @@ def _value(timed: Timed, name: str) -> float | None:
     return getattr(timed, _FIGURES[name])  # type: ignore[no-any-return]
 
 
-def _grouped(a: _Run, b: _Run, shared: list[Key]) -> dict[str, list[Pair]]:
+def _grouped(a: _Run, b: _Run, shared: list[Key]) -> tuple[dict[str, list[Pair]], dict[str, tuple[int, int]]]:
     """Pairs by task, and by load level when the runs swept several: the same item at several levels is not
-    independent evidence. A pair of warm-up requests is left out."""
+    independent evidence. A pair of warm-up requests is left out; so is a pair where either request failed at
+    the endpoint (no answer to compare), counted per side."""
     by_task: dict[str, list[Pair]] = defaultdict(list)
+    failed: dict[str, tuple[int, int]] = {}
     for key in shared:
         ra, rb = a.records[key], b.records[key]
-        if not (ra.warmup and rb.warmup):
-            level = key[3] if len(key) > 3 else ""
-            by_task[f"{key[0]} @ {level}" if level and len(a.levels) > 1 else key[0]].append((ra, rb))
-    return by_task
+        if ra.warmup and rb.warmup:
+            continue
+        level = key[3] if len(key) > 3 else ""
+        name = f"{key[0]} @ {level}" if level and len(a.levels) > 1 else key[0]
+        fa, fb = ra.status in ENDPOINT_FAILED, rb.status in ENDPOINT_FAILED
+        if fa or fb:
+            ea, eb = failed.get(name, (0, 0))
+            failed[name] = (ea + fa, eb + fb)
+        else:
+            by_task[name].append((ra, rb))
+    return by_task, failed
 
 
 def _ratios(pairs: list[Pair], rng: Any) -> dict[str, Ratio]:
@@ -167,7 +177,11 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0) -> Comparison:
     if not shared:
         raise InputError(f"{root_a} and {root_b} share no items: they ran different tasks or samples")
     rng = np.random.default_rng(seed)  # one generator through every task, in order: results repeat exactly
-    tasks = {name: _task(name, pairs, a, b, rng) for name, pairs in sorted(_grouped(a, b, shared).items())}
+    grouped, failed = _grouped(a, b, shared)
+    tasks = {
+        name: _task(name, pairs, a, b, rng).model_copy(update={"endpoint_errors": failed.get(name, (0, 0))})
+        for name, pairs in sorted(grouped.items())
+    }
     return Comparison(
         a=str(root_a),
         b=str(root_b),
@@ -175,6 +189,7 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0) -> Comparison:
         unpaired_a=len(set(a.records) - set(b.records)),
         unpaired_b=len(set(b.records) - set(a.records)),
         tasks=tasks,
+        unanswered={name: errors for name, errors in sorted(failed.items()) if name not in tasks},
         server=side_by_side(a.summary, b.summary),
     )
 

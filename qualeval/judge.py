@@ -3,6 +3,10 @@
 Inputs are the task, the sample, the split completion, the constraint record (which mode ran, the kind sent,
 the follow-up's reply) and, where a model judge was asked, its grade. The constraint's answer is re-derived
 from the stored text, so a rescore of a record reaches the verdict the live run reached.
+
+A follow-up never overrides the content: the answer the content states is scored, and the follow-up only
+confirms it or fills in one the ladder could not find that the content holds (qualeval.followup). Whether the
+constraint held, and how the follow-up agrees, are judged here too, so a rescore judges them again.
 """
 
 from __future__ import annotations
@@ -11,12 +15,13 @@ from dataclasses import dataclass
 
 from qualeval.constrain import ConstraintRecord, constraint_for, validate
 from qualeval.extract import Extraction, extract, naive_extract, typed_value
+from qualeval.followup import reconcile
 from qualeval.models import Completion, Grade, Sample
 from qualeval.score import Score, score
 from qualeval.scorers import WHOLE_ANSWER, judge_whole
 from qualeval.tasks.task import Task
 
-__all__ = ["NOT_SCORED", "Verdict", "constraint_answer", "judge", "wants_grade"]
+__all__ = ["NOT_SCORED", "Verdict", "judge", "wants_grade"]
 
 NOT_SCORED = ("transport_error", "content_filter")
 """Statuses that carry no answer of the model's: never scored, never graded."""
@@ -29,40 +34,50 @@ class Verdict:
     naive_correct: bool | None
     rescue: Extraction | None = None
     rescue_correct: bool | None = None
+    constraint: ConstraintRecord | None = None
+    """The constraint record as judged: whether it held, its reply was valid, the follow-up agrees."""
 
 
-def constraint_answer(
-    task: Task, sample: Sample, done: Completion, constraint: ConstraintRecord | None
-) -> tuple[str | None, str | None]:
-    """(the answer a held constraint delivered, the follow-up's reply to read when its constraint broke)."""
-    if constraint is None or constraint.kind is None or constraint.mode not in ("single", "followup"):
+def _reply(task: Task, sample: Sample, constraint: ConstraintRecord) -> tuple[str | None, bool | None]:
+    """The follow-up's answer, of the answer's type, and whether its reply satisfied the constraint sent."""
+    follow = constraint.followup
+    if follow is None or follow.status != "ok" or follow.error or not follow.content.strip():
         return None, None
-    if constraint.mode == "followup":
-        follow = constraint.followup or {}
-        if follow.get("status") != "ok" or follow.get("error"):
-            return None, None
-        text = str(follow.get("content") or "")
-    else:
-        text = done.content
-    if not text.strip():
-        return None, None
-    held, answer = validate(constraint_for(task.spec.answer, sample.choices), constraint.kind, text)
-    if held and answer is not None:
-        return answer, None
-    return None, (text if constraint.mode == "followup" else None)
-
-
-def _answer(task: Task, sample: Sample, done: Completion, constraint: ConstraintRecord | None) -> Extraction:
+    text = follow.content
     spec = task.spec
-    held, followup = constraint_answer(task, sample, done, constraint)
-    if held is not None and (value := typed_value(held, spec.answer, sample.choices)) is not None:
-        return Extraction(value=value, rung="constraint", raw=held)
+    valid: bool | None = None
+    if constraint.kind is not None:
+        valid, answer = validate(constraint_for(spec.answer, sample.choices), constraint.kind, text)
+        if valid and answer is not None and (value := typed_value(answer, spec.answer, sample.choices)) is not None:
+            return value, True
+    got = extract(text, spec.answer, sample.choices, math=spec.scorer.kind == "math")
+    return got.value, valid
+
+
+def _answer(
+    task: Task, sample: Sample, done: Completion, constraint: ConstraintRecord | None
+) -> tuple[Extraction, ConstraintRecord | None]:
+    """The answer to score, and the constraint record with what became of the constraint."""
+    spec = task.spec
     math = spec.scorer.kind == "math"
-    if followup is not None:  # asked for the final answer alone, the reply is the clearest statement of it
-        got = extract(followup, spec.answer, sample.choices, math=math)
-        if got.value is not None:
-            return Extraction(value=got.value, rung="followup", raw=got.raw)
-    return extract(done.content, spec.answer, sample.choices, math=math)
+    mode = constraint.mode if constraint is not None and constraint.kind is not None else "off"
+    if constraint is None or mode not in ("single", "followup"):
+        return extract(done.content, spec.answer, sample.choices, math=math), constraint
+    if mode == "single":
+        if not done.content.strip():
+            return extract(done.content, spec.answer, sample.choices, math=math), constraint
+        valid, held = validate(constraint_for(spec.answer, sample.choices), str(constraint.kind), done.content)
+        judged = constraint.model_copy(update={"held": valid, "valid": valid})
+        if valid and held is not None and (value := typed_value(held, spec.answer, sample.choices)) is not None:
+            return Extraction(value=value, rung="constraint", raw=held), judged
+        return extract(done.content, spec.answer, sample.choices, math=math), judged
+    found = extract(done.content, spec.answer, sample.choices, math=math)
+    if constraint.followup is None:  # the main request brought no answer to follow up
+        return found, constraint
+    reply, valid = _reply(task, sample, constraint)
+    scored, agreement = reconcile(found, reply, done.content, spec.answer, sample.choices, math=math)
+    held = None if valid is None else bool(valid and agreement in ("agrees", "filled"))
+    return scored, constraint.model_copy(update={"held": held, "valid": valid, "agreement": agreement})
 
 
 def wants_grade(task: Task, done: Completion, verdict: Verdict) -> bool:
@@ -101,7 +116,7 @@ def judge(
         return Verdict(Extraction(value=None, rung="none"), Score(correct=False, detail="not scored: synthetic"), None)
     if spec.scorer.kind in WHOLE_ANSWER:  # code and IFEval judge the whole content: no ladder, no naive reading
         return Verdict(*judge_whole(done.content, sample, spec.scorer, allow_code=allow_code), None)
-    found = _answer(task, sample, done, constraint)
+    found, judged = _answer(task, sample, done, constraint)
     verdict = score(found.value, sample, spec.scorer, spec.answer)
     if grade is not None and grade.verdict == "correct" and not verdict.correct and done.content.strip():
         found = Extraction(value=found.value or done.content.strip()[:200], rung="judge", raw=found.raw)
@@ -113,7 +128,6 @@ def judge(
     if rescue and not done.content.strip() and done.reasoning.strip():
         saved = extract(done.reasoning, spec.answer, sample.choices)
         saved = Extraction(value=saved.value, rung="rescue", raw=saved.raw) if saved.value is not None else saved
-        return Verdict(
-            found, verdict, naive_correct, saved, score(saved.value, sample, spec.scorer, spec.answer).correct
-        )
-    return Verdict(found, verdict, naive_correct)
+        rescued = score(saved.value, sample, spec.scorer, spec.answer).correct
+        return Verdict(found, verdict, naive_correct, saved, rescued, judged)
+    return Verdict(found, verdict, naive_correct, constraint=judged)

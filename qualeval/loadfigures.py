@@ -20,9 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualeval.accuracy import cell_of, item_scores
+from qualeval.accuracy import answered_cell
 from qualeval.histogram import merge, percentile
-from qualeval.records import Record, Timed
+from qualeval.records import ENDPOINT_FAILED, Record, Timed
 from qualeval.speed import duration_of, interpolated, speed
 
 __all__ = ["collect", "stats"]
@@ -198,21 +198,24 @@ def targets(rows: Sequence[Served]) -> dict[str, Any]:
 
 def _measured(row: Served) -> bool:
     """Counted in speed figures: neither a warm-up request nor one that failed for good."""
-    return not row.timed.warmup and row.timed.status != "transport_error"
+    return not row.timed.warmup and row.timed.status not in ENDPOINT_FAILED
 
 
 def by_length(rows: Sequence[Served]) -> dict[str, dict[str, Any]]:
-    """Per task and target context length: accuracy (items once), TTFT and decode rate (warm-up left out)."""
+    """Per task and target context length: accuracy over the items answered (once each), the requests the
+    endpoint failed (a context too long for the server is an error, not a wrong answer), TTFT and decode rate
+    (warm-up left out)."""
     groups: dict[tuple[str, int], list[Served]] = defaultdict(list)
     for r in rows:
         if r.meta.get("context_tokens") is not None:
             groups[(r.task, int(r.meta["context_tokens"]))].append(r)
     out: dict[str, dict[str, Any]] = {}
     for (task, length), group in sorted(groups.items()):
-        cell = cell_of(item_scores((r.item, r.timed.correct) for r in group))
+        cell, failed = answered_cell((r.item, r.timed.correct, r.timed.status) for r in group)
         timed = [r for r in group if _measured(r)]
         out.setdefault(task, {})[str(length)] = {
             "accuracy": cell.model_dump(),
+            "endpoint_errors": failed,
             "prompt_tokens": stats((r.meta.get("prompt_tokens") for r in group), ()),
             "ttft": stats((r.timed.ttft for r in timed), (50, 90)),
             "first_answer": stats((r.timed.first_content for r in timed), (50, 90)),

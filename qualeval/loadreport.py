@@ -99,22 +99,28 @@ def _context(summary: RunSummary) -> dict[str, Any] | None:
     for task, lengths in c["tasks"].items():
         for length, v in lengths.items():
             a = v["accuracy"]
+            answered = bool(a["n"])  # a length the server refused for every item measured nothing
             rows.append(
                 [
                     task,
                     length,
                     str(a["n"]),
-                    f"{a['accuracy']:.1%}",
-                    f"{a['low']:.1%} – {a['high']:.1%}",
+                    f"{a['accuracy']:.1%}" if answered else "–",
+                    f"{a['low']:.1%} – {a['high']:.1%}" if answered else "–",
+                    str(v.get("endpoint_errors", 0)),
                     _f((v["prompt_tokens"] or {}).get("mean"), 0),
                     _f((v["ttft"] or {}).get("p50"), 1),
                     _f((v["first_answer"] or {}).get("p50"), 1),
                     _f((v["decode_rate"] or {}).get("p50"), 1),
                 ]
             )
-    head = ["task", "context tokens", "items", "accuracy", "95% interval", "prompt tokens (mean)", "TTFT p50"]
-    head += ["first answer p50", "decode tok/s p50"]
-    notes = [f"Each item placed in filler text at depth {c.get('depth')} (1 = after the filler)."]
+    head = ["task", "context tokens", "items answered", "accuracy", "95% interval", "endpoint errors"]
+    head += ["prompt tokens (mean)", "TTFT p50", "first answer p50", "decode tok/s p50"]
+    notes = [
+        f"Each item placed in filler text at depth {c.get('depth')} (1 = after the filler).",
+        "A request the server refused (a context longer than it holds) is an endpoint error, not a wrong answer: "
+        "it is counted apart, never in the accuracy.",
+    ]
     return {"title": "Quality at every length", "notes": notes, "tables": [{"head": head, "rows": rows}], "plots": []}
 
 

@@ -40,6 +40,9 @@ class Sample(BaseModel):
     """Stable across runs and endpoints: `task[/subset]/split/index-or-dataset-id`."""
     task: str
     messages: tuple[Message, ...]
+    question: str = ""
+    """The question as the document gives it (doc_to_text), without the task's instruction or few-shot examples:
+    what a follow-up shows the model beside its response."""
     gold: str
     """The correct answer; for choice answers the label (A, B, ...) or the choice text, as the task asks."""
     choices: tuple[str, ...] = ()

@@ -66,20 +66,37 @@ def resolve_switch(forced: str, found: ProbeResult | None, wanted: bool | None) 
     )
 
 
-def resolve(config: RunConfig, found: ProbeResult | None, wanted: bool | None) -> Pinned:
-    """A new run's constraint mode, convention and thinking switch. `wanted`: the thinking value to be sent."""
+def resolve(
+    config: RunConfig, found: ProbeResult | None, wanted: bool | None, bare: dict[str, bool] | None = None
+) -> Pinned:
+    """A new run's constraint mode, convention and thinking switch. `wanted`: the thinking value to be sent;
+    `bare`: per task, whether its prompt asks for the answer alone (a constraint may then bind from the first
+    token)."""
     if config.constraint_style:
         styles: list[Style] = [config.constraint_style]
         unknown = ""
     else:
         styles = found.styles() if found else []
         unknown = "the probe found none enforced" if found else "the probe is off: --no-probe"
-    mode, style, note = resolve_mode(config.constraint, styles, inline=unseparated(found), unknown=unknown)
+    inline = unseparated(found)
+
+    def mode_of(is_bare: bool) -> tuple[str, Style | None, str | None]:
+        return resolve_mode(config.constraint, styles, inline=inline, thinking=wanted, bare=is_bare, unknown=unknown)
+
+    flags = bare or {}
+    mode, style, note = mode_of(bool(flags) and all(flags.values()))  # the run's mode, and the tasks that differ
+    tasks, notes = {}, [note] if note else []
+    for name, is_bare in flags.items():
+        own, own_style, own_note = mode_of(is_bare)
+        if own != mode:
+            tasks[name] = own
+            notes.append(f"{name}: {own_note}")
+        style = style or own_style
     switch, why = resolve_switch(config.thinking_switch, found, wanted)
-    if mode == "followup" and wanted is None and config.thinking_switch == "auto":
+    if "followup" in (mode, *tasks.values()) and wanted is None and config.thinking_switch == "auto":
         switch = _working(found) or "none"  # the followup asks with thinking off: it needs the switch
-    notes = [n for n in (note, why) if n]
-    return Pinned(constraint=mode, constraint_style=style, thinking_switch=switch, notes=notes)  # type: ignore[arg-type]
+    notes += [why] if why else []
+    return Pinned(constraint=mode, constraint_style=style, tasks=tasks, thinking_switch=switch, notes=notes)  # type: ignore[arg-type]
 
 
 def _pin_of(key: str, pinned: Pinned | None) -> str:

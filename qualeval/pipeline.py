@@ -3,8 +3,10 @@
 Constraint modes:
   off       the prompt's instruction and the extraction ladder
   single    the constraint rides on the main request (reasoning servers apply it after the thinking)
-  followup  the main request reasons freely; a second short request, thinking off, asks for the final answer
-            only, under the constraint. Its timing and tokens are kept apart from the main request's.
+  followup  the main request reasons freely; a second short request, thinking off, shows the model its response
+            and asks which answer it gives, under the constraint (qualeval.followup). The content's own answer is
+            scored; the follow-up confirms it or fills in one the content holds. Its timing and tokens are kept
+            apart from the main request's.
   auto      single when the probe found a convention the endpoint enforces and the server returns reasoning
             apart from the answer; followup when it enforces one but reasoning comes inline (a constraint from
             the first token would silence the thinking); otherwise off
@@ -17,26 +19,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from qualeval.client import ChatClient, build_body
-from qualeval.constrain import (
-    FIRST_TOKEN,
-    Constraint,
-    Mode,
-    Style,
-    constraint_for,
-    request_params,
-    validate,
-)
+from qualeval.constrain import FIRST_TOKEN, Constraint, Mode, Style, constraint_for, request_params
 from qualeval.errors import InputError
+from qualeval.followup import followup_prompt
 from qualeval.grader import Grader
 from qualeval.judge import Verdict, judge, wants_grade
 from qualeval.models import ChatRequest, ChatResponse, Completion, Message, Sample
-from qualeval.records import ANSWERED, ConstraintRecord, Grade, Record
+from qualeval.records import ANSWERED, ConstraintRecord, FollowupRecord, Grade, Record
 from qualeval.scorers import WHOLE_ANSWER
 from qualeval.tasks.task import Task
 
 __all__ = ["request_for", "resolve_mode", "run_one", "run_samples"]
-
-FOLLOWUP_PROMPT = "Now give only your final answer, with nothing else."
 
 
 def request_for(task: Task, sample: Sample, model: str, **overrides: Any) -> ChatRequest:
@@ -68,41 +61,34 @@ def _constrained(request: ChatRequest, constraint: Constraint, style: Style) -> 
     return request.model_copy(update=update), kind
 
 
-def _check(constraint: Constraint, kind: str, response: ChatResponse) -> tuple[bool | None, str | None]:
-    content = response.completion.content
-    if response.error is not None or not content.strip():
-        return None, None  # nothing came back to judge the constraint by
-    return validate(constraint, kind, content)
-
-
 async def _followup(
-    client: ChatClient, request: ChatRequest, first: ChatResponse, constraint: Constraint, style: Style | None
+    client: ChatClient, request: ChatRequest, sample: Sample, task: Task, first: ChatResponse, style: Style | None
 ) -> ConstraintRecord:
-    """Ask, thinking off, for the final answer alone; validate it. Never mixed into the main figures."""
-    messages = (
-        *request.messages,
-        Message(role="assistant", content=first.completion.content),
-        Message(role="user", content=FOLLOWUP_PROMPT),
+    """Ask, thinking off, which answer the response gives (qualeval.followup), under the constraint where there
+    is a convention for it. Its timing and tokens are kept apart from the main request's."""
+    spec = task.spec.answer
+    text = followup_prompt(sample, first.completion.content, spec)
+    ask = request.model_copy(
+        update={"messages": (Message(role="user", content=text),), "thinking": False, "max_tokens": 256, "stop": ()}
     )
-    ask = request.model_copy(update={"messages": messages, "thinking": False, "max_tokens": 256, "stop": ()})
+    constraint = constraint_for(spec, sample.choices)
     kind = constraint.kind
     if style is not None:
         ask, kind = _constrained(ask, constraint, style)
     second = await client.chat(ask)
-    held, _ = _check(constraint, kind, second)
     return ConstraintRecord(
         mode="followup",
         kind=kind,
         style=style,
-        held=held,
-        followup={
-            "content": second.completion.content,
-            "status": second.completion.status,
-            "error": second.error,
-            "timing": second.timing.model_dump(),
-            "usage": second.usage.model_dump(),
-            "attempts": second.attempts,
-        },
+        followup=FollowupRecord(
+            request=build_body(ask, client.config),
+            content=second.completion.content,
+            status=second.completion.status,
+            error=second.error,
+            timing=second.timing,
+            usage=second.usage,
+            attempts=second.attempts,
+        ),
     )
 
 
@@ -110,21 +96,19 @@ async def _ask(
     client: ChatClient, task: Task, sample: Sample, request: ChatRequest, mode: Mode, style: Style | None
 ) -> tuple[ChatRequest, ChatResponse, ConstraintRecord]:
     """Send the request under the constraint `mode` asks for: what was sent, what came back, what happened to
-    the constraint (a follow-up request included)."""
+    the constraint (a follow-up request included); the judge decides whether it held."""
     if task.spec.scorer.kind in WHOLE_ANSWER:  # a program or an IFEval response, never a JSON `answer` field
         mode = "off"
     if sample.meta.get("scored") is False:  # a workload's synthetic prompt: no answer to constrain
         mode = "off"
-    constraint = constraint_for(task.spec.answer, sample.choices)
     sent, kind = request, None
     if mode == "single" and style is not None:
-        sent, kind = _constrained(request, constraint, style)
+        sent, kind = _constrained(request, constraint_for(task.spec.answer, sample.choices), style)
     response = await client.chat(sent)
     if mode == "single" and kind is not None:
-        held, _ = _check(constraint, kind, response)
-        return sent, response, ConstraintRecord(mode="single", kind=kind, style=style, held=held)
-    if mode == "followup" and response.completion.status in ANSWERED:
-        return sent, response, await _followup(client, request, response, constraint, style)
+        return sent, response, ConstraintRecord(mode="single", kind=kind, style=style)
+    if mode == "followup" and response.completion.status in ANSWERED and response.completion.content.strip():
+        return sent, response, await _followup(client, request, sample, task, response, style)
     return sent, response, ConstraintRecord(mode=mode)
 
 
@@ -191,7 +175,7 @@ async def run_one(
         usage=response.usage,
         timing=response.timing,
         attempts=response.attempts,
-        constraint=info,
+        constraint=verdict.constraint or info,
         extraction=verdict.extraction,
         score=verdict.score,
         naive_correct=verdict.naive_correct,
@@ -209,14 +193,23 @@ async def run_one(
 
 
 def resolve_mode(
-    mode: Mode, styles: Sequence[Style], *, inline: str | None = None, unknown: str = ""
+    mode: Mode,
+    styles: Sequence[Style],
+    *,
+    inline: str | None = None,
+    thinking: bool | None = None,
+    bare: bool = False,
+    unknown: str = "",
 ) -> tuple[Mode, Style | None, str | None]:
     """The mode actually used, its convention, and a one-line note where that is not simply what was asked.
 
-    `styles`: conventions the endpoint enforces, best first. `inline`: where the reasoning goes when the server
-    does not return it apart from the answer (`inline:paired`, `none`...): there a constraint on the main request
-    binds from the first token and silences the thinking, so `auto` asks in a followup instead. `unknown`: why
-    there are no styles. Single or followup with no convention to send is an InputError, before any request.
+    `styles`: conventions the endpoint enforces, best first. A constraint on the main request rides after the
+    thinking only where there is a reasoning channel apart from the answer: the server returns reasoning apart
+    (`inline` is None; otherwise where it goes: `inline:paired`, `none`...) and thinking is not off. Without one
+    it binds from the first token, so it is used there only when the task's prompt asks for the answer alone
+    (`bare`): otherwise it would take away the working the prompt asks for, and the content is read as written,
+    with a follow-up to confirm it. `unknown`: why there are no styles. Single or followup with no convention to
+    send is an InputError, before any request.
     """
     if mode == "off":
         return "off", None, None
@@ -228,17 +221,29 @@ def resolve_mode(
             f"--constraint {mode}: no structured-output convention is known to work on this endpoint ({why}); "
             "use --constraint off, or force one with --constraint-style NAME"
         )
-    after = [s for s in styles if s not in FIRST_TOKEN]  # where the server separates reasoning, these bind after it
     if mode == "followup":
         return "followup", styles[0], None
-    if mode == "single":
-        if inline is None and after:
-            return "single", after[0], None
-        why = f"the server does not separate reasoning ({inline})" if inline else f"{styles[0]} binds at once"
-        return "single", styles[0], f"--constraint single: {why}: the constraint binds from the first token"
-    if inline is None and after:
+    after = [s for s in styles if s not in FIRST_TOKEN]  # where there is a reasoning channel, these bind after it
+    missing = (
+        "thinking is off"
+        if thinking is False
+        else (f"the server does not separate reasoning ({inline})" if inline else None)
+    )
+    if missing is None and after:
         return "single", after[0], None
-    why = f"the server does not separate reasoning ({inline})" if inline else f"{styles[0]} binds from the first token"
+    why = missing or f"{styles[0]} binds from the first token"
+    if mode == "single" and bare:
+        return "single", styles[0], f"--constraint single: {why}: the constraint binds from the first token"
+    if mode == "single":
+        return (
+            "followup",
+            styles[0],
+            (
+                f"--constraint single: {why}, so a constraint would bind from the first token and take away the "
+                f"working the prompt asks for: the content is read as written, and a follow-up via {styles[0]} "
+                "confirms it"
+            ),
+        )
     return "followup", styles[0], f"constraint: followup via {styles[0]}, not on the main request: {why}"
 
 

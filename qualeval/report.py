@@ -16,7 +16,8 @@ from typing import Any
 
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
-from qualeval.records import Comparison, Distribution, Record, RunSummary, TaskReport
+from qualeval.records import ENDPOINT_FAILED, Comparison, Record, RunSummary
+from qualeval.reportmd import dist, errors_cell, markdown_report, num, pct
 from qualeval.store import RunStore
 
 __all__ = [
@@ -52,20 +53,6 @@ _SCRIPT = """
 """
 
 
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
-
-
-def _num(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return f"{x:.3g}" if abs(x) < 1 else f"{x:,.1f}"
-
-
-def _dist(d: Distribution | None) -> str:
-    return "–" if d is None else f"{d.p50:,.0f} / {d.p90:,.0f}"
-
-
 def _bar(value: float, low: float, high: float, width: int = 160) -> str:
     """An inline SVG bar with its interval as a whisker (numbers only: nothing here is user text)."""
     x, lo, hi = (round(width * min(max(v, 0.0), 1.0), 1) for v in (value, low, high))
@@ -82,7 +69,7 @@ def _environment() -> Environment:
     env = Environment(
         autoescape=select_autoescape(default=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
     )
-    env.globals.update(pct=_pct, num=_num, dist=_dist, bar=_bar)
+    env.globals.update(pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
     return env
 
 
@@ -134,7 +121,7 @@ def _latencies(records: Iterable[Record], into: dict[str, dict[bool, list[float]
     """Pass records through, keeping each one's latency by task and outcome for the plots."""
     for record in records:
         end = record.timing.end
-        if end is not None and record.status != "transport_error" and not record.warmup:
+        if end is not None and record.status not in ENDPOINT_FAILED and not record.warmup:
             into.setdefault(record.task, {}).setdefault(record.score.correct, []).append(end)
         yield record
 
@@ -162,199 +149,6 @@ def html_report(
         rescored=summary.rescored,
         serving=serving_sections(summary, root),
     )
-
-
-def markdown_report(summary: RunSummary) -> str:
-    lines = _header(summary)
-    lines += _accuracy(summary)
-    lines += _statuses(summary)
-    lines += _speed(summary)
-    from qualeval.loadreport import serving_markdown
-
-    lines += serving_markdown(summary)
-    return "\n".join(lines) + "\n"
-
-
-def _header(summary: RunSummary) -> list[str]:
-    lines = [
-        f"# qualeval report{' (rescored)' if summary.rescored else ''}",
-        "",
-        f"model **{summary.model}** at {summary.base_url} · started {summary.started or '?'} · "
-        f"{summary.records} records · qualeval {summary.qualeval_version}",
-        "",
-    ]
-    if summary.simulated:
-        lines += [
-            "> **Simulated server.** These results come from qualeval's reference server, a deterministic "
-            "simulation of a reasoning model; they say nothing about any real model.",
-            "",
-        ]
-    return lines
-
-
-def _accuracy(summary: RunSummary) -> list[str]:
-    """The accuracy table, then each task's notes: published figure, scorer's figures, judge, repeats."""
-    lines = [
-        "## Accuracy",
-        "",
-        "| task | items | accuracy | 95% interval | over answered | naive extractor |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for name, t in summary.tasks.items():
-        m = t.summary
-        answered = _pct(m.accuracy_answered) if m.accuracy_answered is not None else "–"
-        if not t.scored:  # a workload's synthetic prompts have no right answer
-            lines.append(f"| {name} | {m.n} | not scored (synthetic prompts) | – | – | – |")
-            continue
-        lines.append(
-            f"| {name} | {m.n} | {_pct(m.accuracy)} | {_pct(m.interval[0])} – {_pct(m.interval[1])} | "
-            f"{answered} | {_pct(m.naive_accuracy)} |"
-        )
-    for name, t in summary.tasks.items():
-        lines += _figures(name, t) + _judged(name, t) + _repeated(name, t)
-    return lines
-
-
-def _judged(name: str, t: TaskReport) -> list[str]:
-    if t.summary.accuracy_without_judge is None:
-        return []
-    judged = t.summary.rungs.get("judge", 0)
-    return [
-        "",
-        f"{name}: a model judge accepted {judged} answers the rules rejected; by the rules alone, "
-        f"accuracy {_pct(t.summary.accuracy_without_judge)}",
-    ]
-
-
-def _repeated(name: str, t: TaskReport) -> list[str]:
-    r = t.repeated
-    if not r:
-        return []
-    unbiased = f"; unbiased {', '.join(f'pass@{k} {_pct(v)}' for k, v in r.pass_at.items())}" if r.pass_at else ""
-    return [
-        "",
-        f"{name}: {r.k} samples per item — mean {_pct(r.mean)} ± {_pct(r.mean_se)}, "
-        f"maj@{r.k} {_pct(r.maj_at_k)} ± {_pct(r.maj_se)}, pass@{r.k} {_pct(r.pass_at_k)} ± "
-        f"{_pct(r.pass_se)} (standard errors clustered by item){unbiased}",
-    ]
-
-
-def _statuses(summary: RunSummary) -> list[str]:
-    """Completion statuses, extraction rungs and constraints per task, then each breakdown's table."""
-    lines = [
-        "",
-        "## Completion statuses and extraction",
-        "",
-        "| task | statuses | extraction rungs | constraint |",
-        "|---|---|---|---|",
-    ]
-    for name, t in summary.tasks.items():
-        m = t.summary
-        lines.append(f"| {name} | {_pairs(m.statuses)} | {_pairs(m.rungs)} | {_pairs(m.constraint_held) or '–'} |")
-    for name, t in summary.tasks.items():
-        for key, cells in t.summary.breakdowns.items():
-            lines += [
-                "",
-                f"### {name} by {key} (macro {_pct(t.summary.macro_accuracy[key])})",
-                "",
-                f"| {key} | items | accuracy | 95% interval |",
-                "|---|---:|---:|---:|",
-            ]
-            lines += [
-                f"| {v} | {c.n} | {_pct(c.accuracy)} | {_pct(c.low)} – {_pct(c.high)} |" for v, c in cells.items()
-            ]
-    return lines
-
-
-def _speed(summary: RunSummary) -> list[str]:
-    """The speed table, then per task its load levels and speed and quality read together."""
-    lines = [
-        "",
-        "## Speed",
-        "",
-        "Milliseconds, p50 / p90, warm-up excluded. First answer = the first token of the final answer.",
-        "",
-        "| task | requests | TTFT | first answer | latency | TPOT p50 | output tok/s | requests/s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, t in summary.tasks.items():
-        p = t.speed
-        tpot = _num(p.tpot.p50) if p.tpot else "–"
-        lines.append(
-            f"| {name} | {p.requests} | {_dist(p.ttft)} | {_dist(p.first_answer)} | {_dist(p.latency)} | "
-            f"{tpot} | {_num(p.output_throughput)} | {_num(p.request_throughput)} |"
-        )
-    for name, t in summary.tasks.items():
-        lines += _levels(name, t) + _linked(name, t)
-    return lines
-
-
-def _levels(name: str, t: TaskReport) -> list[str]:
-    if len(t.levels) <= 1:
-        return []
-    lines = [
-        "",
-        f"### {name} by load level",
-        "",
-        "| level | accuracy | 95% interval | TTFT p50 | first answer p50 | output tok/s | goodput |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for level, lv in t.levels.items():
-        c, p = lv.accuracy, lv.speed
-        ttft = _num(p.ttft.p50) if p.ttft else "–"
-        first = _num(p.first_answer.p50) if p.first_answer else "–"
-        lines.append(
-            f"| {level} | {_pct(c.accuracy)} | {_pct(c.low)} – {_pct(c.high)} | {ttft} | {first} | "
-            f"{_num(p.output_throughput)} | {_num(p.goodput)} |"
-        )
-    return lines
-
-
-def _linked(name: str, t: TaskReport) -> list[str]:
-    k = t.linked
-    return [
-        "",
-        f"### {name}: speed and quality together",
-        "",
-        f"- correct answers per minute: {_num(k.correct_per_minute)}; output tokens per correct answer: "
-        f"{_num(k.tokens_per_correct)}; seconds per correct answer: {_num(k.seconds_per_correct)}",
-        f"- truncated: {k.truncation.truncated} ({_pct(k.truncation.rate)}) at budget "
-        f"{k.truncation.budget or 'server default'}; suggested budget: {k.truncation.suggested_budget or '–'}",
-        "- accuracy by reasoning tokens: "
-        + ", ".join(f"{b} {_pct(c.accuracy)} (n={c.n})" for b, c in k.accuracy_by_reasoning_length.items()),
-    ]
-
-
-_MEASURES = {
-    "prompt_strict": "prompt-level strict",
-    "instruction_strict": "instruction-level strict",
-    "prompt_loose": "prompt-level loose",
-    "instruction_loose": "instruction-level loose",
-}
-
-
-def _figures(name: str, t: TaskReport) -> list[str]:
-    """The published figure beside the measured accuracy, and a scorer's own figures (IFEval's four)."""
-    m, lines = t.summary, []
-    if t.published is not None:
-        low, high = m.interval
-        where = "inside" if low <= t.published <= high else "outside"
-        lines += [
-            "",
-            f"{name}: published {_pct(t.published)}, measured {_pct(m.accuracy)} (95% interval {_pct(low)} – "
-            f"{_pct(high)}, n={m.n}): the published figure is {where} the interval",
-        ]
-    if m.measures:
-        shown = ", ".join(
-            f"{_MEASURES.get(k, k)} {_pct(c.accuracy)} ({_pct(c.low)} – {_pct(c.high)}, n={c.n})"
-            for k, c in m.measures.items()
-        )
-        lines += ["", f"{name}: {shown}"]
-    return lines
-
-
-def _pairs(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
 
 
 def write_reports(store: RunStore, summary: RunSummary, records: Iterable[Record]) -> tuple[Path, Path]:

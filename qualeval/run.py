@@ -123,14 +123,15 @@ def _warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
 
 
 async def _preflight(
-    config: RunConfig, wanted: bool | None, old: Manifest | None
+    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool]
 ) -> tuple[dict[str, Any] | None, ProbeResult | None, Pinned, bool]:
     """The server's /models answer, the probe result, and the pinned resolution (a resumed run's own, with its
-    probe: never probed again, never nulled); the flag says whether it was resolved now."""
+    probe: never probed again, never nulled); the flag says whether it was resolved now. `bare`: per task,
+    whether its prompt asks for the answer alone."""
     pinned = old.pinned if old else None
     fresh = pinned is None
     if fresh and not config.probe:
-        pinned = resolve(config, None, wanted)  # nothing to learn from the endpoint: refuse before contacting it
+        pinned = resolve(config, None, wanted, bare)  # nothing to learn from the endpoint: refuse before contacting it
     async with ChatClient(_client_config(config, PROBE_CONCURRENCY)) as client:
         try:
             models = await client.models()
@@ -145,7 +146,7 @@ async def _preflight(
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
         found = await probe(client, config.model)  # the probe's own budget and seeds, never the run's
-    pinned = resolve(config, found, wanted)  # a request that cannot be honoured stops here, before any is sent
+    pinned = resolve(config, found, wanted, bare)  # a request that cannot be honoured stops here, before any is sent
     return models, found, pinned, True
 
 
@@ -168,7 +169,8 @@ async def execute(
         refuse_conflicts(config.out, old, manifest.config)
     store.check(manifest)  # local mistakes surface before the endpoint is contacted
     started = time.perf_counter()
-    models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old)
+    bare = {t.name: t.spec.prompt.bare for t, _ in work}
+    models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old, bare)
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,
@@ -228,7 +230,7 @@ async def _send_all(
             task,
             sample,
             model=config.model,
-            mode=pinned.constraint,
+            mode=pinned.mode_for(task.name),
             style=pinned.constraint_style,
             rescue=config.rescue,
             allow_code=config.allow_code_execution,
@@ -357,5 +359,6 @@ def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> 
             "naive_correct": verdict.naive_correct,
             "rescue": verdict.rescue,
             "rescue_correct": verdict.rescue_correct,
+            "constraint": verdict.constraint or record.constraint,
         }
     )

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from qualeval._version import __version__
-from qualeval.accuracy import Repeat, cell_of, item_scores, repeated, summarize
+from qualeval.accuracy import Repeat, answered_cell, repeated, summarize
 from qualeval.config import RunConfig
 from qualeval.records import LevelReport, Outcome, Record, RunSummary, TaskReport, Timed
 from qualeval.speed import linked, speed
@@ -30,7 +30,6 @@ class _Rows:
     repeats: list[Repeat] = field(default_factory=list)
     timed: list[Timed] = field(default_factory=list)
     faults: Counter[str] = field(default_factory=Counter)
-    errors: Counter[str] = field(default_factory=Counter)
     scored: bool = False
 
     def add(self, record: Record) -> None:
@@ -39,8 +38,6 @@ class _Rows:
         self.timed.append(record.timed())
         self.scored = self.scored or record.meta.get("scored", True) is not False
         self.faults.update(record.retried)
-        if record.error:
-            self.errors[record.error] += 1
 
 
 def _collect(records: Iterable[Record], tasks: list[Task]) -> tuple[dict[str, _Rows], int]:
@@ -80,20 +77,21 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
         levels=levels,
         linked=linked(rows.timed, overall.duration_s),
         faults=dict(rows.faults),
-        errors=dict(rows.errors.most_common(5)),
         published=_published(config, task.name),
         scored=rows.scored or not rows.timed,
     )
 
 
 def _levels(labels: list[str], outcomes: list[Outcome], rows: list[Timed], config: RunConfig) -> dict[str, LevelReport]:
-    """Per load level: accuracy over its distinct items (several records each with --samples-per-item), speed."""
+    """Per load level: accuracy over the distinct items answered there (several records each with
+    --samples-per-item), the requests the endpoint failed, and speed."""
     levels = {}
     for label in labels:
         at = [r for r in rows if r.level == label]
         if at:
-            answers = [(o.item, o.correct) for o, r in zip(outcomes, rows, strict=True) if r.level == label]
-            levels[label] = LevelReport(accuracy=cell_of(item_scores(answers)), speed=speed(at, config.slo))
+            answers = [(o.item, o.correct, o.status) for o, r in zip(outcomes, rows, strict=True) if r.level == label]
+            cell, failed = answered_cell(answers)
+            levels[label] = LevelReport(accuracy=cell, speed=speed(at, config.slo), endpoint_errors=failed)
     return levels
 
 

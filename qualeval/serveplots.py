@@ -23,14 +23,15 @@ def by_length(context: dict[str, Any]) -> str | None:
     fig, ax = _figure(6.0, 3.2)
     ax2 = ax.twinx()
     for task, lengths in tasks.items():
-        x = [int(k) for k in lengths]
-        acc = [v["accuracy"]["accuracy"] for v in lengths.values()]
+        measured = {k: v for k, v in lengths.items() if v["accuracy"]["n"]}  # a refused length has no accuracy
+        x = [int(k) for k in measured]
+        acc = [v["accuracy"]["accuracy"] for v in measured.values()]
         err = [
-            [max(0.0, a - v["accuracy"]["low"]) for a, v in zip(acc, lengths.values(), strict=True)],
-            [max(0.0, v["accuracy"]["high"] - a) for a, v in zip(acc, lengths.values(), strict=True)],
+            [max(0.0, a - v["accuracy"]["low"]) for a, v in zip(acc, measured.values(), strict=True)],
+            [max(0.0, v["accuracy"]["high"] - a) for a, v in zip(acc, measured.values(), strict=True)],
         ]
         ax.errorbar(x, acc, yerr=err, marker="o", capsize=3, label=f"{task} accuracy")
-        ttft = [(v["ttft"] or {}).get("p50") or 0.0 for v in lengths.values()]
+        ttft = [(v["ttft"] or {}).get("p50") or 0.0 for v in measured.values()]
         ax2.plot(x, [t / 1000 for t in ttft], marker="s", linestyle="--", label=f"{task} TTFT p50")
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("accuracy")

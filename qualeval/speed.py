@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from qualeval.accuracy import cell_of
 from qualeval.histogram import merge, percentile
-from qualeval.records import TRUNCATED, Distribution, Linked, Speed, Timed, Truncation
+from qualeval.records import ENDPOINT_FAILED, TRUNCATED, Distribution, Linked, Speed, Timed, Truncation
 
 __all__ = [
     "distribution",
@@ -74,7 +74,7 @@ def _itl(rows: Sequence[Timed]) -> Distribution | None:
 
 def speed(rows: Sequence[Timed], slo: Mapping[str, float] | None = None, *, throughput: bool = True) -> Speed:
     """`throughput=False` for rows pooled across load levels, where a duration (and so any rate) means nothing."""
-    timed = [r for r in rows if not r.warmup and r.status != "transport_error"]
+    timed = [r for r in rows if not r.warmup and r.status not in ENDPOINT_FAILED]
     duration = duration_of(timed) if throughput else None
     tokens = sum(r.completion_tokens or 0 for r in timed)
     met = [_meets(r, slo) for r in timed] if slo else []
@@ -111,27 +111,28 @@ def length_bucket(tokens: int | None) -> str:
 
 def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
     buckets: dict[str, list[bool]] = defaultdict(list)
-    for r in rows:
+    answered = [r for r in rows if r.status not in ENDPOINT_FAILED]  # a failed request has no answer to count
+    for r in answered:
         buckets[length_bucket(r.reasoning_tokens)].append(r.correct)
     order = {b: i for i, b in enumerate(["0", *(length_bucket(low or 1) for low in LENGTH_EDGES)])}
     by_length = {b: cell_of(flags) for b, flags in sorted(buckets.items(), key=lambda kv: order.get(kv[0], 99))}
     outcome = {
         name: d
         for name, flag in (("correct", True), ("wrong", False))
-        if (d := distribution(r.end for r in rows if r.correct is flag and r.status != "transport_error"))
+        if (d := distribution(r.end for r in answered if r.correct is flag))
     }
     correct = sum(r.correct for r in rows)
     tokens = sum(r.completion_tokens or 0 for r in rows)
-    cut = [r for r in rows if r.status in TRUNCATED]
-    budgets = Counter(r.budget for r in rows if r.budget)
+    cut = [r for r in answered if r.status in TRUNCATED]
+    budgets = Counter(r.budget for r in answered if r.budget)
     budget = budgets.most_common(1)[0][0] if budgets else None
-    finished = sorted(r.completion_tokens for r in rows if r.completion_tokens and r.status in ("ok", "empty_content"))
-    suggested = None
-    if finished:
-        p99 = interpolated(finished, 0.99)
-        suggested = 256 * math.ceil(1.25 * p99 / 256)
-        if budget and rows and len(cut) / len(rows) > 0.05:
-            suggested = max(suggested, 2 * budget)
+    finished = sorted(
+        r.completion_tokens for r in answered if r.completion_tokens and r.status in ("ok", "empty_content")
+    )
+    suggested = 256 * math.ceil(1.25 * interpolated(finished, 0.99) / 256) if finished else None
+    if budget and answered and len(cut) / len(answered) > 0.05:
+        # every answer cut off says only that they are longer than the budget: double it, at the least
+        suggested = max(suggested or 0, 2 * budget)
     return Linked(
         accuracy_by_reasoning_length=by_length,
         latency_by_outcome=outcome,
@@ -139,6 +140,9 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
         tokens_per_correct=tokens / correct if correct else None,
         seconds_per_correct=duration_s / correct if (duration_s and correct) else None,
         truncation=Truncation(
-            budget=budget, truncated=len(cut), rate=len(cut) / len(rows) if rows else 0.0, suggested_budget=suggested
+            budget=budget,
+            truncated=len(cut),
+            rate=len(cut) / len(answered) if answered else 0.0,
+            suggested_budget=suggested,
         ),
     )

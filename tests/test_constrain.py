@@ -155,12 +155,15 @@ def test_a_constraint_the_server_ignored_is_recorded_and_the_ladder_takes_over()
 def test_followup_mode_keeps_its_cost_apart() -> None:
     records = run("vllm", "followup", ["structured_outputs"])
     for r in records:
-        assert r.constraint.mode == "followup" and r.constraint.held is True
+        assert r.constraint.mode == "followup" and r.constraint.held is True and r.constraint.agreement == "agrees"
         follow = r.constraint.followup
-        assert follow is not None and follow["content"].strip() in "ABCD"
-        assert follow["usage"]["completion_tokens"] < r.usage.completion_tokens
+        assert follow is not None and follow.content.strip() in "ABCD"
+        assert (follow.usage.completion_tokens or 0) < (r.usage.completion_tokens or 0)
         assert "structured_outputs" not in r.request  # the main request went out unconstrained
-        assert r.score.correct and r.extraction.rung == "constraint"
+        assert r.score.correct and r.extraction.rung == "anchor"  # the content's own answer, confirmed
+        asked = follow.request["messages"]  # what the follow-up sent is kept, as the main request is
+        assert len(asked) == 1 and "Response:" in asked[0]["content"]
+        assert "Answer: X" not in asked[0]["content"]  # the task's instruction, a template to copy, is not shown
 
 
 @needs_mmlu
@@ -178,6 +181,19 @@ def test_resolve_mode_never_constrains_from_the_first_token_on_its_own() -> None
     assert resolve_mode("auto", ["grammar"])[:2] == ("followup", "grammar")  # grammar binds from the first token
     assert resolve_mode("auto", [])[:2] == ("off", None)
     assert resolve_mode("off", ["structured_outputs"]) == ("off", None, None)
+
+
+def test_without_a_reasoning_channel_a_constraint_never_takes_the_working_a_prompt_asks_for() -> None:
+    # thinking off on a server that separates reasoning: a constraint would bind from the first token
+    mode, style, note = resolve_mode("auto", ["structured_outputs"], thinking=False)
+    assert (mode, style) == ("followup", "structured_outputs") and note and "thinking is off" in note
+    mode, _, note = resolve_mode("single", ["structured_outputs"], thinking=False)
+    assert mode == "followup" and note and "working the prompt asks for" in note
+    # a prompt that asks for the answer alone loses nothing to it: an explicit single stays single
+    mode, _, note = resolve_mode("single", ["response_format"], inline="none", bare=True)
+    assert mode == "single" and note and "first token" in note
+    assert resolve_mode("auto", ["response_format"], inline="none", bare=True)[0] == "followup"
+    assert resolve_mode("single", ["structured_outputs"], thinking=True)[:2] == ("single", "structured_outputs")
 
 
 @needs_mmlu

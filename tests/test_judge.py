@@ -84,11 +84,27 @@ def test_live_and_rescore_agree_record_by_record(
     for before, after in zip(live, again, strict=True):
         assert before["sample_id"] == after["sample_id"]
         assert {k: before[k] for k in VERDICT} == {k: after[k] for k in VERDICT}, before["sample_id"]
+    pinned = json.loads((out / "manifest.json").read_text())["pinned"]
+    for row in live:  # each task in the mode pinned for it (a task asking for working never single inline)
+        assert row["constraint"]["mode"] == pinned["tasks"].get(row["task"], pinned["constraint"])
     modes = {row["constraint"]["mode"] for row in live}
-    assert modes == {mode} if mode != "auto" else modes <= {"single", "followup", "off"}
-    if mode in ("single", "followup"):
+    if mode == "followup" or (mode == "single" and flavour != "inline-think"):
+        assert modes == {mode}
+    if mode == "single" and flavour == "inline-think":  # only knowledge_qa's prompt asks for the answer alone
+        assert {row["task"]: row["constraint"]["mode"] for row in live} == {
+            "word_problems": "followup",
+            "knowledge_qa": "single",
+            "syllogisms": "followup",
+        }
+    for before, after in zip(live, again, strict=True):  # whether it held, and the agreement, are judged again
+        assert before["constraint"] == after["constraint"], before["sample_id"]
+    if mode == "single":
         rungs = {row["extraction"]["rung"] for row in live}
         assert "constraint" in rungs or ignore  # a server that honours the constraint delivers through it
+    if mode == "followup":  # the content's own answer is scored; the follow-up only confirms or fills in
+        assert "constraint" not in {row["extraction"]["rung"] for row in live}
+        agreements = [row["constraint"]["agreement"] for row in live if row["constraint"]["followup"]]
+        assert agreements and "agrees" in agreements
     if rescue:
         assert any(row["rescue"] for row in live if not row["content"].strip())
 
@@ -97,18 +113,61 @@ def _task_and_sample(name: str, gold: str, choices: tuple[str, ...] = ()) -> tup
     return load_task(name), Sample(id="x/0", task=name, messages=(), gold=gold, choices=choices)
 
 
-def test_a_broken_followup_constraint_is_read_from_the_followup_reply_not_trusted() -> None:
+def _followup(content: str, status: str = "ok") -> ConstraintRecord:
+    return ConstraintRecord(mode="followup", kind="regex", followup={"content": content, "status": status})
+
+
+def test_a_followup_never_overrides_the_answer_the_content_states() -> None:
     task, sample = _task_and_sample("word_problems", "18")
     done = Completion(content="So it is 17 or so.\n#### 17", status="ok")
-    broken = ConstraintRecord(
-        mode="followup", kind="regex", held=False, followup={"content": "18 eggs", "status": "ok"}
+    verdict = judge(task, sample, done, _followup("18"))
+    assert (verdict.extraction.rung, verdict.extraction.value, verdict.score.correct) == ("anchor", "17", False)
+    assert verdict.constraint is not None
+    assert (verdict.constraint.agreement, verdict.constraint.valid, verdict.constraint.held) == (
+        "disagrees",
+        True,
+        False,  # valid, but not agreeing: it did not hold
     )
-    verdict = judge(task, sample, done, broken)
-    assert (verdict.extraction.rung, verdict.extraction.value, verdict.score.correct) == ("followup", "18", True)
-    held = ConstraintRecord(mode="followup", kind="regex", held=True, followup={"content": "18", "status": "ok"})
-    assert judge(task, sample, done, held).extraction.rung == "constraint"
-    failed = ConstraintRecord(mode="followup", kind="regex", followup={"content": "", "status": "transport_error"})
-    assert judge(task, sample, done, failed).extraction.value == "17"  # the main content's own answer
+    agreeing = judge(task, sample, done, _followup("17")).constraint
+    assert agreeing is not None and (agreeing.agreement, agreeing.held) == ("agrees", True)
+
+
+def test_a_followup_fills_in_only_an_answer_the_content_holds() -> None:
+    task, sample = _task_and_sample("word_problems", "18")
+    done = Completion(
+        content="She has 3 boxes of 6 eggs, so 18 eggs in all.\nShe keeps them for the week.", status="ok"
+    )
+    assert judge(task, sample, done).extraction.value is None  # the ladder finds no stated answer here
+    filled = judge(task, sample, done, _followup("18"))
+    assert (filled.extraction.rung, filled.extraction.value, filled.score.correct) == ("followup", "18", True)
+    assert filled.constraint is not None and filled.constraint.agreement == "filled"
+    invented = judge(task, sample, done, _followup("20"))  # a number the content never wrote
+    assert (invented.extraction.value, invented.score.correct) == (None, False)
+    assert invented.constraint is not None and (invented.constraint.agreement, invented.constraint.held) == (
+        "unsupported",
+        False,
+    )
+    broken = judge(task, sample, done, _followup("the answer: 18 eggs"))  # not the regex: read by the ladder
+    assert broken.constraint is not None and (broken.constraint.valid, broken.constraint.held) == (False, False)
+    assert (broken.extraction.value, broken.constraint.agreement) == ("18", "filled")
+    failed = judge(task, sample, Completion(content="#### 17"), _followup("", "transport_error"))
+    assert failed.extraction.value == "17" and failed.constraint is not None
+    assert failed.constraint.agreement == "silent" and failed.constraint.held is None
+
+
+def test_a_copied_placeholder_never_replaces_a_right_answer() -> None:
+    """SmolLM2-135M-Instruct's follow-up replies, as it wrote them, against the content it had written."""
+    task, sample = _task_and_sample("knowledge_qa", "Paris")
+    done = Completion(content="The capital of France is Paris.", status="ok")
+    for reply in ('{"answer": "Answer: <answer>"}', '{"answer": "Answer: Answer: {response_text} }"}'):
+        record = ConstraintRecord(mode="followup", kind="json", followup={"content": reply, "status": "ok"})
+        verdict = judge(task, sample, done, record)
+        assert verdict.score.correct, reply
+        assert verdict.constraint is not None and verdict.constraint.agreement == "disagrees"
+        assert verdict.constraint.held is False
+    same = ConstraintRecord(mode="followup", kind="json", followup={"content": '{"answer": "Paris"}', "status": "ok"})
+    agreed = judge(task, sample, done, same).constraint
+    assert agreed is not None and (agreed.agreement, agreed.held) == ("agrees", True)
 
 
 def test_a_single_constraint_that_broke_falls_back_to_the_ladder() -> None:

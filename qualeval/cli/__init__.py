@@ -2,7 +2,7 @@
 qualeval.commands does the work, and qualeval.cli.views shows the result.
 
 Exit codes: 0 done; 1 a task below `--fail-under`; 2 bad input (a file, field or flag); 3 the endpoint could not be
-reached or refused us.
+reached or refused us, or a run ended with requests that failed at the endpoint (rerun with the same --out).
 """
 
 from __future__ import annotations

@@ -130,8 +130,18 @@ def run_cmd(config: Path | None = None, **flags: Any) -> None:
         raise typer.Exit(130) from None
     print_run(result.summary)
     note(f"run directory: {result.root}  (report: {result.root / 'report.html'})")
+    errors = result.endpoint_errors
+    left_out = f" ({errors} requests with endpoint errors left out)" if errors else ""
     if result.failed_under:
-        note(f"accuracy below {run_config.fail_under:.0%}: {', '.join(result.failed_under)}")
+        below = ", ".join(result.failed_under)
+        note(f"accuracy below {run_config.fail_under:.0%} over the answered items{left_out}: {below}")
+    if errors:
+        note(
+            f"error: {errors} requests ended in an endpoint error and have no answer; they are not in the accuracy. "
+            f"Rerun with the same --out ({result.root}) to send them again"
+        )
+        raise typer.Exit(3)
+    if result.failed_under:
         raise typer.Exit(1)
 
 

@@ -98,6 +98,14 @@ SIM_OPTIONS: tuple[SimOption, ...] = (
     SimOption("behaviour.empty_rate", "Probability of finishing with no answer."),
     SimOption("behaviour.trap_rate", "Probability of a distractor number after the answer."),
     SimOption("behaviour.seed", "Seed for every simulated choice."),
+    SimOption(
+        "behaviour.working_harm",
+        "Accuracy lost when a constraint binds from the first token on a prompt that asks for working.",
+    ),
+    SimOption(
+        "behaviour.placeholder_copy",
+        "Share of follow-ups answered with a placeholder's template text from the exchange (Answer: <answer>).",
+    ),
     SimOption("latency.ttft_ms", "Base time to first token."),
     SimOption("latency.prefill_ms_per_token", "Added to TTFT per prompt token."),
     SimOption("latency.decode_ms", "Interval between tokens of a lone request."),
@@ -147,7 +155,7 @@ def sim_parameters() -> list[inspect.Parameter]:
 
 def _check(values: dict[str, Any]) -> None:
     """The ranges SimConfig leaves to its caller, named by flag."""
-    for flag in ("accuracy", "empty_rate", "trap_rate", "spec_accept"):
+    for flag in ("accuracy", "empty_rate", "trap_rate", "spec_accept", "working_harm", "placeholder_copy"):
         if not 0 <= values[flag] <= 1:
             raise InputError(f"--{flag.replace('_', '-')} must be between 0 and 1, got {values[flag]}")
     if min(values["accuracy_half_tokens"], values["spec_draft"], values["kv_tokens"]) < 0:

@@ -30,9 +30,14 @@ def print_summary(summary: TaskSummary) -> None:
     low, high = summary.interval
     responses = f" ({summary.records} responses)" if summary.records and summary.records != summary.n else ""
     table = Table("measure", "value", title=f"{summary.task}: {summary.n} items{responses}", title_justify="left")
-    table.add_row(
-        "accuracy (95% Wilson)", f"{summary.accuracy:.1%}  [{low:.1%}, {high:.1%}]  ({summary.correct:g}/{summary.n})"
-    )
+    shown = f"{summary.accuracy:.1%}  [{low:.1%}, {high:.1%}]  ({summary.correct:g}/{summary.n})"
+    table.add_row("accuracy (95% Wilson)", shown if summary.n else "– (no item answered)")
+    if summary.endpoint_errors:
+        reason = next(iter(summary.error_reasons), "no reason given")
+        unanswered = f", {summary.error_items} items unanswered" if summary.error_items else ""
+        table.add_row(
+            "endpoint errors (not in the accuracy)", f"{summary.endpoint_errors} requests{unanswered}: {reason}"
+        )
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
     for name, cell in summary.measures.items():
@@ -48,6 +53,10 @@ def print_summary(summary: TaskSummary) -> None:
     table.add_row("extraction rungs", ", ".join(f"{k} {v}" for k, v in sorted(summary.rungs.items())))
     if summary.constraint_held:
         table.add_row("constraint", ", ".join(f"{k} {v}" for k, v in sorted(summary.constraint_held.items())))
+    if summary.followup:
+        table.add_row(
+            "follow-up against the content", ", ".join(f"{k} {v}" for k, v in sorted(summary.followup.items()))
+        )
     if summary.rescued:
         table.add_row("rescued from reasoning (not counted)", f"{summary.rescued} ({summary.rescue_correct} right)")
     for name, macro in summary.macro_accuracy.items():
@@ -96,7 +105,12 @@ def print_comparison(result: Comparison, show: int) -> None:
             table.add_row("output tokens/s (aggregate)", "", "", f"×{t.throughput_ratio:.3f}")
         table.add_row("flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}")
         table.add_row("flipped wrong → right", "", "", f"{t.a_wrong_b_right}: {', '.join(t.flipped_to_right[:show])}")
+        if any(t.endpoint_errors):
+            ea, eb = t.endpoint_errors
+            table.add_row("endpoint errors (pairs left out)", str(ea), str(eb), "")
         console.print(table)
+    for name, (ea, eb) in result.unanswered.items():
+        note(f"{name}: nothing to compare, every pair had an endpoint error (A {ea}, B {eb})")
     if result.server:
         table = Table("server metric", "A", "B", title="server metrics, side by side", title_justify="left")
         for name, (va, vb) in result.server.items():

@@ -34,6 +34,8 @@ class TaskComparison(BaseModel):
     """Aggregate output tokens per second, B / A, from each run's summary."""
     flipped_to_wrong: list[str]
     flipped_to_right: list[str]
+    endpoint_errors: tuple[int, int] = (0, 0)
+    """Pairs left out because run A's (first) or run B's (second) request failed at the endpoint."""
 
 
 class Comparison(BaseModel):
@@ -43,5 +45,7 @@ class Comparison(BaseModel):
     unpaired_a: int
     unpaired_b: int
     tasks: dict[str, TaskComparison]
+    unanswered: dict[str, tuple[int, int]] = {}
+    """Tasks left with no pair to compare because every one had an endpoint error, with (A's, B's) counts."""
     server: dict[str, list[float | None]] = {}
     """Each server metric (A, B), beside each task's accuracy and TTFT p99 (qualeval.loadreport.side_by_side)."""

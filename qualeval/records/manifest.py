@@ -22,12 +22,18 @@ class Pinned(BaseModel):
 
     constraint: Literal["single", "followup", "off"]
     constraint_style: Style | None = None
+    tasks: dict[str, Literal["single", "followup", "off"]] = Field(default_factory=dict)
+    """Tasks whose constraint mode is not `constraint`: without a reasoning channel a constraint binds from the
+    first token, so only a task whose prompt asks for the answer alone keeps `single` (qualeval.pipeline)."""
     thinking_switch: ThinkingSwitch = "none"
     notes: list[str] = Field(default_factory=list)
     """Why, one line each, where the resolution is not simply what was asked."""
 
+    def mode_for(self, task: str) -> Literal["single", "followup", "off"]:
+        return self.tasks.get(task, self.constraint)
+
     def fingerprinted(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude={"notes"})
+        return self.model_dump(mode="json", exclude={"notes"} | ({"tasks"} if not self.tasks else set()))
 
 
 class TaskEntry(BaseModel):

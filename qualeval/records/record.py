@@ -10,8 +10,14 @@ from pydantic import AliasChoices, BaseModel, Field
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
+    "ANSWERED",
+    "DISAGREEING",
+    "ENDPOINT_FAILED",
+    "TRUNCATED",
+    "Agreement",
     "ConstraintRecord",
     "Extraction",
+    "FollowupRecord",
     "Grade",
     "ItlSummary",
     "ReasoningSource",
@@ -47,6 +53,16 @@ TRUNCATED: tuple[Status, ...] = ("reasoning_truncated", "answer_truncated")
 """The budget ran out: in the thinking (no answer) or in the answer."""
 ANSWERED: tuple[Status, ...] = ("ok", "answer_truncated")
 """An answer came back, whole or cut: the statuses `accuracy_answered` counts."""
+ENDPOINT_FAILED: tuple[Status, ...] = ("transport_error",)
+"""The endpoint failed (connection, timeout, 429, 5xx, a 4xx such as context exceeded): the model never answered,
+so accuracy leaves these out and counts them apart."""
+
+Agreement = Literal["agrees", "disagrees", "filled", "unsupported", "silent"]
+"""How a follow-up's answer stands to the content's: the same answer; another one (the content's is scored); the
+content states none the ladder found, and the follow-up's, which the content holds, fills it in; the follow-up's
+is not in the content (nothing is scored); the follow-up gave no answer (the content alone decides)."""
+DISAGREEING: tuple[Agreement, ...] = ("disagrees", "unsupported")
+"""Follow-ups whose answer the content does not support: never scored."""
 
 
 Rung = Literal["constraint", "json", "anchor", "math", "last", "followup", "rescue", "judge", "code", "content", "none"]
@@ -112,6 +128,19 @@ class Extraction(BaseModel):
     """The span the value was read from."""
 
 
+class FollowupRecord(BaseModel):
+    """Followup mode: the second request, what it sent and what came back, kept apart from the main figures."""
+
+    request: dict[str, Any] = Field(default_factory=dict)
+    """The JSON body it sent (never the API key)."""
+    content: str = ""
+    status: Status = "ok"
+    error: str | None = None
+    timing: Timing = Field(default_factory=Timing)
+    usage: Usage = Field(default_factory=Usage)
+    attempts: int = 1
+
+
 class ConstraintRecord(BaseModel):
     """What happened to the constraint of one request, kept in its record."""
 
@@ -119,9 +148,14 @@ class ConstraintRecord(BaseModel):
     kind: str | None = None
     style: str | None = None
     held: bool | None = None
-    """Whether what came back satisfied the constraint (None: nothing was sent or nothing came back)."""
-    followup: dict[str, Any] | None = None
-    """Followup mode: the second request's content, status, timing and usage, apart from the main ones."""
+    """Single mode: what came back satisfied the constraint. Followup mode: the reply satisfied it *and* agrees
+    with the content (or filled in an answer the content holds). None: nothing was sent or nothing came back."""
+    valid: bool | None = None
+    """Whether the reply that carried the constraint satisfied it, agreeing or not."""
+    agreement: Agreement | None = None
+    """Followup mode: how the follow-up's answer stands to the content's (qualeval.judge)."""
+    followup: FollowupRecord | None = None
+    """Followup mode: the second request, apart from the main one (None: the main request brought no answer)."""
 
 
 class Score(BaseModel):
@@ -195,12 +229,18 @@ class Record(BaseModel):
             rescue_correct=bool(self.rescue_correct),
             item=self.sample_id,
             measures=self.score.measures,
+            agreement=self.constraint.agreement,
+            error=self.error if self.status in ENDPOINT_FAILED else None,
         )
+
+    def prompt(self) -> str | None:
+        """The last user message the request sent: the question as the model saw it."""
+        users = [m for m in self.request.get("messages") or () if isinstance(m, dict) and m.get("role") == "user"]
+        return str(users[-1].get("content") or "") if users else None
 
     def frame_row(self) -> dict[str, Any]:
         """The record as one flat table row (`RunResult.to_pandas`)."""
         timed = self.timed()
-        users = [m.get("content") for m in self.request.get("messages") or () if m.get("role") == "user"]
         timing, usage = self.timing.model_dump(), self.usage.model_dump()
         return {
             "sample_id": self.sample_id,
@@ -220,7 +260,7 @@ class Record(BaseModel):
             "timing_tpot": timed.tpot,
             "timing_reasoning_duration": timed.reasoning_duration,
             "finish_reason": self.finish_reason,
-            "prompt": users[-1] if users else None,
+            "prompt": self.prompt(),
             "reasoning": self.reasoning,
             "content": self.content,
             "subject": self.meta.get("subject"),

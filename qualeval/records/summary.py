@@ -36,15 +36,24 @@ class Cell(BaseModel):
 class TaskSummary(BaseModel):
     task: str
     n: int
-    """Distinct items."""
+    """Distinct items the model answered: an item whose every request ended in an endpoint error is not among
+    them (`endpoint_errors`)."""
     correct: int | float
-    """Sum of the items' scores (each the mean correctness of its records)."""
+    """Sum of the items' scores (each the mean correctness of its answered records)."""
     accuracy: float
+    """Over the items the model answered. With n = 0 nothing was measured: it is 0.0 here and no report shows it."""
     interval: tuple[float, float]
     accuracy_answered: float | None
     """Accuracy over items that got an answer (status ok or answer_truncated)."""
     statuses: dict[str, int]
     rungs: dict[str, int]
+    endpoint_errors: int = 0
+    """Records whose request failed for good at the endpoint (connection, timeout, 429, 5xx, a 4xx such as
+    context exceeded): never answers, so never in `accuracy`."""
+    error_items: int = 0
+    """Items left out of `accuracy` because every request of theirs ended in an endpoint error."""
+    error_reasons: dict[str, int] = Field(default_factory=dict)
+    """The endpoint's own reasons for those errors, most common first (at most five)."""
     constraint_held: dict[str, int] = Field(default_factory=dict)
     naive_accuracy: float | None = None
     """What the last number (letter, yes/no) anywhere in reasoning plus content would have scored."""
@@ -61,6 +70,9 @@ class TaskSummary(BaseModel):
     IFEval's prompt- and instruction-level, strict and loose."""
     accuracy_without_judge: float | None = None
     """Where a model judge turned answers correct: the accuracy by the rules alone (`accuracy` includes it)."""
+    followup: dict[str, int] = Field(default_factory=dict)
+    """Followup mode: how each follow-up's answer stood to the content's (records.Agreement); `disagrees` and
+    `unsupported` are follow-ups the content does not support, never scored."""
 
 
 class Repeated(BaseModel):
@@ -138,7 +150,10 @@ class LevelReport(BaseModel):
     """One load level: the same items as every other level, under this load."""
 
     accuracy: Cell
+    """Over the items the model answered at this level."""
     speed: Speed
+    endpoint_errors: int = 0
+    """Requests at this level that failed for good at the endpoint: left out of `accuracy`."""
 
 
 class TaskReport(BaseModel):
@@ -150,8 +165,6 @@ class TaskReport(BaseModel):
     linked: Linked
     faults: dict[str, int] = {}
     """Every failed attempt by fault class (429, 503, connection, timeout, protocol...), retried or final."""
-    errors: dict[str, int] = {}
-    """The most common errors of requests that failed for good (never scored as answers)."""
     published: float | None = None
     """The published figure for this task (a model card's, as a share), given with the run, shown beside ours."""
     scored: bool = True

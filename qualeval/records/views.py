@@ -28,6 +28,10 @@ class Outcome:
     """The item answered (its sample id): accuracy counts an item once. None: an item of its own."""
     measures: Mapping[str, Sequence[float]] | None = None
     """A scorer's own figures for this answer, each (hits, out of): IFEval's instruction-level counts."""
+    agreement: str | None = None
+    """Followup mode: how the follow-up's answer stood to the content's (records.Agreement)."""
+    error: str | None = None
+    """The endpoint's reason, when the request failed for good (no answer of the model's to count)."""
 
 
 @dataclass(frozen=True, slots=True)

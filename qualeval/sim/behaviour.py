@@ -17,6 +17,7 @@ import orjson
 
 from qualeval.sim.answerkey import AnswerKey, KeyEntry
 from qualeval.sim.judge import grade_reply
+from qualeval.sim.protocol import asks_working, copied_placeholder, restated, restates
 
 __all__ = ["AnswerKey", "Behaviour", "Constraint", "Generation", "KeyEntry", "generate", "seeded", "tokenize"]
 
@@ -44,6 +45,10 @@ class Behaviour:
     trap_rate: float = 0.3
     """Share of answers followed by a sentence with a distractor number."""
     seed: int = 0
+    working_harm: float = 0.0
+    """Accuracy lost when a constraint binds from the first token on a prompt that asks for working."""
+    placeholder_copy: float = 0.0
+    """Share of follow-ups answered with the template text of a placeholder in the exchange ("Answer: <answer>")."""
 
 
 @dataclass(slots=True)
@@ -229,6 +234,40 @@ def constrained(constraint: Constraint, answer: str, rng: random.Random) -> str:
     return orjson.dumps(_json_for(constraint.value, answer)).decode()
 
 
+def _chosen(
+    prompt: str, entry: KeyEntry | None, key: AnswerKey | None, rng: random.Random, accuracy: float, outcome: str | None
+) -> tuple[str, str]:
+    """(the answer, what the reasoning hints at) for a question, right with probability `accuracy`."""
+    if entry is None:
+        return "I do not have this question in my answer key.", "unknown"
+    correct = outcome == "correct" or (outcome != "wrong" and rng.random() < accuracy)
+    answer = entry.answer if correct else _wrong(entry, rng, key)
+    return answer, answer
+
+
+def _followup(prompt: str, conversation: str, behaviour: Behaviour, variant: object) -> str | None:
+    """The answer to a follow-up that is not a question: a copied placeholder at the configured rate, else what
+    the response it shows states; None for anything else (a question, or a follow-up asked in the conversation)."""
+    if not restates(prompt):
+        return None
+    exchange = f"{conversation}\n{prompt}"
+    placeholder = copied_placeholder(exchange) if behaviour.placeholder_copy else None
+    if placeholder and seeded(behaviour.seed, "copy", exchange, variant).random() < behaviour.placeholder_copy:
+        return placeholder
+    if "\nResponse:\n" not in prompt:
+        return None
+    return restated(prompt) or "The response gives no answer."
+
+
+def _reasoning(
+    prompt: str, hint: str, behaviour: Behaviour, directives: dict[str, str], rng: random.Random
+) -> list[str]:
+    wanted = int(directives.get("reasoning", 0)) or round(behaviour.reasoning_tokens * math.exp(rng.gauss(0, 0.6)))
+    if "reasoning" not in directives:
+        wanted = max(8, min(wanted, 8 * max(behaviour.reasoning_tokens, 8)))
+    return _fit(tokenize("\n" + _reasoning_text(prompt, hint, wanted, rng) + "\n"), wanted)
+
+
 def generate(
     prompt: str,
     *,
@@ -249,32 +288,28 @@ def generate(
     """
     if (grade := grade_reply(prompt)) is not None:  # asked to act as a model judge
         return Generation(thinking=False, answer=tokenize(grade))
+    if constraint is not None and constraint_skips_thinking:
+        thinking = False
     entry = key.find(prompt) if key else None
     if entry is None and key and conversation:
         entry = key.find(conversation)
     # seeded on the question, so a followup about the same question gives the same answer
     rng = seeded(behaviour.seed, entry.question if entry else prompt, variant)
-    outcome = directives.get("outcome")
-    if entry is None:
-        answer = "I do not have this question in my answer key."
-        gold_like = "unknown"
-    else:
-        correct = outcome == "correct" or (outcome != "wrong" and rng.random() < behaviour.accuracy)
-        answer = entry.answer if correct else _wrong(entry, rng, key)
-        gold_like = answer
-    if constraint is not None and constraint_skips_thinking:
-        thinking = False
+    said = _followup(prompt, conversation, behaviour, variant)
+    harmed = constraint is not None and not thinking and asks_working(prompt)  # the constraint took the working
+    accuracy = max(0.0, behaviour.accuracy - behaviour.working_harm) if harmed else behaviour.accuracy
+    answer, hint = (
+        (said, said) if said is not None else _chosen(prompt, entry, key, rng, accuracy, directives.get("outcome"))
+    )
     gen = Generation(thinking=thinking)
     if thinking:
-        wanted = int(directives.get("reasoning", 0)) or round(behaviour.reasoning_tokens * math.exp(rng.gauss(0, 0.6)))
-        if "reasoning" not in directives:
-            wanted = max(8, min(wanted, 8 * max(behaviour.reasoning_tokens, 8)))
-        gen.reasoning = _fit(tokenize("\n" + _reasoning_text(prompt, gold_like, wanted, rng) + "\n"), wanted)
+        gen.reasoning = _reasoning(prompt, hint, behaviour, directives, rng)
+    outcome = directives.get("outcome")
     empty = outcome == "empty" or (outcome is None and rng.random() < behaviour.empty_rate)
     if not empty:
         if constraint is not None:
             text = constrained(constraint, answer, rng)
-        elif entry is None:
+        elif entry is None or said is not None:
             text = answer
         elif entry.verbatim:
             text = _verbatim(prompt, answer, entry.verbatim)

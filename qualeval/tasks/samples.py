@@ -293,6 +293,7 @@ def _sample(
         id=f"{scope}/{spec.test_split}/{own}",
         task=task.name,
         messages=tuple(messages),
+        question=str(at.prompt["text"]),
         gold=gold,
         choices=tuple(at.options),
         aliases=tuple(dict.fromkeys(aliases)),

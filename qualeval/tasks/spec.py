@@ -30,6 +30,11 @@ class PromptSpec(_Strict):
     """How to give the answer, appended by the default user template."""
     fewshot_answer: str = "{{ target }}"
     """Jinja template of a few-shot example's assistant turn; sees the document, `target`, `letters`."""
+    bare: bool = False
+    """The prompt asks for the answer alone, with no working ("Answer with just the answer"). Only then may a
+    structured-output constraint bind from the first token where the server returns no reasoning apart from the
+    answer (thinking off, or a model that does not think); otherwise the content is read as written, and a
+    follow-up may confirm it, so that a constraint never takes away working the prompt asks for."""
 
 
 class AnswerSpec(_Strict):
