@@ -110,7 +110,7 @@ def build_body(request: ChatRequest, config: ClientConfig) -> dict[str, Any]:
     }
     if request.max_tokens is not None:
         body[config.max_tokens_field] = request.max_tokens
-    for name in ("temperature", "top_p", "seed", "reasoning_effort"):
+    for name in ("temperature", "top_p", "top_k", "min_p", "presence_penalty", "seed", "reasoning_effort"):
         value = getattr(request, name)
         if value is not None:
             body[name] = value

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from qualeval.constrain import Mode, Style
+from qualeval.tasks.spec import ByThinking, check_sampling
 
 __all__ = ["RunConfig"]
 
@@ -75,7 +76,19 @@ class RunConfig(BaseModel):
         "max_tokens",
         description="The body key that carries the budget (OpenAI's newer models want max_completion_tokens).",
     )
-    temperature: float | None = Field(None, description="Sampling temperature (0 to 2).")
+    temperature: float | None = Field(
+        None, description="Sampling temperature (0 to 2); over --sampling and the task's own (default: the task's)."
+    )
+    top_p: float | None = Field(None, description="Nucleus sampling (0 to 1); over --sampling and the task's.")
+    top_k: int | None = Field(None, description="Top-k sampling (vLLM, SGLang, llama.cpp); over --sampling.")
+    min_p: float | None = Field(None, description="Min-p sampling (vLLM, SGLang, llama.cpp); over --sampling.")
+    presence_penalty: float | None = Field(None, description="Presence penalty (-2 to 2); over --sampling.")
+    sampling: ByThinking = Field(
+        default_factory=ByThinking,
+        description="Sampling per thinking mode, as model cards give it: thinking.temperature=0.6, "
+        "no_thinking.top_p=0.8 ... (repeatable; a profile's `sampling:` mapping; configs/qwen3-sampling.yaml and "
+        "deepseek-r1-sampling.yaml carry the cards' values). Over the task's own; the plain flags override it.",
+    )
     thinking: bool | None = Field(None, description="Ask for thinking on or off (the server's default otherwise).")
     thinking_switch: Literal["auto", "chat_template_kwargs", "reasoning_effort", "deepseek", "none"] = Field(
         "auto",
@@ -233,19 +246,11 @@ class RunConfig(BaseModel):
             return {name if sep else "*": path if sep else name for name, sep, path in pairs}
         return value
 
-    @field_validator("published", mode="before")
+    @field_validator("published", "slo", "sampling", mode="before")
     @classmethod
-    def _published_text(cls, value: Any) -> Any:
-        """`mmlu_pro=84.0` (or a list of such, a repeated flag) or a mapping."""
-        if isinstance(value, (str, list)):
-            out: dict[str, Any] = {}
-            for part in _comma_list(value):
-                name, sep, figure = str(part).partition("=")
-                if not sep:
-                    raise ValueError(f"'{part}' is not TASK=PERCENT")
-                out[name.strip()] = figure.strip()
-            return out
-        return value
+    def _named_text(cls, value: Any, info: Any) -> Any:
+        """`NAME=VALUE` (a comma list, or a list of those: a repeated flag) or a mapping."""
+        return named_values(value, info.field_name)
 
     @field_validator("published")
     @classmethod
@@ -255,22 +260,10 @@ class RunConfig(BaseModel):
                 raise ValueError(f"'{task}': a published figure is a percentage (0 to 100), got {figure}")
         return value
 
-    @field_validator("slo", mode="before")
+    @field_validator("temperature", "top_p", "top_k", "min_p", "presence_penalty")
     @classmethod
-    def _slo_text(cls, value: Any) -> Any:
-        """`ttft_ms=500,tpot_ms=50` (or a list of such, a repeated flag) or a mapping."""
-        if isinstance(value, (str, list)):
-            out: dict[str, float] = {}
-            for part in _comma_list(value):
-                name, sep, limit = str(part).partition("=")
-                try:
-                    out[name.strip()] = float(limit) if sep else float("nan")
-                except ValueError:
-                    sep = ""
-                if not sep:
-                    raise ValueError(f"'{part}' is not NAME=MILLISECONDS")
-            return out
-        return value
+    def _sampling_range(cls, value: float | None, info: Any) -> float | None:
+        return check_sampling(info.field_name, value)
 
     @field_validator("reasoning_format")
     @classmethod
@@ -278,13 +271,6 @@ class RunConfig(BaseModel):
         from qualeval.formats import resolve_formats
 
         resolve_formats(value)  # a missing or malformed format file is a one-line error now, not mid-run
-        return value
-
-    @field_validator("temperature")
-    @classmethod
-    def _temperature(cls, value: float | None) -> float | None:
-        if value is not None and not 0 <= value <= 2:
-            raise ValueError(f"must be between 0 and 2, got {value}")
         return value
 
     @field_validator("concurrency")
@@ -382,3 +368,24 @@ def _comma_list(value: Any) -> Any:
         parts = [p for v in value for p in (v.split(",") if isinstance(v, str) else [v])]
         return [p.strip() if isinstance(p, str) else p for p in parts if str(p).strip()]
     return value
+
+
+_FORMS = {"published": "TASK=PERCENT", "slo": "NAME=MILLISECONDS", "sampling": "MODE.NAME=VALUE (thinking.top_p=0.95)"}
+
+
+def named_values(value: Any, field: str) -> Any:
+    """A flag's `NAME=VALUE` items as a mapping (`MODE.NAME=VALUE` nests: sampling's thinking.top_p); a mapping
+    (a profile's, the API's) as it is. The values are left to the field's type to check."""
+    if not isinstance(value, (str, list)):
+        return value
+    out: dict[str, Any] = {}
+    for part in _comma_list(value):
+        name, sep, text = str(part).partition("=")
+        mode, dot, setting = name.strip().partition(".")
+        if not sep or not text.strip() or (field == "sampling") != bool(dot):
+            raise ValueError(f"'{part}' is not {_FORMS[field]}")
+        if field == "sampling":
+            out.setdefault(mode, {})[setting] = text.strip()
+        else:
+            out[name.strip()] = text.strip()
+    return out

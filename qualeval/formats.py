@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -12,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from qualeval.errors import InputError, validation_problem
+from qualeval.shipped import shipped
 
 __all__ = ["ReasoningFormat", "builtin_formats", "load_format", "resolve_formats"]
 
@@ -62,11 +62,7 @@ class ReasoningFormat(BaseModel):
 
 
 def _parsers_dir() -> Path:
-    packaged = resources.files("qualeval") / "_data" / "parsers"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    # editable install or source checkout: the top-level parsers/ folder
-    return Path(__file__).resolve().parent.parent / "parsers"
+    return shipped("parsers")
 
 
 def load_format(path: Path) -> ReasoningFormat:

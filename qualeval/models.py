@@ -62,6 +62,9 @@ class ChatRequest(BaseModel):
     max_tokens: int | None = None
     temperature: float | None = None
     top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    presence_penalty: float | None = None
     seed: int | None = None
     thinking: bool | None = None
     """True/False sends the thinking switch; None leaves the server's default."""

@@ -18,15 +18,28 @@ from pydantic.fields import FieldInfo
 
 from qualeval.config import RunConfig
 from qualeval.errors import InputError, validation_problem, yaml_mapping
+from qualeval.shipped import shipped
 
-__all__ = ["api_parameters", "cli_parameters", "flag_of", "load_config"]
+__all__ = ["api_parameters", "cli_parameters", "flag_of", "load_config", "profile_path", "profiles"]
 
 # where each option shows in `qualeval run --help` (presentation only; the options themselves are RunConfig's)
 _PANELS = {
     "Endpoint": ("base_url", "model", "api_key", "timeout", "max_retries", "probe", "stream", "max_tokens_field"),
     "Tasks": ("tasks", "data", "limit", "limit_per_subject", "sample_seed", "num_fewshot", "samples_per_item"),
     "Load": ("concurrency", "request_rate", "burstiness", "arrival_seed", "warmup", "slo"),
-    "Generation": ("max_tokens", "temperature", "thinking", "thinking_switch", "thinking_opened", "reasoning_format"),
+    "Generation": (
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "presence_penalty",
+        "sampling",
+        "thinking",
+        "thinking_switch",
+        "thinking_opened",
+        "reasoning_format",
+    ),
     "Answers": ("constraint", "constraint_style", "rescue", "judge_base_url", "judge_model", "fail_under"),
     "Serving": (
         "workload",
@@ -128,15 +141,34 @@ def api_parameters() -> list[inspect.Parameter]:
 
 def _error(exc: ValidationError, where: str) -> InputError:
     problem = validation_problem(exc)
-    flag = flag_of(problem.field) if problem.field in RunConfig.model_fields else "the configuration"
+    top = str(problem.loc[0]) if problem.loc else ""
+    flag = flag_of(top) if top in RunConfig.model_fields else "the configuration"
+    inner = ".".join(str(p) for p in problem.loc[1:]) if top in RunConfig.model_fields else ""
+    message = "not a setting here" if problem.message == "Extra inputs are not permitted" else problem.message
     prefix = f"{where}: " if where else ""
-    return InputError(f"{prefix}{flag}: {problem.message}")
+    return InputError(f"{prefix}{flag}: {f'{inner}: ' if inner else ''}{message}")
+
+
+def profiles() -> dict[str, Path]:
+    """The run profiles qualeval ships (configs/*.yaml), by name."""
+    return {p.stem: p for p in sorted(shipped("configs").glob("*.yaml"))}
+
+
+def profile_path(ref: Path) -> Path:
+    """A profile file as given, or a shipped profile by name (`--config qwen3-sampling`)."""
+    if ref.exists() or ref.suffix in (".yaml", ".yml") or len(ref.parts) > 1:
+        return ref
+    known = profiles()
+    if ref.name in known:
+        return known[ref.name]
+    raise InputError(f"--config {ref}: no such file, and no shipped profile of that name (known: {', '.join(known)})")
 
 
 def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
-    """A profile file (if any) overlaid with the flags that were given (not None)."""
+    """A profile file or a shipped profile's name (if any) overlaid with the flags that were given (not None)."""
     values: dict[str, Any] = {}
     if path is not None:
+        path = profile_path(path)
         loaded = yaml_mapping(path, "config")
         values.update({str(k).replace("-", "_"): v for k, v in loaded.items()})
         unknown = sorted(set(values) - set(RunConfig.model_fields))

@@ -27,20 +27,32 @@ from qualeval.judge import Verdict, judge, wants_grade
 from qualeval.models import ChatRequest, ChatResponse, Completion, Message, Sample
 from qualeval.records import ANSWERED, ConstraintRecord, FollowupRecord, Grade, Record
 from qualeval.scorers import WHOLE_ANSWER
+from qualeval.tasks.spec import SAMPLING, ByThinking
 from qualeval.tasks.task import Task
 
-__all__ = ["request_for", "resolve_mode", "run_one", "run_samples"]
+__all__ = ["request_for", "resolve_mode", "run_one", "run_samples", "sampling_for"]
 
 
-def request_for(task: Task, sample: Sample, model: str, **overrides: Any) -> ChatRequest:
-    """The request for a sample: the task's generation defaults, then any override that is not None."""
+def sampling_for(task: Task, thinking: bool | None, sampling: ByThinking | None = None) -> dict[str, Any]:
+    """The sampling settings a request of this task gets before the run's flags: the run's `sampling` for the
+    request's thinking mode, over the task's for that mode, over the task's plain settings."""
     gen = task.spec.generation
-    values: dict[str, Any] = {
-        "max_tokens": gen.max_tokens,
-        "temperature": gen.temperature,
-        "thinking": gen.thinking,
-        "stop": gen.stop,
-    }
+    mode = thinking if thinking is not None else gen.thinking
+    values = {name: getattr(gen, name) for name in SAMPLING if getattr(gen, name) is not None}
+    values.update(gen.sampling.for_mode(mode))
+    if sampling is not None:
+        values.update(sampling.for_mode(mode))
+    return values
+
+
+def request_for(
+    task: Task, sample: Sample, model: str, *, sampling: ByThinking | None = None, **overrides: Any
+) -> ChatRequest:
+    """The request for a sample. Sampling, each setting from the first that gives it: an override (a flag), the
+    run's `sampling` for the request's thinking mode, the task's for that mode, the task's plain settings."""
+    gen = task.spec.generation
+    values: dict[str, Any] = {"max_tokens": gen.max_tokens, "thinking": gen.thinking, "stop": gen.stop}
+    values.update(sampling_for(task, overrides.get("thinking"), sampling))
     shaped = sample.meta.get("request") or {}  # a workload item's own output length and forcing keys
     if shaped.get("max_tokens"):
         values["max_tokens"] = shaped["max_tokens"]
@@ -264,7 +276,8 @@ async def run_samples(
     `styles`: the constraint conventions the endpoint enforces, best first (`ProbeResult.styles()`).
     `allow_code`: whether a code task's programs may run to score it.
     """
-    mode, style, _ = resolve_mode(constraint_mode, styles)
+    thinking = overrides.get("thinking", task.spec.generation.thinking)
+    mode, style, _ = resolve_mode(constraint_mode, styles, thinking=thinking, bare=task.spec.prompt.bare)
     return list(
         await asyncio.gather(
             *(

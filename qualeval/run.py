@@ -35,7 +35,7 @@ from qualeval.serving import attach_figures, batch_loop, serving_client
 from qualeval.shaping import needs_shaping, shape_work
 from qualeval.store import Key, RunStore, fingerprint
 from qualeval.tasks import Task, build_samples, load_task
-from qualeval.tasks.spec import TaskSpec
+from qualeval.tasks.spec import SAMPLING, TaskSpec
 
 __all__ = ["execute", "load_run_tasks", "rescore"]
 
@@ -218,9 +218,10 @@ async def _send_all(
     """Every request not yet recorded, level by level, each record appended as it completes."""
     overrides = {
         "max_tokens": config.max_tokens,
-        "temperature": config.temperature,
         "thinking": config.thinking,
         "stream": config.stream,
+        "sampling": config.sampling,
+        **{name: getattr(config, name) for name in SAMPLING},
     }
 
     async def one(item: tuple[Task, Sample, int], level: str, warmup: bool) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from qualeval.config import RunConfig
 from qualeval.errors import InputError
+from qualeval.pipeline import sampling_for
 from qualeval.scorers.humaneval import REFUSAL
 from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
 
-__all__ = ["check_code_allowed", "check_run_tasks"]
+__all__ = ["check_code_allowed", "check_run_tasks", "sampling_warnings"]
 
 
 def check_code_allowed(tasks: list[Task], allowed: bool) -> None:
@@ -19,10 +20,36 @@ def check_code_allowed(tasks: list[Task], allowed: bool) -> None:
         raise InputError(f"task {code[0]} {REFUSAL}")
 
 
+def sampling_warnings(config: RunConfig, tasks: list[Task]) -> list[str]:
+    """Sampling a model card advises against, or that makes repeated samples pointless: one line each."""
+    lines = []
+    for task in tasks:
+        thinking = config.thinking if config.thinking is not None else task.spec.generation.thinking
+        temperature = config.temperature
+        if temperature is None:
+            temperature = sampling_for(task, thinking, config.sampling).get("temperature")
+        if temperature != 0:
+            continue
+        if thinking:
+            lines.append(
+                f"{task.name}: thinking on at temperature 0: the Qwen3 and DeepSeek-R1 model cards advise against "
+                "greedy decoding in thinking mode (it can repeat itself endlessly); use the cards' sampling with "
+                "--config qwen3-sampling or --config deepseek-r1-sampling, or set --temperature"
+            )
+        if config.samples_per_item > 1:
+            lines.append(
+                f"{task.name}: --samples-per-item {config.samples_per_item} at temperature 0: a greedy model gives "
+                "the same answer every time, so maj@K and pass@K say nothing more; set --temperature"
+            )
+    return lines
+
+
 def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
     """The code permission (before the endpoint is contacted); `--data TASK=PATH` for a task the run does not
-    have is a warning, since it reads nothing."""
+    have is a warning, since it reads nothing; so is sampling a model card advises against."""
     check_code_allowed(tasks, config.allow_code_execution)
+    for line in sampling_warnings(config, tasks):
+        warn_once(f"sampling:{line}", line)
     known = set(config.tasks) | {name for t in tasks for name in (t.name, t.name.split(":", 1)[0], t.spec.name)}
     for name in config.data:
         if name != "*" and name not in known:

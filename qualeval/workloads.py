@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Awaitable, Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.lengths import Counter, Filler, fit, place
 from qualeval.models import Message, Sample
+from qualeval.shipped import shipped
 from qualeval.tasks import Task, TaskSpec
 
 __all__ = ["PromptSpec", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]
@@ -98,10 +98,7 @@ class Workload(BaseModel):
 
 
 def workload_dir() -> Path:
-    packaged = resources.files("qualeval") / "_data" / "workloads"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "configs" / "workloads"  # a source checkout
+    return shipped("configs/workloads")
 
 
 def workloads() -> dict[str, Path]:

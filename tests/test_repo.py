@@ -46,6 +46,10 @@ def test_wheel_ships_the_parsers(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "qualeval/_data/parsers/think.yaml" in names
     assert "qualeval/_data/tasks/gsm8k.yaml" in names and "qualeval/_data/tasks/knowledge_qa.yaml" in names
+    # the run profiles (found by name: --config qwen3-sampling), the workloads, and the example task
+    assert "qualeval/_data/configs/qwen3-sampling.yaml" in names and "qualeval/_data/configs/smoke.yaml" in names
+    assert "qualeval/_data/configs/workloads/benchy-pp1024-tg1024.yaml" in names
+    assert "qualeval/_data/examples/planet_facts.yaml" in names
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
 
 

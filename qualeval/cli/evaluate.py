@@ -51,7 +51,12 @@ _CompareOut = Annotated[
     Path | None, typer.Option(help="Folder for compare.json and compare.html (default: RUN_B/compare).")
 ]
 _Profile = Annotated[
-    Path | None, typer.Option(help="A run profile (configs/*.yaml); flags override it.", rich_help_panel="Run")
+    Path | None,
+    typer.Option(
+        help="A run profile: a YAML file, or a shipped one by name (qwen3-sampling, deepseek-r1-sampling, smoke...); "
+        "flags override it.",
+        rich_help_panel="Run",
+    ),
 ]
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem
+from qualeval.shipped import shipped
 from qualeval.tasks.spec import TaskSpec
 from qualeval.tasks.task import Task
 
@@ -18,10 +18,7 @@ __all__ = ["Task", "builtin_tasks", "load_task", "parse_task"]
 
 
 def builtin_dir() -> Path:
-    packaged = resources.files("qualeval") / "_data" / "tasks"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent.parent / "tasks"  # a source checkout
+    return shipped("tasks")
 
 
 @cache

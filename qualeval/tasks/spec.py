@@ -10,7 +10,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["AnswerSpec", "Generation", "PromptSpec", "ScorerSpec", "SubsetSpec", "TaskSpec"]
+__all__ = [
+    "SAMPLING",
+    "AnswerSpec",
+    "ByThinking",
+    "Generation",
+    "PromptSpec",
+    "Sampling",
+    "ScorerSpec",
+    "SubsetSpec",
+    "TaskSpec",
+]
 
 Normalisation = Literal["lower", "articles", "punctuation", "whitespace", "unicode"]
 
@@ -84,11 +94,68 @@ class ScorerSpec(_Strict):
         return self
 
 
-class Generation(_Strict):
+_RANGES: dict[str, tuple[float, float | None]] = {
+    "temperature": (0, 2),
+    "top_p": (0, 1),
+    "top_k": (-1, None),
+    "min_p": (0, 1),
+    "presence_penalty": (-2, 2),
+}
+
+
+def check_sampling(name: str, value: float | None) -> float | None:
+    """A sampling setting within its range (top_k: -1 means off), else a ValueError saying the range."""
+    low, high = _RANGES[name]
+    if value is not None and not (low <= value and (high is None or value <= high)):
+        raise ValueError(
+            f"{name} must be {f'between {low:g} and {high:g}' if high is not None else f'{low:g} or more'}, got {value}"
+        )
+    return value
+
+
+class Sampling(_Strict):
+    """Sampling settings; None leaves a setting to whatever comes before it (and, last, to the server)."""
+
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    presence_penalty: float | None = None
+
+    @field_validator("temperature", "top_p", "top_k", "min_p", "presence_penalty")
+    @classmethod
+    def _range(cls, value: float | None, info: Any) -> float | None:
+        return check_sampling(info.field_name, value)
+
+    def given(self) -> dict[str, float | int]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+SAMPLING = tuple(Sampling.model_fields)
+"""The sampling settings a run, a profile or a task can set: temperature, top_p, top_k, min_p, presence_penalty."""
+
+
+class ByThinking(_Strict):
+    """Sampling per thinking mode, as model cards give it (Qwen3: 0.6 / 0.95 / 20 / 0 thinking, 0.7 / 0.8 / 20 / 0
+    not); each applies when the request asks for thinking on (off), over the plain settings."""
+
+    thinking: Sampling = Field(default_factory=Sampling)
+    no_thinking: Sampling = Field(default_factory=Sampling)
+
+    def for_mode(self, thinking: bool | None) -> dict[str, float | int]:
+        """The settings for a request's thinking value; none when it leaves thinking to the server."""
+        if thinking is None:
+            return {}
+        return (self.thinking if thinking else self.no_thinking).given()
+
+
+class Generation(Sampling):
     max_tokens: int | None = 4096
     temperature: float | None = 0.0
     thinking: bool | None = None
     stop: tuple[str, ...] = ()
+    sampling: ByThinking = Field(default_factory=ByThinking)
+    """Per thinking mode, over the settings above."""
 
     @field_validator("max_tokens")
     @classmethod
