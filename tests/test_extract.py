@@ -116,3 +116,21 @@ def test_relative_tolerance_is_opt_in() -> None:
     loose = ScorerSpec(kind="numeric", relative_tolerance=0.01)
     assert score("2900000", _sample("2880000"), loose, AnswerSpec(type="number")).correct
     assert not score("2900000", _sample("2880000"), ScorerSpec(kind="numeric"), AnswerSpec(type="number")).correct
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("The values are \\boxed{1} and \\boxed{2} and \\boxed{3}.", "1, 2, 3"),
+        ("$x = \\boxed{1}$ or $x = \\boxed{-2}$", "1, -2"),
+        ("\\boxed{1} \\quad \\boxed{2}", "1, 2"),
+        ("First $\\boxed{5}$.\n\nWait, I dropped a term: $\\boxed{7}$.", "7"),  # a correction on a later line
+        ("The sum is $\\boxed{12}$ and the product is $\\boxed{35}$.", "35"),  # prose between: two statements
+        ("\\boxed{(x, y) = (5, 8) \\text{ or } (8, 5)}", "(x, y) = (5, 8) \\text{ or } (8, 5)"),
+        ("Answer: (3, 37, 3, 13), (3, 17, 3, 7), (3, 3, 2, 3)", "(3, 37, 3, 13), (3, 17, 3, 7), (3, 3, 2, 3)"),
+        ("Answer: Paris (the capital)", "Paris"),  # a closing remark in words is still commentary
+    ],
+)
+def test_boxes_of_one_answer_and_closing_pairs_are_read_whole(content: str, want: str) -> None:
+    got = extract(content, AnswerSpec(type="text"))
+    assert (got.value, got.rung) == (want, "anchor")

@@ -2,6 +2,10 @@
 
 A span runs to the end of its sentence: a full stop ends it, except in a decimal (3.5), after an initial
 ("John F. Kennedy") or after a common abbreviation ("Mt. Everest", "e.g.").
+
+Boxes on one line joined only by separators (`\\boxed{1} and \\boxed{2}`, `$\\boxed{1}$, $\\boxed{2}$`, `x = \\boxed{1}
+\\quad x = \\boxed{2}`) state one answer and give one span, their values joined by commas; a box after prose or on
+a later line is a new statement, often a correction, and gives its own span.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ _MARKERS = [
     re.compile(r"""["']answer["']\s*:\s*(?P<v>[^"'\s{\[][^\n]*?)\s*,?\s*(?:}|$)""", re.IGNORECASE | re.MULTILINE),
 ]
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# what may stand between two boxes of one answer: separators, math delimiters and a variable's name ("or $n = ")
+_BOX_JOIN = re.compile(
+    r"(?:[ \t]|[,;&$~]|\band\b|\bor\b|\\q?quad\b|\\[,;:! ]|\\(?:text|mbox|mathrm)\{\s*(?:and|or|,)?\s*\}"
+    r"|\b[A-Za-z](?:_\{?\w+\}?)?\s*=)*"
+)
 _ABBREVIATIONS = frozenset(
     (
         "mr",
@@ -92,6 +101,21 @@ def sentence(span: str) -> str:
     return span
 
 
+def _boxes(content: str) -> list[tuple[int, str]]:
+    """(position, value) of each box, or of each run of boxes that states one answer."""
+    runs: list[tuple[int, int, list[str]]] = []  # start, end, values
+    for match in _BOXED.finditer(content):
+        value = boxed(content, match.end())
+        if value is None or not value.strip():
+            continue
+        end = match.end() + len(value) + 1
+        if runs and _BOX_JOIN.fullmatch(content, runs[-1][1], match.start()):
+            runs[-1] = (runs[-1][0], end, [*runs[-1][2], value.strip()])
+        else:
+            runs.append((match.start(), end, [value.strip()]))
+    return [(start, ", ".join(values)) for start, _, values in runs]
+
+
 def anchored_spans(content: str) -> list[tuple[int, str]]:
     """Every (position, span) an answer marker introduces, in the order they appear."""
     found: list[tuple[int, str]] = []
@@ -100,9 +124,6 @@ def anchored_spans(content: str) -> list[tuple[int, str]]:
             value = match.group("v")
             if value.strip():
                 found.append((match.start(), sentence(value)))
-    for match in _BOXED.finditer(content):
-        value = boxed(content, match.end())
-        if value is not None and value.strip():
-            found.append((match.start(), value))
+    found.extend(_boxes(content))
     found.sort(key=lambda item: item[0])
     return found

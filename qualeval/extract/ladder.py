@@ -17,7 +17,9 @@ from qualeval.tasks.spec import AnswerSpec
 __all__ = ["Extraction", "Rung", "extract", "naive_extract", "typed_value"]
 
 Where = Literal["anchor", "line", "whole"]
-_REMARK = re.compile(r"\s+\([^()]*\)\s*\.?\s*$")
+# a closing remark in parentheses is words ("Paris (the capital)"); a parenthesis of numbers and symbols is part of
+# the answer: the last pair in "(5, 8), (8, 5)", the second interval of "(0, 9) \cup (9, 36)"
+_REMARK = re.compile(r"\s+\((?=[^()]*[A-Za-z]{2})[^()\\]*\)\s*\.?\s*$")
 
 
 def _choice_text(span: str, spec: AnswerSpec, choices: tuple[str, ...], *, last: bool) -> str | None:
@@ -62,7 +64,6 @@ def _boolean(span: str, spec: AnswerSpec, *, last: bool) -> str | None:
 
 def _text(span: str) -> str | None:
     value = span.strip().strip("*_`").strip()
-    # a closing remark in parentheses is commentary, not the answer: "Paris (the capital)" -> "Paris"
     value = _REMARK.sub("", value).strip()
     return value.rstrip(".").strip().strip("*_`").strip() or None
 
