@@ -79,6 +79,8 @@ def resolve(
         styles = found.styles() if found else []
         unknown = "the probe found none enforced" if found else "the probe is off: --no-probe"
     inline = unseparated(found)
+    if found is None and wanted is not True:  # without a probe, a reasoning channel is known only when asked for
+        inline = "unknown: --no-probe"
 
     def mode_of(is_bare: bool) -> tuple[str, Style | None, str | None]:
         return resolve_mode(config.constraint, styles, inline=inline, thinking=wanted, bare=is_bare, unknown=unknown)

@@ -217,7 +217,8 @@ def resolve_mode(
 
     `styles`: conventions the endpoint enforces, best first. A constraint on the main request rides after the
     thinking only where there is a reasoning channel apart from the answer: the server returns reasoning apart
-    (`inline` is None; otherwise where it goes: `inline:paired`, `none`...) and thinking is not off. Without one
+    (`inline` is None; otherwise where it goes, `inline:paired`, `none`..., or why it is not known) and thinking
+    is not off. Without one
     it binds from the first token, so it is used there only when the task's prompt asks for the answer alone
     (`bare`): otherwise it would take away the working the prompt asks for, and the content is read as written,
     with a follow-up to confirm it. `unknown`: why there are no styles. Single or followup with no convention to
@@ -239,7 +240,7 @@ def resolve_mode(
     missing = (
         "thinking is off"
         if thinking is False
-        else (f"the server does not separate reasoning ({inline})" if inline else None)
+        else (f"no reasoning comes back apart from the answer ({inline})" if inline else None)
     )
     if missing is None and after:
         return "single", after[0], None

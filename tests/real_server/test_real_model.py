@@ -1,0 +1,148 @@
+"""A real instruct model, SmolLM2-135M-Instruct, served by llama.cpp's real llama-server: what each constraint mode
+does to what the model says, checked against the words it wrote.
+
+The model is weak but real: it answers capitals in sentences ("The capital of France is Paris."), gets some wrong
+("The capital of Turkey is Istanbul."), loops on yes/no questions, and copies template text from its prompt when
+asked to restate an answer. Its answers do not depend on what qualeval hopes, so a protocol that changes what the
+model is asked shows its effect here, as it cannot on the reference server.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qualeval.extract import normalize
+from qualeval.tasks import build_samples, load_task
+from tests.real_server.conftest import LlamaServer
+from tests.real_server.test_runs import final_records, qualeval
+
+pytestmark = [pytest.mark.real_server, pytest.mark.real_model]
+
+CAPITALS = 12
+"""knowledge_qa's first twelve items: capitals, Turkey's among them."""
+
+
+def run(server: LlamaServer, out: Path, *flags: str, task: str = "knowledge_qa", limit: int = CAPITALS) -> str:
+    done = qualeval(
+        "run", "--base-url", server.url, "--model", "smollm2", "--task", task, "--limit", str(limit),
+        "--concurrency", "2", "--warmup", "0", "--max-tokens", "96", "--out", str(out), *flags,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stderr
+
+
+def names_the_gold(record: dict[str, Any]) -> bool:
+    """The words say the right capital: the oracle, read off the content without qualeval's rules."""
+    text = f" {normalize(record['content'])} "
+    return any(f" {normalize(name)} " in text for name in (record["gold"], *record["aliases"]))
+
+
+def content_only(out: Path, task: str = "knowledge_qa") -> float:
+    """`qualeval score` of the same responses' content, with no constraint and no follow-up."""
+    lines = [{"id": r["sample_id"].rsplit("/", 1)[-1], "content": r["content"]} for r in final_records(out)]
+    responses = out.parent / f"{out.name}-content.jsonl"
+    responses.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    scored = out.parent / f"{out.name}-scored"
+    done = qualeval("score", "--task", task, "--responses", str(responses), "--out", str(scored))
+    assert done.returncode == 0, done.stderr
+    return float(json.loads((scored / "summary.json").read_text())["accuracy"])
+
+
+def accuracy(out: Path) -> float:
+    records = final_records(out)
+    return sum(r["score"]["correct"] for r in records) / len(records)
+
+
+def test_the_default_protocol_scores_what_the_model_said(smollm2: LlamaServer, tmp_path: Path) -> None:
+    out = tmp_path / "auto"
+    stderr = run(smollm2, out)
+    assert "constraint: followup via" in stderr  # llama-server returns no reasoning apart: no first-token constraint
+    records = final_records(out)
+    assert len(records) == CAPITALS
+    for r in records:
+        assert r["score"]["correct"] == names_the_gold(r), (r["content"], r["extraction"])
+        follow = r["constraint"]["followup"]
+        if follow is not None:  # the follow-up shows the question and the response, and nothing to copy
+            shown = follow["request"]["messages"][0]["content"]
+            assert "<answer>" not in shown and "Answer with just" not in shown and r["content"].strip() in shown
+    right = sum(r["score"]["correct"] for r in records)
+    assert right >= CAPITALS // 2, [r["content"] for r in records]  # it knows many capitals...
+    assert right < CAPITALS, "...and some it gets wrong stay wrong"
+    assert any(r["constraint"]["agreement"] == "agrees" for r in records)
+    assert accuracy(out) == content_only(out)  # the follow-up never scores over the content
+    summary = json.loads((out / "summary.json").read_text())["tasks"]["knowledge_qa"]["summary"]
+    assert sum(summary["followup"].values()) == sum(r["constraint"]["followup"] is not None for r in records)
+    done = qualeval("rescore", str(out))
+    assert done.returncode == 0, done.stderr
+    again = {r["sample_id"]: r for r in final_records(out / "rescore")}
+    for r in records:  # verdicts, whether the constraint held and how the follow-up agreed: all judged again
+        assert again[r["sample_id"]]["score"] == r["score"] and again[r["sample_id"]]["constraint"] == r["constraint"]
+
+
+def test_single_binds_from_the_first_token_only_where_the_prompt_asks_for_the_answer_alone(
+    smollm2: LlamaServer, tmp_path: Path
+) -> None:
+    flags = ("--constraint", "single", "--constraint-style", "response_format", "--no-probe")
+    out = tmp_path / "qa"
+    run(smollm2, out, *flags, limit=6)
+    for r in final_records(out):  # knowledge_qa asks for just the answer: the schema rides on the main request
+        assert r["constraint"]["mode"] == "single" and "response_format" in r["request"]
+        try:
+            wrote = json.loads(r["content"])
+        except ValueError:
+            wrote = None
+        valid = isinstance(wrote, dict) and set(wrote) == {"answer"} and isinstance(wrote["answer"], str)
+        assert r["constraint"]["held"] is valid, r["content"]
+        if valid:  # what was scored is what the model wrote inside the constraint
+            assert r["extraction"]["rung"] == "constraint" and r["extraction"]["raw"] == wrote["answer"]
+            assert r["score"]["correct"] == names_the_gold(r)
+    out = tmp_path / "syllogisms"
+    stderr = run(smollm2, out, *flags, task="syllogisms", limit=4)
+    assert "take away the working the prompt asks for" in stderr
+    for r in final_records(out):  # "Reason it through": the schema would leave no room for it
+        assert r["constraint"]["mode"] == "followup" and "response_format" not in r["request"]
+        assert not r["content"].lstrip().startswith("{"), r["content"]
+
+
+def test_a_looping_answer_is_cut_scored_and_counted(smollm2: LlamaServer, tmp_path: Path) -> None:
+    out = tmp_path / "loop"
+    run(smollm2, out, "--constraint", "off", "--max-tokens", "40", task="syllogisms", limit=6)
+    records = final_records(out)
+    cut = [r for r in records if r["finish_reason"] == "length"]
+    assert cut, [r["content"] for r in records]  # it repeats itself to the token limit on yes/no questions
+    for r in cut:
+        assert r["status"] == "answer_truncated" and r["error"] is None
+        said = [w for w in normalize(r["content"]).split() if w in ("yes", "no")]
+        if said and len(set(said)) == 1:  # the same word over and over: that is its answer
+            assert r["extraction"]["value"] == said[0]
+    summary = json.loads((out / "summary.json").read_text())["tasks"]["syllogisms"]["summary"]
+    assert summary["statuses"].get("answer_truncated") == len(cut) and summary["endpoint_errors"] == 0
+
+
+def test_a_context_the_server_cannot_hold_is_an_endpoint_error_not_a_wrong_answer(
+    smollm2: LlamaServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "lengths"
+    done = qualeval(
+        "run", "--base-url", smollm2.url, "--model", "smollm2", "--task", "knowledge_qa", "--limit", "3",
+        "--context-length", "150,2600", "--constraint", "off", "--no-probe", "--max-tokens", "32", "--warmup", "0",
+        "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert "3 requests ended in an endpoint error" in " ".join(done.stderr.split())
+    summary = json.loads((out / "summary.json").read_text())
+    at = summary["serving"]["context"]["tasks"]["knowledge_qa"]
+    assert at["2600"]["accuracy"]["n"] == 0 and at["2600"]["endpoint_errors"] == 3
+    assert at["150"]["accuracy"]["n"] == 3 and at["150"]["endpoint_errors"] == 0
+    s = summary["tasks"]["knowledge_qa"]["summary"]
+    assert s["endpoint_errors"] == 3 and "exceeds the available context size" in next(iter(s["error_reasons"]))
+    assert "| knowledge_qa | 2600 | 0 | – | – | 3 |" in (out / "report.md").read_text()
+
+
+def test_the_items_used_are_the_capitals() -> None:
+    samples = build_samples(load_task("knowledge_qa"), limit=CAPITALS)
+    assert all("capital" in s.question for s in samples) and any("Turkey" in s.question for s in samples)
