@@ -91,3 +91,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("real_server"):
             item.add_marker(pytest.mark.xdist_group("real_server"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Under CI (`CI` set) a skipped slurm test is a failure: CI cannot pass without a cluster running it."""
+    outcome = yield
+    report = outcome.get_result()
+    in_ci = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+    if report.skipped and in_ci and item.get_closest_marker("slurm") and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.longrepr = f"a slurm test was skipped under CI: {reason}"
