@@ -26,7 +26,7 @@ class TaskCode:
     process_docs: Callable[[list[Doc]], list[Doc]] | None = None
     """Applied to every split read from the hub or --data, as lm-eval applies it (not to inline samples)."""
     labels: Mapping[str, str] = field(default_factory=dict)
-    """Spec key -> the function's name in lm-eval's tree (`utils.doc_to_text`), for messages."""
+    """Spec key (and `process_docs`) -> the function's name in lm-eval's tree (`utils.doc_to_text`), for messages."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -186,9 +186,9 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 def _description(where: str, code: _Code, notes: list[str]) -> str:
     text = f"Imported from lm-eval ({where})."
-    used = [*code.labels.values(), *(["process_docs"] if code.process_docs else [])]
-    if used:
-        text += f" Rendered with lm-eval's own functions from its installed task tree: {', '.join(used)}."
+    if code.labels:
+        used = ", ".join(dict.fromkeys(code.labels.values()))
+        text += f" Rendered with lm-eval's own functions from its installed task tree: {used}."
     return " ".join([text, *notes])
 
 
@@ -201,6 +201,7 @@ def lm_eval_to_spec(cfg: dict[str, Any], where: str, code: _Code | None = None) 
     test_split = str(cfg.get("test_split") or cfg.get("validation_split") or "test")
     if isinstance(cfg.get("process_docs"), FunctionRef):
         code.process_docs = documents_function(cfg["process_docs"])
+        code.labels["process_docs"] = cfg["process_docs"].name
     spec: dict[str, Any] = {
         "name": _name(cfg["task"]),
         "test_split": test_split,
