@@ -312,11 +312,19 @@ class RunConfig(BaseModel):
                 raise ValueError(f"limit '{key}' must be positive")
         return value
 
-    @field_validator("limit", "limit_per_subject", "num_fewshot", "max_tokens", "samples_per_item")
+    @field_validator("limit", "limit_per_subject", "max_tokens", "samples_per_item")
     @classmethod
     def _at_least_one(cls, value: int | None) -> int | None:
         if value is not None and value < 1:
             raise ValueError(f"must be at least 1, got {value}")
+        return value
+
+    @field_validator("num_fewshot")
+    @classmethod
+    def _not_negative(cls, value: int | None) -> int | None:
+        # 0 is a choice of its own: lm-eval's 5-shot gsm8k run zero-shot
+        if value is not None and value < 0:
+            raise ValueError(f"must not be negative, got {value}")
         return value
 
     @field_validator("fail_under")

@@ -35,6 +35,7 @@ from qualeval.serving import attach_figures, batch_loop, serving_client
 from qualeval.shaping import needs_shaping, shape_work
 from qualeval.store import Key, RunStore, fingerprint
 from qualeval.tasks import Task, build_samples, load_task
+from qualeval.tasks.load import load_tasks
 from qualeval.tasks.spec import SAMPLING, TaskSpec
 
 __all__ = ["execute", "load_run_tasks", "rescore"]
@@ -57,7 +58,7 @@ def _samples(task: Task, config: RunConfig) -> list[Sample]:
 
 
 def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
-    tasks = [load_task(ref) for ref in config.tasks]
+    tasks = [task for ref in config.tasks for task in load_tasks(ref)]  # lm_eval:GROUP runs as its tasks
     check_run_tasks(config, tasks)  # code execution allowed? data for tasks not in the run?
     out = [(task, _samples(task, config)) for task in tasks]
     names = [t.name for t, _ in out]

@@ -190,8 +190,10 @@ def score(value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerS
     if kind == "choice":
         same = value.strip().lower() == sample.gold.strip().lower()
         return Score(correct=same, detail=f"{value} vs {sample.gold}")
-    # exact: after what the task ignores (lm-eval's regexes_to_ignore), then the answer spec's normalisation
+    # exact: after what the task ignores (lm-eval's regexes_to_ignore), then the answer spec's normalisation;
+    # any of several golds (lm-eval's list targets) will do
     for pattern in scorer.ignore:
         value = re.sub(pattern, "", value)
-    same = normalize(value, answer.normalize) == normalize(sample.gold, answer.normalize)
+    got = normalize(value, answer.normalize)
+    same = any(got == normalize(gold, answer.normalize) for gold in (sample.gold, *sample.aliases))
     return Score(correct=same, detail=f"'{value[:40]}' vs '{sample.gold[:40]}'")

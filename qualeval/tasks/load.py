@@ -14,7 +14,7 @@ from qualeval.shipped import shipped
 from qualeval.tasks.spec import TaskSpec
 from qualeval.tasks.task import Task
 
-__all__ = ["Task", "builtin_tasks", "load_task", "parse_task"]
+__all__ = ["Task", "builtin_tasks", "load_task", "load_tasks", "parse_task"]
 
 
 def builtin_dir() -> Path:
@@ -24,6 +24,15 @@ def builtin_dir() -> Path:
 @cache
 def builtin_tasks() -> dict[str, Path]:
     return {p.stem: p for p in sorted(builtin_dir().glob("*.yaml"))}
+
+
+def load_tasks(ref: str) -> list[Task]:
+    """The tasks one reference stands for: `lm_eval:GROUP` is its tasks; any other reference is one task."""
+    if ref.startswith("lm_eval:"):
+        from qualeval.tasks.lmeval import import_lm_eval_tasks
+
+        return import_lm_eval_tasks(ref.removeprefix("lm_eval:"))
+    return [load_task(ref)]
 
 
 def load_task(ref: str) -> Task:

@@ -14,8 +14,8 @@ from qualeval.errors import InputError
 from qualeval.models import Message, Sample
 from qualeval.tasks.prompts import instruction_of, user_template_of, warn_once
 from qualeval.tasks.sources import read_split, source_label
-from qualeval.tasks.task import Task
-from qualeval.tasks.templates import Value, compile_value
+from qualeval.tasks.task import Doc, Task
+from qualeval.tasks.templates import Value, compile_value, function_value
 
 __all__ = ["build_samples", "sample_from_doc"]
 
@@ -34,13 +34,22 @@ class _Compiled:
     system: Value | None
     user: Value
     shot_answer: Value
+    shot_text: Value | None
+    shot_target: Value | None
 
 
 def _compile(task: Task) -> _Compiled:
     spec, where = task.spec, task.where
+    code = task.code.keys if task.code else {}
+    labels = task.code.labels if task.code else {}
 
     def key(name: str, source: str, text: bool = False) -> Value:
+        if name in code:
+            return function_value(code[name], f"lm-eval's {labels.get(name, name)}", f"{where}: field '{name}'")
         return compile_value(source, f"{where}: field '{name}'", text=text)
+
+    def shot(name: str, source: str | None, text: bool = False) -> Value | None:
+        return key(name, source or "", text) if source is not None or name in code else None
 
     choice = spec.doc_to_choice
     return _Compiled(
@@ -54,6 +63,8 @@ def _compile(task: Task) -> _Compiled:
         system=key("prompt.system", spec.prompt.system, text=True) if spec.prompt.system else None,
         user=key("prompt.user", user_template_of(spec), text=True),
         shot_answer=key("prompt.fewshot_answer", spec.prompt.fewshot_answer, text=True),
+        shot_text=shot("fewshot_doc_to_text", spec.fewshot_doc_to_text, text=True),
+        shot_target=shot("fewshot_doc_to_target", spec.fewshot_doc_to_target),
     )
 
 
@@ -122,12 +133,27 @@ def _gold(task: Task, target: Any, choices: list[str], item: str) -> str:
         if word in task.spec.answer.false_words:
             return "no"
         raise InputError(f"{task.where}: field 'doc_to_target': {item}: '{target}' is not a yes/no answer")
+    text = _cleaned(task, target)
+    if not text:
+        raise InputError(f"{task.where}: field 'doc_to_target': {item}: the gold answer is empty")
+    return text
+
+
+def _cleaned(task: Task, target: Any) -> str:
     text = "" if target is None else str(target)
     for pattern in task.spec.scorer.ignore:  # what lm-eval's regexes_to_ignore leave of a worked solution
         text = re.sub(pattern, "", text)
-    if not text.strip():
-        raise InputError(f"{task.where}: field 'doc_to_target': {item}: the gold answer is empty")
     return text.strip()
+
+
+def _several(task: Task, target: Any, where: str) -> tuple[Any, list[str]]:
+    """A target that is a list (lm-eval's several accepted answers, TriviaQA's aliases): the first is the gold,
+    every one is accepted."""
+    if not isinstance(target, (list, tuple)) or task.spec.answer.type == "choice":
+        return target, []
+    if not target:
+        raise InputError(f"{where}: the gold answer is empty (an empty list)")
+    return target[0], [text for t in target if (text := _cleaned(task, t))]
 
 
 @dataclass(slots=True)
@@ -147,7 +173,7 @@ class _Renderer:
         self.c = _compile(task)
         self.instruction = instruction_of(task.spec)
 
-    def scopes(self, doc: dict[str, Any], subset: str | None, item: str) -> _Scopes:
+    def scopes(self, doc: dict[str, Any], subset: str | None, item: str, text: Value | None = None) -> _Scopes:
         c = self.c
         base: dict[str, Any] = {"subset": subset, "instruction": self.instruction, **doc, "doc": doc}
         options = (
@@ -159,13 +185,13 @@ class _Renderer:
         )
         ours = {"choices": options, "options": options, "letters": list(LETTERS[: len(options)])}
         fields = {**ours, **base}
-        prompt = {**fields, **ours, "instruction": self.instruction, "text": c.text(fields, item)}
+        prompt = {**fields, **ours, "instruction": self.instruction, "text": (text or c.text)(fields, item)}
         return _Scopes(fields, prompt, options)
 
     def shot(self, doc: dict[str, Any], subset: str | None, item: str) -> dict[str, Any]:
         """A few-shot document's prompt scope, with its `target` (the gold label for choice and yes/no tasks)."""
-        scopes = self.scopes(doc, subset, item)
-        target = self.c.target(scopes.fields, item)
+        scopes = self.scopes(doc, subset, item, self.c.shot_text)
+        target, _ = _several(self.task, (self.c.shot_target or self.c.target)(scopes.fields, item), self.task.where)
         if self.task.spec.answer.type in ("choice", "boolean"):
             target = _gold(self.task, target, scopes.options, item)
         return {**scopes.prompt, "target": target}
@@ -235,12 +261,12 @@ def build_samples(
         )
     out: list[Sample] = []
     for subset in task.subsets():
-        docs = read_split(spec, spec.test_split, subset=subset, data=data, where=task.where)
+        docs = _documents(task, spec.test_split, subset, data)
         _check_fields(task, renderer, docs[0], source_label(spec, spec.test_split, subset, data))
         if limit_per_subset is not None and subset is not None:  # tasks without subsets ignore it
             docs = docs[:limit_per_subset]
         split = spec.fewshot_split or "fewshot"
-        pool = read_split(spec, split, subset=subset, data=data, where=task.where) if shots_wanted else []
+        pool = _shot_pool(task, subset, data) if shots_wanted else []
         shots = _Shots(renderer, pool, shots_wanted, subset, split)
         scope = f"{spec.name}/{subset}" if subset else spec.name
         for index, doc in enumerate(docs):
@@ -249,6 +275,25 @@ def build_samples(
             if limit is not None and len(out) >= limit:
                 return out
     return out
+
+
+def _documents(task: Task, split: str, subset: str | None, data: Path | None) -> list[Doc]:
+    """A split's documents, through the task's process_docs where it has one (lm-eval applies it to every split)."""
+    docs = read_split(task.spec, split, subset=subset, data=data, where=task.where)
+    process = task.code.process_docs if task.code else None
+    if process is None:
+        return docs
+    docs = process(docs)
+    if not docs:
+        raise InputError(f"{task.where}: field 'process_docs': no documents of split '{split}' are left")
+    return docs
+
+
+def _shot_pool(task: Task, subset: str | None, data: Path | None) -> list[Doc]:
+    spec = task.spec
+    if spec.fewshot_samples and spec.fewshot_split is None:  # inline examples, used as written
+        return [dict(d) for d in spec.fewshot_samples]
+    return _documents(task, spec.fewshot_split or "fewshot", subset, data)
 
 
 def _sample(
@@ -263,14 +308,14 @@ def _sample(
 ) -> Sample:
     spec, c = task.spec, r.c
     at = r.scopes(doc, subset, item)
-    gold = _gold(task, c.target(at.fields, item), at.options, item)
+    target, aliases = _several(task, c.target(at.fields, item), f"{task.where}: field 'doc_to_target': {item}")
+    gold = _gold(task, target, at.options, item)
     own = c.own_id(at.fields, item) if c.own_id else None
     if own is None or str(own).strip() in ("", "None"):
         own = index
-    aliases: list[str] = []
     if c.aliases:
         found = c.aliases(at.fields, item)
-        aliases = [str(a) for a in (found if isinstance(found, (list, tuple)) else [found]) if str(a).strip()]
+        aliases += [str(a) for a in (found if isinstance(found, (list, tuple)) else [found]) if str(a).strip()]
     prefix, inline = shots
     prompt = {**at.prompt, "shots": inline}
     user = c.user(prompt, item)

@@ -167,7 +167,7 @@ def _read_hub(spec: TaskSpec, split: str, subset: str | None) -> list[Doc]:
             "or set HF_HUB_OFFLINE=1 to use a cached copy"
         )
     try:
-        rows: Iterator[Doc] = iter(datasets.load_dataset(spec.dataset_path, name, split=split))
+        rows: Iterator[Doc] = iter(datasets.load_dataset(spec.dataset_path, name, split=split, **spec.dataset_kwargs))
         docs = [dict(r) for r in rows]
     except Exception as exc:  # network, auth and missing-config errors all end the same way for the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -195,6 +195,8 @@ class TaskSpec(_Strict):
     """A Hugging Face hub dataset id."""
     dataset_name: str | None = None
     """The hub config; `{subset}` is replaced for subset tasks."""
+    dataset_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """More arguments of the hub load (lm-eval's `data_files`, `data_dir`, `revision`)."""
     test_split: str = "test"
     fewshot_split: str | None = None
     num_fewshot: int = 0
@@ -221,6 +223,10 @@ class TaskSpec(_Strict):
     doc_to_text: str = "{{ question }}"
     doc_to_target: str = "answer"
     """A field name or a Jinja template."""
+    fewshot_doc_to_text: str | None = None
+    fewshot_doc_to_target: str | None = None
+    """How a few-shot document becomes its question and answer when that differs (lm-eval's
+    `fewshot_config.doc_to_text` / `doc_to_target`); by default doc_to_text and doc_to_target."""
     doc_to_choice: str | tuple[str, ...] | None = None
     """A field name, a Jinja template yielding a list, or a fixed list."""
     doc_to_aliases: str | None = None
@@ -255,6 +261,13 @@ class TaskSpec(_Strict):
     def _fewshot(cls, value: int) -> int:
         if value < 0:
             raise ValueError("num_fewshot must not be negative")
+        return value
+
+    @field_validator("dataset_kwargs")
+    @classmethod
+    def _data_only(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value.get("trust_remote_code"):
+            raise ValueError("trust_remote_code: a task never runs a dataset's own loading code")
         return value
 
     @model_validator(mode="after")

@@ -1,13 +1,32 @@
-"""A loaded task: its spec, where it came from, and which of its subsets runs."""
+"""A loaded task: its spec, where it came from, which of its subsets runs, and any library code it renders with."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from qualeval.tasks.spec import TaskSpec
 
-__all__ = ["Task"]
+__all__ = ["Task", "TaskCode"]
+
+Doc = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCode:
+    """Python functions of the installed lm-eval's task tree that an imported task renders with.
+
+    Held in memory only: the spec, which is persisted, stays data and names these functions in its description.
+    """
+
+    keys: Mapping[str, Callable[[Doc], Any]] = field(default_factory=dict)
+    """Spec key (`doc_to_text`, `fewshot_doc_to_target`...) -> the function that computes it from a document."""
+    process_docs: Callable[[list[Doc]], list[Doc]] | None = None
+    """Applied to every split read from the hub or --data, as lm-eval applies it (not to inline samples)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Spec key (and `process_docs`) -> the function's name in lm-eval's tree (`utils.doc_to_text`), for messages."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +35,7 @@ class Task:
     path: Path | None
     selector: str | None = None
     """The part after ':' in `mmlu:stem`: a subset or a group of subsets."""
+    code: TaskCode | None = None
 
     @property
     def name(self) -> str:

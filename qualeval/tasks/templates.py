@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateError, UndefinedError, meta
@@ -12,7 +14,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from qualeval.errors import InputError
 
-__all__ = ["Value", "compile_value", "sandbox"]
+__all__ = ["Value", "compile_value", "function_value", "sandbox"]
 
 _EXPRESSION = re.compile(r"\s*\{\{(.*)\}\}\s*", re.DOTALL)
 
@@ -52,8 +54,12 @@ class Value:
     expression: Any
     names: frozenset[str] = frozenset()
     """The top-level names it reads (a field's first part; a template's undeclared variables)."""
+    function: Callable[[dict[str, Any]], Any] | None = None
+    """Python code given the document instead (an lm-eval task's own function, never a task file's)."""
 
     def __call__(self, context: dict[str, Any], item: str) -> Any:
+        if self.function is not None:
+            return self._run(context, item)
         try:
             if self.field is not None:
                 return _lookup(context, self.field)
@@ -67,6 +73,21 @@ class Value:
             raise InputError(f"{self.where}: the template tried something unsafe: {exc}") from None
         except (TemplateError, TypeError, ValueError, AttributeError, IndexError) as exc:
             raise InputError(f"{self.where}: {item}: {type(exc).__name__}: {exc}") from None
+
+    def _run(self, context: dict[str, Any], item: str) -> Any:
+        assert self.function is not None
+        try:
+            return self.function(context["doc"])
+        except Exception as exc:  # the library's code on one document: its failure names the item, in one line
+            text = str(exc).strip().splitlines()
+            raise InputError(
+                f"{self.where}: {item}: {self.source} failed: {type(exc).__name__}{': ' + text[0] if text else ''}"
+            ) from None
+
+
+def function_value(function: Callable[[dict[str, Any]], Any], label: str, where: str) -> Value:
+    """A key computed by Python code from the document; `label` names the code in messages."""
+    return Value(label, where, None, None, None, frozenset(), function)
 
 
 def _lookup(context: dict[str, Any], dotted: str) -> Any:
@@ -87,11 +108,18 @@ def compile_value(source: str, where: str, *, text: bool = False) -> Value:
         # without Jinja syntax a value names a field (NeuBAROCO's `content-type` included)
         if not text and "{{" not in source and "{%" not in source:
             return Value(source, where, source.strip(), None, None, frozenset({source.strip().split(".")[0]}))
-        names = frozenset(meta.find_undeclared_variables(_ENV.parse(source)))
-        match = _EXPRESSION.fullmatch(source)
-        if not text and match and "}}" not in match.group(1) and "{{" not in match.group(1):
-            return Value(source, where, None, None, _ENV.compile_expression(match.group(1)), names)
-        return Value(source, where, None, _ENV.from_string(source), None, names)
+        names, template, expression = _compiled(source, text)
+        return Value(source, where, None, template, expression, names)
     except TemplateError as exc:
         line = f" (template line {exc.lineno})" if getattr(exc, "lineno", None) else ""
         raise InputError(f"{where}: template syntax error{line}: {exc.message or exc}") from None
+
+
+@lru_cache(maxsize=4096)
+def _compiled(source: str, text: bool) -> tuple[frozenset[str], Any, Any]:
+    """Jinja's compile of a source, shared: imported lm-eval families repeat one template across hundreds of tasks."""
+    names = frozenset(meta.find_undeclared_variables(_ENV.parse(source)))
+    match = _EXPRESSION.fullmatch(source)
+    if not text and match and "}}" not in match.group(1) and "{{" not in match.group(1):
+        return names, None, _ENV.compile_expression(match.group(1))
+    return names, _ENV.from_string(source), None
