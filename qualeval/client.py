@@ -194,9 +194,10 @@ class ChatClient:
                 failed.retried, failed.timing.queued = failures, queued
                 return failed
         attempts = len(failures) + 1
-        done = build_response(
-            request, got, self.formats, opened=self.config.thinking_opened, attempts=attempts, queued=queued
-        )
+        # a template that opens the thinking block does so only when thinking is on: a request that switched it
+        # off gets an answer with no block to close, which must not be read as reasoning cut off
+        opened = self.config.thinking_opened and request.thinking is not False
+        done = build_response(request, got, self.formats, opened=opened, attempts=attempts, queued=queued)
         done.retried, done.sent_at = failures, sent_at
         return done
 

@@ -26,6 +26,7 @@ def run_demo(out: Path, *, progress: Callable[[RunConfig, Any], Any] | None = No
     sim = SimConfig(
         flavour="vllm",
         port=0,
+        model="sim-reasoner",
         tasks=DEMO_TASKS,
         behaviour=Behaviour(accuracy=0.8, reasoning_tokens=160, trap_rate=0.4, seed=7),
         latency=Latency(ttft_ms=25, prefill_ms_per_token=0.01, decode_ms=0.6, batch_slowdown=0.02, jitter=0.2),

@@ -41,6 +41,7 @@ def _header(summary: RunSummary) -> list[str]:
         f"{summary.records} records · qualeval {summary.qualeval_version}",
         "",
     ]
+    lines += [f"> **Note.** {note}" for note in summary.notes] + ([""] if summary.notes else [])
     if summary.simulated:
         lines += [
             "> **Simulated server.** These results come from qualeval's reference server, a deterministic "

@@ -121,6 +121,20 @@ def _warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
     if listed and model not in listed:
         shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
         print(f"warning: model '{model}' is not among the server's models ({shown})", file=sys.stderr, flush=True)
+    if _keyless(models):
+        print(f"warning: {KEYLESS}", file=sys.stderr, flush=True)
+
+
+KEYLESS = (
+    "the reference server has no answer key (serve-sim --answers FILE or --task NAME): every answer it gives is a "
+    "refusal, so every accuracy measured here is 0"
+)
+
+
+def _keyless(models: dict[str, Any] | None) -> bool:
+    """A simulated server that says it was given no questions and answers."""
+    data = (models or {}).get("data") or ()
+    return is_simulated(models) and any(isinstance(m, dict) and m.get("answer_key") is False for m in data)
 
 
 async def _preflight(
@@ -133,7 +147,10 @@ async def _preflight(
     fresh = pinned is None
     if fresh and not config.probe:
         pinned = resolve(config, None, wanted, bare)  # nothing to learn from the endpoint: refuse before contacting it
-    async with ChatClient(_client_config(config, PROBE_CONCURRENCY)) as client:
+    # the probe finds out for itself how reasoning comes back (a close-only block among them), as `qualeval probe`
+    # does: told that the template opens the block, it would read every answer without one as unfinished thinking
+    probing = _client_config(config, PROBE_CONCURRENCY).model_copy(update={"thinking_opened": False})
+    async with ChatClient(probing) as client:
         try:
             models = await client.models()
         except TransportFailure as exc:
@@ -200,6 +217,7 @@ async def execute(
     summary = summarize_records(store, config, [t for t, _ in work], manifest.simulated)
     summary.started = manifest.started
     summary.wall_s = wall
+    summary.notes = [KEYLESS] if _keyless(models) else []
     attach_figures(summary, store, config, shaping)
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary

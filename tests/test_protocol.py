@@ -6,6 +6,7 @@ accuracy of the same responses' content read alone."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -145,3 +146,18 @@ def test_the_followup_prompt_shows_the_question_the_options_and_the_response_onl
     )
     assert "Answer as" not in text and "letter of the option" in text
     assert restated(text) is None  # the simulated model finds no answer line of its own kind in this response
+
+
+def test_a_template_that_opens_the_block_does_not_turn_the_runs_probe_against_it(tmp_path: Path) -> None:
+    """--thinking-opened tells the splitter the template opens the thinking block. The probe reads the endpoint on
+    its own (close-only blocks included), as `qualeval probe` does: told the flag, it read every answer without a
+    block as unfinished thinking, found no constraint enforced and no thinking switch working."""
+    sim = SimConfig(flavour="think-close-only", port=0, tasks=("knowledge_qa",), latency=Latency(burst=True))
+    with running_server(sim) as url:
+        records = _run(url, tmp_path / "off", "knowledge_qa", thinking_opened=True, thinking=False, limit=4)
+        on = _run(url, tmp_path / "on", "knowledge_qa", thinking_opened=True, limit=4)
+    manifest = json.loads((tmp_path / "off" / "manifest.json").read_text())
+    assert manifest["pinned"]["thinking_switch"] == "chat_template_kwargs"  # the switch the probe saw work
+    assert manifest["pinned"]["constraint"] == "followup"  # response_format, found enforced
+    assert all(r.status == "ok" and not r.reasoning for r in records)  # thinking off: an answer, no open block
+    assert all(r.reasoning_source == "inline:close-only" and r.reasoning for r in on if r.status == "ok")

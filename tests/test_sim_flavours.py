@@ -168,7 +168,7 @@ def test_raw_wire_keys_follow_the_documented_order() -> None:
     def lines(flavour: str, **body: object) -> list[dict[str, object]]:
         with sim_url(fast_sim(flavour)) as url:
             payload = {
-                "model": "m",
+                "model": "sim",
                 "messages": [{"role": "user", "content": "hi"}],
                 "stream": True,
                 "stream_options": {"include_usage": True},

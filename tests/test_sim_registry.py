@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from qualeval.errors import InputError
-from qualeval.sim import FLAVOURS, Flavour, SimServer, running_server
+from qualeval.sim import FLAVOURS, Flavour, Latency, SimConfig, SimServer, running_server
 from qualeval.sim.flavours import sglang, table, vllm
 from qualeval.sim.flavours.common import response_format
 from tests.conftest import ask, chat, fast_sim
@@ -90,3 +90,37 @@ def test_no_module_but_the_table_names_a_flavour() -> None:
         if names - allowed.get(path, set()):
             found[str(path.relative_to(SIM))] = sorted(names)
     assert not found, json.dumps(found)
+
+
+def test_routes_and_model_names_are_the_servers_own() -> None:
+    """vLLM answers only under /v1 and refuses a model it does not serve; llama-server answers both paths and any
+    model name with the model it loaded."""
+    with running_server(SimConfig(port=0, latency=Latency(burst=True))) as url:
+        root = url.removesuffix("/v1")
+        body = {"model": "sim", "messages": [{"role": "user", "content": "hi"}]}
+        assert httpx.post(f"{url}/chat/completions", json=body).status_code == 200
+        assert httpx.post(f"{root}/chat/completions", json=body).status_code == 404
+        assert httpx.get(f"{root}/models").status_code == 404
+        wrong = httpx.post(f"{url}/chat/completions", json={**body, "model": "Qwen/Qwen3-8B"})
+        assert wrong.status_code == 404 and "Qwen/Qwen3-8B" in wrong.text
+    with running_server(SimConfig(flavour="llamacpp", port=0, latency=Latency(burst=True))) as url:
+        root = url.removesuffix("/v1")
+        assert httpx.post(f"{root}/chat/completions", json={**body, "model": "anything"}).status_code == 200
+
+
+def test_a_server_without_an_answer_key_says_so_and_so_does_the_report(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    with running_server(SimConfig(port=0, latency=Latency(burst=True))) as url:
+        models = httpx.get(f"{url}/models").json()["data"]
+        assert models[0]["answer_key"] is False
+        done = CliRunner().invoke(app, ["run", "--base-url", url, "--model", "sim", "--task", "word_problems",
+                                        "--limit", "2", "--no-probe", "--out", str(tmp_path / "run")])  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    assert "no answer key" in " ".join(done.stderr.split())
+    assert "no answer key" in (tmp_path / "run" / "report.md").read_text()
+    assert "no answer key" in (tmp_path / "run" / "report.html").read_text()
+    with running_server(SimConfig(port=0, tasks=("word_problems",), latency=Latency(burst=True))) as url:
+        assert httpx.get(f"{url}/models").json()["data"][0]["answer_key"] is True

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qualeval import commands
-from qualeval.cli.output import fail
+from qualeval.cli.output import fail, note
 from qualeval.cli.views import print_flavours
 from qualeval.errors import InputError, QualevalError
 from qualeval.sim.config import FAULTS
@@ -202,6 +202,11 @@ def _announce(server: SimServer, port: int) -> None:
     source = config.answers or ", ".join(config.tasks)
     keyed = f", answer key {source} ({len(server.key.entries)} items)" if server.key else ""
     print(f"qualeval reference server: SIMULATED model, flavour {config.flavour}{keyed}", flush=True)
+    if not server.key:
+        note(
+            "warning: no answer key (--answers FILE or --task NAME): every answer is a refusal, so every "
+            "accuracy measured against this server is 0"
+        )
     print(f"listening on http://{config.host}:{port}/v1", flush=True)
 
 

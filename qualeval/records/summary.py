@@ -180,6 +180,9 @@ class RunSummary(BaseModel):
     wall_s: float | None = None
     records: int
     rescored: bool = False
+    notes: list[str] = Field(default_factory=list)
+    """What the reports say first, where a figure would not mean what it seems (a simulated server with no answer
+    key: every accuracy is 0 by construction)."""
     tasks: dict[str, TaskReport]
     serving: dict[str, Any] | None = None
     """Workload figures as vllm bench serve and llama-benchy define them, accuracy by context length, speed per

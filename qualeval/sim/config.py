@@ -8,7 +8,7 @@ from pathlib import Path
 from qualeval.errors import InputError
 from qualeval.sim.behaviour import Behaviour
 
-__all__ = ["FAULTS", "Latency", "SimConfig", "parse_faults"]
+__all__ = ["FAULTS", "Latency", "SimConfig", "has_key", "parse_faults"]
 
 FAULTS = ("429", "500", "503", "drop", "malformed", "slow-headers", "empty-choices", "stall", "html", "context")
 
@@ -70,6 +70,11 @@ class SimConfig:
                 raise InputError(f"unknown fault '{name}': expected one of {', '.join(FAULTS)}")
             if not 0 <= rate <= 1:
                 raise InputError(f"fault '{name}': rate must be between 0 and 1, got {rate}")
+
+
+def has_key(config: SimConfig) -> bool:
+    """Whether the server was given questions and answers; without them every answer is a refusal (accuracy 0)."""
+    return bool(config.answers or config.tasks)
 
 
 def parse_faults(spec: str) -> dict[str, float]:

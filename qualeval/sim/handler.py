@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from qualeval.sim.config import has_key
 from qualeval.sim.faults import choose, directives, empty_choices, strike_early
 from qualeval.sim.frames import RequestRejected
 from qualeval.sim.httpio import REASONS, read_request, send, send_json
@@ -23,6 +24,7 @@ __all__ = ["serve_connection"]
 
 _CHAT = ("/v1/chat/completions", "/chat/completions")
 _MODELS = ("/v1/models", "/models")
+"""With and without the `/v1` prefix; only flavours whose server has both (`bare_routes`) answer the second."""
 
 
 async def serve_connection(state: ServerState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -70,12 +72,13 @@ async def _route(
     if answer is not None:
         await send_json(writer, *answer)
         return True
-    if route in _MODELS:
+    prefixed = state.flavour.bare_routes or route.startswith("/v1/")
+    if route in _MODELS and prefixed:
         if method != "GET":
             raise RequestRejected(405, f"{method} not allowed on {route}")
         await send_json(writer, 200, _models(state))
         return True
-    if route not in _CHAT:
+    if route not in _CHAT or not prefixed:
         raise RequestRejected(404, f"no route {method} {route}")
     if method != "POST":
         raise RequestRejected(405, f"{method} not allowed on {route}")
@@ -117,6 +120,7 @@ def _models(state: ServerState) -> bytes:
         "owned_by": "qualeval-simulated",  # how a client tells the reference server from a real one
         "flavour": state.flavour.name,
         "max_model_len": state.config.max_model_len,
+        "answer_key": has_key(state.config),
     }
     return orjson.dumps({"object": "list", "data": [model]})
 
@@ -138,6 +142,9 @@ async def _chat(
     state: ServerState, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter, received: float
 ) -> bool:
     body = _parse(state, raw)
+    asked = body.get("model")
+    if asked not in (None, state.config.model) and not state.flavour.any_model:
+        raise RequestRejected(404, f"The model `{asked}` does not exist.")
     state.requests += 1
     digest = hashlib.sha256(raw).digest()
     state.seen[digest] += 1

@@ -70,6 +70,8 @@ FLAVOURS: Mapping[str, Flavour] = table(
         llamacpp.stream,
         metrics=llamacpp.METRICS,
         hooks=llamacpp_server.HOOKS,  # reads its own parameters, switches and errors
+        any_model=True,
+        bare_routes=True,
     ),
     Flavour(
         "ollama",

@@ -79,6 +79,10 @@ class Flavour:
     """This server's `/metrics` names; None: its real counterpart has neither `/metrics` nor `/tokenize`."""
     hooks: ServerHooks | None = None
     """The server reads requests and answers its other routes its own way (llama.cpp)."""
+    any_model: bool = False
+    """Any model name is answered by the loaded model (llama-server); others refuse a name they do not serve."""
+    bare_routes: bool = False
+    """Routes answer without the `/v1` prefix too (llama-server, DeepSeek's API); others only under it."""
 
 
 # --- usage and chunks ----------------------------------------------------------------------------------
