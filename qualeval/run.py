@@ -29,7 +29,7 @@ from qualeval.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.pipeline import run_one
 from qualeval.probe import is_simulated, probe
 from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, TaskEntry
-from qualeval.runchecks import check_code_allowed, check_run_tasks
+from qualeval.runchecks import KEYLESS, check_code_allowed, check_run_tasks, keyless, warn_unlisted
 from qualeval.runsummary import summarize_records
 from qualeval.serving import attach_figures, batch_loop, serving_client
 from qualeval.shaping import needs_shaping, shape_work
@@ -115,28 +115,6 @@ def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -
     return next((t.spec.generation.thinking for t, _ in work if t.spec.generation.thinking is not None), None)
 
 
-def _warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
-    """A model the server does not list may be refused, or (llama.cpp) silently served by another one."""
-    listed = [str(m.get("id")) for m in (models or {}).get("data") or () if isinstance(m, dict)]
-    if listed and model not in listed:
-        shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
-        print(f"warning: model '{model}' is not among the server's models ({shown})", file=sys.stderr, flush=True)
-    if _keyless(models):
-        print(f"warning: {KEYLESS}", file=sys.stderr, flush=True)
-
-
-KEYLESS = (
-    "the reference server has no answer key (serve-sim --answers FILE or --task NAME): every answer it gives is a "
-    "refusal, so every accuracy measured here is 0"
-)
-
-
-def _keyless(models: dict[str, Any] | None) -> bool:
-    """A simulated server that says it was given no questions and answers."""
-    data = (models or {}).get("data") or ()
-    return is_simulated(models) and any(isinstance(m, dict) and m.get("answer_key") is False for m in data)
-
-
 async def _preflight(
     config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool]
 ) -> tuple[dict[str, Any] | None, ProbeResult | None, Pinned, bool]:
@@ -159,7 +137,7 @@ async def _preflight(
             if exc.status in (401, 403):
                 raise EndpointError(f"{config.base_url} refused us: {exc}") from None
             models = None  # some servers have no /models; the chat requests will tell
-        _warn_unlisted(config.model, models)
+        warn_unlisted(config.model, models)
         if pinned is not None:
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
@@ -217,7 +195,7 @@ async def execute(
     summary = summarize_records(store, config, [t for t, _ in work], manifest.simulated)
     summary.started = manifest.started
     summary.wall_s = wall
-    summary.notes = [KEYLESS] if _keyless(models) else []
+    summary.notes = [KEYLESS] if keyless(models) else []
     attach_figures(summary, store, config, shaping)
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 from qualeval.config import RunConfig
 from qualeval.errors import InputError
 from qualeval.pipeline import sampling_for
+from qualeval.probe import is_simulated
 from qualeval.scorers.humaneval import REFUSAL
 from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
 
-__all__ = ["check_code_allowed", "check_run_tasks", "sampling_warnings"]
+__all__ = ["KEYLESS", "check_code_allowed", "check_run_tasks", "keyless", "sampling_warnings", "warn_unlisted"]
 
 
 def check_code_allowed(tasks: list[Task], allowed: bool) -> None:
@@ -55,3 +59,25 @@ def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
         if name != "*" and name not in known:
             path = config.data[name]
             warn_once(f"data:{name}", f"--data {name}={path}: no task '{name}' in this run, so it is not read")
+
+
+def warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
+    """A model the server does not list may be refused, or (llama.cpp) silently served by another one."""
+    listed = [str(m.get("id")) for m in (models or {}).get("data") or () if isinstance(m, dict)]
+    if listed and model not in listed:
+        shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
+        print(f"warning: model '{model}' is not among the server's models ({shown})", file=sys.stderr, flush=True)
+    if keyless(models):
+        print(f"warning: {KEYLESS}", file=sys.stderr, flush=True)
+
+
+KEYLESS = (
+    "the reference server has no answer key (serve-sim --answers FILE or --task NAME): every answer it gives is a "
+    "refusal, so every accuracy measured here is 0"
+)
+
+
+def keyless(models: dict[str, Any] | None) -> bool:
+    """A simulated server that says it was given no questions and answers."""
+    data = (models or {}).get("data") or ()
+    return is_simulated(models) and any(isinstance(m, dict) and m.get("answer_key") is False for m in data)
