@@ -249,3 +249,45 @@ def test_probe_sim_ignores_openai_base_url_in_the_environment() -> None:
     assert json.loads(done.stdout)["simulated"] is True
     both = CliRunner().invoke(app, ["probe", "--sim", "vllm", "--base-url", "http://127.0.0.1:9/v1"], env=env)
     assert both.exit_code == 2 and "not both" in both.output
+
+
+# --- usage errors: one `error:` line and exit 2 for every command, as the README promises (issue 20) ------------
+
+USAGE_ERRORS = [
+    (["score", "--bogus"], "error: no such option: --bogus"),
+    (["run", "--concurrency"], "error: option '--concurrency' requires an argument"),
+    (["run", "--stream=maybe"], "error: option '--stream' does not take a value"),
+    (["tasks", "show", "gsm8k", "--index", "x"], "error: invalid value for '--index'"),
+    (["probe", "--timeout", "soon"], "error: invalid value for '--timeout'"),
+    (["serve-sim", "--port", "abc"], "error: invalid value for '--port'"),
+    (["score", "--task", "gsm8k"], "error: missing option '--responses'"),
+    (["merge"], "error: missing argument"),
+    (["compare", "a", "b", "c"], "error: got unexpected extra argument"),
+    (["scor"], "error: no such command 'scor'"),
+    (["tasks", "shwo"], "error: no such command 'shwo'"),
+    (["--bogus"], "error: no such option: --bogus"),
+    (["probe", "--format", "xml"], "error: --format must be 'table' or 'json'"),  # a bad choice, checked by us
+]
+
+
+@pytest.mark.parametrize(("args", "words"), USAGE_ERRORS, ids=[" ".join(a) for a, _ in USAGE_ERRORS])
+def test_usage_errors_are_one_plain_line(args: list[str], words: str) -> None:
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 2, done.output
+    shown = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(shown) == 1 and shown[0].startswith(words), done.stderr  # no usage text, no boxed panel
+    assert done.stdout == ""
+
+
+def test_usage_errors_through_the_installed_command_and_help_is_untouched() -> None:
+    done = qualeval("score", "--task", "gsm8k", "--bogus")
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: no such option: --bogus"), done.stderr
+    assert lines[0].endswith("qualeval score --help)")  # where the flags are listed
+    shown = qualeval("score", "--help")  # help is not an error: typer still draws it, panels and all
+    assert shown.returncode == 0 and "╭─ Options" in shown.stdout and "--responses" in shown.stdout

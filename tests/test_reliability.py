@@ -573,6 +573,12 @@ CATALOGUE: list[tuple[dict[str, str | bytes], list[str], int, str]] = [
         2,
         "r.jsonl:1: not valid JSON",
     ),
+    # issue 20: usage errors are one line too, not click's usage text and a boxed panel
+    ({}, ["score", "--bogus"], 2, "no such option: --bogus"),
+    ({}, ["run", "--concurrency"], 2, "option '--concurrency' requires an argument"),
+    ({}, ["tasks", "show", "gsm8k", "--index", "x"], 2, "invalid value for '--index'"),
+    ({}, ["score", "--task", "gsm8k"], 2, "missing option '--responses'"),
+    ({}, ["scor"], 2, "no such command 'scor'"),
     ({}, ["rescore", "{tmp}"], 2, "no manifest.json here"),
     ({}, ["compare", "{tmp}", "{tmp}"], 2, "no manifest.json here"),
     ({}, ["serve-sim", "--flavor", "tgi"], 2, "unknown flavour 'tgi'"),
