@@ -573,6 +573,37 @@ CATALOGUE: list[tuple[dict[str, str | bytes], list[str], int, str]] = [
         2,
         "r.jsonl:1: not valid JSON",
     ),
+    # issue 20: --data keyed by what --task says; a key that names no task is named with the keys there are
+    (
+        {"t.yaml": "name: t\nscorer: exact\ndata_files: {test: d.jsonl}\n", "d.jsonl": '{"question": "q"}\n'},
+        [
+            "run",
+            "--base-url",
+            "{url}",
+            "--model",
+            "m",
+            "--task",
+            "{tmp}/t.yaml",
+            "--data",
+            "tt={tmp}/d.jsonl",
+            "--out",
+            "{tmp}/o",
+        ],
+        2,
+        "names no task of this run (its keys: {tmp}/t.yaml, t)",
+    ),
+    (
+        {"t.yaml": "name: t\nscorer: exact\ndata_files: {test: d.jsonl}\n", "d.jsonl": '{"question": "q"}\n'},
+        ["tasks", "show", "{tmp}/t.yaml", "--data", "gsm8k={tmp}/d.jsonl"],
+        2,
+        "'gsm8k' is not this task (its keys: {tmp}/t.yaml, t; or PATH alone)",
+    ),
+    (
+        {"r.jsonl": '{"id": 0, "content": "1"}\n'},
+        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--data", "mmlu={tmp}", "--out", "{tmp}/s"],
+        2,
+        "'mmlu' is not this task (its keys: gsm8k; or PATH alone)",
+    ),
     # issue 20: usage errors are one line too, not click's usage text and a boxed panel
     ({}, ["score", "--bogus"], 2, "no such option: --bogus"),
     ({}, ["run", "--concurrency"], 2, "option '--concurrency' requires an argument"),
@@ -602,7 +633,7 @@ def test_bad_input_catalogue(
     assert done.exit_code == code, (done.exit_code, done.stderr)
     assert done.exception is None or isinstance(done.exception, SystemExit), done.exception  # no traceback
     message = " ".join(done.stderr.split())
-    assert words in message, done.stderr
+    assert words.replace("{tmp}", str(tmp_path)) in message, done.stderr
     assert message.startswith("error: ") and len([ln for ln in done.stderr.splitlines() if ln.strip()]) <= 3
 
 

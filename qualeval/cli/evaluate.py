@@ -24,7 +24,10 @@ _AllowCode = Annotated[
     bool, typer.Option(help="Run the model's code to score code tasks (HumanEval), each in a sandboxed process.")
 ]
 _ScoreData = Annotated[
-    Path | None, typer.Option(help="Local data for the task (not needed when every line has a target).")
+    Path | None,
+    typer.Option(
+        help="Local data for the task: PATH, or TASK=PATH as run takes it (not needed when every line has a target)."
+    ),
 ]
 _ScoreFormat = Annotated[
     str,
