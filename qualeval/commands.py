@@ -122,7 +122,8 @@ def score_and_write(
 ) -> TaskSummary:
     """Score a file of responses offline and write items.jsonl, summary.json and the reports into `out`.
 
-    `reasoning_formats` are tried before the built-in ones; `options` are score_lines' (data, rescue, judge_*).
+    `reasoning_formats` are tried before the built-in ones; `options` are score_lines' (data, rescue, judge_*,
+    note).
     """
     from qualeval.formats import resolve_formats
     from qualeval.offline import SplitOptions, score_lines, write_offline

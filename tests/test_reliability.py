@@ -573,6 +573,25 @@ CATALOGUE: list[tuple[dict[str, str | bytes], list[str], int, str]] = [
         2,
         "r.jsonl:1: not valid JSON",
     ),
+    # issue 20: response text under another tool's name is read, never scored as an empty answer unseen
+    (
+        {"r.jsonl": '{"id": 0, "answer": "18", "generator": "m"}\n'},
+        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--out", "{tmp}/s"],
+        2,
+        "r.jsonl:1: no response text on the line: none of content, output, response",
+    ),
+    (
+        {"r.jsonl": '{"id": "a", "output": "#### 1", "target": "1"}\n{"id": "b", "text": "#### 2", "target": "2"}\n'},
+        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--out", "{tmp}/s"],
+        2,
+        "r.jsonl:2: no 'output' field (the file's response text, as on its first line)",
+    ),
+    (
+        {"r.jsonl": '{"id": "a", "response": {"text": "1"}, "target": "1"}\n'},
+        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--out", "{tmp}/s"],
+        2,
+        "r.jsonl:1: field 'response': Input should be a valid string",
+    ),
     # issue 20: --data keyed by what --task says; a key that names no task is named with the keys there are
     (
         {"t.yaml": "name: t\nscorer: exact\ndata_files: {test: d.jsonl}\n", "d.jsonl": '{"question": "q"}\n'},
