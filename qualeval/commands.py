@@ -97,9 +97,11 @@ async def _probe(config: ClientConfig, model: str, max_tokens: int) -> ProbeResu
 
 def task_sample(task: str, *, data: Path | None, index: int, num_fewshot: int | None) -> Sample:
     """Sample number `index` of a task, rendered as it would be sent."""
+    from qualeval.runchecks import one_task_data
     from qualeval.tasks import build_samples, load_task
 
     loaded = load_task(task)
+    data = one_task_data(data, task, loaded)  # TASK=PATH, as `run` takes it, works here too
     samples = build_samples(loaded, data=data, limit=index + 1, num_fewshot=num_fewshot)
     if index >= len(samples):
         raise InputError(f"--index {index}: task {loaded.name} has only {len(samples)} samples")
@@ -120,16 +122,19 @@ def score_and_write(
 ) -> TaskSummary:
     """Score a file of responses offline and write items.jsonl, summary.json and the reports into `out`.
 
-    `reasoning_formats` are tried before the built-in ones; `options` are score_lines' (data, rescue, judge_*).
+    `reasoning_formats` are tried before the built-in ones; `options` are score_lines' (data, rescue, judge_*,
+    note).
     """
     from qualeval.formats import resolve_formats
     from qualeval.offline import SplitOptions, score_lines, write_offline
+    from qualeval.runchecks import one_task_data
     from qualeval.tasks import load_task
 
     try:
         own = resolve_formats([str(p) for p in reasoning_formats]) if reasoning_formats else ()
         split = SplitOptions(formats=(*own, *resolve_formats(None)), thinking=thinking, opened=thinking_opened)
         loaded = load_task(task)
+        options["data"] = one_task_data(options.get("data"), task, loaded)  # TASK=PATH, as `run` takes it
         items, summary, scored = score_lines(loaded, responses, fmt=fmt, split=split, allow_code=allow_code, **options)
         write_offline(out, loaded, responses, items, summary, scored)
     except OSError as exc:

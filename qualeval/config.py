@@ -46,7 +46,7 @@ class RunConfig(BaseModel):
     )
     data: dict[str, Path] = Field(
         default_factory=dict,
-        description="Local data: PATH for every task, or TASK=PATH (repeatable).",
+        description="Local data: PATH for all tasks, or TASK=PATH (TASK as in --task, or the task's name); repeatable.",
     )
     out: Path | None = Field(None, description="Run directory; an existing run there is resumed.")
     limit: int | None = Field(None, description="The first N samples of each task (after --sample-seed shuffling).")
@@ -364,9 +364,9 @@ class RunConfig(BaseModel):
             return [(f"rate={r:g}", cap, r) for r in self.request_rate]
         return [(f"c={c}", c, None) for c in self.concurrency]
 
-    def data_for(self, task: str) -> Path | None:
-        base = task.split(":", 1)[0]
-        return self.data.get(task) or self.data.get(base) or self.data.get("*")
+    def data_for(self, task: str, ref: str | None = None) -> Path | None:
+        keys = (ref or task, task, task.split(":", 1)[0], "*")  # what --task said, the task's name, its base, PATH
+        return next((self.data[k] for k in keys if k in self.data), None)
 
 
 def _comma_list(value: Any) -> Any:

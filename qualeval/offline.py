@@ -2,9 +2,11 @@
 
 Input, one JSON object per line:
   qualeval  {"id", "content", "reasoning"?, "finish_reason"?, "target"?, "choices"?}
-            `id` is a sample id of the task (`gsm8k/test/0`, or just the last part, `0`); `target`, when
-            given, overrides the gold and no dataset is needed (a choice task then needs `choices` on the line,
-            or --data to read them from).
+            `id` is a sample id of the task (`gsm8k/test/0`, or just the last part, `0`, or an id ending in that
+            number, `gsm8k-main-test-#0`); `target`, when given, overrides the gold and no dataset is needed (a
+            choice task then needs `choices` on the line, or --data to read them from). Files from elsewhere name
+            the text and the id otherwise (ZeroEval: `output`): the first of TEXT_FIELDS and ID_FIELDS that the
+            first line has is read from every line, and a line without it is an error, never an empty answer.
   lm-eval   lm-eval's samples_*.jsonl logs: `doc_id`, `doc`, `target`, `resps` (the raw model output).
 Reasoning inside the content (`<think>`...) is split off first, exactly as for a live response: the same
 formats, thinking switch and template-opened block. The verdict comes from the same judge as a live run's.
@@ -13,7 +15,8 @@ formats, thinking switch and template-opened block. The verdict comes from the s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +39,14 @@ __all__ = ["Scored", "SplitOptions", "score_file"]
 
 Format = Literal["qualeval", "lm-eval"]
 
+TEXT_FIELDS = ("content", "output", "response", "completion", "generated_text", "generation", "text")
+"""Where a line may hold the model's text, in the order looked for: qualeval's own name, ZeroEval's `output`, the
+common `response` and `completion`, Hugging Face's `generated_text`, then the vaguer names. `answer` is not one:
+ZeroEval and others use it for the gold."""
+ID_FIELDS = ("id", "sample_id", "doc_id", "idx", "question_id", "task_id", "key")
+"""Where a line may hold its item's id: qualeval's, then lm-eval's, MMLU-Pro's, HumanEval's, IFEval's names."""
+_QUESTION_FIELDS = ("question", "problem")
+
 
 class _Line(BaseModel):
     id: str | int
@@ -44,6 +55,30 @@ class _Line(BaseModel):
     finish_reason: str | None = None
     target: str | int | float | bool | None = None
     choices: list[str] | None = None
+    question: str | None = None
+    """The question as the line gives it: checked against the sample an id was matched to by its number."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fields:
+    """The keys of a file's lines that hold the id and the response text."""
+
+    id: str
+    text: str
+
+
+def _fields_of(obj: dict[str, Any], fmt: Format, where: str) -> Fields:
+    """The first of the known names the first line has; none of them is an error naming what the line holds."""
+    if fmt == "lm-eval":
+        return Fields("doc_id", "resps")
+    has = ", ".join(sorted(obj)) or "nothing"
+    found = []
+    for names, what in ((ID_FIELDS, "id"), (TEXT_FIELDS, "response text")):
+        name = next((n for n in names if n in obj), None)
+        if name is None:
+            raise InputError(f"{where}: no {what} on the line: none of {', '.join(names)} (the line has {has})")
+        found.append(name)
+    return Fields(*found)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -78,8 +113,10 @@ class _Index:
         self.task, self.data = task, data
         self._by_id: dict[str, Sample] | None = None
         self._short: dict[str, Sample | None] = {}
+        self.by_number: tuple[str, str] | None = None
+        """The first id matched to a sample by its number, and that sample's id: said in the note."""
 
-    def find(self, key: str, where: str) -> Sample:
+    def find(self, key: str, where: str, question: str | None = None) -> Sample:
         if self._by_id is None:
             samples = build_samples(self.task, data=self.data)
             self._by_id = {s.id: s for s in samples}
@@ -88,11 +125,32 @@ class _Index:
                 self._short[short] = None if short in self._short else s  # None marks an ambiguous short id
         hit = self._by_id.get(key) or self._short.get(key)
         if hit is None:
+            hit = self._by_number(key, where, question)
+        if hit is None:
             example = next(iter(self._by_id), "?")
             raise InputError(
                 f"{where}: id '{key}' is not a sample of task {self.task.name} (ids look like '{example}')"
             )
         return hit
+
+    def _by_number(self, key: str, where: str, question: str | None) -> Sample | None:
+        """An id of another tool's making that ends in the sample's number (ZeroEval's `gsm8k-main-test-#0`,
+        HumanEval's `HumanEval/0`): a guess, so a question on the line must be the sample's."""
+        number = re.search(r"(\d+)$", key)
+        hit = self._short.get(str(int(number.group(1)))) if number else None
+        if hit is None:
+            return None
+        if question is not None and _words(question) not in _words(hit.messages[-1].content if hit.messages else ""):
+            raise InputError(
+                f"{where}: id '{key}' ends in the number of sample {hit.id}, but the line's question is not that "
+                f"sample's: give the task's own ids ('{hit.id}')"
+            )
+        self.by_number = self.by_number or (key, hit.id)
+        return hit
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _target_sample(task: Task, key: str, target: Any, choices: list[str] | None) -> Sample:
@@ -148,11 +206,11 @@ def _sample_of(task: Task, line: _Line, doc: dict[str, Any] | None, index: _Inde
     if doc is not None:
         sample = sample_from_doc(task, doc, key)
     elif line.target is None:
-        sample = index.find(key, where)
+        sample = index.find(key, where, line.question)
     else:
         sample = _target_sample(task, key, line.target, line.choices)
         if task.spec.answer.type == "choice" and not sample.choices and index.data is not None:
-            found = index.find(key, where)  # the line gives the gold; the data gives the options
+            found = index.find(key, where, line.question)  # the line gives the gold; the data gives the options
             sample = sample.model_copy(update={"choices": found.choices, "meta": found.meta})
     if task.spec.answer.type == "choice" and not sample.choices:
         raise InputError(
@@ -174,14 +232,21 @@ def _completion(line: _Line, split: SplitOptions) -> Completion:
     ).completion
 
 
-def _parse(obj: dict[str, Any], fmt: Format, where: str) -> tuple[_Line, dict[str, Any] | None]:
+def _parse(obj: dict[str, Any], fmt: Format, fields: Fields, where: str) -> tuple[_Line, dict[str, Any] | None]:
     if fmt == "lm-eval":
         return _from_lm_eval(obj, where)
+    for name, what in ((fields.id, "id"), (fields.text, "response text")):
+        if name not in obj:  # a line without the text is not an empty answer: it would be scored wrong unseen
+            empty = f'; a response with no text is "{name}": null' if what != "id" else ""
+            raise InputError(f"{where}: no '{name}' field (the file's {what}, as on its first line){empty}")
+    question = next((obj[n] for n in _QUESTION_FIELDS if isinstance(obj.get(n), str)), None)
+    values = {**obj, "id": obj[fields.id], "content": obj[fields.text], "question": question}
     try:
-        return _Line.model_validate(obj), None
+        return _Line.model_validate(values), None
     except ValidationError as exc:
         problem = validation_problem(exc)
-        raise InputError(f"{where}: field '{problem.field or '(line)'}': {problem.message}") from None
+        field = {"id": fields.id, "content": fields.text}.get(problem.field, problem.field)
+        raise InputError(f"{where}: field '{field or '(line)'}': {problem.message}") from None
 
 
 def _item(sample: Sample, done: Completion, verdict: Verdict, grade: Grade | None = None) -> ScoredItem:
@@ -208,18 +273,22 @@ def judge_lines(
     rescue: bool = False,
     split: SplitOptions | None = None,
     allow_code: bool = False,
+    note: Callable[[str], None] | None = None,
 ) -> list[Scored]:
     """Judge every response line against the task; one result per line, in file order.
 
-    `allow_code`: the user's --allow-code-execution, without which a code task's line is refused.
+    `allow_code`: the user's --allow-code-execution, without which a code task's line is refused. `note` is told
+    which fields were read, and how ids were matched when it was by their number.
     """
     split = split or SplitOptions()
     index = _Index(task, data)
     seen: dict[str, int] = {}
     out: list[Scored] = []
+    fields: Fields | None = None
     for number, obj in _lines(path):
         where = f"{path}:{number}"
-        line, doc = _parse(obj, fmt, where)
+        fields = fields or _fields_of(obj, fmt, where)
+        line, doc = _parse(obj, fmt, fields, where)
         sample = _sample_of(task, line, doc, index, where)
         if sample.id in seen:
             raise InputError(f"{where}: id '{line.id}' appears twice (first on line {seen[sample.id]})")
@@ -227,7 +296,16 @@ def judge_lines(
         done = _completion(line, split)
         verdict = judge(task, sample, done, rescue=rescue, allow_code=allow_code)
         out.append(Scored(_item(sample, done, verdict), sample, done, verdict))
+    if note is not None and fields is not None:
+        note(_fields_note(path, fields, index.by_number))
     return out
+
+
+def _fields_note(path: Path, fields: Fields, by_number: tuple[str, str] | None) -> str:
+    text = f"{path.name}: read the response text from '{fields.text}' and the ids from '{fields.id}'"
+    if by_number:
+        text += f"; ids matched to samples by their number ('{by_number[0]}' is {by_number[1]})"
+    return text
 
 
 async def _grade_all(
@@ -273,9 +351,10 @@ def score_lines(
     judge_base_url: str | None = None,
     judge_model: str | None = None,
     allow_code: bool = False,
+    note: Callable[[str], None] | None = None,
 ) -> tuple[list[ScoredItem], TaskSummary, list[Scored]]:
     """score_file, also returning each line's full judgement (for reports)."""
-    scored = judge_lines(task, path, data=data, fmt=fmt, rescue=rescue, split=split, allow_code=allow_code)
+    scored = judge_lines(task, path, data=data, fmt=fmt, rescue=rescue, split=split, allow_code=allow_code, note=note)
     if judge_base_url and judge_model:
         asyncio.run(_grade_all(task, scored, judge_base_url, judge_model, rescue, allow_code))
     summary = summarize(task.name, (_outcome(s) for s in scored), task.spec.breakdowns)

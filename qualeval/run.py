@@ -29,7 +29,7 @@ from qualeval.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.pipeline import run_one
 from qualeval.probe import is_simulated, probe
 from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, TaskEntry
-from qualeval.runchecks import KEYLESS, check_code_allowed, check_run_tasks, keyless, warn_unlisted
+from qualeval.runchecks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
 from qualeval.runsummary import summarize_records
 from qualeval.serving import attach_figures, batch_loop, serving_client
 from qualeval.shaping import needs_shaping, shape_work
@@ -48,19 +48,25 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _samples(task: Task, config: RunConfig) -> list[Sample]:
-    samples = build_samples(
-        task, data=config.data_for(task.name), limit_per_subset=config.limit_per_subject, num_fewshot=config.num_fewshot
-    )
+def _samples(task: Task, config: RunConfig, data: Path | None) -> list[Sample]:
+    samples = build_samples(task, data=data, limit_per_subset=config.limit_per_subject, num_fewshot=config.num_fewshot)
     if config.sample_seed is not None:
         samples = random.Random(config.sample_seed).sample(samples, len(samples))
     return samples[: config.limit] if config.limit else samples
 
 
 def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
-    tasks = [task for ref in config.tasks for task in load_tasks(ref)]  # lm_eval:GROUP runs as its tasks
-    check_run_tasks(config, tasks)  # code execution allowed? data for tasks not in the run?
-    out = [(task, _samples(task, config)) for task in tasks]
+    refs = [(ref, task) for ref in config.tasks for task in load_tasks(ref)]  # lm_eval:GROUP runs as its tasks
+    tasks = [task for _, task in refs]
+    check_code_allowed(tasks, config.allow_code_execution)  # refused before any data is read
+    out = []
+    for ref, task in refs:
+        data = config.data_for(task.name, ref)  # --data is keyed by what --task said, or by the task's name
+        try:
+            out.append((task, _samples(task, config, data)))
+        except InputError as exc:  # one error naming the --data keys, not a warning and then a puzzle
+            raise (exc if data else unread_data_error(exc, config, tasks)) from None
+    check_run_tasks(config, tasks)  # the warnings: --data for no task of the run, sampling cards advise against
     names = [t.name for t, _ in out]
     if len(set(names)) != len(names):
         raise InputError(f"--task: the same task is given twice ({', '.join(names)})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from qualeval.config import RunConfig
@@ -13,7 +14,17 @@ from qualeval.scorers.humaneval import REFUSAL
 from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
 
-__all__ = ["KEYLESS", "check_code_allowed", "check_run_tasks", "keyless", "sampling_warnings", "warn_unlisted"]
+__all__ = [
+    "KEYLESS",
+    "check_code_allowed",
+    "check_run_tasks",
+    "data_keys",
+    "keyless",
+    "one_task_data",
+    "sampling_warnings",
+    "unread_data_error",
+    "warn_unlisted",
+]
 
 
 def check_code_allowed(tasks: list[Task], allowed: bool) -> None:
@@ -48,17 +59,55 @@ def sampling_warnings(config: RunConfig, tasks: list[Task]) -> list[str]:
     return lines
 
 
+def _names(task: Task) -> tuple[str, str]:
+    return task.name, task.name.split(":", 1)[0]
+
+
+def data_keys(config: RunConfig, tasks: list[Task]) -> list[str]:
+    """The TASK of `--data TASK=PATH` that reaches a task of this run (RunConfig.data_for): what --task said
+    (`lm_eval:gsm8k`, `my.yaml`), each task's name (`mmlu:stem`) and its base name (`mmlu`)."""
+    return list(dict.fromkeys([*config.tasks, *(name for t in tasks for name in _names(t))]))
+
+
+def one_task_data(data: Path | None, ref: str, task: Task) -> Path | None:
+    """`--data` of a command about one task (`score`, `tasks show`): PATH, or TASK=PATH as `run` takes it, TASK
+    naming this task; an existing file or folder is a PATH even with `=` in its name."""
+    if data is None or data.exists() or "=" not in str(data):
+        return data
+    name, _, path = str(data).partition("=")
+    keys = list(dict.fromkeys((ref, *_names(task))))
+    if name not in keys:
+        raise InputError(f"--data {data}: '{name}' is not this task (its keys: {', '.join(keys)}; or PATH alone)")
+    return Path(path)
+
+
+def _unread(config: RunConfig, tasks: list[Task]) -> list[str]:
+    keys = set(data_keys(config, tasks))
+    return [name for name in config.data if name != "*" and name not in keys]
+
+
+def unread_data_error(exc: InputError, config: RunConfig, tasks: list[Task]) -> InputError:
+    """A task that got no --data failed to load while a --data key reached no task: most likely the key was
+    meant for it, so the error says which keys this run takes instead of leaving "no --data given" to puzzle."""
+    unread = _unread(config, tasks)
+    if not unread:
+        return exc
+    keys, name = ", ".join(data_keys(config, tasks)), unread[0]
+    return InputError(f"{exc}; --data {name}={config.data[name]} names no task of this run (its keys: {keys})")
+
+
 def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
     """The code permission (before the endpoint is contacted); `--data TASK=PATH` for a task the run does not
-    have is a warning, since it reads nothing; so is sampling a model card advises against."""
+    have is a warning naming the keys it does take, since it reads nothing (a task that then lacks its data is
+    an error saying so: unread_data_error); so is sampling a model card advises against."""
     check_code_allowed(tasks, config.allow_code_execution)
     for line in sampling_warnings(config, tasks):
         warn_once(f"sampling:{line}", line)
-    known = set(config.tasks) | {name for t in tasks for name in (t.name, t.name.split(":", 1)[0], t.spec.name)}
-    for name in config.data:
-        if name != "*" and name not in known:
-            path = config.data[name]
-            warn_once(f"data:{name}", f"--data {name}={path}: no task '{name}' in this run, so it is not read")
+    for name in _unread(config, tasks):
+        path, keys = config.data[name], ", ".join(data_keys(config, tasks))
+        warn_once(
+            f"data:{name}", f"--data {name}={path}: no task '{name}' in this run, so it is not read (keys: {keys})"
+        )
 
 
 def warn_unlisted(model: str, models: dict[str, Any] | None) -> None:

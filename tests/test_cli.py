@@ -251,3 +251,116 @@ def test_probe_sim_ignores_openai_base_url_in_the_environment() -> None:
     assert json.loads(done.stdout)["simulated"] is True
     both = CliRunner().invoke(app, ["probe", "--sim", "vllm", "--base-url", "http://127.0.0.1:9/v1"], env=env)
     assert both.exit_code == 2 and "not both" in both.output
+
+
+# --- usage errors: one `error:` line and exit 2 for every command, as the README promises (issue 20) ------------
+
+USAGE_ERRORS = [
+    (["score", "--bogus"], "error: no such option: --bogus"),
+    (["run", "--concurrency"], "error: option '--concurrency' requires an argument"),
+    (["run", "--stream=maybe"], "error: option '--stream' does not take a value"),
+    (["tasks", "show", "gsm8k", "--index", "x"], "error: invalid value for '--index'"),
+    (["probe", "--timeout", "soon"], "error: invalid value for '--timeout'"),
+    (["serve-sim", "--port", "abc"], "error: invalid value for '--port'"),
+    (["score", "--task", "gsm8k"], "error: missing option '--responses'"),
+    (["merge"], "error: missing argument"),
+    (["compare", "a", "b", "c"], "error: got unexpected extra argument"),
+    (["scor"], "error: no such command 'scor'"),
+    (["tasks", "shwo"], "error: no such command 'shwo'"),
+    (["--bogus"], "error: no such option: --bogus"),
+    (["probe", "--format", "xml"], "error: --format must be 'table' or 'json'"),  # a bad choice, checked by us
+]
+
+
+@pytest.mark.parametrize(("args", "words"), USAGE_ERRORS, ids=[" ".join(a) for a, _ in USAGE_ERRORS])
+def test_usage_errors_are_one_plain_line(args: list[str], words: str) -> None:
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 2, done.output
+    shown = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(shown) == 1 and shown[0].startswith(words), done.stderr  # no usage text, no boxed panel
+    assert done.stdout == ""
+
+
+def test_usage_errors_through_the_installed_command_and_help_is_untouched() -> None:
+    done = qualeval("score", "--task", "gsm8k", "--bogus")
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: no such option: --bogus"), done.stderr
+    assert lines[0].endswith("qualeval score --help)")  # where the flags are listed
+    shown = qualeval("score", "--help")  # help is not an error: typer still draws it, panels and all
+    assert shown.returncode == 0 and "╭─ Options" in shown.stdout and "--responses" in shown.stdout
+
+
+# --- --data TASK=PATH keyed by what --task says, or by the task's name (issue 20) --------------------------------
+
+
+def _data_task(tmp_path: Path) -> tuple[Path, Path]:
+    task = tmp_path / "mytask.yaml"
+    task.write_text("name: mytask\nscorer: exact\ndata_files: {test: d.jsonl}\n")
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"question": f"{n}+1?", "answer": str(n + 1)}) + "\n" for n in range(3)))
+    return task, data
+
+
+def test_one_task_commands_take_task_equals_path_as_run_does(tmp_path: Path) -> None:
+    task, data = _data_task(tmp_path)
+    for key in (str(task), "mytask"):
+        done = qualeval("tasks", "show", str(task), "--data", f"{key}={data}", "--index", "2", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["gold"] == "3"
+    wrong = qualeval("tasks", "show", str(task), "--data", f"gsm8k={data}")
+    assert wrong.returncode == 2 and wrong.stderr.splitlines() == [
+        f"error: --data gsm8k={data}: 'gsm8k' is not this task (its keys: {task}, mytask; or PATH alone)"
+    ]
+    responses = tmp_path / "r.jsonl"
+    responses.write_text('{"id": 0, "content": "1"}\n{"id": 1, "content": "2"}\n')
+    scored = qualeval("score", "--task", str(task), "--responses", str(responses), "--data", f"mytask={data}",
+                      "--out", str(tmp_path / "s"))  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert json.loads((tmp_path / "s" / "summary.json").read_text())["correct"] == 2
+
+
+def test_run_data_is_keyed_by_what_task_says(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+    from qualeval.sim import Latency, SimConfig, running_server
+
+    task, data = _data_task(tmp_path)
+    runner = CliRunner()
+    with running_server(SimConfig(port=0, latency=Latency(burst=True))) as url:
+        common = ["run", "--model", "sim", "--base-url", url, "--no-probe"]
+        for key in (str(task), "mytask"):  # what --task said (a path: dots and slashes), and the task's own name
+            out = tmp_path / f"run-{len(key)}"
+            done = runner.invoke(app, [*common, "--task", str(task), "--data", f"{key}={data}", "--out", str(out)])
+            assert done.exit_code == 0, done.output
+            assert len((out / "records.jsonl").read_text().splitlines()) == 3
+        typo = runner.invoke(
+            app, [*common, "--task", str(task), "--data", f"mytsk={data}", "--out", str(tmp_path / "t")]
+        )
+    assert typo.exit_code == 2
+    assert typo.stderr.splitlines() == [
+        f"error: {task}: no --data given and the task has no dataset_path to load from the hub; --data mytsk={data} "
+        f"names no task of this run (its keys: {task}, mytask)"
+    ]
+
+
+@pytest.mark.skipif(not GSM8K.exists(), reason="../shared/data/gsm8k missing")
+def test_an_lm_eval_task_takes_data_under_its_lm_eval_name(tmp_path: Path) -> None:
+    pytest.importorskip("lm_eval")
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+    from qualeval.sim import Latency, SimConfig, running_server
+
+    with running_server(SimConfig(port=0, latency=Latency(burst=True))) as url:
+        done = CliRunner().invoke(app, ["run", "--model", "sim", "--base-url", url, "--no-probe", "--task",
+                                        "lm_eval:gsm8k", "--data", f"lm_eval:gsm8k={GSM8K.parent}", "--limit", "2",
+                                        "--out", str(tmp_path / "o")])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    records = [json.loads(line) for line in (tmp_path / "o" / "records.jsonl").read_text().splitlines()]
+    assert [r["sample_id"] for r in records] == ["gsm8k/test/0", "gsm8k/test/1"]

@@ -123,12 +123,31 @@ def test_short_ids_and_the_lm_eval_log_format(tmp_path: Path) -> None:
     ("lines", "fmt", "words"),
     [
         (['{"id": "a", "content": "x", "target": "1"}', "not json"], "qualeval", "r.jsonl:2: not valid JSON"),
-        (['{"content": "x"}'], "qualeval", "r.jsonl:1: field 'id': Field required"),
+        (['{"content": "x"}'], "qualeval", "r.jsonl:1: no id on the line: none of id, sample_id, doc_id"),
         (['{"id": "a", "content": 5, "target": "1"}'], "qualeval", "r.jsonl:1: field 'content'"),
+        (['{"id": "a", "output": ["x"], "target": "1"}'], "qualeval", "r.jsonl:1: field 'output'"),
+        (['{"idx": {"n": 1}, "output": "x", "target": "1"}'], "qualeval", "r.jsonl:1: field 'idx'"),
         (
-            ['{"id": "a", "target": "1"}', '{"id": "a", "target": "1"}'],
+            ['{"id": "a", "content": "1", "target": "1"}', '{"id": "a", "content": "1", "target": "1"}'],
             "qualeval",
             "r.jsonl:2: id 'a' appears twice (first on line 1)",
+        ),
+        (
+            ['{"id": 1, "answer": "18", "question": "q"}'],
+            "qualeval",
+            "r.jsonl:1: no response text on the line: none of content, output, response, completion, generated_text, "
+            "generation, text (the line has answer, id, question)",
+        ),
+        (
+            ['{"id": "a", "output": "1", "target": "1"}', '{"id": "b", "content": "2", "target": "2"}'],
+            "qualeval",
+            "r.jsonl:2: no 'output' field (the file's response text, as on its first line); a response with no text "
+            'is "output": null',
+        ),
+        (
+            ['{"doc_id": "a", "output": "1", "target": "1"}', '{"id": "b", "output": "2", "target": "2"}'],
+            "qualeval",
+            "r.jsonl:2: no 'doc_id' field (the file's id, as on its first line)",
         ),
         (["[1]"], "qualeval", "r.jsonl:1: each line must be a JSON object"),
         ([], "qualeval", "r.jsonl: no responses in the file"),
@@ -281,3 +300,77 @@ def test_score_with_a_model_judge_on_the_reference_server(tmp_path: Path) -> Non
     code, out = score_cli("--task", "knowledge_qa", "--responses", str(lines), "--out", str(tmp_path / "x"),
                           "--judge-model", "sim")  # fmt: skip
     assert code == 2 and "--judge-base-url and --judge-model go together" in out
+
+
+@pytest.mark.parametrize(
+    ("id_field", "text_field"),
+    [("id", "output"), ("idx", "response"), ("doc_id", "completion"), ("question_id", "generated_text")],
+)
+def test_the_text_and_id_under_other_tools_names_are_read_and_said(
+    tmp_path: Path, id_field: str, text_field: str
+) -> None:
+    lines = write(
+        tmp_path / "r.jsonl",
+        [
+            {id_field: "a", text_field: "So 18.\n#### 18", "target": "18"},
+            {id_field: "b", text_field: "#### 5", "target": "7"},
+            {id_field: "c", text_field: None, "target": "7"},  # null: the model wrote nothing, said so
+        ],
+    )
+    code, out = score_cli("--task", "gsm8k", "--responses", str(lines), "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    rows = [json.loads(line) for line in (tmp_path / "o" / "items.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["status"], r["correct"]) for r in rows] == [
+        ("a", "ok", True),
+        ("b", "ok", False),
+        ("c", "empty_content", False),
+    ]
+    said = " ".join(out.split())
+    assert f"note: r.jsonl: read the response text from '{text_field}' and the ids from '{id_field}'" in said
+
+
+def test_content_is_read_before_the_other_names(tmp_path: Path) -> None:
+    # a line carrying qualeval's own field and another tool's: the documented one wins, and the note says so
+    lines = write(tmp_path / "r.jsonl", [{"id": "a", "content": "#### 18", "output": "#### 3", "target": "18"}])
+    said: list[str] = []
+    items, _ = score_file(load_task("gsm8k"), lines, note=said.append)
+    assert items[0].correct and said == ["r.jsonl: read the response text from 'content' and the ids from 'id'"]
+
+
+@needs_gsm8k
+def test_ids_of_another_tool_match_by_their_number_only_if_the_question_agrees(tmp_path: Path) -> None:
+    docs = [json.loads(line) for line in GSM8K.read_text().splitlines()[:2]]
+    right = write(
+        tmp_path / "r.jsonl",
+        [{"id": f"gsm8k-main-test-#{i}", "question": d["question"], "output": "#### 18"} for i, d in enumerate(docs)],
+    )
+    said: list[str] = []
+    items, _ = score_file(load_task("gsm8k"), right, data=SHARED / "gsm8k", note=said.append)
+    assert [(i.id, i.correct) for i in items] == [("gsm8k/test/0", True), ("gsm8k/test/1", False)]
+    assert said[0].endswith("ids matched to samples by their number ('gsm8k-main-test-#0' is gsm8k/test/0)")
+    swapped = write(
+        tmp_path / "s.jsonl", [{"id": "gsm8k-main-test-#1", "question": docs[0]["question"], "output": "1"}]
+    )
+    with pytest.raises(InputError, match=r"s.jsonl:1: id 'gsm8k-main-test-#1' ends in the number of sample "):
+        score_file(load_task("gsm8k"), swapped, data=SHARED / "gsm8k")
+
+
+ZEROEVAL = SHARED / "model_outputs" / "zeroeval_gsm"
+
+
+@pytest.mark.skipif(not (ZEROEVAL / "gemma-2-9b-it.jsonl").exists() or not GSM8K.exists(), reason="data missing")
+def test_a_real_zeroeval_file_scores_its_published_accuracy(tmp_path: Path) -> None:
+    """ZeroEval's own GSM8K outputs, as published: text under `output`, ids `gsm8k-main-test-#N`. Before the text
+    was looked for under other names this was 0/1319 with exit 0."""
+    code, out = score_cli(
+        "--task", "gsm8k", "--responses", str(ZEROEVAL / "gemma-2-9b-it.jsonl"), "--data", f"gsm8k={SHARED / 'gsm8k'}",
+        "--out", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert code == 0, out
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    published = next(
+        r for r in json.loads((ZEROEVAL / "gsm.summary.json").read_text()) if r["Model"] == "gemma-2-9b-it"
+    )
+    assert (summary["n"], summary["correct"]) == (1319, 1153)  # ZeroEval's own parser: 87.41%
+    assert round(100 * summary["correct"] / summary["n"], 2) == float(published["Acc"])
+    assert "read the response text from 'output' and the ids from 'id'" in " ".join(out.split())

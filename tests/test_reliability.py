@@ -573,6 +573,62 @@ CATALOGUE: list[tuple[dict[str, str | bytes], list[str], int, str]] = [
         2,
         "r.jsonl:1: not valid JSON",
     ),
+    # issue 20: response text under another tool's name is read, never scored as an empty answer unseen
+    (
+        {"r.jsonl": '{"id": 0, "answer": "18", "generator": "m"}\n'},
+        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--out", "{tmp}/s"],
+        2,
+        "r.jsonl:1: no response text on the line: none of content, output, response",
+    ),
+    (
+        {"r.jsonl": '{"id": "a", "output": "#### 1", "target": "1"}\n{"id": "b", "text": "#### 2", "target": "2"}\n'},
+        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--out", "{tmp}/s"],
+        2,
+        "r.jsonl:2: no 'output' field (the file's response text, as on its first line)",
+    ),
+    (
+        {"r.jsonl": '{"id": "a", "response": {"text": "1"}, "target": "1"}\n'},
+        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--out", "{tmp}/s"],
+        2,
+        "r.jsonl:1: field 'response': Input should be a valid string",
+    ),
+    # issue 20: --data keyed by what --task says; a key that names no task is named with the keys there are
+    (
+        {"t.yaml": "name: t\nscorer: exact\ndata_files: {test: d.jsonl}\n", "d.jsonl": '{"question": "q"}\n'},
+        [
+            "run",
+            "--base-url",
+            "{url}",
+            "--model",
+            "m",
+            "--task",
+            "{tmp}/t.yaml",
+            "--data",
+            "tt={tmp}/d.jsonl",
+            "--out",
+            "{tmp}/o",
+        ],
+        2,
+        "names no task of this run (its keys: {tmp}/t.yaml, t)",
+    ),
+    (
+        {"t.yaml": "name: t\nscorer: exact\ndata_files: {test: d.jsonl}\n", "d.jsonl": '{"question": "q"}\n'},
+        ["tasks", "show", "{tmp}/t.yaml", "--data", "gsm8k={tmp}/d.jsonl"],
+        2,
+        "'gsm8k' is not this task (its keys: {tmp}/t.yaml, t; or PATH alone)",
+    ),
+    (
+        {"r.jsonl": '{"id": 0, "content": "1"}\n'},
+        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--data", "mmlu={tmp}", "--out", "{tmp}/s"],
+        2,
+        "'mmlu' is not this task (its keys: gsm8k; or PATH alone)",
+    ),
+    # issue 20: usage errors are one line too, not click's usage text and a boxed panel
+    ({}, ["score", "--bogus"], 2, "no such option: --bogus"),
+    ({}, ["run", "--concurrency"], 2, "option '--concurrency' requires an argument"),
+    ({}, ["tasks", "show", "gsm8k", "--index", "x"], 2, "invalid value for '--index'"),
+    ({}, ["score", "--task", "gsm8k"], 2, "missing option '--responses'"),
+    ({}, ["scor"], 2, "no such command 'scor'"),
     ({}, ["rescore", "{tmp}"], 2, "no manifest.json here"),
     ({}, ["compare", "{tmp}", "{tmp}"], 2, "no manifest.json here"),
     ({}, ["serve-sim", "--flavor", "tgi"], 2, "unknown flavour 'tgi'"),
@@ -596,7 +652,7 @@ def test_bad_input_catalogue(
     assert done.exit_code == code, (done.exit_code, done.stderr)
     assert done.exception is None or isinstance(done.exception, SystemExit), done.exception  # no traceback
     message = " ".join(done.stderr.split())
-    assert words in message, done.stderr
+    assert words.replace("{tmp}", str(tmp_path)) in message, done.stderr
     assert message.startswith("error: ") and len([ln for ln in done.stderr.splitlines() if ln.strip()]) <= 3
 
 

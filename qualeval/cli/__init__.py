@@ -14,13 +14,14 @@ import typer
 
 from qualeval._version import __version__
 from qualeval.cli import evaluate, inspection, serve_sim
-from qualeval.cli.output import exit_code, stderr, stdout
+from qualeval.cli.output import OneLineUsageErrors, exit_code, stderr, stdout
 from qualeval.errors import QualevalError
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="qualeval",
+    cls=OneLineUsageErrors,  # a usage error is one `error:` line, exit 2, as the README promises
     help="Reasoning-aware quality and speed evaluation for OpenAI-compatible chat endpoints.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -24,13 +24,18 @@ _AllowCode = Annotated[
     bool, typer.Option(help="Run the model's code to score code tasks (HumanEval), each in a sandboxed process.")
 ]
 _ScoreData = Annotated[
-    Path | None, typer.Option(help="Local data for the task (not needed when every line has a target).")
+    Path | None,
+    typer.Option(
+        help="Local data for the task: PATH, or TASK=PATH as run takes it (not needed when every line has a target)."
+    ),
 ]
 _ScoreFormat = Annotated[
     str,
     typer.Option(
         "--format",
-        help="qualeval ({id, content, reasoning?, finish_reason?, target?, choices?}) or lm-eval (samples_*.jsonl).",
+        help="qualeval ({id, content, reasoning?, finish_reason?, target?, choices?}; the text may also be under "
+        "output, response, completion, generated_text, generation or text, the id under sample_id, doc_id, idx, "
+        "question_id, task_id or key) or lm-eval (samples_*.jsonl).",
     ),
 ]
 _Rescue = Annotated[
@@ -93,6 +98,7 @@ def score_cmd(
             rescue=rescue,
             judge_base_url=judge_base_url,
             judge_model=judge_model,
+            note=lambda text: note(f"note: {text}"),
         )
     except QualevalError as exc:
         fail(exc)

@@ -67,7 +67,10 @@ def tasks_list() -> None:
 
 def tasks_show(
     task: _Task,
-    data: Annotated[Path | None, typer.Option(help="Read the documents from this local file or folder.")] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(help="Read the documents from this local file or folder: PATH, or TASK=PATH as run takes it."),
+    ] = None,
     index: Annotated[int, typer.Option(help="Which sample to render.")] = 0,
     num_fewshot: Annotated[int | None, typer.Option(help="Few-shot examples (the task's default otherwise).")] = None,
     output: Annotated[str, typer.Option("--format", help="text or json.")] = "text",

@@ -6,12 +6,14 @@ reached or refused us, or a run ended with requests that failed at the endpoint 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, NoReturn
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperGroup
 
 from qualeval.errors import EndpointError, QualevalError
 
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from qualeval.config import RunConfig
     from qualeval.records import RunSummary
 
-__all__ = ["exit_code", "fail", "note", "stderr", "stdout", "with_progress"]
+__all__ = ["OneLineUsageErrors", "exit_code", "fail", "note", "stderr", "stdout", "with_progress"]
 
 
 def stdout() -> Console:
@@ -55,3 +57,48 @@ def with_progress(run_config: RunConfig, execute: Callable[..., Awaitable[RunSum
 
     with progress_bar(stderr()) as bar:
         return run_async(execute(run_config, on_record=bar.on_record, on_start=bar.on_start))
+
+
+def _is_click_error(exc: Exception) -> bool:
+    # by name: typer >= 0.26 raises its own vendored copy of click's exceptions, older typer click's, and click
+    # itself is not a dependency to import
+    return any(cls.__name__ == "ClickException" for cls in type(exc).__mro__)
+
+
+def usage_line(exc: Exception) -> str:
+    """A usage error (unknown option, missing value, bad choice, wrong type) as one line: click's message, in the
+    house style, with where the full list of flags is."""
+    text = " ".join(str(getattr(exc, "format_message", exc.__str__)()).split()).rstrip(".")
+    text = text[:1].lower() + text[1:]
+    ctx = getattr(exc, "ctx", None)
+    return f"{text} (see {ctx.command_path} --help)" if ctx is not None else text
+
+
+@contextlib.contextmanager
+def _one_line() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        # NoArgsIsHelpError is `qualeval` or `qualeval tasks` alone: typer shows the help for it
+        if not _is_click_error(exc) or type(exc).__name__ == "NoArgsIsHelpError":
+            raise
+        note(f"error: {usage_line(exc)}")
+        raise typer.Exit(int(getattr(exc, "exit_code", 2))) from None
+
+
+class OneLineUsageErrors(TyperGroup):
+    """The root command: a usage error anywhere below it is one `error:` line on stderr and exit 2, like every
+    other bad input, instead of click's usage text and typer's five-line boxed panel. Help is not an error and
+    is shown as typer draws it.
+
+    Every subcommand (and the `tasks` group) is parsed and run inside the root's `invoke`, and the root's own
+    options inside its `make_context`, so these two cover every command.
+    """
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        with _one_line():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line():
+            return super().invoke(ctx)
