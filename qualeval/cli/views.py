@@ -10,7 +10,7 @@ from qualeval.cli.output import note, stdout
 
 if TYPE_CHECKING:
     from qualeval.models import Sample
-    from qualeval.records import Comparison, ProbeResult, RunSummary, TaskSummary
+    from qualeval.records import Comparison, ProbeResult, RunSummary, Speed, TaskSummary
 
 __all__ = [
     "print_comparison",
@@ -18,6 +18,7 @@ __all__ = [
     "print_probe",
     "print_run",
     "print_sample",
+    "print_speed",
     "print_summary",
     "print_tasks",
 ]
@@ -81,10 +82,40 @@ def print_run(summary: RunSummary) -> None:
         if report.faults:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
             note(f"{report.summary.task}: failed attempts by fault: {faults}")
+    print_speed(summary)
     from qualeval.loadreport import terminal_lines
 
     for line in terminal_lines(summary):
         note(line)
+
+
+def _speed_row(label: str, p: Speed) -> list[str]:
+    from qualeval.reportmd import dist, num
+
+    first = num(p.first_answer.p50) if p.first_answer else "–"
+    latency = num(p.latency.p50) if p.latency else "–"
+    return [label, str(p.requests), dist(p.ttft), first, latency, num(p.output_throughput), num(p.request_throughput)]
+
+
+def print_speed(summary: RunSummary) -> None:
+    """One compact table of every task's speed, per load level when there are several (the pooled figures
+    have no throughput then); a task with no timed request has no row, rather than a row of zeros. One task
+    names itself in the title, so its rows need only the level and the table fits an 80-column terminal."""
+    one = len(summary.tasks) == 1
+    title = f"{next(iter(summary.tasks))}: speed" if one else "speed"
+    title += " (ms, warm-up excluded; answer = first token of the answer)"
+    table = Table("level" if one else "task", title=title, title_justify="left", show_edge=False)
+    for column in ("requests", "TTFT p50/p90", "answer p50", "latency p50", "tok/s", "req/s"):
+        table.add_column(column, justify="right")
+    for name, report in summary.tasks.items():
+        levels = report.levels if len(report.levels) > 1 else {next(iter(report.levels), ""): None}
+        for level, at in levels.items():
+            label = level if one else f"{name} @ {level}" if at else name
+            p = at.speed if at else report.speed
+            if p.requests:
+                table.add_row(*_speed_row(label or name, p))
+    if table.row_count:
+        stdout().print(table)
 
 
 def print_comparison(result: Comparison, show: int) -> None:
