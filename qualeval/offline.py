@@ -364,7 +364,8 @@ def score_lines(
 def write_offline(
     out: Path, task: Task, responses: Path, items: list[ScoredItem], summary: TaskSummary, scored: list[Scored]
 ) -> None:
-    """items.jsonl and summary.json, then report.md and report.html (a report that fails is a warning)."""
+    """items.jsonl and summary.json, then report.md and report.html (a report that fails is a warning). No
+    request was sent, so the reports say once that timing is not known and leave the speed sections out."""
     from qualeval._version import __version__
     from qualeval.records import RunSummary, TaskReport
     from qualeval.report import write_reports_or_warn
@@ -385,4 +386,4 @@ def write_offline(
         records=len(items),
         tasks={task.name: report},
     )
-    write_reports_or_warn(RunStore(out), run, (entry.record(task.name) for entry in scored))
+    write_reports_or_warn(RunStore(out), run, (entry.record(task.name) for entry in scored), offline=True)

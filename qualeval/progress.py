@@ -1,5 +1,6 @@
 """The run's progress bar (items, accuracy so far, tokens per second, errors, truncations), for the CLI and for
-`qualeval.evaluate(progress=True)`: callbacks for `run.execute`, and the bar they drive."""
+`qualeval.evaluate(progress=True)`: callbacks for `run.execute`, and the bar they drive. Accuracy counts only
+scored records: a workload's synthetic prompts have no right answer, so a run of nothing else shows none."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ class Bar:
     progress: Progress
     also: Callable[[Any], None] | None = None
     counts: dict[str, float] = field(
-        default_factory=lambda: dict.fromkeys(("right", "seen", "errors", "cut", "tokens"), 0)
+        default_factory=lambda: dict.fromkeys(("right", "scored", "errors", "cut", "tokens"), 0)
     )
     started_at: float = field(default_factory=time.perf_counter)
 
@@ -37,16 +38,22 @@ class Bar:
 
     def on_record(self, record: Any) -> None:
         c = self.counts
-        c["seen"] += 1
-        c["right"] += bool(record.score.correct)
+        if (record.meta or {}).get("scored", True) is not False:
+            c["scored"] += 1
+            c["right"] += bool(record.score.correct)
         c["errors"] += record.status == "transport_error"
         c["cut"] += record.status in TRUNCATED
         c["tokens"] += record.usage.completion_tokens or 0
-        rate = c["tokens"] / max(time.perf_counter() - self.started_at, 1e-9)
-        line = f"acc {c['right'] / c['seen']:.1%} · {rate:,.0f} tok/s · errors {c['errors']:g} · truncated {c['cut']:g}"
-        self.progress.update(self.task, advance=1, line=line)
+        self.progress.update(self.task, advance=1, line=self.line())
         if self.also:
             self.also(record)
+
+    def line(self) -> str:
+        """What the bar says beside its count; no accuracy until a scored record has come in."""
+        c = self.counts
+        rate = c["tokens"] / max(time.perf_counter() - self.started_at, 1e-9)
+        acc = f"acc {c['right'] / c['scored']:.1%} · " if c["scored"] else ""
+        return f"{acc}{rate:,.0f} tok/s · errors {c['errors']:g} · truncated {c['cut']:g}"
 
 
 @contextlib.contextmanager

@@ -2,6 +2,9 @@
 
 Model output is untrusted text. The HTML template autoescapes everything, and its Content-Security-Policy
 allows only the one script written here (by hash), so even a missed escape could not run code.
+
+As in report.md (qualeval.reportmd), a section with nothing measured is left out, and a task that is not scored
+(a workload's synthetic prompts) shows nothing derived from correctness: no accuracy, plot of it or ✓/✗.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from qualeval.records import ENDPOINT_FAILED, Comparison, Record, RunSummary
-from qualeval.reportmd import dist, errors_cell, markdown_report, num, pct
+from qualeval.reportmd import OFFLINE, dist, errors_cell, has_linked, markdown_report, num, pct, timed
 from qualeval.store import RunStore
 
 __all__ = [
@@ -70,7 +73,14 @@ def _environment() -> Environment:
         autoescape=select_autoescape(default=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
     )
     env.globals.update(pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
+    env.globals.update(timed=timed, has_linked=has_linked, unscored=_unscored, offline_note=OFFLINE)
+    env.tests.update(timed=timed, has_linked=has_linked)  # for `select`: the sections with something measured
     return env
+
+
+def _unscored(record: Record) -> bool:
+    """A synthetic prompt of a workload: it has no right answer, so it is neither right nor wrong."""
+    return (record.meta or {}).get("scored", True) is False
 
 
 def _ordered(records: Iterable[Record], cap: int) -> list[Record]:
@@ -99,21 +109,23 @@ def _figure(draw: Callable[..., str], *args: Any) -> list[str]:
         return []
 
 
-def _plots(summary: RunSummary, latencies: dict[str, dict[bool, list[float]]]) -> dict[str, list[str]]:
+def _plots(summary: RunSummary, latencies: dict[str, dict[bool, list[float]]]) -> dict[str, dict[str, list[str]]]:
+    """Per task, the plots of its load levels ("load") and of speed beside quality ("linked"); a task that is not
+    scored has only throughput against load."""
     from qualeval import plots
 
-    out: dict[str, list[str]] = {}
+    out: dict[str, dict[str, list[str]]] = {}
     for name, t in summary.tasks.items():
-        figures = []
+        load, linked = [], []
         if len(t.levels) > 1:
-            figures += _figure(plots.accuracy_vs_load, t.levels, name)
-            figures += _figure(plots.throughput_vs_load, t.levels, name)
+            load += _figure(plots.accuracy_vs_load, t.levels, name) if t.scored else []
+            load += _figure(plots.throughput_vs_load, t.levels, name)
         by = latencies.get(name, {})
-        if by.get(True) or by.get(False):
-            figures += _figure(plots.latency_by_outcome, by.get(True, []), by.get(False, []), name)
-        if len(t.linked.accuracy_by_reasoning_length) > 1:
-            figures += _figure(plots.accuracy_by_length, t.linked.accuracy_by_reasoning_length, name)
-        out[name] = figures
+        if t.scored and (by.get(True) or by.get(False)):
+            linked += _figure(plots.latency_by_outcome, by.get(True, []), by.get(False, []), name)
+        if t.scored and len(t.linked.accuracy_by_reasoning_length) > 1:
+            linked += _figure(plots.accuracy_by_length, t.linked.accuracy_by_reasoning_length, name)
+        out[name] = {"load": load, "linked": linked}
     return out
 
 
@@ -121,15 +133,21 @@ def _latencies(records: Iterable[Record], into: dict[str, dict[bool, list[float]
     """Pass records through, keeping each one's latency by task and outcome for the plots."""
     for record in records:
         end = record.timing.end
-        if end is not None and record.status not in ENDPOINT_FAILED and not record.warmup:
+        if end is not None and record.status not in ENDPOINT_FAILED and not record.warmup and not _unscored(record):
             into.setdefault(record.task, {}).setdefault(record.score.correct, []).append(end)
         yield record
 
 
 def html_report(
-    summary: RunSummary, records: Iterable[Record], *, cap: int = ITEM_CAP, root: Path | None = None
+    summary: RunSummary,
+    records: Iterable[Record],
+    *,
+    cap: int = ITEM_CAP,
+    root: Path | None = None,
+    offline: bool = False,
 ) -> str:
-    """`root`: the run directory, for the plots over time (timeseries.jsonl)."""
+    """`root`: the run directory, for the plots over time (timeseries.jsonl). `offline`: scored by `qualeval
+    score` from responses made elsewhere, so nothing was timed."""
     from qualeval.loadreport import serving_sections
 
     latencies: dict[str, dict[bool, list[float]]] = {}
@@ -148,6 +166,8 @@ def html_report(
         script_hash=digest,
         rescored=summary.rescored,
         serving=serving_sections(summary, root),
+        offline=offline,
+        unscored_items=any(_unscored(r) for r in items),
     )
 
 
@@ -159,12 +179,15 @@ def write_reports(store: RunStore, summary: RunSummary, records: Iterable[Record
     )
 
 
-def write_reports_or_warn(store: RunStore, summary: RunSummary, records: Iterable[Record]) -> bool:
+def write_reports_or_warn(
+    store: RunStore, summary: RunSummary, records: Iterable[Record], *, offline: bool = False
+) -> bool:
     """write_reports, for a run or rescore whose records and summary are already safe on disk: a report that
-    fails is a warning (one line on stderr), never a traceback or an exit code of its own."""
+    fails is a warning (one line on stderr), never a traceback or an exit code of its own. `offline`: the
+    reports of `qualeval score`, which has no timing."""
     for name, render in (
-        ("report.md", lambda: markdown_report(summary)),
-        ("report.html", lambda: html_report(summary, records, root=store.root)),
+        ("report.md", lambda: markdown_report(summary, offline=offline)),
+        ("report.html", lambda: html_report(summary, records, root=store.root, offline=offline)),
     ):
         try:
             store.write_text(name, render())

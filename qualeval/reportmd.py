@@ -1,11 +1,17 @@
 """report.md from a run summary: accuracy (with the endpoint errors left out of it), statuses and extraction,
-speed, load levels, speed and quality together, and the serving sections."""
+speed, load levels, speed and quality together, and the serving sections.
+
+A section with nothing measured is left out rather than drawn as a table of dashes and zeros: offline scoring
+(`qualeval score`) sends no request, so it has no timing; a workload's synthetic prompts (`TaskReport.scored`
+false) have no right answer, so nothing derived from correctness is shown for them."""
 
 from __future__ import annotations
 
 from qualeval.records import Distribution, RunSummary, TaskReport
 
-__all__ = ["dist", "errors_cell", "markdown_report", "num", "pct"]
+__all__ = ["OFFLINE", "dist", "errors_cell", "has_linked", "markdown_report", "num", "pct", "timed"]
+
+OFFLINE = "Scored offline (qualeval score): no request was sent, so timing is not known and no speed is shown."
 
 
 def pct(x: float | None) -> str:
@@ -22,8 +28,22 @@ def dist(d: Distribution | None) -> str:
     return "–" if d is None else f"{d.p50:,.0f} / {d.p90:,.0f}"
 
 
-def markdown_report(summary: RunSummary) -> str:
-    lines = _header(summary)
+def timed(t: TaskReport) -> bool:
+    """Whether any request of the task was timed (none is, offline or when the endpoint failed every one)."""
+    return t.speed.requests > 0
+
+
+def has_linked(t: TaskReport) -> bool:
+    """Whether the task has speed and quality to read together: it is scored, and some answer was measured."""
+    k = t.linked
+    return t.scored and bool(
+        k.accuracy_by_reasoning_length or k.latency_by_outcome or k.truncation.budget or k.truncation.truncated
+    )
+
+
+def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
+    """`offline`: scored by `qualeval score`, from responses made elsewhere (no timing)."""
+    lines = _header(summary, offline)
     lines += _accuracy(summary)
     lines += _statuses(summary)
     lines += _speed(summary)
@@ -33,15 +53,21 @@ def markdown_report(summary: RunSummary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _header(summary: RunSummary) -> list[str]:
+def _header(summary: RunSummary, offline: bool) -> list[str]:
+    where = (
+        f"responses from **{summary.base_url}**"
+        if offline
+        else f"model **{summary.model}** at {summary.base_url} · started {summary.started or '?'}"
+    )
     lines = [
         f"# qualeval report{' (rescored)' if summary.rescored else ''}",
         "",
-        f"model **{summary.model}** at {summary.base_url} · started {summary.started or '?'} · "
-        f"{summary.records} records · qualeval {summary.qualeval_version}",
+        f"{where} · {summary.records} records · qualeval {summary.qualeval_version}",
         "",
     ]
     lines += [f"> **Note.** {note}" for note in summary.notes] + ([""] if summary.notes else [])
+    if offline:
+        lines += [f"> {OFFLINE}", ""]
     if summary.simulated:
         lines += [
             "> **Simulated server.** These results come from qualeval's reference server, a deterministic "
@@ -74,7 +100,9 @@ def _accuracy(summary: RunSummary) -> list[str]:
             f"{answered} | {pct(m.naive_accuracy)} | {errors} |"
         )
     for name, t in summary.tasks.items():
-        lines += _errors(name, t) + _figures(name, t) + _judged(name, t) + _repeated(name, t)
+        lines += _errors(name, t)
+        if t.scored:  # a published figure, a judge, repeated samples: all accuracy, which synthetic prompts lack
+            lines += _figures(name, t) + _judged(name, t) + _repeated(name, t)
     return lines
 
 
@@ -132,12 +160,13 @@ def _statuses(summary: RunSummary) -> list[str]:
     ]
     for name, t in summary.tasks.items():
         m = t.summary
+        rungs = _pairs(m.rungs) if t.scored else "– (not scored)"  # nothing was looked for, so nothing missed
         lines.append(
-            f"| {name} | {_pairs(m.statuses)} | {_pairs(m.rungs)} | {_pairs(m.constraint_held) or '–'} | "
+            f"| {name} | {_pairs(m.statuses)} | {rungs} | {_pairs(m.constraint_held) or '–'} | "
             f"{_pairs(m.followup) or '–'} |"
         )
     for name, t in summary.tasks.items():
-        for key, cells in t.summary.breakdowns.items():
+        for key, cells in (t.summary.breakdowns if t.scored else {}).items():
             lines += [
                 "",
                 f"### {name} by {key} (macro {pct(t.summary.macro_accuracy[key])})",
@@ -150,7 +179,10 @@ def _statuses(summary: RunSummary) -> list[str]:
 
 
 def _speed(summary: RunSummary) -> list[str]:
-    """The speed table, then per task its load levels and speed and quality read together."""
+    """The speed table, then per task its load levels and speed and quality read together; nothing at all
+    when no request was timed (offline scoring)."""
+    if not any(timed(t) for t in summary.tasks.values()):
+        return []
     lines = [
         "",
         "## Speed",
@@ -175,26 +207,30 @@ def _speed(summary: RunSummary) -> list[str]:
 def _levels(name: str, t: TaskReport) -> list[str]:
     if len(t.levels) <= 1:
         return []
+    accuracy = ("accuracy", "95% interval") if t.scored else ()
+    head = ("level", *accuracy, "endpoint errors", "TTFT p50", "first answer p50", "output tok/s", "goodput")
     lines = [
         "",
         f"### {name} by load level",
         "",
-        "| level | accuracy | 95% interval | endpoint errors | TTFT p50 | first answer p50 | output tok/s | goodput |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| " + " | ".join(head) + " |",
+        "|---" + "|---:" * (len(head) - 1) + "|",
     ]
     for level, lv in t.levels.items():
         c, p = lv.accuracy, lv.speed
         ttft = num(p.ttft.p50) if p.ttft else "–"
         first = num(p.first_answer.p50) if p.first_answer else "–"
-        shown = f"{pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)}" if c.n else "– | –"
+        shown = (f"{pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} | " if c.n else "– | – | ") if t.scored else ""
         lines.append(
-            f"| {level} | {shown} | {lv.endpoint_errors} | {ttft} | {first} | "
+            f"| {level} | {shown}{lv.endpoint_errors} | {ttft} | {first} | "
             f"{num(p.output_throughput)} | {num(p.goodput)} |"
         )
     return lines
 
 
 def _linked(name: str, t: TaskReport) -> list[str]:
+    if not has_linked(t):
+        return []
     k = t.linked
     return [
         "",

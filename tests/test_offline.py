@@ -374,3 +374,28 @@ def test_a_real_zeroeval_file_scores_its_published_accuracy(tmp_path: Path) -> N
     assert (summary["n"], summary["correct"]) == (1319, 1153)  # ZeroEval's own parser: 87.41%
     assert round(100 * summary["correct"] / summary["n"], 2) == float(published["Acc"])
     assert "read the response text from 'output' and the ids from 'id'" in " ".join(out.split())
+
+
+def test_the_offline_report_leaves_out_what_was_never_timed(tmp_path: Path) -> None:
+    """No request was sent, so no speed, load level or speed-beside-quality section: one line says why."""
+    from qualeval.reportmd import OFFLINE
+
+    lines = write(
+        tmp_path / "r.jsonl",
+        [
+            {"id": "a", "content": "The answer is 18.", "target": "18"},
+            {"id": "b", "content": "", "reasoning": "thinking about 7", "finish_reason": "length", "target": 7},
+        ],
+    )
+    code, out = score_cli("--task", "gsm8k", "--responses", str(lines), "--out", str(tmp_path / "o"))
+    assert code == 0, out
+    md = (tmp_path / "o" / "report.md").read_text()
+    assert md.count(OFFLINE) == 1 and "## Accuracy" in md and "reasoning_truncated 1" in md
+    for section in ("## Speed", "by load level", "speed and quality together", "## Serving", "TTFT"):
+        assert section not in md
+    assert "truncated: 0" not in md  # the one cut off is in the statuses, not a zero that was never measured
+    html = (tmp_path / "o" / "report.html").read_text()
+    assert html.count(OFFLINE) == 1 and 'id="accuracy"' in html and 'id="items"' in html
+    for section in ('id="speed"', 'id="load"', 'id="linked"', 'class="serving"', "<h2>Breakdowns</h2>"):
+        assert section not in html
+    assert f"responses from <b>{lines}</b>" in html and "started ?" not in html

@@ -92,3 +92,74 @@ def test_a_report_that_fails_is_a_warning_and_the_run_exits_normally(tmp_path: P
         warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
         assert len(warnings) == 1 and "template exploded" in warnings[0]
     assert (out / "summary.json").exists() and (out / "report.md").exists()
+
+
+def test_every_answer_cut_off_suggests_at_least_double_the_budget(tmp_path: Path) -> None:
+    """None finished, so no finished length to read a budget from: the advice is still a larger budget."""
+    import qualeval
+    from qualeval.sim import Behaviour, running_server
+    from tests.conftest import fast_sim
+
+    config = fast_sim(tasks=("knowledge_qa",), behaviour=Behaviour(reasoning_tokens=600))
+    with running_server(config) as url:
+        result = qualeval.evaluate(
+            "sim", "knowledge_qa", base_url=url, out=tmp_path / "run", limit=6, max_tokens=64, probe=False
+        )
+    task = result.summary.tasks["knowledge_qa"]
+    assert set(task.summary.statuses) <= {"reasoning_truncated", "answer_truncated"}
+    cut = task.linked.truncation
+    assert (cut.budget, cut.truncated, cut.rate) == (64, 6, 1.0)
+    assert cut.suggested_budget is not None and cut.suggested_budget >= 2 * 64
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert f"truncated: 6 (100.0%) at budget 64; suggested budget: {cut.suggested_budget}" in report
+    assert f"suggested budget <b>{cut.suggested_budget}</b>" in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_the_terminal_shows_speed_per_load_level_after_the_accuracy(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with sim_process("--task", "knowledge_qa", "--burst") as url:
+        done = qualeval(
+            "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa", "--limit", "5",
+            "--concurrency", "1,4,16", "--out", str(out),
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout  # as an 80-column terminal shows it: one task names itself, its rows are the levels
+    assert shown.index("accuracy (95% Wilson)") < shown.index("knowledge_qa: speed (ms, warm-up excluded")
+    for column in ("requests", "TTFT p50/p90", "answer p50", "latency p50", "tok/s", "req/s"):
+        assert column in shown
+    rows = [line.split("│") for line in shown.splitlines() if line.lstrip().startswith("c=")]
+    assert [row[0].strip() for row in rows] == ["c=1", "c=4", "c=16"]
+    summary = json.loads((out / "summary.json").read_text())["tasks"]["knowledge_qa"]
+    for row, level in zip(rows, ("c=1", "c=4", "c=16"), strict=True):
+        cells = [c.strip() for c in row]
+        speed = summary["levels"][level]["speed"]
+        assert cells[1] == str(speed["requests"]) == "4"  # the warm-up item is not counted
+        assert cells[2] == f"{speed['ttft']['p50']:,.0f} / {speed['ttft']['p90']:,.0f}"
+        assert float(cells[5].replace(",", "")) > 0 and float(cells[6]) > 0  # measured per level, never pooled
+        assert "…" not in "".join(cells)  # nothing cut to fit
+
+
+def test_the_terminal_speed_table_names_each_task_and_leaves_out_one_never_timed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from qualeval.cli.views import print_speed
+    from qualeval.records import RunSummary, TaskReport, TaskSummary, Timed
+    from qualeval.speed import linked, speed
+
+    def report(n: int) -> TaskReport:
+        rows = [Timed(ttft=10.0 * (i + 1), first_content=20.0, end=30.0) for i in range(n)]
+        return TaskReport(
+            summary=TaskSummary(task="t", n=1, correct=1, accuracy=1.0, interval=(0.2, 1.0), accuracy_answered=1.0,
+                                statuses={}, rungs={}),
+            speed=speed(rows),
+            linked=linked(rows, None),
+        )  # fmt: skip
+
+    summary = RunSummary(
+        model="m", base_url="u", simulated=False, qualeval_version="0", records=3,
+        tasks={"timed_task": report(3), "untimed_task": report(0)},
+    )  # fmt: skip
+    print_speed(summary)
+    shown = capsys.readouterr().out
+    assert "speed (ms, warm-up excluded" in shown and "timed_task" in shown and "20 / 28" in shown
+    assert "untimed_task" not in shown  # nothing measured: no row of zeros

@@ -246,3 +246,38 @@ def test_workload_set_is_checked() -> None:
     assert workload.shaped(["prompts.depth=2"], str(path)).prompts.depth == 2
     with pytest.raises(InputError, match="num_prompts"):
         workload.shaped(["num_prompts=-1"], str(path))
+
+
+def test_synthetic_prompts_show_no_accuracy_anywhere(tmp_path: Path) -> None:
+    """No right answer, so nothing derived from one: not in the progress bar, the reports, their load levels,
+    their speed-beside-quality section, plots or the per-item browser. Speed is all there is, and it is shown."""
+    from rich.console import Console
+
+    from qualeval.progress import progress_bar
+
+    sets = ["num_prompts=4", "input_len=64", "output_len=12"]
+    with running_server(sim()) as url:
+        result = run(url, tmp_path / "run", "benchy-pp1024-tg1024", sets, concurrency=[1, 2], batch=False)
+    task = result.summary.tasks["benchy-pp1024-tg1024"]
+    assert not task.scored and list(task.levels) == ["c=1", "c=2"]
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "not scored (synthetic prompts)" in md and "### benchy-pp1024-tg1024 by load level" in md
+    levels = md.split("### benchy-pp1024-tg1024 by load level")[1].split("\n\n")[1]
+    assert levels.startswith("| level | endpoint errors | TTFT p50 |") and "%" not in levels
+    for word in ("correct answers per minute", "per correct answer", "accuracy by reasoning", "suggested budget"):
+        assert word not in md
+    assert "_truncated 8" in md  # the statuses stay: the forced length is reached, and the output cut there
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert 'id="speed"' in html and 'id="load"' in html and 'id="linked"' not in html
+    assert "✓" not in html and "✗" not in html and html.count('data-outcome="not scored"') == 8
+    assert 'alt="load plot for benchy-pp1024-tg1024"' in html and html.count('class="plot"') == 1  # throughput
+    load = html.split('<section id="load">')[1].split("</section>")[0]
+    assert "<th>accuracy</th>" not in load and "%" not in load.split("<img")[0]
+    stream = Console(file=__import__("io").StringIO(), width=200)
+    with progress_bar(stream) as bar:
+        bar.on_start(0, len(result.records))
+        for record in result.records:
+            bar.on_record(record)
+        assert "acc" not in bar.line() and "tok/s" in bar.line()
+        bar.on_record(result.records[0].model_copy(update={"meta": {}}))  # one scored record, wrong
+        assert bar.line().startswith("acc 0.0% · ")

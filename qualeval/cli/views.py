@@ -10,7 +10,7 @@ from qualeval.cli.output import note, stdout
 
 if TYPE_CHECKING:
     from qualeval.models import Sample
-    from qualeval.records import Comparison, ProbeResult, RunSummary, TaskSummary
+    from qualeval.records import Comparison, ProbeResult, RunSummary, Speed, TaskComparison, TaskSummary
 
 __all__ = [
     "print_comparison",
@@ -18,6 +18,7 @@ __all__ = [
     "print_probe",
     "print_run",
     "print_sample",
+    "print_speed",
     "print_summary",
     "print_tasks",
 ]
@@ -81,30 +82,94 @@ def print_run(summary: RunSummary) -> None:
         if report.faults:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
             note(f"{report.summary.task}: failed attempts by fault: {faults}")
+    print_speed(summary)
     from qualeval.loadreport import terminal_lines
 
     for line in terminal_lines(summary):
         note(line)
 
 
+def _speed_row(label: str, p: Speed) -> list[str]:
+    from qualeval.reportmd import dist, num
+
+    first = num(p.first_answer.p50) if p.first_answer else "–"
+    latency = num(p.latency.p50) if p.latency else "–"
+    return [label, str(p.requests), dist(p.ttft), first, latency, num(p.output_throughput), num(p.request_throughput)]
+
+
+def print_speed(summary: RunSummary) -> None:
+    """One compact table of every task's speed, per load level when there are several (the pooled figures
+    have no throughput then); a task with no timed request has no row, rather than a row of zeros. One task
+    names itself in the title, so its rows need only the level and the table fits an 80-column terminal."""
+    one = len(summary.tasks) == 1
+    title = f"{next(iter(summary.tasks))}: speed" if one else "speed"
+    title += " (ms, warm-up excluded; answer = first token of the answer)"
+    table = Table("level" if one else "task", title=title, title_justify="left", show_edge=False)
+    for column in ("requests", "TTFT p50/p90", "answer p50", "latency p50", "tok/s", "req/s"):
+        table.add_column(column, justify="right")
+    for name, report in summary.tasks.items():
+        levels = report.levels if len(report.levels) > 1 else {next(iter(report.levels), ""): None}
+        for level, at in levels.items():
+            label = level if one else f"{name} @ {level}" if at else name
+            p = at.speed if at else report.speed
+            if p.requests:
+                table.add_row(*_speed_row(label or name, p))
+    if table.row_count:
+        stdout().print(table)
+
+
+def _setting(value: object) -> str:
+    import json
+
+    return "not set" if value is None else value if isinstance(value, str) else json.dumps(value)
+
+
+def _settings(result: Comparison) -> None:
+    """What the two runs differ in, before any figure: a comparison is of those settings and nothing else."""
+    if not result.settings:
+        note("the two runs have the same settings (out aside)")
+        return
+    table = Table("setting that differs", "A", "B", title="settings, A against B", title_justify="left")
+    for name, (va, vb) in result.settings.items():
+        table.add_row(name, _setting(va), _setting(vb))
+    stdout().print(table)
+
+
+def _pairs_title(name: str, t: TaskComparison, simulated: bool) -> str:
+    pairs = "pair" if t.warmup_pairs == 1 else "pairs"
+    warm = f" ({t.warmup_pairs} warm-up {pairs} left out)" if t.warmup_pairs else ""
+    return f"{name}: {t.pairs} paired items{warm}" + (_SIMULATED if simulated else "")
+
+
 def print_comparison(result: Comparison, show: int) -> None:
-    """Per task, A against B with intervals and the flipped items (at most `show` each); then server metrics."""
+    """The settings that differ; per task, A against B with intervals and the flipped items (at most `show`
+    each), no accuracy for a task that is not scored; then server metrics."""
     console = stdout()
+    _settings(result)
     for name, t in result.tasks.items():
-        title = f"{name}: {t.pairs} paired items" + (_SIMULATED if result.simulated else "")
-        table = Table("measure", "A", "B", "B vs A", title=title, title_justify="left")
-        table.add_row(
-            "accuracy",
-            f"{t.accuracy_a:.1%}",
-            f"{t.accuracy_b:.1%}",
-            f"{t.difference:+.1%}  [{t.low:+.1%}, {t.high:+.1%}]  McNemar p={t.p_value:.3g}",
+        table = Table(
+            "measure", "A", "B", "B vs A", title=_pairs_title(name, t, result.simulated), title_justify="left"
         )
+        if t.scored:
+            table.add_row(
+                "accuracy",
+                f"{t.accuracy_a:.1%}",
+                f"{t.accuracy_b:.1%}",
+                f"{t.difference:+.1%}  [{t.low:+.1%}, {t.high:+.1%}]  McNemar p={t.p_value:.3g}",
+            )
+        else:
+            table.add_row("accuracy", "–", "–", "not scored (synthetic prompts)")
         for metric, r in t.ratios.items():
             table.add_row(metric, f"{r.a:,.1f}", f"{r.b:,.1f}", f"×{r.ratio:.3f}  [{r.low:.3f}, {r.high:.3f}]")
         if t.throughput_ratio is not None:
             table.add_row("output tokens/s (aggregate)", "", "", f"×{t.throughput_ratio:.3f}")
-        table.add_row("flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}")
-        table.add_row("flipped wrong → right", "", "", f"{t.a_wrong_b_right}: {', '.join(t.flipped_to_right[:show])}")
+        if t.scored:
+            table.add_row(
+                "flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}"
+            )
+            table.add_row(
+                "flipped wrong → right", "", "", f"{t.a_wrong_b_right}: {', '.join(t.flipped_to_right[:show])}"
+            )
         if any(t.endpoint_errors):
             ea, eb = t.endpoint_errors
             table.add_row("endpoint errors (pairs left out)", str(ea), str(eb), "")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 __all__ = ["Comparison", "Ratio", "TaskComparison"]
@@ -18,15 +20,16 @@ class Ratio(BaseModel):
 
 class TaskComparison(BaseModel):
     pairs: int
-    accuracy_a: float
-    accuracy_b: float
-    difference: float
+    accuracy_a: float | None
+    """None, as every accuracy figure here, when the task is not scored (`scored`)."""
+    accuracy_b: float | None
+    difference: float | None
     """B - A."""
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     a_right_b_wrong: int
     a_wrong_b_right: int
-    p_value: float
+    p_value: float | None
     """McNemar's exact test."""
     ratios: dict[str, Ratio]
     """Latency (ttft, first_answer, latency, tpot) and output_rate: B / A of paired means."""
@@ -36,6 +39,10 @@ class TaskComparison(BaseModel):
     flipped_to_right: list[str]
     endpoint_errors: tuple[int, int] = (0, 0)
     """Pairs left out because run A's (first) or run B's (second) request failed at the endpoint."""
+    warmup_pairs: int = 0
+    """Pairs left out because both requests were warm-ups (`--warmup`): scored in each run, compared in none."""
+    scored: bool = True
+    """False for a workload's synthetic prompts: no right answer, so no accuracy, difference or flipped items."""
 
 
 class Comparison(BaseModel):
@@ -49,3 +56,7 @@ class Comparison(BaseModel):
     """Tasks left with no pair to compare because every one had an endpoint error, with (A's, B's) counts."""
     server: dict[str, list[float | None]] = {}
     """Each server metric (A, B), beside each task's accuracy and TTFT p99 (qualeval.loadreport.side_by_side)."""
+    settings: dict[str, tuple[Any, Any]] = {}
+    """The run settings that differ, A's value then B's: the manifests' `config` (nested keys dotted:
+    `slo.ttft_ms`) and what each run pinned (`pinned.constraint`...); `out` is left out, and a key one manifest
+    lacks (an older version's) is None there."""
