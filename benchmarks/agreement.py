@@ -24,8 +24,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from qualeval.offline import score_file
 from qualeval.records import ScoredItem
+from qualeval.scoring.offline import score_file
 from qualeval.tasks import load_task
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -34,9 +34,9 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from qualeval.client import ChatClient, ClientConfig
-from qualeval.models import ChatRequest, Message
-from qualeval.speed import interpolated
+from qualeval.report.speed import interpolated
+from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.models import ChatRequest, Message
 
 PACED = {"ttft_ms": 100, "pace_ms": 5, "reasoning": 64, "answer": 64}
 BURST = {"ttft_ms": 0, "pace_ms": 0, "reasoning": 64, "answer": 64}
@@ -178,7 +178,7 @@ def measure(client: Client, url: str, level: tuple[int, range, dict[str, int]], 
 try:
     import uvloop  # noqa: F401
 
-    DEFAULT_LOOP = "uvloop"  # what qualeval's CLI runs on where it is installed (qualeval.transport.run_async)
+    DEFAULT_LOOP = "uvloop"  # what qualeval's CLI runs on where it is installed (qualeval.wire.transport.run_async)
 except ImportError:
     DEFAULT_LOOP = "asyncio"
 

@@ -17,10 +17,10 @@ import time
 
 import openai
 
-from qualeval.client import ChatClient, ClientConfig
-from qualeval.models import ChatRequest, Message
 from qualeval.sim import server_process
-from qualeval.transport import run_async
+from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.models import ChatRequest, Message
+from qualeval.wire.transport import run_async
 
 TARGET_US = 15.0
 

@@ -9,7 +9,7 @@ tests/data/freeform_verdicts.json  free-form answers a person judged (scorer `al
                                 against plain containment (an alias inside the answer, or the answer inside an
                                 alias, as whole normalised words), with how many right answers each accepts and
                                 how many wrong ones
-Every verdict goes through qualeval.judge, as a run or `qualeval score` reaches it.
+Every verdict goes through qualeval.scoring.verdict, as a run or `qualeval score` reaches it.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any
 
 import math_verify
 
-from qualeval.extract import normalize, words_to_digits
-from qualeval.judge import judge
-from qualeval.models import Completion, Message, Sample
+from qualeval.scoring.extract import normalize, words_to_digits
+from qualeval.scoring.verdict import judge
 from qualeval.tasks import load_task
+from qualeval.wire.models import Completion, Message, Sample
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 

@@ -9,25 +9,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qualeval._version import __version__
-from qualeval.models import ChatRequest, ChatResponse, Completion, Message, Sample, Timing, Usage
+from qualeval.wire.models import ChatRequest, ChatResponse, Completion, Message, Sample, Timing, Usage
 
 if TYPE_CHECKING:
     from qualeval.api import RunResult, evaluate, evaluate_async, open_run
-    from qualeval.client import ChatClient, ClientConfig
-    from qualeval.config import RunConfig
-    from qualeval.offline import score_file
     from qualeval.records import Record
+    from qualeval.run.config import RunConfig
+    from qualeval.scoring.offline import score_file
     from qualeval.tasks import load_task
+    from qualeval.wire.client import ChatClient, ClientConfig
 
 _LAZY = {
     "RunResult": "qualeval.api",
     "evaluate": "qualeval.api",
     "evaluate_async": "qualeval.api",
     "open_run": "qualeval.api",
-    "ChatClient": "qualeval.client",
-    "ClientConfig": "qualeval.client",
-    "RunConfig": "qualeval.config",
-    "score_file": "qualeval.offline",
+    "ChatClient": "qualeval.wire.client",
+    "ClientConfig": "qualeval.wire.client",
+    "RunConfig": "qualeval.run.config",
+    "score_file": "qualeval.scoring.offline",
     "Record": "qualeval.records",
     "load_task": "qualeval.tasks",
 }

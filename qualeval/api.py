@@ -1,5 +1,5 @@
 """The Python API: `qualeval.evaluate(...)` takes the same options as `qualeval run` (both are made from
-qualeval.config.RunConfig), and `qualeval.open_run(DIR)` reads a finished run back."""
+qualeval.run.config.RunConfig), and `qualeval.open_run(DIR)` reads a finished run back."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from qualeval.config import RunConfig
+from qualeval.cli.progress import progress_bar
 from qualeval.errors import EndpointError, InputError
-from qualeval.options import api_parameters, load_config
-from qualeval.progress import progress_bar
 from qualeval.records import Record, RunSummary
-from qualeval.report import write_reports_or_warn
-from qualeval.run import execute
-from qualeval.store import RunStore
-from qualeval.transport import run_async
+from qualeval.report.html import write_reports_or_warn
+from qualeval.run.config import RunConfig
+from qualeval.run.execute import execute
+from qualeval.run.options import api_parameters, load_config
+from qualeval.run.store import RunStore
+from qualeval.wire.transport import run_async
 
 __all__ = ["RunResult", "evaluate", "evaluate_async", "finish_run", "open_run"]
 

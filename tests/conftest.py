@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 
-from qualeval.client import ChatClient, ClientConfig
-from qualeval.models import ChatRequest, ChatResponse, Message
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server, server_process
+from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
 ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+"""The test suite's own data files (cases, fixtures)."""
 SHARED = ROOT.parent / "shared" / "data"
 GSM8K = SHARED / "gsm8k" / "test.jsonl"
 

@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 import qualeval
-from qualeval.config import RunConfig
 from qualeval.errors import InputError
-from qualeval.options import load_config
+from qualeval.run.config import RunConfig
+from qualeval.run.options import load_config
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
 PUBLIC = {

@@ -9,10 +9,10 @@ from typing import Any
 from pydantic import BaseModel
 
 import qualeval
-from qualeval.commands import compare_and_write
+from qualeval.cli.commands import compare_and_write
 from qualeval.records import Comparison, Manifest, Record, RunSummary, SeriesPoint
+from qualeval.run.store import RunStore
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
-from qualeval.store import RunStore
 
 TYPES: dict[str, type[BaseModel]] = {
     "records.jsonl": Record,

@@ -1,5 +1,5 @@
 """The `qualeval` command. It only parses and prints: flags become the same config objects the Python API takes,
-qualeval.commands does the work, and qualeval.cli.views shows the result.
+qualeval.cli.commands does the work, and qualeval.cli.views shows the result.
 
 Exit codes: 0 done; 1 a task below `--fail-under`; 2 bad input (a file, field or flag); 3 the endpoint could not be
 reached or refused us, or a run ended with requests that failed at the endpoint (rerun with the same --out).

@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 import typer
 
-from qualeval import commands
+from qualeval.cli import commands
 from qualeval.cli.output import fail, note, stderr, stdout, with_progress
 from qualeval.cli.views import print_comparison, print_run, print_summary
 from qualeval.errors import InputError, QualevalError
-from qualeval.options import cli_parameters
+from qualeval.run.options import cli_parameters
 
 __all__ = ["register"]
 
@@ -192,7 +192,7 @@ def demo_cmd(
     out: Annotated[Path, typer.Option(help="Where to write the demo run.")] = Path("runs/demo"),
 ) -> None:
     """Start the reference server (SIMULATED vLLM with a reasoning model's traps) and evaluate it end to end."""
-    from qualeval.demo import run_demo
+    from qualeval.run.demo import run_demo
 
     try:
         result = run_demo(out, progress=with_progress)
@@ -210,7 +210,7 @@ def demo_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    # `run` takes one option per RunConfig field (qualeval.options), after the profile that they override
+    # `run` takes one option per RunConfig field (qualeval.run.options), after the profile that they override
     config = inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_Profile)
     run_cmd.__signature__ = inspect.Signature([config, *cli_parameters()])  # type: ignore[attr-defined]
     app.command("score", rich_help_panel="Evaluate")(score_cmd)

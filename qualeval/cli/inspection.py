@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from qualeval import commands
+from qualeval.cli import commands
 from qualeval.cli.output import fail
 from qualeval.cli.views import print_probe, print_sample, print_tasks
 from qualeval.errors import InputError, QualevalError

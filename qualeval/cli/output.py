@@ -18,8 +18,8 @@ from typer.core import TyperGroup
 from qualeval.errors import EndpointError, QualevalError
 
 if TYPE_CHECKING:
-    from qualeval.config import RunConfig
     from qualeval.records import RunSummary
+    from qualeval.run.config import RunConfig
 
 __all__ = ["OneLineUsageErrors", "exit_code", "fail", "note", "stderr", "stdout", "with_progress"]
 
@@ -52,8 +52,8 @@ def fail(exc: QualevalError) -> NoReturn:
 
 def with_progress(run_config: RunConfig, execute: Callable[..., Awaitable[RunSummary]]) -> RunSummary:
     """Run with a progress bar on stderr."""
-    from qualeval.progress import progress_bar
-    from qualeval.transport import run_async
+    from qualeval.cli.progress import progress_bar
+    from qualeval.wire.transport import run_async
 
     with progress_bar(stderr()) as bar:
         return run_async(execute(run_config, on_record=bar.on_record, on_start=bar.on_start))

@@ -3,7 +3,7 @@
 Its options are declared once, in SIM_OPTIONS: each names the SimConfig field it sets (or its Behaviour or Latency
 part), its help, and its flags where they differ from the field's name. The default is read from the field, so
 the command and `SimConfig()` cannot disagree, and the command's signature is built from the table, as `run`'s is
-built from RunConfig (qualeval.options).
+built from RunConfig (qualeval.run.options).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from qualeval import commands
+from qualeval.cli import commands
 from qualeval.cli.output import fail, note
 from qualeval.cli.views import print_flavours
 from qualeval.errors import InputError, QualevalError

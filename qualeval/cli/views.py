@@ -9,8 +9,8 @@ from rich.table import Table
 from qualeval.cli.output import note, stdout
 
 if TYPE_CHECKING:
-    from qualeval.models import Sample
     from qualeval.records import Comparison, ProbeResult, RunSummary, Speed, TaskComparison, TaskSummary
+    from qualeval.wire.models import Sample
 
 __all__ = [
     "print_comparison",
@@ -83,14 +83,14 @@ def print_run(summary: RunSummary) -> None:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
             note(f"{report.summary.task}: failed attempts by fault: {faults}")
     print_speed(summary)
-    from qualeval.loadreport import terminal_lines
+    from qualeval.serving.sections import terminal_lines
 
     for line in terminal_lines(summary):
         note(line)
 
 
 def _speed_row(label: str, p: Speed) -> list[str]:
-    from qualeval.reportmd import dist, num
+    from qualeval.report.markdown import dist, num
 
     first = num(p.first_answer.p50) if p.first_answer else "–"
     latency = num(p.latency.p50) if p.latency else "–"

@@ -1,4 +1,4 @@
-"""compare.json: two runs paired item by item (qualeval.compare computes it)."""
+"""compare.json: two runs paired item by item (qualeval.report.compare computes it)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class Comparison(BaseModel):
     unanswered: dict[str, tuple[int, int]] = {}
     """Tasks left with no pair to compare because every one had an endpoint error, with (A's, B's) counts."""
     server: dict[str, list[float | None]] = {}
-    """Each server metric (A, B), beside each task's accuracy and TTFT p99 (qualeval.loadreport.side_by_side)."""
+    """Each server metric (A, B), beside each task's accuracy and TTFT p99 (qualeval.serving.sections.side_by_side)."""
     settings: dict[str, tuple[Any, Any]] = {}
     """The run settings that differ, A's value then B's: the manifests' `config` (nested keys dotted:
     `slo.ttft_ms`) and what each run pinned (`pinned.constraint`...); `out` is left out, and a key one manifest

@@ -1,5 +1,5 @@
 """manifest.json: what a run is (its configuration, tasks and fingerprint), what it found the server to be, and
-what it pinned for every session (qualeval.pinned resolves it). Every field has a default, so that a manifest
+what it pinned for every session (qualeval.run.pinned resolves it). Every field has a default, so that a manifest
 written by any version, or by hand in a test, still loads; keys this version does not know are kept."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ class Pinned(BaseModel):
     constraint_style: Style | None = None
     tasks: dict[str, Literal["single", "followup", "off"]] = Field(default_factory=dict)
     """Tasks whose constraint mode is not `constraint`: without a reasoning channel a constraint binds from the
-    first token, so only a task whose prompt asks for the answer alone keeps `single` (qualeval.pipeline)."""
+    first token, so only a task whose prompt asks for the answer alone keeps `single` (qualeval.run.pipeline)."""
     thinking_switch: ThinkingSwitch = "none"
     notes: list[str] = Field(default_factory=list)
     """Why, one line each, where the resolution is not simply what was asked."""
@@ -58,7 +58,7 @@ class Manifest(BaseModel):
 
     qualeval_version: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
-    """The RunConfig, as JSON (it never holds the API key); qualeval.run validates it when a run is reopened."""
+    """The RunConfig, as JSON (it never holds the API key); qualeval.run.execute validates it when a run is reopened."""
     fingerprint: str | None = None
     """A digest of the samples, the settings and what was pinned: a resumed run must match it."""
     pinned: Pinned | None = None
@@ -66,7 +66,7 @@ class Manifest(BaseModel):
     started: str | None = None
     server: ServerInfo | None = None
     shaping: dict[str, Any] | None = None
-    """What qualeval.shaping did to the items (workload, context lengths, shard)."""
+    """What qualeval.serving.shaping did to the items (workload, context lengths, shard)."""
     simulated: bool = False
     resumed: list[str | None] | None = None
     """When each later session started (None until the run is resumed)."""

@@ -1,5 +1,5 @@
 """What `qualeval probe` found an endpoint to do (`--json FILE`, and the manifest's `server.probe`), and the
-structured-output conventions it names (qualeval.constrain sends them, qualeval.probe checks them)."""
+structured-output conventions it names (qualeval.scoring.constrain sends them, qualeval.run.probe checks them)."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ class ItlSummary(BaseModel):
     p99: float
     max: float
     hist: dict[int, int] = Field(default_factory=dict)
-    """The gaps as a sparse log-scale histogram (qualeval.histogram), for percentiles pooled over requests."""
+    """The gaps as a sparse log-scale histogram (qualeval.report.histogram), for percentiles pooled over requests."""
 
 
 class Timing(BaseModel):
@@ -153,7 +153,7 @@ class ConstraintRecord(BaseModel):
     valid: bool | None = None
     """Whether the reply that carried the constraint satisfied it, agreeing or not."""
     agreement: Agreement | None = None
-    """Followup mode: how the follow-up's answer stands to the content's (qualeval.judge)."""
+    """Followup mode: how the follow-up's answer stands to the content's (qualeval.scoring.verdict)."""
     followup: FollowupRecord | None = None
     """Followup mode: the second request, apart from the main one (None: the main request brought no answer)."""
 

@@ -1,6 +1,6 @@
 """summary.json: a run's figures per task (accuracy, repeated sampling, speed per load level and overall, speed
-and quality together, faults), and the TaskSummary that `qualeval score` writes alone. qualeval.accuracy,
-qualeval.speed and qualeval.runsummary compute them."""
+and quality together, faults), and the TaskSummary that `qualeval score` writes alone. qualeval.report.accuracy,
+qualeval.report.speed and qualeval.report.summary compute them."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ __all__ = [
 
 
 class Cell(BaseModel):
-    """An accuracy with its Wilson interval (qualeval.accuracy.cell_of)."""
+    """An accuracy with its Wilson interval (qualeval.report.accuracy.cell_of)."""
 
     n: int
     correct: int | float
@@ -186,6 +186,6 @@ class RunSummary(BaseModel):
     tasks: dict[str, TaskReport]
     serving: dict[str, Any] | None = None
     """Workload figures as vllm bench serve and llama-benchy define them, accuracy by context length, speed per
-    replica (qualeval.loadfigures)."""
+    replica (qualeval.serving.figures)."""
     server: dict[str, Any] | None = None
-    """The server's own metrics per replica over the run, from timeseries.jsonl (qualeval.timeseries)."""
+    """The server's own metrics per replica over the run, from timeseries.jsonl (qualeval.serving.timeseries)."""

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from qualeval.sim.answerkey import AnswerKey, KeyEntry
-from qualeval.sim.judge import grade_reply
+from qualeval.sim.grading import grade_reply
 from qualeval.sim.protocol import asks_working, copied_placeholder, restated, restates
 
 __all__ = ["AnswerKey", "Behaviour", "Constraint", "Generation", "KeyEntry", "generate", "seeded", "tokenize"]

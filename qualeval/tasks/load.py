@@ -9,8 +9,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem
-from qualeval.shipped import shipped
 from qualeval.tasks.spec import TaskSpec
 from qualeval.tasks.task import Task
 

@@ -11,11 +11,11 @@ from typing import Any
 from jinja2 import Undefined
 
 from qualeval.errors import InputError
-from qualeval.models import Message, Sample
 from qualeval.tasks.prompts import instruction_of, user_template_of, warn_once
 from qualeval.tasks.sources import read_split, source_label
 from qualeval.tasks.task import Doc, Task
 from qualeval.tasks.templates import Value, compile_value, function_value
+from qualeval.wire.models import Message, Sample
 
 __all__ = ["build_samples", "sample_from_doc"]
 

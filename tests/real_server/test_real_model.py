@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from qualeval.extract import normalize
+from qualeval.scoring.extract import normalize
 from qualeval.tasks import build_samples, load_task
 from tests.real_server.conftest import LlamaServer
 from tests.real_server.test_runs import final_records, qualeval

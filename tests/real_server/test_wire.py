@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from qualeval.models import ChatRequest, ChatResponse, Message
+from qualeval.wire.models import ChatRequest, ChatResponse, Message
 from tests.conftest import chat
 from tests.real_server.conftest import ANSWER, OPENED, THINK, LlamaServer, Servers
 

@@ -1,0 +1,206 @@
+"""What each command does besides reading its flags and printing: start what it needs, call the library in
+order, write the files. The CLI calls one function here per command and prints what comes back, so the same
+steps can be driven from Python; a whole run (`execute`, `rescore`) is orchestrated in qualeval.run.execute.
+
+The heavier modules are imported inside the functions that use them: `qualeval --help` should not load them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from qualeval.errors import InputError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from qualeval.api import RunResult
+    from qualeval.records import Comparison, ProbeResult, RunSummary, TaskSummary
+    from qualeval.run.config import RunConfig
+    from qualeval.run.store import RunStore
+    from qualeval.sim import SimConfig, SimServer
+    from qualeval.wire.client import ClientConfig
+    from qualeval.wire.models import Sample
+
+__all__ = [
+    "Progress",
+    "compare_and_write",
+    "merge_and_report",
+    "probe_endpoint",
+    "rescore_and_report",
+    "run_from_flags",
+    "run_sim_server",
+    "score_and_write",
+    "sim_endpoint",
+    "task_sample",
+    "write_json",
+]
+
+Progress = Callable[["RunConfig", Any], "RunSummary"]
+"""Runs `execute` for a config, drawing whatever progress it likes (the CLI's bar); returns the summary."""
+
+
+def _cannot_write(path: Path, exc: OSError) -> InputError:
+    return InputError(f"{path}: cannot write ({exc.strerror})")
+
+
+def write_json(path: Path, model: BaseModel) -> str:
+    """`model` as indented JSON into `path`; returns the text, so a caller can print the same bytes."""
+    text = model.model_dump_json(indent=2)
+    try:
+        path.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    return text
+
+
+@contextlib.contextmanager
+def sim_endpoint(base_url: str | None, sim: str | None) -> Iterator[str | None]:
+    """The URL to talk to: the one given, or a reference server of flavour `sim` started for the block."""
+    if sim is None:
+        yield base_url
+        return
+    if base_url:
+        raise InputError("give --base-url or --sim, not both")
+    from qualeval.sim import SimConfig, running_server
+
+    with running_server(SimConfig(flavour=sim, port=0)) as url:
+        yield url
+
+
+def probe_endpoint(
+    base_url: str | None, *, sim: str | None, model: str, max_tokens: int, timeout: float, max_retries: int
+) -> ProbeResult:
+    """Probe an endpoint (or a reference server started for it) for what it honours."""
+    from qualeval.wire.client import check_config
+    from qualeval.wire.transport import run_async
+
+    with sim_endpoint(base_url, sim) as url:
+        # each check is sampled repeatedly: let them all be in flight at once
+        values: dict[str, object] = {"timeout": timeout, "max_retries": max_retries, "concurrency": 32}
+        if url:
+            values["base_url"] = url
+        return run_async(_probe(check_config(**values), model, max_tokens))
+
+
+async def _probe(config: ClientConfig, model: str, max_tokens: int) -> ProbeResult:
+    from qualeval.run.probe import probe
+    from qualeval.wire.client import ChatClient
+
+    async with ChatClient(config) as client:
+        return await probe(client, model, max_tokens=max_tokens)
+
+
+def task_sample(task: str, *, data: Path | None, index: int, num_fewshot: int | None) -> Sample:
+    """Sample number `index` of a task, rendered as it would be sent."""
+    from qualeval.run.checks import one_task_data
+    from qualeval.tasks import build_samples, load_task
+
+    loaded = load_task(task)
+    data = one_task_data(data, task, loaded)  # TASK=PATH, as `run` takes it, works here too
+    samples = build_samples(loaded, data=data, limit=index + 1, num_fewshot=num_fewshot)
+    if index >= len(samples):
+        raise InputError(f"--index {index}: task {loaded.name} has only {len(samples)} samples")
+    return samples[index]
+
+
+def score_and_write(
+    task: str,
+    responses: Path,
+    out: Path,
+    *,
+    fmt: Literal["qualeval", "lm-eval"],
+    reasoning_formats: Sequence[Path],
+    thinking: bool | None,
+    thinking_opened: bool,
+    allow_code: bool,
+    **options: Any,
+) -> TaskSummary:
+    """Score a file of responses offline and write items.jsonl, summary.json and the reports into `out`.
+
+    `reasoning_formats` are tried before the built-in ones; `options` are score_lines' (data, rescue, judge_*,
+    note).
+    """
+    from qualeval.reasoning.formats import resolve_formats
+    from qualeval.run.checks import one_task_data
+    from qualeval.scoring.offline import SplitOptions, score_lines, write_offline
+    from qualeval.tasks import load_task
+
+    try:
+        own = resolve_formats([str(p) for p in reasoning_formats]) if reasoning_formats else ()
+        split = SplitOptions(formats=(*own, *resolve_formats(None)), thinking=thinking, opened=thinking_opened)
+        loaded = load_task(task)
+        options["data"] = one_task_data(options.get("data"), task, loaded)  # TASK=PATH, as `run` takes it
+        items, summary, scored = score_lines(loaded, responses, fmt=fmt, split=split, allow_code=allow_code, **options)
+        write_offline(out, loaded, responses, items, summary, scored)
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
+    return summary
+
+
+def compare_and_write(run_a: Path, run_b: Path, out: Path, *, seed: int) -> Comparison:
+    """Compare two run directories and write compare.json and compare.html into `out`."""
+    from qualeval.report.compare import compare_runs
+    from qualeval.report.html import compare_html
+
+    result = compare_runs(run_a, run_b, seed=seed)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(out / "compare.json", result)
+        (out / "compare.html").write_text(compare_html(result), encoding="utf-8")
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
+    return result
+
+
+def run_from_flags(config: Path | None, flags: dict[str, Any], progress: Progress) -> tuple[RunConfig, RunResult]:
+    """`qualeval run`: the profile with the flags on top, the run, its reports and the fail-under verdict."""
+    from qualeval.api import finish_run
+    from qualeval.run.execute import execute
+    from qualeval.run.options import load_config
+
+    run_config = load_config(config, flags)
+    summary = progress(run_config, execute)
+    return run_config, finish_run(run_config, summary)
+
+
+def rescore_and_report(run_dir: Path, *, rescue: bool | None, allow_code: bool) -> tuple[RunSummary, RunStore]:
+    """Re-score a run directory offline and write its reports (a report that fails is a warning)."""
+    from qualeval.report.html import write_reports_or_warn
+    from qualeval.run.execute import rescore
+
+    # the flag, not the run's manifest: a code task's programs run again only when this rescore is allowed to
+    summary, store = rescore(run_dir, rescue=rescue, allow_code=allow_code)
+    write_reports_or_warn(store, summary, store.records())
+    return summary, store
+
+
+def merge_and_report(runs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
+    """Join the shards of one run into `out` and write its reports (a report that fails is a warning)."""
+    from qualeval.report.html import write_reports_or_warn
+    from qualeval.run.merge import merge_runs
+
+    summary, store = merge_runs(runs, out)
+    write_reports_or_warn(store, summary, store.records())
+    return summary, store
+
+
+def run_sim_server(config: SimConfig, on_listening: Callable[[SimServer, int], None]) -> None:
+    """Run the reference server until interrupted; `on_listening` gets it and its bound port once it listens."""
+    from qualeval.sim import SimServer
+
+    server = SimServer(config)
+
+    async def serve() -> None:
+        try:
+            port = await server.start()
+        except OSError as exc:
+            raise InputError(f"cannot listen on {config.host}:{config.port}: {exc.strerror}") from None
+        on_listening(server, port)
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())

@@ -1,0 +1,269 @@
+"""Compare two runs item by item: does a serving change keep quality while it changes speed?
+
+Records pair by task, sample id and repeat; when both runs swept the same load levels, each task and level is
+compared on its own (one item at several levels is not independent evidence). Accuracy:
+the difference B - A with a paired bootstrap interval (items resampled together) and McNemar's exact test on the
+discordant pairs, over the items both runs got an answer for (a request either endpoint failed is counted apart).
+Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio.
+Tasks and load levels come in numeric order (c=1, c=4, c=16), and beside the figures stand the settings the two
+runs differ in and the warm-up pairs left out, so that a reader knows what the comparison is of.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from qualeval.errors import InputError
+from qualeval.records import ENDPOINT_FAILED, Comparison, Manifest, Ratio, Record, RunSummary, TaskComparison, Timed
+from qualeval.run.store import RunStore
+from qualeval.serving.sections import side_by_side
+
+__all__ = ["compare_runs", "mcnemar_exact"]
+
+BOOTSTRAP = 2000
+
+Key = tuple[str, ...]
+"""(task, sample id, repeat, load level), or without the level when the runs swept different levels."""
+Pair = tuple[Record, Record]
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value: a binomial test of b against b + c trials at one half."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+@dataclass(frozen=True)
+class _Run:
+    records: dict[Key, Record]
+    """The first record of each key."""
+    levels: set[str]
+    manifest: Manifest
+    summary: RunSummary | None
+    """None when the run has no readable summary.json: the figures read from it are left out."""
+
+
+def _run(root: Path) -> _Run:
+    store = RunStore(root)
+    manifest = store.manifest()
+    if manifest is None:
+        raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
+    records: dict[Key, Record] = {}
+    levels: set[str] = set()
+    for record in store.records():
+        levels.add(record.level)
+        records.setdefault((record.task, record.sample_id, str(record.repeat), record.level), record)
+    return _Run(records, levels, manifest, _summary(root / "summary.json"))
+
+
+def _summary(path: Path) -> RunSummary | None:
+    if not path.exists():
+        return None
+    try:
+        return RunSummary.model_validate_json(path.read_bytes())
+    except ValidationError:  # a damaged or foreign summary costs only the figures read from it
+        return None
+
+
+def _rekey(records: dict[Key, Record]) -> dict[Key, Record]:
+    """Drop the level from the key, keeping the first level's record for each item."""
+    out: dict[Key, Record] = {}
+    for key, record in records.items():
+        out.setdefault(key[:3], record)
+    return out
+
+
+def _bootstrap(pairs: list[tuple[float, float]], statistic: str, rng: Any) -> tuple[float, float]:
+    import numpy as np
+
+    a = np.array([p[0] for p in pairs], dtype=float)
+    b = np.array([p[1] for p in pairs], dtype=float)
+    index = rng.integers(0, len(pairs), size=(BOOTSTRAP, len(pairs)))
+    if statistic == "difference":
+        values = b[index].mean(axis=1) - a[index].mean(axis=1)
+    else:
+        denominator = a[index].mean(axis=1)
+        values = b[index].mean(axis=1) / np.where(denominator == 0, np.nan, denominator)
+    low, high = np.nanpercentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+_FIGURES = {
+    "ttft": "ttft",
+    "first_answer": "first_content",
+    "latency": "end",
+    "tpot": "tpot",
+    "output_rate": "output_rate",
+}
+"""Each speed figure compared, by the attribute of a record's Timed view that holds it."""
+
+
+def _value(timed: Timed, name: str) -> float | None:
+    return getattr(timed, _FIGURES[name])  # type: ignore[no-any-return]
+
+
+def _natural(name: str) -> tuple[float | str, ...]:
+    """A sort key that reads the numbers in a name as numbers: c=1, c=4, c=16; rate=0.5, rate=2 (a string sort
+    puts c=16 before c=4). re.split with a group alternates text and numbers, so like compares with like."""
+    return tuple(float(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+(?:\.\d+)?)", name)))
+
+
+_Grouped = tuple[dict[str, list[Pair]], dict[str, tuple[int, int]], dict[str, int]]
+
+
+def _grouped(a: _Run, b: _Run, shared: list[Key]) -> _Grouped:
+    """Pairs by task, and by load level when the runs swept several: the same item at several levels is not
+    independent evidence. A pair of warm-up requests is left out, counted; so is a pair where either request
+    failed at the endpoint (no answer to compare), counted per side."""
+    by_task: dict[str, list[Pair]] = defaultdict(list)
+    failed: dict[str, tuple[int, int]] = {}
+    warm: dict[str, int] = defaultdict(int)
+    for key in shared:
+        ra, rb = a.records[key], b.records[key]
+        level = key[3] if len(key) > 3 else ""
+        name = f"{key[0]} @ {level}" if level and len(a.levels) > 1 else key[0]
+        if ra.warmup and rb.warmup:
+            warm[name] += 1
+            continue
+        fa, fb = ra.status in ENDPOINT_FAILED, rb.status in ENDPOINT_FAILED
+        if fa or fb:
+            ea, eb = failed.get(name, (0, 0))
+            failed[name] = (ea + fa, eb + fb)
+        else:
+            by_task[name].append((ra, rb))
+    return by_task, failed, dict(warm)
+
+
+def _ratios(pairs: list[Pair], rng: Any) -> dict[str, Ratio]:
+    """B / A of the paired means of each speed figure, warm-up requests left out."""
+    timed = [(a.timed(), b.timed()) for a, b in pairs if not a.warmup and not b.warmup]
+    ratios = {}
+    for name in _FIGURES:
+        both = ((_value(ta, name), _value(tb, name)) for ta, tb in timed)
+        values = [(va, vb) for va, vb in both if va is not None and vb is not None]
+        if len(values) >= 2 and sum(v[0] for v in values) > 0:
+            mean_a = sum(v[0] for v in values) / len(values)
+            mean_b = sum(v[1] for v in values) / len(values)
+            low, high = _bootstrap(values, "ratio", rng)
+            ratios[name] = Ratio(a=mean_a, b=mean_b, ratio=mean_b / mean_a, low=low, high=high, pairs=len(values))
+    return ratios
+
+
+_ACCURACY = ("accuracy_a", "accuracy_b", "difference", "low", "high", "p_value")
+
+
+def _accuracy(pairs: list[Pair], rng: Any) -> dict[str, Any]:
+    """The accuracy figures of paired items; none for a workload's synthetic prompts, which have no right answer
+    (every one of them would count as wrong in both runs: 0% against 0%, measured of nothing)."""
+    if all(r.meta.get("scored", True) is False for pair in pairs for r in pair):
+        flips: dict[str, Any] = {
+            "a_right_b_wrong": 0,
+            "a_wrong_b_right": 0,
+            "flipped_to_wrong": [],
+            "flipped_to_right": [],
+        }
+        return {**dict.fromkeys(_ACCURACY), **flips, "scored": False}
+    flags = [(float(ra.score.correct), float(rb.score.correct)) for ra, rb in pairs]
+    low, high = _bootstrap(flags, "difference", rng)
+    to_wrong = [ra.sample_id for ra, rb in pairs if ra.score.correct and not rb.score.correct]
+    to_right = [ra.sample_id for ra, rb in pairs if rb.score.correct and not ra.score.correct]
+    return {
+        "accuracy_a": sum(f[0] for f in flags) / len(flags),
+        "accuracy_b": sum(f[1] for f in flags) / len(flags),
+        "difference": (sum(f[1] for f in flags) - sum(f[0] for f in flags)) / len(flags),
+        "low": low,
+        "high": high,
+        "a_right_b_wrong": len(to_wrong),
+        "a_wrong_b_right": len(to_right),
+        "p_value": mcnemar_exact(len(to_wrong), len(to_right)),
+        "flipped_to_wrong": to_wrong,
+        "flipped_to_right": to_right,
+    }
+
+
+def _task(name: str, pairs: list[Pair], a: _Run, b: _Run, rng: Any) -> TaskComparison:
+    accuracy = _accuracy(pairs, rng)  # first: the bootstrap draws stay in the order they always had
+    ratios = _ratios(pairs, rng)
+    throughput = _throughput_ratio(a.summary, b.summary, name)
+    return TaskComparison(pairs=len(pairs), ratios=ratios, throughput_ratio=throughput, **accuracy)
+
+
+def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested settings as dotted keys (slo.ttft_ms); an empty mapping has no keys, so {} against a filled one
+    shows only the keys that were set."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _settings(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
+    """The settings the two runs differ in, in the order the manifests hold them: the configuration (but `out`,
+    which always differs and changes nothing measured) and what each run pinned (but the notes, which explain)."""
+
+    def flat(m: Manifest) -> dict[str, Any]:
+        pinned = m.pinned.model_dump(mode="json", exclude={"notes"}) if m.pinned else {}
+        return _flat({k: v for k, v in m.config.items() if k != "out"}) | _flat(pinned, "pinned.")
+
+    fa, fb = flat(a), flat(b)
+    keys = [*fa, *(k for k in fb if k not in fa)]
+    return {k: (fa.get(k), fb.get(k)) for k in keys if fa.get(k) != fb.get(k)}
+
+
+def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0) -> Comparison:
+    import numpy as np
+
+    a, b = _run(root_a), _run(root_b)
+    if a.levels != b.levels:
+        a, b = replace(a, records=_rekey(a.records)), replace(b, records=_rekey(b.records))
+    shared = sorted(set(a.records) & set(b.records))
+    if not shared:
+        raise InputError(f"{root_a} and {root_b} share no items: they ran different tasks or samples")
+    rng = np.random.default_rng(seed)  # one generator through every task, in order: results repeat exactly
+    grouped, failed, warm = _grouped(a, b, shared)
+    tasks = {
+        name: _task(name, pairs, a, b, rng).model_copy(
+            update={"endpoint_errors": failed.get(name, (0, 0)), "warmup_pairs": warm.get(name, 0)}
+        )
+        for name, pairs in sorted(grouped.items(), key=lambda kv: _natural(kv[0]))
+    }
+    return Comparison(
+        a=str(root_a),
+        b=str(root_b),
+        simulated=a.manifest.simulated or b.manifest.simulated,
+        unpaired_a=len(set(a.records) - set(b.records)),
+        unpaired_b=len(set(b.records) - set(a.records)),
+        tasks=tasks,
+        unanswered={
+            name: errors for name, errors in sorted(failed.items(), key=lambda kv: _natural(kv[0])) if name not in tasks
+        },
+        server=side_by_side(a.summary, b.summary),
+        settings=_settings(a.manifest, b.manifest),
+    )
+
+
+def _throughput_ratio(sa: RunSummary | None, sb: RunSummary | None, key: str) -> float | None:
+    task, _, level = key.partition(" @ ")
+    if sa is None or sb is None or task not in sa.tasks or task not in sb.tasks:
+        return None
+    ta, tb = sa.tasks[task], sb.tasks[task]
+    if level:
+        if level not in ta.levels or level not in tb.levels:
+            return None
+        a, b = ta.levels[level].speed.output_throughput, tb.levels[level].speed.output_throughput
+    else:
+        a, b = ta.speed.output_throughput, tb.speed.output_throughput
+    return b / a if a and b else None

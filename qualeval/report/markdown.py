@@ -1,0 +1,277 @@
+"""report.md from a run summary: accuracy (with the endpoint errors left out of it), statuses and extraction,
+speed, load levels, speed and quality together, and the serving sections.
+
+A section with nothing measured is left out rather than drawn as a table of dashes and zeros: offline scoring
+(`qualeval score`) sends no request, so it has no timing; a workload's synthetic prompts (`TaskReport.scored`
+false) have no right answer, so nothing derived from correctness is shown for them."""
+
+from __future__ import annotations
+
+from qualeval.records import Distribution, RunSummary, TaskReport
+
+__all__ = ["OFFLINE", "dist", "errors_cell", "has_linked", "markdown_report", "num", "pct", "timed"]
+
+OFFLINE = "Scored offline (qualeval score): no request was sent, so timing is not known and no speed is shown."
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def num(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return f"{x:.3g}" if abs(x) < 1 else f"{x:,.1f}"
+
+
+def dist(d: Distribution | None) -> str:
+    return "–" if d is None else f"{d.p50:,.0f} / {d.p90:,.0f}"
+
+
+def timed(t: TaskReport) -> bool:
+    """Whether any request of the task was timed (none is, offline or when the endpoint failed every one)."""
+    return t.speed.requests > 0
+
+
+def has_linked(t: TaskReport) -> bool:
+    """Whether the task has speed and quality to read together: it is scored, and some answer was measured."""
+    k = t.linked
+    return t.scored and bool(
+        k.accuracy_by_reasoning_length or k.latency_by_outcome or k.truncation.budget or k.truncation.truncated
+    )
+
+
+def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
+    """`offline`: scored by `qualeval score`, from responses made elsewhere (no timing)."""
+    lines = _header(summary, offline)
+    lines += _accuracy(summary)
+    lines += _statuses(summary)
+    lines += _speed(summary)
+    from qualeval.serving.sections import serving_markdown
+
+    lines += serving_markdown(summary)
+    return "\n".join(lines) + "\n"
+
+
+def _header(summary: RunSummary, offline: bool) -> list[str]:
+    where = (
+        f"responses from **{summary.base_url}**"
+        if offline
+        else f"model **{summary.model}** at {summary.base_url} · started {summary.started or '?'}"
+    )
+    lines = [
+        f"# qualeval report{' (rescored)' if summary.rescored else ''}",
+        "",
+        f"{where} · {summary.records} records · qualeval {summary.qualeval_version}",
+        "",
+    ]
+    lines += [f"> **Note.** {note}" for note in summary.notes] + ([""] if summary.notes else [])
+    if offline:
+        lines += [f"> {OFFLINE}", ""]
+    if summary.simulated:
+        lines += [
+            "> **Simulated server.** These results come from qualeval's reference server, a deterministic "
+            "simulation of a reasoning model; they say nothing about any real model.",
+            "",
+        ]
+    return lines
+
+
+def _accuracy(summary: RunSummary) -> list[str]:
+    """The accuracy table, then each task's notes: published figure, scorer's figures, judge, repeats."""
+    lines = [
+        "## Accuracy",
+        "",
+        "| task | items | accuracy | 95% interval | over answered | naive extractor | endpoint errors |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, t in summary.tasks.items():
+        m = t.summary
+        answered = pct(m.accuracy_answered) if m.accuracy_answered is not None else "–"
+        errors = errors_cell(m.endpoint_errors, m.error_items)
+        if not t.scored:  # a workload's synthetic prompts have no right answer
+            lines.append(f"| {name} | {m.n} | not scored (synthetic prompts) | – | – | – | {errors} |")
+            continue
+        if not m.n:
+            lines.append(f"| {name} | 0 | – (no item answered) | – | – | – | {errors} |")
+            continue
+        lines.append(
+            f"| {name} | {m.n} | {pct(m.accuracy)} | {pct(m.interval[0])} – {pct(m.interval[1])} | "
+            f"{answered} | {pct(m.naive_accuracy)} | {errors} |"
+        )
+    for name, t in summary.tasks.items():
+        lines += _errors(name, t)
+        if t.scored:  # a published figure, a judge, repeated samples: all accuracy, which synthetic prompts lack
+            lines += _figures(name, t) + _judged(name, t) + _repeated(name, t)
+    return lines
+
+
+def errors_cell(records: int, items: int) -> str:
+    """Endpoint errors as a table cell: the requests that failed, and the items left with no answer at all."""
+    if not records:
+        return "0"
+    return f"{records} ({items} items unanswered)" if items else str(records)
+
+
+def _errors(name: str, t: TaskReport) -> list[str]:
+    m = t.summary
+    if not m.endpoint_errors:
+        return []
+    reasons = "; ".join(f"{count}× {reason}" for reason, count in m.error_reasons.items())
+    return [
+        "",
+        f"{name}: {m.endpoint_errors} requests failed at the endpoint and are left out of the accuracy, never "
+        f"counted as wrong answers: {reasons}. Rerunning with the same --out sends them again.",
+    ]
+
+
+def _judged(name: str, t: TaskReport) -> list[str]:
+    if t.summary.accuracy_without_judge is None:
+        return []
+    judged = t.summary.rungs.get("judge", 0)
+    return [
+        "",
+        f"{name}: a model judge accepted {judged} answers the rules rejected; by the rules alone, "
+        f"accuracy {pct(t.summary.accuracy_without_judge)}",
+    ]
+
+
+def _repeated(name: str, t: TaskReport) -> list[str]:
+    r = t.repeated
+    if not r:
+        return []
+    unbiased = f"; unbiased {', '.join(f'pass@{k} {pct(v)}' for k, v in r.pass_at.items())}" if r.pass_at else ""
+    return [
+        "",
+        f"{name}: {r.k} samples per item — mean {pct(r.mean)} ± {pct(r.mean_se)}, "
+        f"maj@{r.k} {pct(r.maj_at_k)} ± {pct(r.maj_se)}, pass@{r.k} {pct(r.pass_at_k)} ± "
+        f"{pct(r.pass_se)} (standard errors clustered by item){unbiased}",
+    ]
+
+
+def _statuses(summary: RunSummary) -> list[str]:
+    """Completion statuses, extraction rungs and constraints per task, then each breakdown's table."""
+    lines = [
+        "",
+        "## Completion statuses and extraction",
+        "",
+        "| task | statuses | extraction rungs | constraint | follow-up against the content |",
+        "|---|---|---|---|---|",
+    ]
+    for name, t in summary.tasks.items():
+        m = t.summary
+        rungs = _pairs(m.rungs) if t.scored else "– (not scored)"  # nothing was looked for, so nothing missed
+        lines.append(
+            f"| {name} | {_pairs(m.statuses)} | {rungs} | {_pairs(m.constraint_held) or '–'} | "
+            f"{_pairs(m.followup) or '–'} |"
+        )
+    for name, t in summary.tasks.items():
+        for key, cells in (t.summary.breakdowns if t.scored else {}).items():
+            lines += [
+                "",
+                f"### {name} by {key} (macro {pct(t.summary.macro_accuracy[key])})",
+                "",
+                f"| {key} | items | accuracy | 95% interval |",
+                "|---|---:|---:|---:|",
+            ]
+            lines += [f"| {v} | {c.n} | {pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} |" for v, c in cells.items()]
+    return lines
+
+
+def _speed(summary: RunSummary) -> list[str]:
+    """The speed table, then per task its load levels and speed and quality read together; nothing at all
+    when no request was timed (offline scoring)."""
+    if not any(timed(t) for t in summary.tasks.values()):
+        return []
+    lines = [
+        "",
+        "## Speed",
+        "",
+        "Milliseconds, p50 / p90, warm-up excluded. First answer = the first token of the final answer.",
+        "",
+        "| task | requests | TTFT | first answer | latency | TPOT p50 | output tok/s | requests/s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, t in summary.tasks.items():
+        p = t.speed
+        tpot = num(p.tpot.p50) if p.tpot else "–"
+        lines.append(
+            f"| {name} | {p.requests} | {dist(p.ttft)} | {dist(p.first_answer)} | {dist(p.latency)} | "
+            f"{tpot} | {num(p.output_throughput)} | {num(p.request_throughput)} |"
+        )
+    for name, t in summary.tasks.items():
+        lines += _levels(name, t) + _linked(name, t)
+    return lines
+
+
+def _levels(name: str, t: TaskReport) -> list[str]:
+    if len(t.levels) <= 1:
+        return []
+    accuracy = ("accuracy", "95% interval") if t.scored else ()
+    head = ("level", *accuracy, "endpoint errors", "TTFT p50", "first answer p50", "output tok/s", "goodput")
+    lines = [
+        "",
+        f"### {name} by load level",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---" + "|---:" * (len(head) - 1) + "|",
+    ]
+    for level, lv in t.levels.items():
+        c, p = lv.accuracy, lv.speed
+        ttft = num(p.ttft.p50) if p.ttft else "–"
+        first = num(p.first_answer.p50) if p.first_answer else "–"
+        shown = (f"{pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} | " if c.n else "– | – | ") if t.scored else ""
+        lines.append(
+            f"| {level} | {shown}{lv.endpoint_errors} | {ttft} | {first} | "
+            f"{num(p.output_throughput)} | {num(p.goodput)} |"
+        )
+    return lines
+
+
+def _linked(name: str, t: TaskReport) -> list[str]:
+    if not has_linked(t):
+        return []
+    k = t.linked
+    return [
+        "",
+        f"### {name}: speed and quality together",
+        "",
+        f"- correct answers per minute: {num(k.correct_per_minute)}; output tokens per correct answer: "
+        f"{num(k.tokens_per_correct)}; seconds per correct answer: {num(k.seconds_per_correct)}",
+        f"- truncated: {k.truncation.truncated} ({pct(k.truncation.rate)}) at budget "
+        f"{k.truncation.budget or 'server default'}; suggested budget: {k.truncation.suggested_budget or '–'}",
+        "- accuracy by reasoning tokens: "
+        + ", ".join(f"{b} {pct(c.accuracy)} (n={c.n})" for b, c in k.accuracy_by_reasoning_length.items()),
+    ]
+
+
+_MEASURES = {
+    "prompt_strict": "prompt-level strict",
+    "instruction_strict": "instruction-level strict",
+    "prompt_loose": "prompt-level loose",
+    "instruction_loose": "instruction-level loose",
+}
+
+
+def _figures(name: str, t: TaskReport) -> list[str]:
+    """The published figure beside the measured accuracy, and a scorer's own figures (IFEval's four)."""
+    m, lines = t.summary, []
+    if t.published is not None:
+        low, high = m.interval
+        where = "inside" if low <= t.published <= high else "outside"
+        lines += [
+            "",
+            f"{name}: published {pct(t.published)}, measured {pct(m.accuracy)} (95% interval {pct(low)} – "
+            f"{pct(high)}, n={m.n}): the published figure is {where} the interval",
+        ]
+    if m.measures:
+        shown = ", ".join(
+            f"{_MEASURES.get(k, k)} {pct(c.accuracy)} ({pct(c.low)} – {pct(c.high)}, n={c.n})"
+            for k, c in m.measures.items()
+        )
+        lines += ["", f"{name}: {shown}"]
+    return lines
+
+
+def _pairs(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))

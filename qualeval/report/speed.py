@@ -1,0 +1,148 @@
+"""Speed figures across records: latency distributions, throughput, goodput, and speed beside correctness."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+
+from qualeval.records import ENDPOINT_FAILED, TRUNCATED, Distribution, Linked, Speed, Timed, Truncation
+from qualeval.report.accuracy import cell_of
+from qualeval.report.histogram import merge, percentile
+
+__all__ = [
+    "distribution",
+    "duration_of",
+    "interpolated",
+    "length_bucket",
+    "linked",
+    "speed",
+]
+
+
+def interpolated(ordered: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted values, interpolating linearly between neighbours (numpy's default)."""
+    pos = (len(ordered) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def distribution(values: Iterable[float | None]) -> Distribution | None:
+    ordered = sorted(v for v in values if v is not None)
+    if not ordered:
+        return None
+    return Distribution(
+        n=len(ordered),
+        mean=sum(ordered) / len(ordered),
+        p50=interpolated(ordered, 0.5),
+        p90=interpolated(ordered, 0.9),
+        p99=interpolated(ordered, 0.99),
+    )
+
+
+def duration_of(rows: Sequence[Timed]) -> float | None:
+    """Seconds from the first request sent to the last response finished; None when a time is missing or the
+    rows span sessions (a resumed run's pause is no part of any rate)."""
+    if not rows or len({r.session for r in rows}) > 1 or any(r.sent_at is None or r.end is None for r in rows):
+        return None
+    start = min(r.sent_at for r in rows)  # type: ignore[type-var]
+    finish = max(r.sent_at + r.end / 1000.0 for r in rows)  # type: ignore[operator]
+    return max(finish - start, 1e-9)
+
+
+def _meets(row: Timed, slo: Mapping[str, float]) -> bool:
+    values = {"ttft_ms": row.ttft, "first_answer_ms": row.first_content, "tpot_ms": row.tpot, "e2e_ms": row.end}
+    return all(values[k] is not None and values[k] <= limit for k, limit in slo.items())  # type: ignore[operator]
+
+
+def _itl(rows: Sequence[Timed]) -> Distribution | None:
+    count = sum(r.itl_count for r in rows)
+    if not count:
+        return None
+    hist = merge(r.itl_hist for r in rows)
+    mean = sum((r.itl_mean or 0.0) * r.itl_count for r in rows) / count
+    return Distribution(
+        n=count,
+        mean=mean,
+        p50=percentile(hist, 0.5) or 0.0,
+        p90=percentile(hist, 0.9) or 0.0,
+        p99=percentile(hist, 0.99) or 0.0,
+    )
+
+
+def speed(rows: Sequence[Timed], slo: Mapping[str, float] | None = None, *, throughput: bool = True) -> Speed:
+    """`throughput=False` for rows pooled across load levels, where a duration (and so any rate) means nothing."""
+    timed = [r for r in rows if not r.warmup and r.status not in ENDPOINT_FAILED]
+    duration = duration_of(timed) if throughput else None
+    tokens = sum(r.completion_tokens or 0 for r in timed)
+    met = [_meets(r, slo) for r in timed] if slo else []
+    return Speed(
+        requests=len(timed),
+        duration_s=duration,
+        ttft=distribution(r.ttft for r in timed),
+        first_answer=distribution(r.first_content for r in timed),
+        reasoning_duration=distribution(r.reasoning_duration for r in timed),
+        latency=distribution(r.end for r in timed),
+        tpot=distribution(r.tpot for r in timed),
+        itl=_itl(timed),
+        output_rate=distribution(r.output_rate for r in timed),
+        reasoning_tokens=distribution(r.reasoning_tokens for r in timed),
+        answer_tokens=distribution(r.answer_tokens for r in timed),
+        output_throughput=tokens / duration if duration else None,
+        request_throughput=len(timed) / duration if duration else None,
+        goodput=sum(met) / duration if (met and duration) else None,
+        slo_met=sum(met) / len(met) if met else None,
+    )
+
+
+LENGTH_EDGES = (0, 256, 512, 1024, 2048, 4096, 8192)
+
+
+def length_bucket(tokens: int | None) -> str:
+    if not tokens:
+        return "0"
+    for low, high in itertools.pairwise(LENGTH_EDGES):
+        if tokens < high:
+            return f"{max(low, 1)}-{high - 1}"
+    return f"{LENGTH_EDGES[-1]}+"
+
+
+def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
+    buckets: dict[str, list[bool]] = defaultdict(list)
+    answered = [r for r in rows if r.status not in ENDPOINT_FAILED]  # a failed request has no answer to count
+    for r in answered:
+        buckets[length_bucket(r.reasoning_tokens)].append(r.correct)
+    order = {b: i for i, b in enumerate(["0", *(length_bucket(low or 1) for low in LENGTH_EDGES)])}
+    by_length = {b: cell_of(flags) for b, flags in sorted(buckets.items(), key=lambda kv: order.get(kv[0], 99))}
+    outcome = {
+        name: d
+        for name, flag in (("correct", True), ("wrong", False))
+        if (d := distribution(r.end for r in answered if r.correct is flag))
+    }
+    correct = sum(r.correct for r in rows)
+    tokens = sum(r.completion_tokens or 0 for r in rows)
+    cut = [r for r in answered if r.status in TRUNCATED]
+    budgets = Counter(r.budget for r in answered if r.budget)
+    budget = budgets.most_common(1)[0][0] if budgets else None
+    finished = sorted(
+        r.completion_tokens for r in answered if r.completion_tokens and r.status in ("ok", "empty_content")
+    )
+    suggested = 256 * math.ceil(1.25 * interpolated(finished, 0.99) / 256) if finished else None
+    if budget and answered and len(cut) / len(answered) > 0.05:
+        # every answer cut off says only that they are longer than the budget: double it, at the least
+        suggested = max(suggested or 0, 2 * budget)
+    return Linked(
+        accuracy_by_reasoning_length=by_length,
+        latency_by_outcome=outcome,
+        correct_per_minute=correct / (duration_s / 60.0) if duration_s else None,
+        tokens_per_correct=tokens / correct if correct else None,
+        seconds_per_correct=duration_s / correct if (duration_s and correct) else None,
+        truncation=Truncation(
+            budget=budget,
+            truncated=len(cut),
+            rate=len(cut) / len(answered) if answered else 0.0,
+            suggested_budget=suggested,
+        ),
+    )

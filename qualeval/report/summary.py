@@ -1,0 +1,100 @@
+"""A run's summary from its records: per task the accuracy (per load level, and pooled over distinct items),
+repeated sampling, speed per level and overall, the linked speed-and-quality analysis, and fault counts.
+
+Accuracy counts each item once: a sweep over three load levels of 20 questions is 20 items, not 60, and its
+interval uses n = 20 (see qualeval.report.accuracy for how an item's records are pooled).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from qualeval._version import __version__
+from qualeval.records import LevelReport, Outcome, Record, RunSummary, TaskReport, Timed
+from qualeval.report.accuracy import Repeat, answered_cell, repeated, summarize
+from qualeval.report.speed import linked, speed
+from qualeval.run.config import RunConfig
+from qualeval.run.store import RunStore
+from qualeval.tasks import Task
+
+__all__ = ["summarize_records"]
+
+
+@dataclass
+class _Rows:
+    """One task's records, as the compact views the figures read (runs can hold 100,000 records)."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    repeats: list[Repeat] = field(default_factory=list)
+    timed: list[Timed] = field(default_factory=list)
+    faults: Counter[str] = field(default_factory=Counter)
+    scored: bool = False
+
+    def add(self, record: Record) -> None:
+        self.outcomes.append(record.outcome())
+        self.repeats.append(Repeat(record.sample_id, record.score.correct, record.extraction.value))
+        self.timed.append(record.timed())
+        self.scored = self.scored or record.meta.get("scored", True) is not False
+        self.faults.update(record.retried)
+
+
+def _collect(records: Iterable[Record], tasks: list[Task]) -> tuple[dict[str, _Rows], int]:
+    """One pass over the records (streamed): each task's rows, and how many records there were."""
+    rows = {t.name: _Rows() for t in tasks}
+    count = 0
+    for record in records:
+        if record.task in rows:
+            count += 1
+            rows[record.task].add(record)
+    return rows, count
+
+
+def summarize_records(store: RunStore, config: RunConfig, tasks: list[Task], simulated: bool) -> RunSummary:
+    """Every task's figures from the final records in `store`."""
+    rows, count = _collect(store.records(), tasks)
+    labels = [label for label, _, _ in config.levels()]
+    return RunSummary(
+        model=config.model,
+        base_url=config.base_url,
+        simulated=simulated,
+        qualeval_version=__version__,
+        records=count,
+        tasks={task.name: _report(task, rows[task.name], labels, config) for task in tasks},
+    )
+
+
+def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> TaskReport:
+    levels = _levels(labels, rows.outcomes, rows.timed, config)
+    # pooled over several levels: latencies yes, throughput no (it only means something per level)
+    overall = speed(rows.timed, config.slo, throughput=len(levels) <= 1)
+    k = config.samples_per_item
+    return TaskReport(
+        summary=summarize(task.name, rows.outcomes, task.spec.breakdowns),
+        repeated=repeated(rows.repeats, k) if k > 1 else None,
+        speed=overall,
+        levels=levels,
+        linked=linked(rows.timed, overall.duration_s),
+        faults=dict(rows.faults),
+        published=_published(config, task.name),
+        scored=rows.scored or not rows.timed,
+    )
+
+
+def _levels(labels: list[str], outcomes: list[Outcome], rows: list[Timed], config: RunConfig) -> dict[str, LevelReport]:
+    """Per load level: accuracy over the distinct items answered there (several records each with
+    --samples-per-item), the requests the endpoint failed, and speed."""
+    levels = {}
+    for label in labels:
+        at = [r for r in rows if r.level == label]
+        if at:
+            answers = [(o.item, o.correct, o.status) for o, r in zip(outcomes, rows, strict=True) if r.level == label]
+            cell, failed = answered_cell(answers)
+            levels[label] = LevelReport(accuracy=cell, speed=speed(at, config.slo), endpoint_errors=failed)
+    return levels
+
+
+def _published(config: RunConfig, name: str) -> float | None:
+    figure = config.published.get(name, config.published.get(name.split(":", 1)[0]))
+    return None if figure is None else figure / 100

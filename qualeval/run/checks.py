@@ -1,0 +1,132 @@
+"""Checks of a run's tasks against its options, before any request is sent."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from qualeval.errors import InputError
+from qualeval.run.config import RunConfig
+from qualeval.run.pipeline import sampling_for
+from qualeval.run.probe import is_simulated
+from qualeval.scoring.code import REFUSAL
+from qualeval.tasks.prompts import warn_once
+from qualeval.tasks.task import Task
+
+__all__ = [
+    "KEYLESS",
+    "check_code_allowed",
+    "check_run_tasks",
+    "data_keys",
+    "keyless",
+    "one_task_data",
+    "sampling_warnings",
+    "unread_data_error",
+    "warn_unlisted",
+]
+
+
+def check_code_allowed(tasks: list[Task], allowed: bool) -> None:
+    """A code-scored task needs --allow-code-execution: refused, with the reason, before anything is sent or
+    written."""
+    code = [t.name for t in tasks if t.spec.scorer.kind == "code"]
+    if code and not allowed:
+        raise InputError(f"task {code[0]} {REFUSAL}")
+
+
+def sampling_warnings(config: RunConfig, tasks: list[Task]) -> list[str]:
+    """Sampling a model card advises against, or that makes repeated samples pointless: one line each."""
+    lines = []
+    for task in tasks:
+        thinking = config.thinking if config.thinking is not None else task.spec.generation.thinking
+        temperature = config.temperature
+        if temperature is None:
+            temperature = sampling_for(task, thinking, config.sampling).get("temperature")
+        if temperature != 0:
+            continue
+        if thinking:
+            lines.append(
+                f"{task.name}: thinking on at temperature 0: the Qwen3 and DeepSeek-R1 model cards advise against "
+                "greedy decoding in thinking mode (it can repeat itself endlessly); use the cards' sampling with "
+                "--config qwen3-sampling or --config deepseek-r1-sampling, or set --temperature"
+            )
+        if config.samples_per_item > 1:
+            lines.append(
+                f"{task.name}: --samples-per-item {config.samples_per_item} at temperature 0: a greedy model gives "
+                "the same answer every time, so maj@K and pass@K say nothing more; set --temperature"
+            )
+    return lines
+
+
+def _names(task: Task) -> tuple[str, str]:
+    return task.name, task.name.split(":", 1)[0]
+
+
+def data_keys(config: RunConfig, tasks: list[Task]) -> list[str]:
+    """The TASK of `--data TASK=PATH` that reaches a task of this run (RunConfig.data_for): what --task said
+    (`lm_eval:gsm8k`, `my.yaml`), each task's name (`mmlu:stem`) and its base name (`mmlu`)."""
+    return list(dict.fromkeys([*config.tasks, *(name for t in tasks for name in _names(t))]))
+
+
+def one_task_data(data: Path | None, ref: str, task: Task) -> Path | None:
+    """`--data` of a command about one task (`score`, `tasks show`): PATH, or TASK=PATH as `run` takes it, TASK
+    naming this task; an existing file or folder is a PATH even with `=` in its name."""
+    if data is None or data.exists() or "=" not in str(data):
+        return data
+    name, _, path = str(data).partition("=")
+    keys = list(dict.fromkeys((ref, *_names(task))))
+    if name not in keys:
+        raise InputError(f"--data {data}: '{name}' is not this task (its keys: {', '.join(keys)}; or PATH alone)")
+    return Path(path)
+
+
+def _unread(config: RunConfig, tasks: list[Task]) -> list[str]:
+    keys = set(data_keys(config, tasks))
+    return [name for name in config.data if name != "*" and name not in keys]
+
+
+def unread_data_error(exc: InputError, config: RunConfig, tasks: list[Task]) -> InputError:
+    """A task that got no --data failed to load while a --data key reached no task: most likely the key was
+    meant for it, so the error says which keys this run takes instead of leaving "no --data given" to puzzle."""
+    unread = _unread(config, tasks)
+    if not unread:
+        return exc
+    keys, name = ", ".join(data_keys(config, tasks)), unread[0]
+    return InputError(f"{exc}; --data {name}={config.data[name]} names no task of this run (its keys: {keys})")
+
+
+def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
+    """The code permission (before the endpoint is contacted); `--data TASK=PATH` for a task the run does not
+    have is a warning naming the keys it does take, since it reads nothing (a task that then lacks its data is
+    an error saying so: unread_data_error); so is sampling a model card advises against."""
+    check_code_allowed(tasks, config.allow_code_execution)
+    for line in sampling_warnings(config, tasks):
+        warn_once(f"sampling:{line}", line)
+    for name in _unread(config, tasks):
+        path, keys = config.data[name], ", ".join(data_keys(config, tasks))
+        warn_once(
+            f"data:{name}", f"--data {name}={path}: no task '{name}' in this run, so it is not read (keys: {keys})"
+        )
+
+
+def warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
+    """A model the server does not list may be refused, or (llama.cpp) silently served by another one."""
+    listed = [str(m.get("id")) for m in (models or {}).get("data") or () if isinstance(m, dict)]
+    if listed and model not in listed:
+        shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
+        print(f"warning: model '{model}' is not among the server's models ({shown})", file=sys.stderr, flush=True)
+    if keyless(models):
+        print(f"warning: {KEYLESS}", file=sys.stderr, flush=True)
+
+
+KEYLESS = (
+    "the reference server has no answer key (serve-sim --answers FILE or --task NAME): every answer it gives is a "
+    "refusal, so every accuracy measured here is 0"
+)
+
+
+def keyless(models: dict[str, Any] | None) -> bool:
+    """A simulated server that says it was given no questions and answers."""
+    data = (models or {}).get("data") or ()
+    return is_simulated(models) and any(isinstance(m, dict) and m.get("answer_key") is False for m in data)

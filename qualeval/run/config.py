@@ -1,0 +1,399 @@
+"""The run configuration: one model for the CLI flags, the profile files in configs/, and the Python API.
+
+Every key is the flag's name with `_` for `-`; a flag given on the command line overrides the file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from qualeval.scoring.constrain import Mode, Style
+from qualeval.tasks.spec import ByThinking, check_sampling
+
+__all__ = ["RunConfig"]
+
+
+def env_base_url() -> str | None:
+    """OPENAI_BASE_URL, the variable the openai SDK reads: every surface that defaults the endpoint reads it here."""
+    return os.environ.get("OPENAI_BASE_URL") or None
+
+
+class RunConfig(BaseModel):
+    """Every option of a run, declared once: the `qualeval run` flags, the profile-file keys and the keywords of
+    `qualeval.evaluate` are all made from these fields (qualeval.run.options), with the descriptions as help."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = Field(
+        default_factory=lambda: env_base_url() or "",
+        description="The endpoint's base URL (…/v1); default OPENAI_BASE_URL. Given again: more replicas of the "
+        "same model, each request sent to the one with the fewest in flight.",
+        json_schema_extra={"repeatable": True},
+    )
+    model: str = Field("", description="The model name to send.")
+    api_key: SecretStr | None = Field(
+        None, description="The endpoint's API key (default OPENAI_API_KEY); never written anywhere.", exclude=True
+    )
+    tasks: list[str] = Field(
+        default_factory=list,
+        description="Tasks: built-in names (gsm8k, mmlu:stem), task YAML paths or lm_eval:NAME; repeat the flag "
+        "or give a comma list.",
+        json_schema_extra={"flags": ["--task", "--tasks"]},
+    )
+    data: dict[str, Path] = Field(
+        default_factory=dict,
+        description="Local data: PATH for all tasks, or TASK=PATH (TASK as in --task, or the task's name); repeatable.",
+    )
+    out: Path | None = Field(None, description="Run directory; an existing run there is resumed.")
+    limit: int | None = Field(None, description="The first N samples of each task (after --sample-seed shuffling).")
+    limit_per_subject: int | None = Field(None, description="At most N samples per subject (MMLU).")
+    sample_seed: int | None = Field(None, description="Shuffle samples with this seed before --limit.")
+    num_fewshot: int | None = Field(None, description="Few-shot examples (the task's default otherwise).")
+    samples_per_item: int = Field(1, description="K samples per item: mean, maj@K, pass@K.")
+    concurrency: list[int] = Field(
+        default_factory=lambda: [16],
+        description="Requests in flight; several values (1,4,16) make a sweep over the same items. With "
+        "--request-rate, the cap on requests in flight.",
+    )
+    request_rate: list[float] | None = Field(
+        None, description="Open-loop load: requests per second (gamma arrivals); several values make a sweep."
+    )
+    burstiness: float = Field(
+        1.0, description="Gamma shape of the arrivals, as in vllm bench serve: 1 Poisson, <1 burstier."
+    )
+    arrival_seed: int = Field(0, description="Seed of the open-loop arrival times.")
+    warmup: int = Field(1, description="Warm-up requests per level, one at a time, kept out of speed figures.")
+    slo: dict[str, float] = Field(
+        default_factory=dict,
+        description="Goodput limits, e.g. ttft_ms=500,tpot_ms=50 (also first_answer_ms, e2e_ms).",
+    )
+    max_tokens: int | None = Field(None, description="Token budget (the task's default otherwise).")
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = Field(
+        "max_tokens",
+        description="The body key that carries the budget (OpenAI's newer models want max_completion_tokens).",
+    )
+    temperature: float | None = Field(
+        None, description="Sampling temperature (0 to 2); over --sampling and the task's own (default: the task's)."
+    )
+    top_p: float | None = Field(None, description="Nucleus sampling (0 to 1); over --sampling and the task's.")
+    top_k: int | None = Field(None, description="Top-k sampling (vLLM, SGLang, llama.cpp); over --sampling.")
+    min_p: float | None = Field(None, description="Min-p sampling (vLLM, SGLang, llama.cpp); over --sampling.")
+    presence_penalty: float | None = Field(None, description="Presence penalty (-2 to 2); over --sampling.")
+    sampling: ByThinking = Field(
+        default_factory=ByThinking,
+        description="Sampling per thinking mode, as model cards give it: thinking.temperature=0.6, "
+        "no_thinking.top_p=0.8 ... (repeatable; a profile's `sampling:` mapping; configs/qwen3-sampling.yaml and "
+        "deepseek-r1-sampling.yaml carry the cards' values). Over the task's own; the plain flags override it.",
+    )
+    thinking: bool | None = Field(None, description="Ask for thinking on or off (the server's default otherwise).")
+    thinking_switch: Literal["auto", "chat_template_kwargs", "reasoning_effort", "deepseek", "none"] = Field(
+        "auto",
+        description="How thinking is switched: auto (the first convention the probe saw work), or force "
+        "chat_template_kwargs, reasoning_effort, deepseek or none.",
+    )
+    thinking_opened: bool = Field(
+        False, description="The chat template opens the thinking block (only </think> comes back)."
+    )
+    reasoning_format: list[str] = Field(
+        default_factory=list,
+        description="A reasoning-format YAML (or built-in name) to split with, before the built-ins (repeatable).",
+    )
+    constraint: Mode = Field("auto", description="Structured-output constraint: auto, single, followup or off.")
+    constraint_style: Style | None = Field(
+        None,
+        description="Force a convention: structured_outputs, guided, sglang, response_format, json_schema, grammar.",
+    )
+    rescue: bool = Field(
+        False, description="Read answers from the reasoning when the content is empty (counted apart)."
+    )
+    stream: bool = Field(True, description="Stream responses.")
+    timeout: float = Field(600.0, description="Seconds per request attempt.")
+    max_retries: int = Field(4, description="Retries on 429, 5xx and connection errors.")
+    fail_under: float | None = Field(None, description="Exit 1 when a task's accuracy is below this share (0.8 = 80%).")
+    probe: bool = Field(
+        True,
+        description="Probe the endpoint first (needed for --constraint auto and --thinking-switch auto); a resumed "
+        "run keeps what it pinned.",
+    )
+    judge_base_url: str | None = Field(
+        None,
+        description="A model judge (OpenAI-compatible base URL) asked only about free-form answers the rules "
+        "reject; key from QUALEVAL_JUDGE_API_KEY or OPENAI_API_KEY.",
+    )
+    judge_model: str | None = Field(None, description="The model judge's model name.")
+    allow_code_execution: bool = Field(
+        False,
+        description="Run the model's code to score code tasks (HumanEval), each program in a sandboxed process "
+        "of its own; such tasks are refused without it.",
+    )
+    published: dict[str, float] = Field(
+        default_factory=dict,
+        description="Published figures (a model card's, in percent) shown beside the measured accuracy: "
+        "TASK=PERCENT, repeatable.",
+    )
+    # serving benchmarks (issue 14): workloads, context lengths, replicas, shards
+    workload: str | None = Field(
+        None,
+        description="A serving workload by name (configs/workloads/NAME.yaml) or path: its prompts, lengths and "
+        "load; with --task, that task's items inside prompts of its lengths.",
+    )
+    workload_set: list[str] = Field(
+        default_factory=list, description="Override a workload's prompts: KEY=VALUE (num_prompts=4), repeatable."
+    )
+    context_lengths: list[int] = Field(
+        default_factory=list,
+        description="Run every item at these context lengths in tokens (500,2000,8000), placed in filler text.",
+        json_schema_extra={"flags": ["--context-length", "--context-lengths"]},
+    )
+    context_depth: float = Field(
+        1.0, description="Where the item sits in the filler: 1 after it, 0 before it, 0.5 in the middle."
+    )
+    filler: Path | None = Field(
+        None, description="A text file to cut filler from (default: a public-domain text shipped with qualeval)."
+    )
+    tokenizer: Path | None = Field(
+        None, description="A tokenizer.json to count prompt tokens with where the server has no /tokenize."
+    )
+    force_output: Literal["auto", "off"] = Field(
+        "auto",
+        description="Force a workload's output lengths with ignore_eos/min_tokens where the server accepts them "
+        "(auto), or never (off).",
+    )
+    batch: bool = Field(
+        False,
+        description="Send --concurrency requests at once, the next batch when all have ended (llama-benchy).",
+    )
+    endpoints: list[str] = Field(
+        default_factory=list,
+        description="More replicas of the model (also: --base-url given again); each request goes to the one "
+        "with the fewest in flight.",
+        json_schema_extra={"flags": ["--endpoint"]},
+    )
+    shard: str | None = Field(
+        None, description="Run shard K of N (K/N, K from 0): every N-th item; join shards with qualeval merge."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replicas(cls, values: Any) -> Any:
+        """`--base-url` given several times: the first is the base URL, the others more replicas."""
+        if isinstance(values, dict) and isinstance(values.get("base_url"), (list, tuple)):
+            urls = [u for v in values["base_url"] for u in str(v).split(",") if u.strip()]
+            more = [*urls[1:], *(values.get("endpoints") or [])]
+            values = {**values, "base_url": urls[0] if urls else "", "endpoints": more}
+        return values
+
+    @field_validator("workload_set", "context_lengths", "endpoints", mode="before")
+    @classmethod
+    def _serving_lists(cls, value: Any) -> Any:
+        return _comma_list(value)
+
+    @field_validator("endpoints")
+    @classmethod
+    def _replica_urls(cls, value: list[str]) -> list[str]:
+        for url in value:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"must start with http:// or https://, got '{url}'")
+        return value
+
+    @field_validator("context_lengths")
+    @classmethod
+    def _lengths(cls, value: list[int]) -> list[int]:
+        if any(v < 1 for v in value):
+            raise ValueError(f"every length must be at least 1 token, got {value}")
+        return value
+
+    @field_validator("context_depth")
+    @classmethod
+    def _depth(cls, value: float) -> float:
+        if not 0 <= value <= 1:
+            raise ValueError(f"must be between 0 and 1, got {value}")
+        return value
+
+    @field_validator("shard")
+    @classmethod
+    def _shard(cls, value: str | None) -> str | None:
+        k, sep, n = (value or "0/1").partition("/")
+        if not (sep and k.isdigit() and n.isdigit() and int(k) < int(n)):
+            raise ValueError(f"expected K/N with 0 <= K < N (e.g. 0/4), got '{value}'")
+        return value
+
+    @field_validator("base_url", "judge_base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got '{value}'")
+        return value
+
+    @field_validator("concurrency", "request_rate", "tasks", "reasoning_format", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        """One value, a comma list ("1,4,16"), or a list of either (a repeated flag)."""
+        return _comma_list(value)
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _data(cls, value: Any) -> Any:
+        """PATH (every task), TASK=PATH, a list of those (a repeated flag), or a mapping."""
+        if isinstance(value, (str, Path)):
+            value = [value]
+        if isinstance(value, list):
+            pairs = [str(v).partition("=") for v in value]
+            return {name if sep else "*": path if sep else name for name, sep, path in pairs}
+        return value
+
+    @field_validator("published", "slo", "sampling", mode="before")
+    @classmethod
+    def _named_text(cls, value: Any, info: Any) -> Any:
+        """`NAME=VALUE` (a comma list, or a list of those: a repeated flag) or a mapping."""
+        return named_values(value, info.field_name)
+
+    @field_validator("published")
+    @classmethod
+    def _percent(cls, value: dict[str, float]) -> dict[str, float]:
+        for task, figure in value.items():
+            if not 0 <= figure <= 100:
+                raise ValueError(f"'{task}': a published figure is a percentage (0 to 100), got {figure}")
+        return value
+
+    @field_validator("temperature", "top_p", "top_k", "min_p", "presence_penalty")
+    @classmethod
+    def _sampling_range(cls, value: float | None, info: Any) -> float | None:
+        return check_sampling(info.field_name, value)
+
+    @field_validator("reasoning_format")
+    @classmethod
+    def _formats_load(cls, value: list[str]) -> list[str]:
+        from qualeval.reasoning.formats import resolve_formats
+
+        resolve_formats(value)  # a missing or malformed format file is a one-line error now, not mid-run
+        return value
+
+    @field_validator("concurrency")
+    @classmethod
+    def _concurrency(cls, value: list[int]) -> list[int]:
+        if not value or any(v < 1 for v in value):
+            raise ValueError(f"every level must be at least 1, got {value}")
+        return value
+
+    @field_validator("request_rate")
+    @classmethod
+    def _rates(cls, value: list[float] | None) -> list[float] | None:
+        if value is not None and (not value or any(v <= 0 for v in value)):
+            raise ValueError(f"every rate must be positive, got {value}")
+        return value
+
+    @field_validator("burstiness")
+    @classmethod
+    def _burstiness(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError(f"must be positive, got {value}")
+        return value
+
+    @field_validator("warmup")
+    @classmethod
+    def _warmup(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"must not be negative, got {value}")
+        return value
+
+    @field_validator("slo")
+    @classmethod
+    def _slo(cls, value: dict[str, float]) -> dict[str, float]:
+        allowed = {"ttft_ms", "first_answer_ms", "tpot_ms", "e2e_ms"}
+        for key, limit in value.items():
+            if key not in allowed:
+                raise ValueError(f"unknown limit '{key}' (expected {', '.join(sorted(allowed))})")
+            if limit <= 0:
+                raise ValueError(f"limit '{key}' must be positive")
+        return value
+
+    @field_validator("limit", "limit_per_subject", "max_tokens", "samples_per_item")
+    @classmethod
+    def _at_least_one(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            raise ValueError(f"must be at least 1, got {value}")
+        return value
+
+    @field_validator("num_fewshot")
+    @classmethod
+    def _not_negative(cls, value: int | None) -> int | None:
+        # 0 is a choice of its own: lm-eval's 5-shot gsm8k run zero-shot
+        if value is not None and value < 0:
+            raise ValueError(f"must not be negative, got {value}")
+        return value
+
+    @field_validator("fail_under")
+    @classmethod
+    def _share(cls, value: float | None) -> float | None:
+        if value is not None and not 0 <= value <= 1:
+            raise ValueError(f"must be between 0 and 1 (a share, 0.8 = 80%), got {value}")
+        return value
+
+    @field_validator("timeout")
+    @classmethod
+    def _positive(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError(f"must be positive, got {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _complete(self) -> RunConfig:
+        if not self.tasks and not self.workload:
+            raise ValueError("at least one --task (or a --workload) is needed")
+        if not self.model:
+            raise ValueError("--model is needed")
+        if not self.base_url:
+            raise ValueError("--base-url is needed (or OPENAI_BASE_URL)")
+        if self.out is None:
+            raise ValueError("--out is needed")
+        if self.request_rate and len(self.concurrency) > 1:
+            raise ValueError("sweep either --concurrency or --request-rate, not both")
+        if bool(self.judge_base_url) != bool(self.judge_model):
+            raise ValueError("--judge-base-url and --judge-model go together")
+        return self
+
+    def levels(self) -> list[tuple[str, int, float | None]]:
+        """(label, requests in flight, request rate) for each load level, in order."""
+        if self.request_rate:
+            cap = self.concurrency[0]
+            return [(f"rate={r:g}", cap, r) for r in self.request_rate]
+        return [(f"c={c}", c, None) for c in self.concurrency]
+
+    def data_for(self, task: str, ref: str | None = None) -> Path | None:
+        keys = (ref or task, task, task.split(":", 1)[0], "*")  # what --task said, the task's name, its base, PATH
+        return next((self.data[k] for k in keys if k in self.data), None)
+
+
+def _comma_list(value: Any) -> Any:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, list):
+        parts = [p for v in value for p in (v.split(",") if isinstance(v, str) else [v])]
+        return [p.strip() if isinstance(p, str) else p for p in parts if str(p).strip()]
+    return value
+
+
+_FORMS = {"published": "TASK=PERCENT", "slo": "NAME=MILLISECONDS", "sampling": "MODE.NAME=VALUE (thinking.top_p=0.95)"}
+
+
+def named_values(value: Any, field: str) -> Any:
+    """A flag's `NAME=VALUE` items as a mapping (`MODE.NAME=VALUE` nests: sampling's thinking.top_p); a mapping
+    (a profile's, the API's) as it is. The values are left to the field's type to check."""
+    if not isinstance(value, (str, list)):
+        return value
+    out: dict[str, Any] = {}
+    for part in _comma_list(value):
+        name, sep, text = str(part).partition("=")
+        mode, dot, setting = name.strip().partition(".")
+        if not sep or not text.strip() or (field == "sampling") != bool(dot):
+            raise ValueError(f"'{part}' is not {_FORMS[field]}")
+        if field == "sampling":
+            out.setdefault(mode, {})[setting] = text.strip()
+        else:
+            out[name.strip()] = text.strip()
+    return out

@@ -1,0 +1,49 @@
+"""`qualeval demo`: the product end to end on this machine, against the reference server.
+
+The server is SIMULATED (a vLLM-style reasoning model) with the traps real ones set: reasoning full of
+distractor numbers, a token budget that some thinking overruns, and a structured-output parameter the server
+silently ignores (`guided_*` on vLLM >= 0.12). Every report says it is simulated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from qualeval.api import RunResult, finish_run
+from qualeval.run.config import RunConfig
+from qualeval.run.execute import execute
+from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+from qualeval.wire.transport import run_async
+
+__all__ = ["DEMO_TASKS", "run_demo"]
+
+DEMO_TASKS = ("word_problems", "knowledge_qa", "syllogisms")
+
+
+def run_demo(out: Path, *, progress: Callable[[RunConfig, Any], Any] | None = None) -> RunResult:
+    sim = SimConfig(
+        flavour="vllm",
+        port=0,
+        model="sim-reasoner",
+        tasks=DEMO_TASKS,
+        behaviour=Behaviour(accuracy=0.8, reasoning_tokens=160, trap_rate=0.4, seed=7),
+        latency=Latency(ttft_ms=25, prefill_ms_per_token=0.01, decode_ms=0.6, batch_slowdown=0.02, jitter=0.2),
+    )
+    with running_server(sim) as url:
+        config = RunConfig(
+            base_url=url,
+            model="sim-reasoner",
+            tasks=list(DEMO_TASKS),
+            out=out,
+            limit=24,
+            sample_seed=0,
+            concurrency=12,
+            max_tokens=420,
+            constraint="single",
+            constraint_style="guided",
+            max_retries=2,
+        )
+        summary = progress(config, execute) if progress is not None else run_async(execute(config))
+        return finish_run(config, summary)

@@ -1,0 +1,368 @@
+"""A whole run: tasks -> samples -> requests -> records in a run directory -> summary -> reports.
+
+Re-running with the same `--out` resumes: what is recorded is skipped. `rescore` re-judges the records with the
+current extractor and task files, offline, and writes a new summary and reports beside the old ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from qualeval._version import __version__
+from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
+from qualeval.reasoning.formats import builtin_formats
+from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, TaskEntry
+from qualeval.report.summary import summarize_records
+from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
+from qualeval.run.config import RunConfig
+from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
+from qualeval.run.pipeline import run_one
+from qualeval.run.probe import is_simulated, probe
+from qualeval.run.store import Key, RunStore, fingerprint
+from qualeval.scoring.modeljudge import Grader, grader_for
+from qualeval.scoring.verdict import judge
+from qualeval.serving.shaping import needs_shaping, shape_work
+from qualeval.serving.wiring import attach_figures, batch_loop, serving_client
+from qualeval.tasks import Task, build_samples, load_task
+from qualeval.tasks.load import load_tasks
+from qualeval.tasks.spec import SAMPLING, TaskSpec
+from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.models import Completion, Sample
+
+__all__ = ["execute", "load_run_tasks", "rescore"]
+
+PROBE_CONCURRENCY = 32
+"""Requests in flight while probing (each check is sampled repeatedly), whatever the run's own concurrency."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _samples(task: Task, config: RunConfig, data: Path | None) -> list[Sample]:
+    samples = build_samples(task, data=data, limit_per_subset=config.limit_per_subject, num_fewshot=config.num_fewshot)
+    if config.sample_seed is not None:
+        samples = random.Random(config.sample_seed).sample(samples, len(samples))
+    return samples[: config.limit] if config.limit else samples
+
+
+def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
+    refs = [(ref, task) for ref in config.tasks for task in load_tasks(ref)]  # lm_eval:GROUP runs as its tasks
+    tasks = [task for _, task in refs]
+    check_code_allowed(tasks, config.allow_code_execution)  # refused before any data is read
+    out = []
+    for ref, task in refs:
+        data = config.data_for(task.name, ref)  # --data is keyed by what --task said, or by the task's name
+        try:
+            out.append((task, _samples(task, config, data)))
+        except InputError as exc:  # one error naming the --data keys, not a warning and then a puzzle
+            raise (exc if data else unread_data_error(exc, config, tasks)) from None
+    check_run_tasks(config, tasks)  # the warnings: --data for no task of the run, sampling cards advise against
+    names = [t.name for t, _ in out]
+    if len(set(names)) != len(names):
+        raise InputError(f"--task: the same task is given twice ({', '.join(names)})")
+    return out
+
+
+def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: Pinned | None) -> Manifest:
+    """The manifest; its fingerprint covers the samples, the settings and what the run pinned (once it has)."""
+    rows = [(s.id, s.gold, s.messages[-1].content) for _, samples in work for s in samples]
+    settings = config.model_dump(mode="json", exclude=set(SETTINGS_EXCLUDED))
+    rows.append(("settings", orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode(), ""))
+    if pinned is not None:
+        rows.append(("pinned", orjson.dumps(pinned.fingerprinted(), option=orjson.OPT_SORT_KEYS).decode(), ""))
+    return Manifest(
+        qualeval_version=__version__,
+        config=config.model_dump(mode="json"),  # holds no secret: the API key is never part of it
+        fingerprint=fingerprint(rows),
+        pinned=pinned,
+        tasks={
+            t.name: TaskEntry(
+                file=str(t.path) if t.path else None,
+                version=t.spec.version,
+                samples=len(s),
+                spec=t.spec.model_dump(mode="json"),
+            )
+            for t, s in work
+        },
+        started=_now(),
+    )
+
+
+def _client_config(config: RunConfig, concurrency: int, switch: str = "none") -> ClientConfig:
+    own = {"api_key": config.api_key} if config.api_key is not None else {}  # else OPENAI_API_KEY, as the SDK does
+    formats = (*config.reasoning_format, *builtin_formats()) if config.reasoning_format else None
+    return ClientConfig(
+        base_url=config.base_url,
+        concurrency=concurrency,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+        thinking_opened=config.thinking_opened,
+        max_tokens_field=config.max_tokens_field,
+        thinking_switch=switch,  # type: ignore[arg-type]
+        formats=formats,
+        **own,
+    )
+
+
+def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> bool | None:
+    """The thinking value the run's requests will carry: the flag's, else a task's own default."""
+    if config.thinking is not None:
+        return config.thinking
+    return next((t.spec.generation.thinking for t, _ in work if t.spec.generation.thinking is not None), None)
+
+
+async def _preflight(
+    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool]
+) -> tuple[dict[str, Any] | None, ProbeResult | None, Pinned, bool]:
+    """The server's /models answer, the probe result, and the pinned resolution (a resumed run's own, with its
+    probe: never probed again, never nulled); the flag says whether it was resolved now. `bare`: per task,
+    whether its prompt asks for the answer alone."""
+    pinned = old.pinned if old else None
+    fresh = pinned is None
+    if fresh and not config.probe:
+        pinned = resolve(config, None, wanted, bare)  # nothing to learn from the endpoint: refuse before contacting it
+    # the probe finds out for itself how reasoning comes back (a close-only block among them), as `qualeval probe`
+    # does: told that the template opens the block, it would read every answer without one as unfinished thinking
+    probing = _client_config(config, PROBE_CONCURRENCY).model_copy(update={"thinking_opened": False})
+    async with ChatClient(probing) as client:
+        try:
+            models = await client.models()
+        except TransportFailure as exc:
+            raise EndpointError(f"cannot reach the endpoint: {exc}") from None
+        except HTTPFailure as exc:
+            if exc.status in (401, 403):
+                raise EndpointError(f"{config.base_url} refused us: {exc}") from None
+            models = None  # some servers have no /models; the chat requests will tell
+        warn_unlisted(config.model, models)
+        if pinned is not None:
+            server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
+            return models, server.probe if server else None, pinned, fresh
+        found = await probe(client, config.model)  # the probe's own budget and seeds, never the run's
+    pinned = resolve(config, found, wanted, bare)  # a request that cannot be honoured stops here, before any is sent
+    return models, found, pinned, True
+
+
+async def execute(
+    config: RunConfig,
+    *,
+    on_record: Callable[[Record], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> RunSummary:
+    """Run (or resume) everything the config asks for; returns the summary written to summary.json."""
+    work = load_run_tasks(config)
+    shaping: dict[str, Any] = {}
+    if needs_shaping(config):  # a workload, context lengths or a shard: prompts are counted on the endpoint
+        work, shaping = await shape_work(config, work)
+    assert config.out is not None
+    store = RunStore(config.out)
+    old = store.manifest()
+    manifest = _manifest(config, work, old.pinned if old else None)
+    if old is not None:
+        refuse_conflicts(config.out, old, manifest.config)
+    store.check(manifest)  # local mistakes surface before the endpoint is contacted
+    started = time.perf_counter()
+    bare = {t.name: t.spec.prompt.bare for t, _ in work}
+    models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old, bare)
+    manifest = _manifest(config, work, pinned).model_copy(
+        update={
+            "started": manifest.started,
+            "server": ServerInfo(models=models, probe=found),
+            "shaping": shaping,
+            "simulated": bool(found and found.simulated) or is_simulated(models),
+        }
+    )
+    done = store.open(manifest)
+    for note in pinned.notes if fresh else ():
+        print(f"note: {note}", file=sys.stderr, flush=True)
+    items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
+    levels = config.levels()
+    if on_start:
+        remaining = sum((s.id, a, label) not in done for label, _, _ in levels for _, s, a in items)
+        on_start(len(items) * len(levels) - remaining, len(items) * len(levels))
+    client_config = _client_config(config, max(cap for _, cap, _ in levels), pinned.thinking_switch)
+    try:
+        judging = grader_for(config.judge_base_url, config.judge_model, max(cap for _, cap, _ in levels))
+        cap = max(c for _, c, _ in levels)
+        async with serving_client(config, client_config, cap, on_record) as (client, told), judging as grader:
+            await _send_all(client, config, items, store, done, pinned, manifest.started or "", told, grader)
+    finally:
+        store.close()
+    wall = time.perf_counter() - started
+    summary = summarize_records(store, config, [t for t, _ in work], manifest.simulated)
+    summary.started = manifest.started
+    summary.wall_s = wall
+    summary.notes = [KEYLESS] if keyless(models) else []
+    attach_figures(summary, store, config, shaping)
+    store.write_json("summary.json", summary.model_dump(mode="json"))
+    return summary
+
+
+async def _send_all(
+    client: ChatClient,
+    config: RunConfig,
+    items: list[tuple[Task, Sample, int]],
+    store: RunStore,
+    done: set[Key],
+    pinned: Pinned,
+    session: str,
+    on_record: Callable[[Record], None] | None,
+    grader: Grader | None = None,
+) -> None:
+    """Every request not yet recorded, level by level, each record appended as it completes."""
+    overrides = {
+        "max_tokens": config.max_tokens,
+        "thinking": config.thinking,
+        "stream": config.stream,
+        "sampling": config.sampling,
+        **{name: getattr(config, name) for name in SAMPLING},
+    }
+
+    async def one(item: tuple[Task, Sample, int], level: str, warmup: bool) -> None:
+        task, sample, repeat = item
+        record = await run_one(
+            client,
+            task,
+            sample,
+            model=config.model,
+            mode=pinned.mode_for(task.name),
+            style=pinned.constraint_style,
+            rescue=config.rescue,
+            allow_code=config.allow_code_execution,
+            repeat=repeat,
+            level=level,
+            warmup=warmup,
+            session=session,
+            grader=grader,
+            **overrides,
+        )
+        earlier = store.history.get((sample.id, repeat, level))
+        if earlier:  # sent again after failing for good in an earlier session: its faults still count
+            record = record.model_copy(update={"retried": [*earlier, *record.retried]})
+        store.append(record.model_dump_json().encode())
+        if on_record:
+            on_record(record)
+
+    for label, cap, rate in config.levels():
+        # the same warm-up items at every level, whatever was resumed
+        for item in items[: config.warmup]:
+            if (item[1].id, item[2], label) not in done:
+                await one(item, label, True)
+        todo = [x for x in items[config.warmup :] if (x[1].id, x[2], label) not in done]
+        if getattr(config, "batch", False):
+            await batch_loop(todo, cap, lambda x, lab=label: one(x, lab, False))
+        elif rate is None:
+            await _closed_loop(todo, cap, lambda x, lab=label: one(x, lab, False))
+        else:
+            rng = random.Random(f"{config.arrival_seed}|{label}")
+            await _open_loop(todo, rate, config.burstiness, rng, lambda x, lab=label: one(x, lab, False))
+
+
+async def _closed_loop(todo: list[Any], workers: int, run: Callable[[Any], Awaitable[None]]) -> None:
+    """A fixed number of requests in flight: each worker sends its next item as soon as one finishes."""
+    queue = iter(todo)
+
+    async def worker() -> None:
+        for item in queue:  # workers share one iterator: each item is taken once
+            await run(item)
+
+    await asyncio.gather(*(worker() for _ in range(min(workers, max(len(todo), 1)))))
+
+
+async def _open_loop(
+    todo: list[Any], rate: float, burstiness: float, rng: random.Random, run: Callable[[Any], Awaitable[None]]
+) -> None:
+    """Requests arrive on their own clock, as in vllm bench serve: gamma-distributed gaps with mean 1/rate
+    (shape `burstiness`: 1 is a Poisson process). The client's cap still bounds requests in flight."""
+    pending = []
+    for index, item in enumerate(todo):
+        if index:
+            await asyncio.sleep(rng.gammavariate(burstiness, 1.0 / (rate * burstiness)))
+        pending.append(asyncio.create_task(run(item)))
+    await asyncio.gather(*pending)
+
+
+def _run_config(manifest: Manifest, root: Path) -> RunConfig:
+    try:
+        return RunConfig.model_validate({**manifest.config, "out": str(root)})
+    except Exception as exc:  # an old or edited manifest
+        raise InputError(f"{root / 'manifest.json'}: the run's configuration does not load ({exc})") from None
+
+
+def _task_of(name: str, saved: TaskEntry) -> Task:
+    """The current task file when it still loads (the point of a rescore), else the snapshot in the manifest."""
+    try:
+        return load_task(name)
+    except InputError:
+        return Task(TaskSpec.model_validate(saved.spec), None, name.partition(":")[2] or None)
+
+
+def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False) -> tuple[RunSummary, RunStore]:
+    """Re-judge every record with the current extractor and answer specs; no request is sent.
+
+    `allow_code` is this rescore's own permission to run a code task's programs again: the run's manifest may say
+    it allowed them, but the user who rescores (maybe later, maybe someone else) has to say so again.
+    Writes rescore/records.jsonl and rescore/summary.json beside the original ones.
+    """
+    store = RunStore(root)
+    manifest = store.manifest()
+    if manifest is None:
+        raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
+    config = _run_config(manifest, root)
+    tasks = {name: _task_of(name, saved) for name, saved in manifest.tasks.items()}
+    use_rescue = config.rescue if rescue is None else rescue
+    # refused before anything is written, as a run is: a refusal must not leave a partial rescore behind
+    check_code_allowed(list(tasks.values()), allow_code)
+    out = RunStore(root / "rescore")
+
+    def rejudged() -> Iterator[bytes]:
+        for record in store.records():
+            task = tasks.get(record.task)
+            if task is not None:
+                yield _rejudged(task, record, use_rescue, allow_code=allow_code).model_dump_json().encode()
+
+    out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
+    summary = summarize_records(out, config, list(tasks.values()), manifest.simulated)
+    summary.rescored = True
+    attach_figures(summary, out, config, manifest.shaping, series=root)
+    out.write_json("summary.json", summary.model_dump(mode="json"))
+    return summary, out
+
+
+def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> Record:
+    """The record judged again by the current rules; what was sent and what came back stay as they were."""
+    sample = Sample(
+        id=record.sample_id,
+        task=record.task,
+        messages=(),
+        gold=record.gold,
+        choices=record.choices,
+        aliases=record.aliases,
+        meta=record.meta,
+    )
+    done = Completion(
+        reasoning=record.reasoning,
+        content=record.content,
+        reasoning_source=record.reasoning_source,
+        status=record.status,  # type: ignore[arg-type]
+    )
+    verdict = judge(task, sample, done, record.constraint, rescue=rescue, grade=record.grade, allow_code=allow_code)
+    return record.model_copy(
+        update={
+            "extraction": verdict.extraction,
+            "score": verdict.score,
+            "naive_correct": verdict.naive_correct,
+            "rescue": verdict.rescue,
+            "rescue_correct": verdict.rescue_correct,
+            "constraint": verdict.constraint or record.constraint,
+        }
+    )

@@ -1,0 +1,110 @@
+"""`qualeval merge DIR...`: the shards of one run (`--shard K/N`) joined into one run directory.
+
+The shards must be the same run in every setting but the shard, with the same pinned choices, and cover K = 0 to
+N-1 once each. Their final records are joined (each item appears in exactly one shard), and the summary is made
+from them as a run's is, so it equals an unsharded run's. Speed figures are pooled over the shards' requests;
+rates over a duration (throughput) are per shard, since shards run in processes of their own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import orjson
+
+from qualeval.errors import InputError
+from qualeval.records import Manifest, RunSummary
+from qualeval.report.summary import summarize_records
+from qualeval.run.store import RunStore
+from qualeval.serving.shaping import parse_shard
+from qualeval.serving.wiring import attach_figures
+
+__all__ = ["merge_runs"]
+
+_MAY_DIFFER = {"shard", "out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "endpoints", "base_url"}
+
+
+def _shards(dirs: Sequence[Path]) -> list[tuple[int, Path, Manifest]]:
+    found = []
+    for root in dirs:
+        manifest = RunStore(root).manifest()
+        if manifest is None:
+            raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
+        shard = manifest.config.get("shard")
+        if not shard:
+            raise InputError(f"{root}: not a shard (it was run without --shard K/N)")
+        index, count = parse_shard(str(shard))
+        found.append((index, count, root, manifest))
+    counts = {c for _, c, _, _ in found}
+    if len(counts) > 1:
+        raise InputError(f"the shards split the run in different ways (N = {', '.join(map(str, sorted(counts)))})")
+    count = counts.pop()
+    indices = sorted(i for i, _, _, _ in found)
+    if indices != list(range(count)):
+        missing = sorted(set(range(count)) - set(indices)) or "none"
+        raise InputError(f"shards must be 0..{count - 1} once each; got {indices} (missing: {missing})")
+    return [(i, root, m) for i, _, root, m in sorted(found, key=lambda x: x[0])]
+
+
+def _check_same(shards: list[tuple[int, Path, Manifest]]) -> None:
+    _, first_root, first = shards[0]
+    base = {k: v for k, v in first.config.items() if k not in _MAY_DIFFER}
+    for _, root, manifest in shards[1:]:
+        other = {k: v for k, v in manifest.config.items() if k not in _MAY_DIFFER}
+        for key in sorted(set(base) | set(other)):
+            if base.get(key) != other.get(key):
+                raise InputError(
+                    f"{root}: not a shard of the same run as {first_root}: --{key.replace('_', '-')} differs"
+                )
+        if manifest.pinned != first.pinned:
+            raise InputError(f"{root}: pinned other choices than {first_root} (constraint or thinking switch)")
+
+
+def _joined(roots: Sequence[Path], name: str, tag: bool) -> Iterator[bytes]:
+    """The shards' lines of one file, as they are on disk (records are copied, never rewritten)."""
+    for index, root in enumerate(roots):
+        if name == "records.jsonl":
+            for row in RunStore(root).rows():
+                yield orjson.dumps({**row, "shard": index} if tag else row)
+        else:
+            from qualeval.serving.timeseries import read_series
+
+            for point in read_series(root):
+                tagged = point.model_copy(update={"shard": index}) if tag else point
+                yield tagged.model_dump_json(exclude_none=True).encode()
+
+
+def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
+    """Join shard directories into `out`; returns the merged summary (also written as summary.json)."""
+    from qualeval.run.execute import _run_config, _task_of
+
+    shards = _shards(dirs)
+    _check_same(shards)
+    roots = [root for _, root, _ in shards]
+    if out.resolve() in {r.resolve() for r in roots}:
+        raise InputError(f"--out {out}: must not be one of the shards")
+    first = shards[0][2]
+    digest = hashlib.sha256(b"".join(str(m.fingerprint).encode() for _, _, m in shards)).hexdigest()[:16]
+    store = RunStore(out)
+    store.check(Manifest(fingerprint=digest))  # a directory holding another run is refused, the same merge redone
+    shaping = {k: v for k, v in (first.shaping or {}).items() if k != "shard"}
+    manifest = first.model_copy(
+        update={
+            "config": {**first.config, "shard": None, "out": str(out)},
+            "fingerprint": digest,
+            "merged_from": [str(r) for r in roots],
+            "shaping": shaping,
+        }
+    )
+    store.write_json("manifest.json", manifest.written())
+    store.write_lines("records.jsonl", _joined(roots, "records.jsonl", False))
+    store.write_lines("timeseries.jsonl", _joined(roots, "timeseries.jsonl", True))
+    config = _run_config(manifest, out)
+    tasks = [_task_of(name, saved) for name, saved in manifest.tasks.items()]
+    summary = summarize_records(store, config, tasks, manifest.simulated)
+    summary.started = first.started
+    attach_figures(summary, store, config, shaping)
+    store.write_json("summary.json", summary.model_dump(mode="json"))
+    return summary, store

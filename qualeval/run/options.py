@@ -1,0 +1,195 @@
+"""Run options are declared once, as the fields of qualeval.run.config.RunConfig (name, type, default, help). This
+module turns that declaration into the `qualeval run` flags and the keyword parameters of qualeval.evaluate, and
+loads a profile file with flags on top, so the flags, the profile-file keys and the API keywords cannot drift
+apart (a test checks that they agree).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
+
+from qualeval._shipped import shipped
+from qualeval.errors import InputError, validation_problem, yaml_mapping
+from qualeval.run.config import RunConfig
+
+__all__ = ["api_parameters", "cli_parameters", "flag_of", "load_config", "profile_path", "profiles"]
+
+# where each option shows in `qualeval run --help` (presentation only; the options themselves are RunConfig's)
+_PANELS = {
+    "Endpoint": ("base_url", "model", "api_key", "timeout", "max_retries", "probe", "stream", "max_tokens_field"),
+    "Tasks": ("tasks", "data", "limit", "limit_per_subject", "sample_seed", "num_fewshot", "samples_per_item"),
+    "Load": ("concurrency", "request_rate", "burstiness", "arrival_seed", "warmup", "slo"),
+    "Generation": (
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "presence_penalty",
+        "sampling",
+        "thinking",
+        "thinking_switch",
+        "thinking_opened",
+        "reasoning_format",
+    ),
+    "Answers": ("constraint", "constraint_style", "rescue", "judge_base_url", "judge_model", "fail_under"),
+    "Serving": (
+        "workload",
+        "workload_set",
+        "context_lengths",
+        "context_depth",
+        "filler",
+        "tokenizer",
+        "force_output",
+        "batch",
+        "endpoints",
+        "shard",
+    ),
+}
+_PANEL_OF = {name: panel for panel, names in _PANELS.items() for name in names}
+
+
+def flag_of(name: str) -> str:
+    """The flag a RunConfig field is given by (its first, when it has several)."""
+    return _flags(RunConfig.model_fields[name], name)[0]
+
+
+def _flags(field: FieldInfo, name: str) -> list[str]:
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    return list(extra.get("flags") or [f"--{name.replace('_', '-')}"])  # type: ignore[arg-type]
+
+
+def _bare(annotation: Any) -> Any:
+    """The annotation without `| None`."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else annotation
+    return annotation
+
+
+def _cli_type(annotation: Any, repeatable: bool = False) -> Any:
+    """What the command line reads: lists and mappings as repeatable strings, choices and secrets as text."""
+    if repeatable:  # a single value that may be given several times (--base-url: more replicas)
+        return list[str]
+    bare = _bare(annotation)
+    origin = typing.get_origin(bare)
+    if origin in (list, dict):
+        return list[str]
+    if bare in (bool, int, float, Path):
+        return bare
+    if origin is Literal:
+        return str
+    return str
+
+
+def _metavar(annotation: Any) -> str:
+    bare = _bare(annotation)
+    if typing.get_origin(bare) is Literal:
+        return "NAME"  # the help lists the names
+    if typing.get_origin(bare) in (list, dict):
+        return "VALUE"
+    return {int: "N", float: "X", Path: "PATH", bool: ""}.get(bare, "TEXT")
+
+
+def _default_text(field: FieldInfo) -> str:
+    default = field.get_default(call_default_factory=True)
+    if default in (None, "", [], {}) or field.exclude:
+        return ""
+    if isinstance(default, bool):
+        default = "on" if default else "off"
+    if isinstance(default, list):
+        default = ",".join(map(str, default))
+    return f" (default: {default})"
+
+
+def cli_parameters() -> list[inspect.Parameter]:
+    """One `qualeval run` option per RunConfig field; None means "not given", so a profile's value stays."""
+    params = []
+    for name, field in RunConfig.model_fields.items():
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        kind = _cli_type(field.annotation, bool(extra.get("repeatable")))
+        flags = _flags(field, name)
+        if kind is bool:
+            flags = [f"{flags[0]}/--no-{flags[0][2:]}"]
+        option = typer.Option(
+            *flags,
+            help=(field.description or "") + _default_text(field),
+            show_default=False,
+            metavar=_metavar(field.annotation),
+            rich_help_panel=_PANEL_OF.get(name, "Run"),
+        )
+        annotation = Annotated[kind | None, option]  # type: ignore[valid-type]
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation))
+    return params
+
+
+def api_parameters() -> list[inspect.Parameter]:
+    """qualeval.evaluate's keyword parameters: every RunConfig field, with its own type; None keeps the default."""
+    return [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=field.annotation | None)
+        for name, field in RunConfig.model_fields.items()
+    ]
+
+
+def _error(exc: ValidationError, where: str) -> InputError:
+    problem = validation_problem(exc)
+    top = str(problem.loc[0]) if problem.loc else ""
+    flag = flag_of(top) if top in RunConfig.model_fields else "the configuration"
+    inner = ".".join(str(p) for p in problem.loc[1:]) if top in RunConfig.model_fields else ""
+    message = "not a setting here" if problem.message == "Extra inputs are not permitted" else problem.message
+    prefix = f"{where}: " if where else ""
+    return InputError(f"{prefix}{flag}: {f'{inner}: ' if inner else ''}{message}")
+
+
+def profiles() -> dict[str, Path]:
+    """The run profiles qualeval ships (configs/*.yaml), by name."""
+    return {p.stem: p for p in sorted(shipped("configs").glob("*.yaml"))}
+
+
+def profile_path(ref: Path) -> Path:
+    """A profile file as given, or a shipped profile by name (`--config qwen3-sampling`)."""
+    if ref.exists() or ref.suffix in (".yaml", ".yml") or len(ref.parts) > 1:
+        return ref
+    known = profiles()
+    if ref.name in known:
+        return known[ref.name]
+    raise InputError(f"--config {ref}: no such file, and no shipped profile of that name (known: {', '.join(known)})")
+
+
+def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
+    """A profile file or a shipped profile's name (if any) overlaid with the flags that were given (not None)."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        path = profile_path(path)
+        loaded = yaml_mapping(path, "config")
+        values.update({str(k).replace("-", "_"): v for k, v in loaded.items()})
+        unknown = sorted(set(values) - set(RunConfig.model_fields))
+        if unknown:
+            raise InputError(f"{path}: unknown option '{unknown[0]}' (options are the flags of qualeval run)")
+    values.update({k: v for k, v in flags.items() if v is not None and v != [] and v != {}})
+    if values.get("workload"):  # a workload's own load options sit under the profile and the flags
+        from qualeval.serving.workloads import load_workload
+
+        workload, where = load_workload(str(values["workload"]))
+        unknown = sorted(set(workload.run) - set(RunConfig.model_fields))
+        if unknown:
+            raise InputError(f"{where}: field 'run.{unknown[0]}': not a run option")
+        values = {**workload.run, **values}
+    try:
+        return RunConfig.model_validate(values)
+    except ValidationError as exc:
+        raise _error(
+            exc, str(path) if path and not any(k in flags and flags[k] is not None for k in _fields(exc)) else ""
+        ) from None
+
+
+def _fields(exc: ValidationError) -> list[str]:
+    return [str(e["loc"][0]) for e in exc.errors() if e["loc"]]

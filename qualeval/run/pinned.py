@@ -1,0 +1,129 @@
+"""What a run decides once and keeps: the constraint mode and convention, and the thinking switch.
+
+They are resolved before the first request, from the flags and the probe's measured verdicts, written to the
+manifest (`pinned`) and folded into its fingerprint. A resumed run reuses them whatever the probe would say now,
+or whether it runs at all (`--no-probe`), so one run never mixes constrained and unconstrained records, or two
+ways of switching thinking off. A request that cannot be honoured is an InputError (exit 2) before any request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from qualeval.errors import InputError
+from qualeval.records import Manifest, Pinned, ProbeResult, Style, ThinkingSwitch
+from qualeval.run.config import RunConfig
+from qualeval.run.pipeline import resolve_mode
+from qualeval.wire.client import THINKING_SWITCHES
+
+__all__ = ["SETTINGS_EXCLUDED", "refuse_conflicts", "resolve", "resolve_switch", "unseparated"]
+
+SETTINGS_EXCLUDED = frozenset(
+    {"out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "allow_code_execution", "published"}
+    | {"endpoints"}  # replicas of the same model may come and go between sessions
+)
+"""Options that may change between the sessions of one run: everything else is part of its fingerprint."""
+
+
+def unseparated(found: ProbeResult | None) -> str | None:
+    """Where the reasoning went when the server does not return it apart from the answer (inline tags, a channel,
+    or no reasoning seen at all); None when it does (a reasoning field, or hidden reasoning that is counted), or
+    when there was no probe."""
+    if found is None or found.reasoning_source.startswith("field:") or found.hidden_reasoning:
+        return None
+    return found.reasoning_source
+
+
+def _working(found: ProbeResult | None) -> ThinkingSwitch | None:
+    """The first thinking switch the probe saw work, in order of preference."""
+    verdicts = found.thinking_switch if found else {}
+    return next((switch for switch in THINKING_SWITCHES if verdicts.get(switch) == "works"), None)
+
+
+def resolve_switch(forced: str, found: ProbeResult | None, wanted: bool | None) -> tuple[ThinkingSwitch, str | None]:
+    """The thinking switch to send and a note: forced, or the first convention the probe saw work."""
+    if forced != "auto":
+        return forced, None  # type: ignore[return-value]
+    if wanted is None:
+        return "none", None  # thinking is left to the server: nothing to send
+    flag = "--thinking" if wanted else "--no-thinking"
+    if found is None:
+        raise InputError(
+            f"{flag}: with --no-probe it is unknown which thinking switch this endpoint obeys; "
+            "force one with --thinking-switch chat_template_kwargs|reasoning_effort|deepseek|none"
+        )
+    verdicts = found.thinking_switch
+    if (working := _working(found)) is not None:
+        return working, None
+    if verdicts and all(v == "no reasoning seen either way" for v in verdicts.values()):
+        return "none", f"{flag}: the probe saw no reasoning either way, so no thinking switch is sent"
+    seen = ", ".join(f"{name} {v.split(':')[0]}" for name, v in verdicts.items()) or "nothing tried"
+    if wanted:
+        return "none", f"--thinking: no thinking switch worked here ({seen}); the server's default applies"
+    raise InputError(
+        f"--no-thinking: no thinking switch worked on this endpoint ({seen}); force one with --thinking-switch NAME"
+    )
+
+
+def resolve(
+    config: RunConfig, found: ProbeResult | None, wanted: bool | None, bare: dict[str, bool] | None = None
+) -> Pinned:
+    """A new run's constraint mode, convention and thinking switch. `wanted`: the thinking value to be sent;
+    `bare`: per task, whether its prompt asks for the answer alone (a constraint may then bind from the first
+    token)."""
+    if config.constraint_style:
+        styles: list[Style] = [config.constraint_style]
+        unknown = ""
+    else:
+        styles = found.styles() if found else []
+        unknown = "the probe found none enforced" if found else "the probe is off: --no-probe"
+    inline = unseparated(found)
+    if found is None and wanted is not True:  # without a probe, a reasoning channel is known only when asked for
+        inline = "unknown: --no-probe"
+
+    def mode_of(is_bare: bool) -> tuple[str, Style | None, str | None]:
+        return resolve_mode(config.constraint, styles, inline=inline, thinking=wanted, bare=is_bare, unknown=unknown)
+
+    flags = bare or {}
+    mode, style, note = mode_of(bool(flags) and all(flags.values()))  # the run's mode, and the tasks that differ
+    tasks, notes = {}, [note] if note else []
+    for name, is_bare in flags.items():
+        own, own_style, own_note = mode_of(is_bare)
+        if own != mode:
+            tasks[name] = own
+            notes.append(f"{name}: {own_note}")
+        style = style or own_style
+    switch, why = resolve_switch(config.thinking_switch, found, wanted)
+    if "followup" in (mode, *tasks.values()) and wanted is None and config.thinking_switch == "auto":
+        switch = _working(found) or "none"  # the followup asks with thinking off: it needs the switch
+    notes += [why] if why else []
+    return Pinned(constraint=mode, constraint_style=style, tasks=tasks, thinking_switch=switch, notes=notes)  # type: ignore[arg-type]
+
+
+def _pin_of(key: str, pinned: Pinned | None) -> str:
+    if pinned is None:
+        return ""
+    if key in ("constraint", "constraint_style"):
+        via = f" via {pinned.constraint_style}" if pinned.constraint_style else ""
+        return f" (pinned: {pinned.constraint}{via})"
+    if key in ("thinking", "thinking_switch"):
+        return f" (pinned switch: {pinned.thinking_switch})"
+    return ""
+
+
+def refuse_conflicts(root: Path, old: Manifest, config: dict[str, Any]) -> None:
+    """A resumed run keeps its settings: a flag that now asks for something else is refused, by name."""
+    before, pinned = old.config, old.pinned
+    for key, now in config.items():
+        if key in SETTINGS_EXCLUDED or key not in before or before[key] == now:
+            continue
+        flag = "--task" if key == "tasks" else "--" + key.replace("_", "-")
+        raise InputError(
+            f"{root}: this run was made with {flag} {_shown(before[key])}{_pin_of(key, pinned)}, not "
+            f"{_shown(now)}; resume it with the same flags, or give another --out to start a new run"
+        )
+
+
+def _shown(value: Any) -> str:
+    return "unset" if value is None else str(value)

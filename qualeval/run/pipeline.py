@@ -1,0 +1,299 @@
+"""Samples through the wire, the splitter, extraction and scoring: one record per sample.
+
+Constraint modes:
+  off       the prompt's instruction and the extraction ladder
+  single    the constraint rides on the main request (reasoning servers apply it after the thinking)
+  followup  the main request reasons freely; a second short request, thinking off, shows the model its response
+            and asks which answer it gives, under the constraint (qualeval.scoring.followup). The content's own
+            answer is scored; the follow-up confirms it or fills in one the content holds. Its timing and tokens
+            are kept apart from the main request's.
+  auto      single when the probe found a convention the endpoint enforces and the server returns reasoning
+            apart from the answer; followup when it enforces one but reasoning comes inline (a constraint from
+            the first token would silence the thinking); otherwise off
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from qualeval.errors import InputError
+from qualeval.records import ANSWERED, ConstraintRecord, FollowupRecord, Grade, Record
+from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, Mode, Style, constraint_for, request_params
+from qualeval.scoring.followup import followup_prompt
+from qualeval.scoring.modeljudge import Grader
+from qualeval.scoring.verdict import Verdict, judge, wants_grade
+from qualeval.scoring.whole import WHOLE_ANSWER
+from qualeval.tasks.spec import SAMPLING, ByThinking
+from qualeval.tasks.task import Task
+from qualeval.wire.client import ChatClient, build_body
+from qualeval.wire.models import ChatRequest, ChatResponse, Completion, Message, Sample
+
+__all__ = ["request_for", "resolve_mode", "run_one", "run_samples", "sampling_for"]
+
+
+def sampling_for(task: Task, thinking: bool | None, sampling: ByThinking | None = None) -> dict[str, Any]:
+    """The sampling settings a request of this task gets before the run's flags: the run's `sampling` for the
+    request's thinking mode, over the task's for that mode, over the task's plain settings."""
+    gen = task.spec.generation
+    mode = thinking if thinking is not None else gen.thinking
+    values = {name: getattr(gen, name) for name in SAMPLING if getattr(gen, name) is not None}
+    values.update(gen.sampling.for_mode(mode))
+    if sampling is not None:
+        values.update(sampling.for_mode(mode))
+    return values
+
+
+def request_for(
+    task: Task, sample: Sample, model: str, *, sampling: ByThinking | None = None, **overrides: Any
+) -> ChatRequest:
+    """The request for a sample. Sampling, each setting from the first that gives it: an override (a flag), the
+    run's `sampling` for the request's thinking mode, the task's for that mode, the task's plain settings."""
+    gen = task.spec.generation
+    values: dict[str, Any] = {"max_tokens": gen.max_tokens, "thinking": gen.thinking, "stop": gen.stop}
+    values.update(sampling_for(task, overrides.get("thinking"), sampling))
+    shaped = sample.meta.get("request") or {}  # a workload item's own output length and forcing keys
+    if shaped.get("max_tokens"):
+        values["max_tokens"] = shaped["max_tokens"]
+    if shaped.get("extra_body"):
+        values["extra_body"] = dict(shaped["extra_body"])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return ChatRequest(model=model, messages=sample.messages, **values)
+
+
+def _constrained(request: ChatRequest, constraint: Constraint, style: Style) -> tuple[ChatRequest, str]:
+    kind, params = request_params(constraint, style)
+    update: dict[str, Any] = {"extra_body": {**request.extra_body, **params}}
+    if "response_format" in params:
+        update = {
+            "response_format": params["response_format"],
+            "extra_body": {k: v for k, v in update["extra_body"].items() if k != "response_format"},
+        }
+    return request.model_copy(update=update), kind
+
+
+async def _followup(
+    client: ChatClient, request: ChatRequest, sample: Sample, task: Task, first: ChatResponse, style: Style | None
+) -> ConstraintRecord:
+    """Ask, thinking off, which answer the response gives (qualeval.scoring.followup), under the constraint where there
+    is a convention for it. Its timing and tokens are kept apart from the main request's."""
+    spec = task.spec.answer
+    text = followup_prompt(sample, first.completion.content, spec)
+    ask = request.model_copy(
+        update={"messages": (Message(role="user", content=text),), "thinking": False, "max_tokens": 256, "stop": ()}
+    )
+    constraint = constraint_for(spec, sample.choices)
+    kind = constraint.kind
+    if style is not None:
+        ask, kind = _constrained(ask, constraint, style)
+    second = await client.chat(ask)
+    return ConstraintRecord(
+        mode="followup",
+        kind=kind,
+        style=style,
+        followup=FollowupRecord(
+            request=build_body(ask, client.config),
+            content=second.completion.content,
+            status=second.completion.status,
+            error=second.error,
+            timing=second.timing,
+            usage=second.usage,
+            attempts=second.attempts,
+        ),
+    )
+
+
+async def _ask(
+    client: ChatClient, task: Task, sample: Sample, request: ChatRequest, mode: Mode, style: Style | None
+) -> tuple[ChatRequest, ChatResponse, ConstraintRecord]:
+    """Send the request under the constraint `mode` asks for: what was sent, what came back, what happened to
+    the constraint (a follow-up request included); the judge decides whether it held."""
+    if task.spec.scorer.kind in WHOLE_ANSWER:  # a program or an IFEval response, never a JSON `answer` field
+        mode = "off"
+    if sample.meta.get("scored") is False:  # a workload's synthetic prompt: no answer to constrain
+        mode = "off"
+    sent, kind = request, None
+    if mode == "single" and style is not None:
+        sent, kind = _constrained(request, constraint_for(task.spec.answer, sample.choices), style)
+    response = await client.chat(sent)
+    if mode == "single" and kind is not None:
+        return sent, response, ConstraintRecord(mode="single", kind=kind, style=style)
+    if mode == "followup" and response.completion.status in ANSWERED and response.completion.content.strip():
+        return sent, response, await _followup(client, request, sample, task, response, style)
+    return sent, response, ConstraintRecord(mode=mode)
+
+
+async def _judged(
+    task: Task,
+    sample: Sample,
+    done: Completion,
+    info: ConstraintRecord,
+    rescue: bool,
+    grader: Grader | None,
+    allow_code: bool,
+) -> tuple[Verdict, Grade | None]:
+    """The verdict on an answer, and the model judge's grade where the rules rejected a free-form one."""
+    if task.spec.scorer.kind == "code":  # the program runs for seconds: off the event loop that streams the rest
+        verdict = await asyncio.to_thread(judge, task, sample, done, info, rescue=rescue, allow_code=allow_code)
+    else:
+        verdict = judge(task, sample, done, info, rescue=rescue, allow_code=allow_code)
+    if grader is None or not wants_grade(task, done, verdict):
+        return verdict, None
+    grade = await grader.grade(sample, done.content)
+    return judge(task, sample, done, info, rescue=rescue, grade=grade, allow_code=allow_code), grade
+
+
+async def run_one(
+    client: ChatClient,
+    task: Task,
+    sample: Sample,
+    *,
+    model: str,
+    mode: Mode,
+    style: Style | None,
+    rescue: bool = False,
+    repeat: int = 0,
+    level: str = "",
+    warmup: bool = False,
+    session: str = "",
+    grader: Grader | None = None,
+    allow_code: bool = False,
+    **overrides: Any,
+) -> Record:
+    """One sample (its `repeat`-th): request (constrained as `mode` says), judge (and grade), record.
+
+    `allow_code`: the run's --allow-code-execution, so a code task's program may run to score it.
+    """
+    request = request_for(task, sample, model, **overrides)
+    sent, response, info = await _ask(client, task, sample, request, mode, style)
+    done = response.completion
+    verdict, grade = await _judged(task, sample, done, info, rescue, grader, allow_code)
+    return Record(
+        sample_id=sample.id,
+        task=task.name,
+        repeat=repeat,
+        level=level,
+        warmup=warmup,
+        session=session,
+        sent_at=response.sent_at,
+        retried=response.retried,
+        request=build_body(sent, client.config),
+        reasoning=done.reasoning,
+        content=done.content,
+        reasoning_source=done.reasoning_source,
+        status=done.status,
+        finish_reason=response.finish_reason,
+        usage=response.usage,
+        timing=response.timing,
+        attempts=response.attempts,
+        constraint=verdict.constraint or info,
+        extraction=verdict.extraction,
+        score=verdict.score,
+        naive_correct=verdict.naive_correct,
+        rescue=verdict.rescue,
+        rescue_correct=verdict.rescue_correct,
+        gold=sample.gold,
+        choices=sample.choices,
+        aliases=sample.aliases,
+        meta=sample.meta,
+        error=response.error,
+        server_timings=response.server_timings,
+        grade=grade,
+        endpoint=response.endpoint,
+    )
+
+
+def resolve_mode(
+    mode: Mode,
+    styles: Sequence[Style],
+    *,
+    inline: str | None = None,
+    thinking: bool | None = None,
+    bare: bool = False,
+    unknown: str = "",
+) -> tuple[Mode, Style | None, str | None]:
+    """The mode actually used, its convention, and a one-line note where that is not simply what was asked.
+
+    `styles`: conventions the endpoint enforces, best first. A constraint on the main request rides after the
+    thinking only where there is a reasoning channel apart from the answer: the server returns reasoning apart
+    (`inline` is None; otherwise where it goes, `inline:paired`, `none`..., or why it is not known) and thinking
+    is not off. Without one
+    it binds from the first token, so it is used there only when the task's prompt asks for the answer alone
+    (`bare`): otherwise it would take away the working the prompt asks for, and the content is read as written,
+    with a follow-up to confirm it. `unknown`: why there are no styles. Single or followup with no convention to
+    send is an InputError, before any request.
+    """
+    if mode == "off":
+        return "off", None, None
+    if not styles:
+        why = unknown or "none is enforced"
+        if mode == "auto":
+            return "off", None, f"constraint off: no structured-output convention to use ({why})"
+        raise InputError(
+            f"--constraint {mode}: no structured-output convention is known to work on this endpoint ({why}); "
+            "use --constraint off, or force one with --constraint-style NAME"
+        )
+    if mode == "followup":
+        return "followup", styles[0], None
+    after = [s for s in styles if s not in FIRST_TOKEN]  # where there is a reasoning channel, these bind after it
+    missing = (
+        "thinking is off"
+        if thinking is False
+        else (f"no reasoning comes back apart from the answer ({inline})" if inline else None)
+    )
+    if missing is None and after:
+        return "single", after[0], None
+    why = missing or f"{styles[0]} binds from the first token"
+    if mode == "single" and bare:
+        return "single", styles[0], f"--constraint single: {why}: the constraint binds from the first token"
+    if mode == "single":
+        return (
+            "followup",
+            styles[0],
+            (
+                f"--constraint single: {why}, so a constraint would bind from the first token and take away the "
+                f"working the prompt asks for: the content is read as written, and a follow-up via {styles[0]} "
+                "confirms it"
+            ),
+        )
+    return "followup", styles[0], f"constraint: followup via {styles[0]}, not on the main request: {why}"
+
+
+async def run_samples(
+    client: ChatClient,
+    task: Task,
+    samples: Sequence[Sample],
+    *,
+    model: str,
+    constraint_mode: Mode = "auto",
+    styles: Sequence[Style] = (),
+    rescue: bool = False,
+    allow_code: bool = False,
+    **overrides: Any,
+) -> list[Record]:
+    """Send every sample (the client bounds concurrency) and judge what comes back, in sample order.
+
+    `styles`: the constraint conventions the endpoint enforces, best first (`ProbeResult.styles()`).
+    `allow_code`: whether a code task's programs may run to score it.
+    """
+    thinking = overrides.get("thinking", task.spec.generation.thinking)
+    mode, style, _ = resolve_mode(constraint_mode, styles, thinking=thinking, bare=task.spec.prompt.bare)
+    return list(
+        await asyncio.gather(
+            *(
+                run_one(
+                    client,
+                    task,
+                    s,
+                    model=model,
+                    mode=mode,
+                    style=style,
+                    rescue=rescue,
+                    allow_code=allow_code,
+                    **overrides,
+                )
+                for s in samples
+            )
+        )
+    )

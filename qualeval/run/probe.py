@@ -1,0 +1,250 @@
+"""Find out what an endpoint really does, by sending small requests and checking what comes back.
+
+Nothing here trusts documentation or a server's claims: a structured-output mode counts as enforced only
+when an answer no model would give unprompted comes back inside the constraint.
+
+A sampled model can pass a check once by chance, so each check is repeated with a fixed sequence of seeds
+until two samples in a row agree (at most REPEATS samples); a check that never settles is "inconclusive". The
+probe has its own token budget, never the run's: a sample that ran out of tokens before answering is sent
+again with twice the budget (up to four times the start) instead of counting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+
+from qualeval.errors import EndpointError
+from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style
+from qualeval.scoring.constrain import Constraint, request_params
+from qualeval.wire.client import THINKING_SWITCHES, ChatClient, switch_params
+from qualeval.wire.models import ChatRequest, ChatResponse, Message
+
+__all__ = ["REPEATS", "probe", "settle"]
+
+REPEATS = 4
+"""Samples of one check at most: it stops as soon as two in a row agree."""
+
+_CHOICES = ["qv-alpha", "qv-beta", "qv-gamma"]
+_REGEX = "qv-[0-9]{4}"
+_SCHEMA = {
+    "type": "object",
+    "properties": {"qv_code": {"type": "integer"}},
+    "required": ["qv_code"],
+    "additionalProperties": False,
+}
+# how servers are told to stop thinking, by the client's own names; each is sent without the client's switch
+_SWITCHES: dict[str, dict[str, Any]] = {name: switch_params(name, False) for name in THINKING_SWITCHES}
+# every convention with the kinds a run may send through it, named `style.kind` as constrain names them; the
+# bodies come from constrain.request_params, so the probe checks exactly what a run would send
+_PROBE_CONSTRAINTS = {
+    "choice": Constraint(kind="choice", choices=tuple(_CHOICES), pattern=_REGEX, schema_=_SCHEMA),
+    "regex": Constraint(kind="regex", pattern=_REGEX, schema_=_SCHEMA),
+    "json": Constraint(kind="json", schema_=_SCHEMA),
+}
+_KINDS: dict[Style, tuple[str, ...]] = {
+    "structured_outputs": ("choice", "regex", "json"),
+    "guided": ("choice", "regex", "json"),
+    "sglang": ("regex",),
+    "response_format": ("json",),
+    "json_schema": ("json",),
+    "grammar": ("choice",),
+}
+_MODES: dict[str, dict[str, Any]] = {
+    f"{style}.{kind}": request_params(_PROBE_CONSTRAINTS[kind], style)[1] for style in STYLES for kind in _KINDS[style]
+}
+
+
+def _ask(model: str, text: str, **kw: Any) -> ChatRequest:
+    return ChatRequest(model=model, messages=(Message(role="user", content=text),), **kw)
+
+
+def _check(mode: str, resp: ChatResponse) -> ModeResult:
+    if resp.error is not None:
+        if resp.http_status is not None and 400 <= resp.http_status < 500:
+            return ModeResult(verdict="rejected", detail=resp.error)
+        return ModeResult(verdict="inconclusive", detail=resp.error)
+    answer = resp.completion.content.strip()
+    if not answer:
+        return ModeResult(
+            verdict="inconclusive", detail=f"no answer (status {resp.completion.status}); raise the token budget"
+        )
+    if mode.endswith(".choice"):
+        held = answer in _CHOICES
+    elif mode.endswith(".regex"):
+        held = re.fullmatch(_REGEX, answer) is not None
+    else:
+        try:
+            obj = orjson.loads(answer)
+            held = isinstance(obj, dict) and set(obj) == {"qv_code"} and type(obj["qv_code"]) is int
+        except orjson.JSONDecodeError:
+            held = False
+    return ModeResult(verdict="enforced" if held else "ignored", detail=answer[:60])
+
+
+Sample = Callable[[int, int], Awaitable[tuple[str, str, bool]]]
+"""(seed, token budget) -> (verdict, detail, starved): one sample of a check; starved means the budget ran out."""
+
+
+def _kind(verdict: str) -> str:
+    return verdict.split(":", 1)[0].split(" (", 1)[0]  # "rejected: HTTP 400 ..." and "rejected: ..." agree
+
+
+async def settle(
+    sample: Sample, budget: int, *, seed: int = SEED, repeats: int = REPEATS
+) -> tuple[str, str, list[str]]:
+    """Sample a check until two verdicts in a row agree: (verdict, detail, every verdict seen).
+
+    Seeds are seed, seed + 1, ...: fixed, so a probe is reproducible, yet different, so a repeat is a new sample.
+    The first two samples are always needed and go out together; any further one only when they disagree. A
+    starved sample does not count as a verdict: the next ones get twice the budget (up to four times the start).
+    """
+    seen: list[str] = []
+    detail = ""
+    cap = budget * 4
+    taken = 0
+    while taken < repeats:
+        width = 2 if taken == 0 else 1
+        sent = budget
+        batch = await asyncio.gather(*(sample(seed + taken + j, sent) for j in range(width)))
+        taken += width
+        for verdict, said, starved in batch:
+            if starved and sent < cap:
+                budget = min(cap, sent * 2)
+                continue
+            seen.append(verdict)
+            detail = said
+        if len(seen) >= 2 and _kind(seen[-1]) == _kind(seen[-2]):
+            return seen[-1], detail, seen
+    if len(seen) <= 1 and all(v == "inconclusive" for v in seen):
+        return "inconclusive", detail or f"no answer within {budget} tokens", seen
+    return "inconclusive", f"no stable verdict in {repeats} samples ({', '.join(seen)})", seen
+
+
+def _shared(send: Callable[[int, int], Awaitable[ChatResponse]]) -> Callable[[int, int], Awaitable[ChatResponse]]:
+    """One request per (seed, budget), however many checks compare against it."""
+    sent: dict[tuple[int, int], asyncio.Future[ChatResponse]] = {}
+
+    def get(seed: int, budget: int) -> Awaitable[ChatResponse]:
+        if (seed, budget) not in sent:
+            sent[(seed, budget)] = asyncio.ensure_future(send(seed, budget))
+        return sent[(seed, budget)]
+
+    return get
+
+
+def _starved(resp: ChatResponse) -> bool:
+    # a cut-off answer is no verdict either: half a JSON object would read as "ignored"
+    return resp.error is None and resp.completion.status in TRUNCATED
+
+
+def _mode_sample(client: ChatClient, model: str, mode: str) -> Sample:
+    async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
+        ask = _ask(model, _GREETING, max_tokens=budget, seed=seed, stream=False, extra_body=_MODES[mode])
+        resp = await client.chat(ask)
+        found = _check(mode, resp)
+        return found.verdict, found.detail, _starved(resp)
+
+    return sample
+
+
+def _switch_sample(
+    client: ChatClient, model: str, off_body: dict[str, Any], on: Callable[[int, int], Awaitable[ChatResponse]]
+) -> Sample:
+    async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
+        ask = _ask(model, _QUESTION, max_tokens=budget, seed=seed, stream=False, extra_body=off_body)
+        with_thinking, off = await asyncio.gather(on(seed, budget), client.chat(ask))
+        verdict = _switch_verdict(with_thinking, off)
+        return verdict, verdict, False
+
+    return sample
+
+
+async def _listing(client: ChatClient) -> tuple[list[str], bool, list[str]]:
+    try:
+        listing = await client.models()
+    except EndpointError as exc:
+        return [], False, [f"/models unavailable: {exc}"]
+    served = [str(m.get("id")) for m in listing.get("data") or [] if isinstance(m, dict)]
+    return served, is_simulated(listing), []
+
+
+def is_simulated(models: dict[str, Any] | None) -> bool:
+    """Whether a /models listing comes from qualeval's reference server, which says so in `owned_by`."""
+    data = (models or {}).get("data") or []
+    return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
+
+
+_QUESTION = "What is the capital of France? Answer in one word."
+_GREETING = "Reply with a short friendly greeting."
+
+
+async def probe(client: ChatClient, model: str, *, max_tokens: int = BUDGET, seed: int = SEED) -> ProbeResult:
+    """Probe the endpoint behind `client` with its own token budget (`max_tokens`, the start budget) and seeds.
+    Raises EndpointError when it cannot be reached at all."""
+    served, simulated, notes = await _listing(client)
+    on = _shared(lambda s, b: client.chat(_ask(model, _QUESTION, max_tokens=b, seed=s, stream=False)))
+    modes = list(_MODES)
+    # everything at once: each check's samples wait only for their own requests
+    base, streamed, *settled = await asyncio.gather(
+        on(seed, max_tokens),
+        client.chat(_ask(model, _QUESTION, max_tokens=max_tokens, seed=seed, stream=True)),
+        *(settle(_switch_sample(client, model, body, on), max_tokens, seed=seed) for body in _SWITCHES.values()),
+        *(settle(_mode_sample(client, model, m), max_tokens, seed=seed) for m in modes),
+    )
+    if base.error and streamed.error:
+        raise EndpointError(f"{client.config.base_url}: chat completions failed: {base.error}")
+    switches, checks = settled[: len(_SWITCHES)], settled[len(_SWITCHES) :]
+    result = ProbeResult(
+        base_url=client.config.base_url,
+        model=model,
+        simulated=simulated,
+        served_models=served,
+        notes=notes,
+        budget=max_tokens,
+        seed=seed,
+    )
+    _reasoning(result, base, streamed)
+    result.thinking_switch = {
+        name: verdict if verdict != "inconclusive" else f"inconclusive: {detail}"
+        for name, (verdict, detail, _) in zip(_SWITCHES, switches, strict=True)
+    }
+    result.structured_outputs = {
+        m: ModeResult(verdict=verdict, detail=detail, samples=seen)  # type: ignore[arg-type]
+        for m, (verdict, detail, seen) in zip(modes, checks, strict=True)
+    }
+    return result
+
+
+def _reasoning(result: ProbeResult, base: ChatResponse, streamed: ChatResponse) -> None:
+    """Where reasoning arrives, streaming and not, and what usage says about it."""
+    result.reasoning_source = base.completion.reasoning_source
+    result.reasoning_fields = sorted(set(base.raw_reasoning) | set(streamed.raw_reasoning))
+    result.stream_reasoning_source = streamed.completion.reasoning_source
+    result.streaming_usage = streamed.error is None and not streamed.usage.completion_estimated
+    result.reasoning_tokens_reported = not base.usage.reasoning_estimated
+    result.hidden_reasoning = (
+        result.reasoning_tokens_reported and (base.usage.reasoning_tokens or 0) > 0 and not base.completion.reasoning
+    )
+    if len(result.reasoning_fields) > 1:
+        result.notes.append("the same reasoning arrives in several fields; qualeval reads one by priority")
+    if result.reasoning_source != result.stream_reasoning_source:
+        result.notes.append(
+            f"stream and non-stream split differently ({result.stream_reasoning_source} vs {result.reasoning_source})"
+        )
+
+
+def _switch_verdict(on: ChatResponse, off: ChatResponse) -> str:
+    if off.error:
+        return f"rejected: {off.error}"
+    had = bool(on.completion.reasoning) or (on.usage.reasoning_tokens or 0) > 0
+    if not had:
+        return "no reasoning seen either way"
+    still = bool(off.completion.reasoning) or (
+        not off.usage.reasoning_estimated and (off.usage.reasoning_tokens or 0) > 0
+    )
+    return "ignored (still reasons)" if still else "works"

@@ -1,0 +1,143 @@
+"""The extraction ladder over the final content; the first rung that yields a value of the answer's type wins."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from qualeval.records import Extraction, Rung
+from qualeval.scoring.extract.anchors import anchored_spans
+from qualeval.scoring.extract.jsonfind import json_answer
+from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
+from qualeval.scoring.extract.maths import math_parse
+from qualeval.scoring.extract.normalize import normalize
+from qualeval.scoring.extract.numbers import find_number, fmt_number, result_number
+from qualeval.tasks.spec import AnswerSpec
+
+__all__ = ["Extraction", "Rung", "extract", "naive_extract", "typed_value"]
+
+Where = Literal["anchor", "line", "whole"]
+# a closing remark in parentheses is words ("Paris (the capital)"); a parenthesis of numbers and symbols is part of
+# the answer: the last pair in "(5, 8), (8, 5)", the second interval of "(0, 9) \cup (9, 36)"
+_REMARK = re.compile(r"\s+\((?=[^()]*[A-Za-z]{2})[^()\\]*\)\s*\.?\s*$")
+
+
+def _choice_text(span: str, spec: AnswerSpec, choices: tuple[str, ...], *, last: bool) -> str | None:
+    """The choice whose text the span is, else the first (last) one it mentions."""
+    norm = normalize(span, spec.normalize)
+    for choice in choices:
+        if normalize(choice, spec.normalize) == norm:
+            return choice
+    lowered = span.lower()
+    ranked = sorted(((lowered.rfind(c.lower()) if last else lowered.find(c.lower()), c) for c in choices), reverse=last)
+    found = [c for pos, c in ranked if pos != -1]
+    return found[0] if found else None
+
+
+def _choice(span: str, spec: AnswerSpec, choices: tuple[str, ...], where: Where) -> str | None:
+    if spec.labels == "text":
+        return _choice_text(span, spec, choices, last=where != "anchor")
+    letters = option_letters(len(choices))
+    found = letter_in_anchor(span, letters) if where == "anchor" else letter_on_line(span, letters)
+    if found is not None or where == "whole":
+        return found
+    norm = normalize(span, spec.normalize)  # the model wrote the option's text instead of its letter
+    for i, choice in enumerate(choices):
+        if normalize(choice, spec.normalize) == norm:
+            return letters[i]
+    return None
+
+
+def _boolean(span: str, spec: AnswerSpec, *, last: bool) -> str | None:
+    words = normalize(span, ("lower", "punctuation", "whitespace")).split()
+    text = " ".join(words)
+    for phrase in sorted(spec.false_words, key=len, reverse=True):
+        if " " in phrase and phrase in text:
+            return "no"
+    for word in reversed(words) if last else words:
+        if word in spec.true_words:
+            return "yes"
+        if word in spec.false_words:
+            return "no"
+    return None
+
+
+def _text(span: str) -> str | None:
+    value = span.strip().strip("*_`").strip()
+    value = _REMARK.sub("", value).strip()
+    return value.rstrip(".").strip().strip("*_`").strip() or None
+
+
+def _typed(span: str, spec: AnswerSpec, choices: tuple[str, ...], where: Where) -> str | None:
+    if spec.type == "number":
+        number = result_number(span) if where == "anchor" else find_number(span, last=True)
+        return None if number is None else fmt_number(number)
+    if spec.type == "choice":
+        return _choice(span, spec, choices, where)
+    if spec.type == "boolean":
+        return _boolean(span, spec, last=where == "whole")
+    return _text(span)
+
+
+def typed_value(span: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> str | None:
+    """The answer of the spec's type that a span holds (a number, a choice label, yes/no, text)."""
+    return _typed(span, spec, choices, "anchor")
+
+
+def _anchored(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extraction | None:
+    """The answer an answer marker introduces; with no value of the answer's type, the marker's span still
+    says the model answered (value None): "Cannot be determined" is an answer, just not a number."""
+    spans = anchored_spans(content)
+    for _, span in spans if spec.pick == "first" else reversed(spans):
+        value = _typed(span, spec, choices, "anchor")
+        if value is not None:
+            return Extraction(value=value, rung="anchor", raw=span.strip())
+    return Extraction(value=None, rung="anchor", raw=spans[-1][1].strip()) if spans else None
+
+
+def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extraction | None:
+    lines = [ln for ln in content.strip().splitlines() if ln.strip()]
+    if spec.type == "choice" and spec.labels == "letters" and choices:
+        letters = option_letters(len(choices))
+        for line in reversed(lines):  # a line that is only a marker, wherever it stands
+            if (value := letter_on_line(line, letters)) is not None and len(line.strip(" *_()[].")) == 1:
+                return Extraction(value=value, rung="last", raw=line)
+    last = lines[-1] if lines else ""
+    value = _typed(last, spec, choices, "line")
+    return Extraction(value=value, rung="last", raw=last) if value is not None else None
+
+
+def extract(content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, math: bool = False) -> Extraction:
+    """The answer in the final content, and the rung of the ladder that found it."""
+    if not content.strip():
+        return Extraction(value=None, rung="none")
+    answer = json_answer(content)
+    if answer is not None and (value := _typed(answer, spec, choices, "anchor")) is not None:
+        return Extraction(value=value, rung="json", raw=answer)
+    anchored = _anchored(content, spec, choices)
+    if anchored is not None and anchored.value is not None:
+        return anchored
+    if math and (parsed := math_parse(content)):
+        return Extraction(value=str(parsed[-1]), rung="math", raw=str(parsed[-1]))
+    if (last := _last_line(content, spec, choices)) is not None:
+        return last
+    if answer is not None:  # the model answered in its JSON, with no value of the type asked for
+        return Extraction(value=None, rung="json", raw=answer)
+    return anchored or Extraction(value=None, rung="none")
+
+
+def naive_extract(reasoning: str, content: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> str | None:
+    """What a naive extractor reads: the last number (letter, yes/no) anywhere in reasoning plus content.
+
+    Kept only to show, beside the real accuracy, what reading the trace would have scored.
+    """
+    text = f"{reasoning}\n{content}".strip()
+    if not text:
+        return None
+    if spec.type == "text":
+        return text.splitlines()[-1].strip() or None
+    if spec.type == "choice" and spec.labels == "letters":
+        letters = option_letters(len(choices))
+        hits = [c for c in text.split() if len(c.strip("().*:")) == 1 and c.strip("().*:") in letters]
+        return hits[-1].strip("().*:") if hits else None
+    return _typed(text, spec, choices, "whole")

@@ -1,0 +1,199 @@
+"""Scorers: is an extracted answer the gold one? One plain function per scorer kind of the task format."""
+
+from __future__ import annotations
+
+import re
+
+from qualeval.records import Score
+from qualeval.scoring.extract import find_number, math_equal, normalize, token_f1, words_to_digits
+from qualeval.tasks.spec import AnswerSpec, ScorerSpec
+from qualeval.wire.models import Sample
+
+__all__ = ["Score", "score"]
+
+_PLAIN_NUMBER = re.compile(r"[-−$\d.,\s]+%?")
+_PLAIN_GOLD_NUMBER = re.compile(r"[-−$\d.,\s°CFK]+")
+# "Leo/Lev Tolstoy" offers two names; "km/s" is a unit and "1/2" a number
+_SLASH = re.compile(r"(?<=[^\W\d_])\s*/\s*(?=[A-Z])")
+
+
+def _close(a: float, b: float, spec: ScorerSpec) -> bool:
+    return abs(a - b) <= max(spec.tolerance, spec.relative_tolerance * abs(b))
+
+
+def _numeric(value: str, sample: Sample, spec: ScorerSpec) -> Score:
+    got, gold = find_number(value), find_number(sample.gold)
+    if gold is None:
+        return Score(correct=False, detail=f"gold '{sample.gold}' is not a number")
+    if got is None:
+        return Score(correct=False, detail="no number in the answer")
+    return Score(correct=_close(got, gold, spec), detail=f"{got:g} vs {gold:g}")
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Words that carry no answer of their own: function words, hedges and the phrasing of a reply ("I think it's ...").
+# Negations are not among them: "not Mozart" names Mozart to reject him.
+_FILLER = _word_set(
+    """i me my we our you your he him his she her it its they them their this that these those there here is are
+    was were be been being am has have had do does did will would shall should can could may might must of in on at
+    to for from by with as into about than then so also just only what which who whom whose where when why how think
+    thought believe guess suppose probably likely maybe perhaps possibly presumably surely certainly definitely
+    pretty quite very sure fairly actually indeed exactly answer final correct right called known named yes"""
+)
+# Words that name a kind of thing, not the thing: alone they are no answer ("City" for "Mexico City")
+_GENERIC = _word_set(
+    """city town village capital country nation state states province county region river lake sea ocean bay gulf
+    strait island islands isle mount mountain mountains hill valley desert forest park street road way bridge tower
+    church cathedral temple palace castle university college school king queen prince princess lord lady sir saint
+    st pope emperor president general captain doctor dr mr mrs ms professor war battle new north south east west
+    upper lower great little old united kingdom republic empire national world"""
+)
+_NEGATIONS = _word_set("not no never nor neither isnt wasnt arent werent")
+# words that join candidates into a list: a second year after "1945 and" is a second answer, after "died in" not
+_LISTING = _word_set("and or to nor either maybe perhaps possibly probably between from")
+
+
+def _at(words: list[str], part: list[str]) -> list[int]:
+    """Where `part` stands in `words`, as whole words."""
+    return [i for i in range(len(words) - len(part) + 1) if words[i : i + len(part)] == part]
+
+
+def _hedged(got: list[str], alias: list[str], at: int) -> bool:
+    """A number the alias does not hold, of the size of one it does, listed beside it: "1945 and 1946"."""
+    sizes = {len(w) for w in alias if w.isdigit()}
+    for i, word in enumerate(got):
+        if word.isdigit() and word not in alias and len(word) in sizes:
+            lo, hi = (i + 1, at) if i < at else (at + len(alias), i)
+            if all(w in _LISTING for w in got[lo:hi]):
+                return True
+    return False
+
+
+def _no_answer(words: list[str], question: frozenset[str]) -> bool:
+    """Only filler, kinds of things, the question's own words or a bare number: not an answer by itself."""
+    return all(w.isdigit() for w in words) or all(w in _FILLER or w in _GENERIC or w in question for w in words)
+
+
+def _initial(word: str, alias: list[str]) -> bool:
+    """One letter standing for a word of the name: the W and A of "W. A. Mozart"."""
+    return len(word) == 1 and any(w.startswith(word) for w in alias[:-1])
+
+
+def _named(got: list[str], alias: list[str], question: frozenset[str]) -> bool:
+    """The alias's last words (a surname, a name without its title), in its order, among filler: "I think it's
+    Mozart", "written by Leo Tolstoy" - not "Franklin D. Roosevelt" for "Theodore Roosevelt"."""
+    tail = alias[-1]
+    if len(alias) < 2 or alias[-2] == "of" or _no_answer([tail], question):
+        return False  # "Mexico" of "Gulf of Mexico" is another place
+    quiet = _FILLER | question
+    for i in _at(got, [tail]):
+        start = i
+        while start > 0 and (got[start - 1] in alias or _initial(got[start - 1], alias)):
+            start -= 1
+        around = got[max(start - 1, 0) : start] + got[i + 1 : i + 2]
+        said = [w for w in got[start : i + 1] if w in alias]
+        if alias[-len(said) :] == said and all(w in quiet for w in around) and not _NEGATIONS & set(got[:i]):
+            return True
+    return False
+
+
+def _within(got: list[str], alias: list[str], question: frozenset[str]) -> bool:
+    """The answer is the alias but for words in front of it or a kind of thing after it: "Everest", "Vatican"."""
+    ends = any(_no_answer(alias[at + len(got) :], frozenset()) for at in _at(alias, got))
+    return ends and not _no_answer(got, question)
+
+
+def _alias_hit(got: str, alias: str, question: frozenset[str]) -> str | None:
+    """How a normalised answer matches a normalised alias: exactly, holding it, inside it, or naming it.
+
+    Inside it means the alias's end ("Tolstoy", "Everest"), or all of it but a kind of thing ("Vatican" of "Vatican
+    City"); a first name or a head word alone ("Leo", "Homo" of "Homo sapiens") is another answer.
+    """
+    if got == alias:
+        return "matches"
+    words, form = got.split(), alias.split()
+    for at in _at(words, form):
+        if not _NEGATIONS & set(words[max(at - 1, 0) : at]) and not _hedged(words, form, at):
+            return "contains"
+    if _within(words, form, question):
+        return "is within"
+    if _named(words, form, question):
+        return "names"
+    return None
+
+
+def _kept(alias: str, form: str) -> bool:
+    """An alias that normalising reduced to nothing or to one letter ("O-" to "o") has lost what it says."""
+    return len(form) > 1 or (len(form) == 1 and len(alias.strip()) == 1)
+
+
+def _question_words(sample: Sample, steps: tuple[str, ...]) -> frozenset[str]:
+    asked = [m.content for m in sample.messages if m.role == "user"]
+    return frozenset(words_to_digits(normalize(asked[-1], steps)).split()) if asked else frozenset()
+
+
+def _match(norm: str, forms: list[tuple[str, str]], question: frozenset[str]) -> str | None:
+    """The detail of the first alias the answer matches; with alternatives ("X or Y"), every one must match."""
+    parts = [norm]
+    if not any(" or " in f" {form} " for _, form in forms):
+        parts = [p.strip() for p in f" {norm} ".split(" or ") if p.strip()]
+    hits = []
+    for part in parts:
+        hit = next((f"{how} '{alias}'" for alias, form in forms if (how := _alias_hit(part, form, question))), None)
+        if hit is None and not all(w in _FILLER for w in part.split()):
+            return None  # one of the alternatives is not an accepted answer: a hedge
+        hits.append(hit)
+    found = [h for h in hits if h]
+    return (found[0] if len(parts) == 1 else f"each alternative matches ({'; '.join(found)})") if found else None
+
+
+def _alias(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
+    accepted = [sample.gold, *sample.aliases]
+    norm = words_to_digits(normalize(_SLASH.sub(" or ", value), answer.normalize))
+    forms = [
+        (alias, form) for alias in accepted if _kept(alias, form := words_to_digits(normalize(alias, answer.normalize)))
+    ]
+    f1 = max((token_f1(norm, form) for _, form in forms), default=0.0)
+    # as written, for the aliases normalising would empty ("O-")
+    if whole := next((alias for alias in accepted if value.strip().lower() == alias.strip().lower()), None):
+        return Score(correct=True, detail=f"matches '{whole}'", f1=f1)
+    if how := _match(norm, forms, _question_words(sample, answer.normalize)):
+        return Score(correct=True, detail=how, f1=f1)
+    got = find_number(value)
+    # numeric tolerance only when both sides are plain numbers ("1945" vs "1945."), never inside words
+    if got is not None and _PLAIN_NUMBER.fullmatch(value.strip()):
+        for alias in accepted:
+            gold = find_number(alias)
+            if gold is not None and _PLAIN_GOLD_NUMBER.fullmatch(alias.strip()) and _close(got, gold, spec):
+                return Score(correct=True, detail=f"{got:g} within tolerance of '{alias}'", f1=f1)
+    return Score(correct=False, detail=f"no alias matches '{value[:60]}'", f1=f1)
+
+
+def score(value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerSpec) -> Score:
+    """Score an extracted value. No value is simply not correct; the status says why."""
+    if value is None:
+        return Score(correct=False, detail="nothing extracted")
+    kind = scorer.kind
+    if kind == "numeric":
+        return _numeric(value, sample, scorer)
+    if kind == "alias_match":
+        return _alias(value, sample, scorer, answer)
+    if kind == "math":
+        correct, detail = math_equal(sample.gold, value)
+        return Score(correct=correct, detail=detail)
+    if kind == "regex":
+        pattern = (scorer.pattern or "").replace("{gold}", re.escape(sample.gold))
+        return Score(correct=re.fullmatch(pattern, value.strip()) is not None, detail=f"/{pattern}/")
+    if kind == "choice":
+        same = value.strip().lower() == sample.gold.strip().lower()
+        return Score(correct=same, detail=f"{value} vs {sample.gold}")
+    # exact: after what the task ignores (lm-eval's regexes_to_ignore), then the answer spec's normalisation;
+    # any of several golds (lm-eval's list targets) will do
+    for pattern in scorer.ignore:
+        value = re.sub(pattern, "", value)
+    got = normalize(value, answer.normalize)
+    same = any(got == normalize(gold, answer.normalize) for gold in (sample.gold, *sample.aliases))
+    return Score(correct=same, detail=f"'{value[:40]}' vs '{sample.gold[:40]}'")

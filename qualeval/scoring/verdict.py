@@ -1,0 +1,133 @@
+"""The one judge: live runs, `rescore` and `score` decide an item here, from what a record keeps.
+
+Inputs are the task, the sample, the split completion, the constraint record (which mode ran, the kind sent,
+the follow-up's reply) and, where a model judge was asked, its grade. The constraint's answer is re-derived
+from the stored text, so a rescore of a record reaches the verdict the live run reached.
+
+A follow-up never overrides the content: the answer the content states is scored, and the follow-up only
+confirms it or fills in one the ladder could not find that the content holds (qualeval.scoring.followup). Whether the
+constraint held, and how the follow-up agrees, are judged here too, so a rescore judges them again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qualeval.scoring.constrain import ConstraintRecord, constraint_for, validate
+from qualeval.scoring.extract import Extraction, extract, naive_extract, typed_value
+from qualeval.scoring.followup import reconcile
+from qualeval.scoring.rules import Score, score
+from qualeval.scoring.whole import WHOLE_ANSWER, judge_whole
+from qualeval.tasks.task import Task
+from qualeval.wire.models import Completion, Grade, Sample
+
+__all__ = ["NOT_SCORED", "Verdict", "judge", "wants_grade"]
+
+NOT_SCORED = ("transport_error", "content_filter")
+"""Statuses that carry no answer of the model's: never scored, never graded."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    extraction: Extraction
+    score: Score
+    naive_correct: bool | None
+    rescue: Extraction | None = None
+    rescue_correct: bool | None = None
+    constraint: ConstraintRecord | None = None
+    """The constraint record as judged: whether it held, its reply was valid, the follow-up agrees."""
+
+
+def _reply(task: Task, sample: Sample, constraint: ConstraintRecord) -> tuple[str | None, bool | None]:
+    """The follow-up's answer, of the answer's type, and whether its reply satisfied the constraint sent."""
+    follow = constraint.followup
+    if follow is None or follow.status != "ok" or follow.error or not follow.content.strip():
+        return None, None
+    text = follow.content
+    spec = task.spec
+    valid: bool | None = None
+    if constraint.kind is not None:
+        valid, answer = validate(constraint_for(spec.answer, sample.choices), constraint.kind, text)
+        if valid and answer is not None and (value := typed_value(answer, spec.answer, sample.choices)) is not None:
+            return value, True
+    got = extract(text, spec.answer, sample.choices, math=spec.scorer.kind == "math")
+    return got.value, valid
+
+
+def _answer(
+    task: Task, sample: Sample, done: Completion, constraint: ConstraintRecord | None
+) -> tuple[Extraction, ConstraintRecord | None]:
+    """The answer to score, and the constraint record with what became of the constraint."""
+    spec = task.spec
+    math = spec.scorer.kind == "math"
+    mode = constraint.mode if constraint is not None and constraint.kind is not None else "off"
+    if constraint is None or mode not in ("single", "followup"):
+        return extract(done.content, spec.answer, sample.choices, math=math), constraint
+    if mode == "single":
+        if not done.content.strip():
+            return extract(done.content, spec.answer, sample.choices, math=math), constraint
+        valid, held = validate(constraint_for(spec.answer, sample.choices), str(constraint.kind), done.content)
+        judged = constraint.model_copy(update={"held": valid, "valid": valid})
+        if valid and held is not None and (value := typed_value(held, spec.answer, sample.choices)) is not None:
+            return Extraction(value=value, rung="constraint", raw=held), judged
+        return extract(done.content, spec.answer, sample.choices, math=math), judged
+    found = extract(done.content, spec.answer, sample.choices, math=math)
+    if constraint.followup is None:  # the main request brought no answer to follow up
+        return found, constraint
+    reply, valid = _reply(task, sample, constraint)
+    scored, agreement = reconcile(found, reply, done.content, spec.answer, sample.choices, math=math)
+    held = None if valid is None else bool(valid and agreement in ("agrees", "filled"))
+    return scored, constraint.model_copy(update={"held": held, "valid": valid, "agreement": agreement})
+
+
+def wants_grade(task: Task, done: Completion, verdict: Verdict) -> bool:
+    """A model judge is asked only about a free-form answer that the rules did not accept."""
+    return (
+        task.spec.answer.type == "text"
+        and task.spec.scorer.kind not in WHOLE_ANSWER
+        and done.status not in NOT_SCORED
+        and bool(done.content.strip())
+        and not verdict.score.correct
+    )
+
+
+def judge(
+    task: Task,
+    sample: Sample,
+    done: Completion,
+    constraint: ConstraintRecord | None = None,
+    *,
+    rescue: bool = False,
+    grade: Grade | None = None,
+    allow_code: bool = False,
+) -> Verdict:
+    """Extract and score one completion. Answers come from the final content (or the constraint's reply) only.
+
+    A transport error or filtered response is never scored. `rescue` also reads the reasoning when the content
+    is empty, counted apart. `grade`: a model judge's verdict, which can only turn a rejected answer correct.
+    `allow_code`: the user's --allow-code-execution; without it a code task's answer is refused (InputError).
+    """
+    spec = task.spec
+    if done.status in NOT_SCORED:
+        return Verdict(
+            Extraction(value=None, rung="none"), Score(correct=False, detail=f"not scored: {done.status}"), None
+        )
+    if sample.meta.get("scored") is False:  # a workload's synthetic prompt: there is no right answer to find
+        return Verdict(Extraction(value=None, rung="none"), Score(correct=False, detail="not scored: synthetic"), None)
+    if spec.scorer.kind in WHOLE_ANSWER:  # code and IFEval judge the whole content: no ladder, no naive reading
+        return Verdict(*judge_whole(done.content, sample, spec.scorer, allow_code=allow_code), None)
+    found, judged = _answer(task, sample, done, constraint)
+    verdict = score(found.value, sample, spec.scorer, spec.answer)
+    if grade is not None and grade.verdict == "correct" and not verdict.correct and done.content.strip():
+        found = Extraction(value=found.value or done.content.strip()[:200], rung="judge", raw=found.raw)
+        verdict = Score(correct=True, detail=f"model judge {grade.model}: correct", f1=verdict.f1)
+    naive_correct = None
+    if spec.answer.type != "text":  # "the last number anywhere" means nothing for free-text answers
+        naive = naive_extract(done.reasoning, done.content, spec.answer, sample.choices)
+        naive_correct = score(naive, sample, spec.scorer, spec.answer).correct
+    if rescue and not done.content.strip() and done.reasoning.strip():
+        saved = extract(done.reasoning, spec.answer, sample.choices)
+        saved = Extraction(value=saved.value, rung="rescue", raw=saved.raw) if saved.value is not None else saved
+        rescued = score(saved.value, sample, spec.scorer, spec.answer).correct
+        return Verdict(found, verdict, naive_correct, saved, rescued, judged)
+    return Verdict(found, verdict, naive_correct, constraint=judged)

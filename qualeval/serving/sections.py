@@ -1,0 +1,233 @@
+"""The serving sections of report.md and report.html: the workload's figures in vllm bench serve's and
+llama-benchy's names, quality at every context length, speed per replica, the server's own metrics, and plots
+over time (throughput, requests in flight, KV-cache usage, rolling accuracy; the warm-up shaded).
+
+Sections are built once as data (title, notes, tables, plots) and drawn as markdown or as HTML (autoescaped by
+the report's template). A plot that cannot be drawn is a warning and is left out.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from qualeval.records import RunSummary
+
+__all__ = ["serving_markdown", "serving_sections", "terminal_lines"]
+
+_TIMES = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2el", "E2EL"), ("first_answer", "first answer"))
+
+
+def _f(x: Any, digits: int = 2) -> str:
+    if x is None:
+        return "–"
+    return f"{x:,.{digits}f}" if isinstance(x, float) else f"{x:,}"
+
+
+def _pm(d: dict[str, float] | None) -> str:
+    return "–" if not d else f"{d['mean']:,.2f} ± {d['std']:,.2f}"
+
+
+def _vllm_table(levels: dict[str, Any], percentiles: list[float]) -> dict[str, Any]:
+    names = list(levels)
+    figs = [levels[n]["vllm"] for n in names]
+    rows = [
+        ["Successful requests", *(_f(f["completed"]) for f in figs)],
+        ["Benchmark duration (s)", *(_f(f["duration_s"]) for f in figs)],
+        ["Total input tokens", *(_f(f["total_input_tokens"]) for f in figs)],
+        ["Total generated tokens", *(_f(f["total_output_tokens"]) for f in figs)],
+        ["Request throughput (req/s)", *(_f(f["request_throughput"]) for f in figs)],
+        ["Output token throughput (tok/s)", *(_f(f["output_throughput"]) for f in figs)],
+        ["Total token throughput (tok/s)", *(_f(f["total_token_throughput"]) for f in figs)],
+        ["Decode tok/s per user (mean)", *(_f((f["decode_per_user"] or {}).get("mean")) for f in figs)],
+    ]
+    for key, label in _TIMES:
+        for stat in ("mean", "median", *(f"p{p:g}" for p in percentiles)):
+            shown = stat.capitalize() if stat in ("mean", "median") else stat.upper()
+            rows.append([f"{shown} {label} (ms)", *(_f((f[key] or {}).get(stat)) for f in figs)])
+    rows.append(["Mean reasoning tokens", *(_f((f["reasoning_tokens"] or {}).get("mean")) for f in figs)])
+    return {"head": ["vllm bench serve", *names], "rows": rows}
+
+
+def _benchy_table(levels: dict[str, Any], prompts: dict[str, Any]) -> dict[str, Any]:
+    rows = []
+    depth = f" @ depth {prompts.get('depth')}" if prompts.get("depth") else ""
+    for name, level in levels.items():
+        b = level["llama_benchy"]
+        rows += [
+            [name, f"pp{prompts.get('input_len')}{depth} (total)", _pm(b["pp_total"]), "", _pm(b["e2e_ttft"])],
+            [name, f"tg{prompts.get('output_len')}{depth} (total)", _pm(b["tg_total"]), "", ""],
+            [name, f"tg{prompts.get('output_len')}{depth} (per user)", _pm(b["tg_per_user"]), _pm(b["ttfr"]), ""],
+        ]
+    return {"head": ["level", "test", "t/s", "ttfr (ms)", "e2e_ttft (ms)"], "rows": rows}
+
+
+def _workload(summary: RunSummary) -> dict[str, Any] | None:
+    w = (summary.serving or {}).get("workload")
+    if not w:
+        return None
+    t = w["targets"]
+    notes = [f"Reproduces: {w['mirrors']}"] if w.get("mirrors") else []
+    forcing = w.get("forcing")
+    if forcing is not None:
+        keys = ", ".join(forcing) or "none (the server refused them, or --force-output off)"
+        notes.append(f"Output length forced with: {keys}.")
+    if t["prompt_count"]:
+        notes.append(f"Prompt tokens counted by: {', '.join(t['prompt_count'])}.")
+    if t["output_short"]:
+        ratio = t["output_short_mean_ratio"] or 0.0
+        notes.append(
+            f"Target output length not reached by {t['output_short']} of {t['requests']} requests "
+            f"(they stopped at {ratio:.0%} of it on average): their decode figures cover shorter outputs."
+        )
+    if t["prompt_off_target"]:
+        notes.append(f"{t['prompt_off_target']} prompts are more than 1% off their target length.")
+    prompts = w.get("prompts") or {}
+    tables = [_vllm_table(w["levels"], w.get("percentiles") or [50, 90, 95, 99])] if w["levels"] else []
+    if w["levels"]:
+        benchy = _benchy_table(w["levels"], prompts or {"input_len": "", "output_len": ""})
+        tables = [benchy, *tables] if w.get("style") == "llama-benchy" else [*tables, benchy]
+    return {"title": f"Serving workload: {w['name']}", "notes": notes, "tables": tables, "plots": []}
+
+
+def _context(summary: RunSummary) -> dict[str, Any] | None:
+    c = (summary.serving or {}).get("context")
+    if not c:
+        return None
+    rows = []
+    for task, lengths in c["tasks"].items():
+        for length, v in lengths.items():
+            a = v["accuracy"]
+            answered = bool(a["n"])  # a length the server refused for every item measured nothing
+            rows.append(
+                [
+                    task,
+                    length,
+                    str(a["n"]),
+                    f"{a['accuracy']:.1%}" if answered else "–",
+                    f"{a['low']:.1%} – {a['high']:.1%}" if answered else "–",
+                    str(v.get("endpoint_errors", 0)),
+                    _f((v["prompt_tokens"] or {}).get("mean"), 0),
+                    _f((v["ttft"] or {}).get("p50"), 1),
+                    _f((v["first_answer"] or {}).get("p50"), 1),
+                    _f((v["decode_rate"] or {}).get("p50"), 1),
+                ]
+            )
+    head = ["task", "context tokens", "items answered", "accuracy", "95% interval", "endpoint errors"]
+    head += ["prompt tokens (mean)", "TTFT p50", "first answer p50", "decode tok/s p50"]
+    notes = [
+        f"Each item placed in filler text at depth {c.get('depth')} (1 = after the filler).",
+        "A request the server refused (a context longer than it holds) is an endpoint error, not a wrong answer: "
+        "it is counted apart, never in the accuracy.",
+    ]
+    return {"title": "Quality at every length", "notes": notes, "tables": [{"head": head, "rows": rows}], "plots": []}
+
+
+def _replicas(summary: RunSummary) -> dict[str, Any] | None:
+    e = (summary.serving or {}).get("endpoints")
+    if not e:
+        return None
+    rows = [
+        [
+            url,
+            str(s["requests"]),
+            _f((s.get("ttft") or {}).get("p50"), 1),
+            _f((s.get("latency") or {}).get("p50"), 1),
+            _f(s.get("output_throughput"), 1),
+            _f(s.get("request_throughput"), 2),
+        ]
+        for url, s in e.items()
+    ]
+    head = ["replica", "requests", "TTFT p50", "latency p50", "output tok/s", "requests/s"]
+    return {"title": "Speed per replica", "notes": [], "tables": [{"head": head, "rows": rows}], "plots": []}
+
+
+def _server(summary: RunSummary) -> dict[str, Any] | None:
+    if not summary.server:
+        return None
+    rows = [
+        [url, name, _f(v["mean"], 3), _f(v["max"], 3)]
+        for url, figs in summary.server.items()
+        for name, v in sorted(figs.items())
+    ]
+    notes = ["The server's own /metrics, sampled once a second (warm-up left out); see timeseries.jsonl."]
+    table = {"head": ["replica", "server metric", "mean", "max"], "rows": rows}
+    return {"title": "Server metrics", "notes": notes, "tables": [table], "plots": []}
+
+
+def serving_sections(summary: RunSummary, root: Path | None = None) -> list[dict[str, Any]]:
+    """Every serving section this run has, with plots when the run directory is given (HTML)."""
+    sections = [s for s in (_workload(summary), _context(summary), _replicas(summary), _server(summary)) if s]
+    if root is None:
+        return sections
+    from qualeval.serving import plots as serveplots
+
+    context = next((s for s in sections if s["title"] == "Quality at every length"), None)
+    if context is not None:
+        context["plots"] += _drawn(serveplots.by_length, summary.serving["context"])
+    over_time = _drawn(serveplots.over_time, root)
+    if over_time:
+        notes = ["Sampled once a second from both ends; the warm-up is shaded."]
+        sections.append({"title": "Over time", "notes": notes, "tables": [], "plots": over_time})
+    return sections
+
+
+def _drawn(draw: Any, *args: Any) -> list[str]:
+    try:
+        uri = draw(*args)
+    except Exception as exc:  # matplotlib raises many kinds; a plot is never worth a lost report
+        print(f"warning: plot {draw.__name__} left out: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        return []
+    return [uri] if uri else []
+
+
+def serving_markdown(summary: RunSummary) -> list[str]:
+    lines: list[str] = []
+    for section in serving_sections(summary):
+        lines += ["", f"## {section['title']}", ""]
+        lines += [f"{note}  " for note in section["notes"]]
+        for table in section["tables"]:
+            lines += ["", "| " + " | ".join(table["head"]) + " |", "|" + "---|" * len(table["head"])]
+            lines += ["| " + " | ".join(row) + " |" for row in table["rows"]]
+    return lines
+
+
+def terminal_lines(summary: RunSummary) -> list[str]:
+    """A few lines for the terminal: the workload's headline figures and any length not reached."""
+    w = (summary.serving or {}).get("workload")
+    out = []
+    for label, level in (w or {}).get("levels", {}).items():
+        v = level["vllm"]
+        ttft = (v["ttft"] or {}).get("p50")
+        out.append(
+            f"{w['name']} @ {label}: {v['completed']} requests · output {_f(v['output_throughput'], 1)} tok/s · "
+            f"decode {_f((v['decode_per_user'] or {}).get('mean'), 1)} tok/s per user · TTFT p50 {_f(ttft, 1)} ms"
+        )
+    if w and w["targets"]["output_short"]:
+        out.append(f"{w['targets']['output_short']} requests stopped short of their target output length")
+    return out
+
+
+def _server_means(summary: RunSummary | None) -> dict[str, float]:
+    figures: dict[str, list[float]] = {}
+    for figs in ((summary.server if summary else None) or {}).values():
+        for name, value in figs.items():
+            figures.setdefault(name, []).append(value["mean"])
+    return {name: sum(v) / len(v) for name, v in figures.items()}
+
+
+def side_by_side(a: RunSummary | None, b: RunSummary | None) -> dict[str, list[float | None]]:
+    """For `qualeval compare`: each server metric (mean over the run and the replicas) of run A and run B, beside
+    each shared task's accuracy and TTFT p99, so a serving change's effect on both reads in one table. None: a
+    run without a summary."""
+    ma, mb = _server_means(a), _server_means(b)
+    if not ma and not mb:
+        return {}
+    rows: dict[str, list[float | None]] = {name: [ma.get(name), mb.get(name)] for name in sorted(set(ma) | set(mb))}
+    for task in sorted(set(a.tasks) & set(b.tasks)) if a and b else ():
+        ta, tb = a.tasks[task], b.tasks[task]
+        if ta.scored:
+            rows[f"{task}: accuracy"] = [ta.summary.accuracy, tb.summary.accuracy]
+        rows[f"{task}: TTFT p99 (ms)"] = [t.speed.ttft.p99 if t.speed.ttft else None for t in (ta, tb)]
+    return rows

@@ -1,0 +1,147 @@
+"""The run's items shaped before the first request: a workload's prompts, a task at target context lengths, and
+this shard's share. What was decided (who counted tokens, which output-forcing keys the server accepts) goes
+into the manifest under `shaping`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import httpx
+import orjson
+
+from qualeval.errors import InputError
+from qualeval.run.config import RunConfig
+from qualeval.serving.lengths import Counter, Filler, counter_for, headers_of, place
+from qualeval.serving.workloads import load_workload, workload_samples
+from qualeval.tasks import Task
+from qualeval.wire.models import Message, Sample
+
+__all__ = ["needs_shaping", "parse_shard", "shape_work", "shard_of"]
+
+Work = list[tuple[Task, list[Sample]]]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` with 0 <= K < N: shard K (counted from 0, as Slurm array and Kubernetes indices are) of N."""
+    k, sep, n = text.partition("/")
+    try:
+        index, count = int(k), int(n)
+    except ValueError:
+        raise InputError(f"--shard: '{text}' is not K/N (e.g. 0/4)") from None
+    if not sep or count < 1 or not 0 <= index < count:
+        raise InputError(f"--shard: '{text}' needs 0 <= K < N")
+    return index, count
+
+
+def shard_of(samples: Sequence[Sample], index: int, count: int) -> list[Sample]:
+    """Every N-th item from the K-th: deterministic, and the shards of one run cover its items exactly once."""
+    return [s for i, s in enumerate(samples) if i % count == index]
+
+
+async def _forcing(http: httpx.AsyncClient, base_url: str, model: str) -> dict[str, Any]:
+    """The output-forcing keys the server accepts (a 4xx means it refuses a key; OpenAI's API does)."""
+    accepted: dict[str, Any] = {}
+    for keys in (("ignore_eos", "min_tokens"), ("ignore_eos",), ("min_tokens",)):
+        body = {"model": model, "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 4}
+        body.update({k: (True if k == "ignore_eos" else 4) for k in keys})
+        try:
+            reply = await http.post(f"{base_url.rstrip('/')}/chat/completions", content=orjson.dumps(body))
+        except httpx.HTTPError:
+            return {}
+        if reply.status_code == 200:
+            accepted = dict.fromkeys(keys, True)
+            break
+    return accepted
+
+
+def _usage_of(http: httpx.AsyncClient, base_url: str, model: str) -> Callable[[str], Awaitable[int | None]]:
+    async def usage(text: str) -> int | None:
+        body = {"model": model, "messages": [{"role": "user", "content": text}], "max_tokens": 1}
+        try:
+            reply = await http.post(f"{base_url.rstrip('/')}/chat/completions", content=orjson.dumps(body))
+            return int(reply.json()["usage"]["prompt_tokens"]) if reply.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return None
+
+    return usage
+
+
+async def at_lengths(work: Work, lengths: Sequence[int], depth: float, counter: Counter, filler: Filler) -> Work:
+    """Every item at every target context length: placed in filler of that many tokens in all, after it
+    (depth 1) or at `depth` inside; ids gain `@LENGTH` so each length pairs with itself across runs."""
+    out: Work = []
+    for task, samples in work:
+        shaped = []
+        for length in lengths:
+            for s in samples:
+                item = s.messages[-1].content
+                text, got, _ = await place(counter, filler, item, length, depth, filler.offset(s.id))
+                meta = {
+                    **s.meta,
+                    "context_tokens": length,
+                    "context_depth": depth,
+                    "prompt_tokens": got,
+                    "prompt_count": counter.source,
+                }
+                messages = (*s.messages[:-1], Message(role="user", content=text))
+                shaped.append(s.model_copy(update={"id": f"{s.id}@{length}", "messages": messages, "meta": meta}))
+        out.append((task, shaped))
+    return out
+
+
+async def shape_work(config: RunConfig, work: Work) -> tuple[Work, dict[str, Any]]:
+    """The run's items after its workload, context lengths and shard; and what the manifest keeps of it."""
+    info: dict[str, Any] = {}
+    workload_ref = getattr(config, "workload", None)
+    lengths = list(getattr(config, "context_lengths", None) or [])
+    filler = Filler(getattr(config, "filler", None))
+    counted: list[Counter] = []
+    headers = {"Content-Type": "application/json", **headers_of(getattr(config, "api_key", None))}
+    async with httpx.AsyncClient(headers=headers, timeout=config.timeout) as http:
+
+        async def counter() -> Counter:
+            if not counted:
+                usage = _usage_of(http, config.base_url, config.model)
+                tokenizer = getattr(config, "tokenizer", None)
+                counted.append(await counter_for(config.base_url, config.model, headers, tokenizer, usage, http))
+                info["prompt_count"] = counted[0].source
+            return counted[0]
+
+        async def forcing() -> dict[str, Any]:
+            if getattr(config, "force_output", "auto") == "off":
+                info["forcing"] = {}
+            elif "forcing" not in info:
+                info["forcing"] = await _forcing(http, config.base_url, config.model)
+            return info["forcing"]
+
+        if workload_ref:
+            workload, path = load_workload(workload_ref)
+            workload = workload.shaped(list(getattr(config, "workload_set", None) or []), str(path))
+            batch = config.concurrency[0] if getattr(config, "batch", False) else 0
+            work = await workload_samples(workload, str(path), counter, filler, forcing, work, batch)
+            info["workload"] = {
+                "name": workload.name,
+                "file": str(path),
+                "style": workload.style,
+                "mirrors": workload.mirrors,
+                "percentiles": workload.percentiles,
+                "prompts": workload.prompts.model_dump(mode="json"),
+            }
+        if lengths:
+            depth = float(getattr(config, "context_depth", 1.0))
+            work = await at_lengths(work, lengths, depth, await counter(), filler)
+            info["context"] = {"lengths": lengths, "depth": depth}
+    shard = getattr(config, "shard", None)
+    if shard:
+        index, count = parse_shard(shard)
+        work = [(t, shard_of(s, index, count)) for t, s in work]
+        info["shard"] = {"index": index, "count": count}
+    return work, info
+
+
+def needs_shaping(config: RunConfig) -> bool:
+    return bool(
+        getattr(config, "workload", None) or getattr(config, "context_lengths", None) or getattr(config, "shard", None)
+    )

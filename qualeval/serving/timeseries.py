@@ -1,0 +1,234 @@
+"""A run sampled once a second, from both ends, into `timeseries.jsonl` in the run directory.
+
+Client side: output tokens per second (of the requests that finished in the second), requests in flight and
+queued, errors, and the right answers among the scored ones (for rolling accuracy). Server side: every replica's
+Prometheus `/metrics`, parsed with prometheus_client's text parser and read through the metric names in
+`servermetrics.yaml` (data, one block per server). A server without `/metrics` is noted once and skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from pydantic import ValidationError
+
+from qualeval.errors import InputError
+from qualeval.records import SeriesPoint
+from qualeval.serving.lengths import root_of
+
+__all__ = ["Sampler", "metric_maps", "read_metrics", "read_series", "server_summary"]
+
+FIGURES = (
+    "running",
+    "waiting",
+    "kv_cache_usage",
+    "prefix_cache_hit_rate",
+    "preemptions",
+    "generation_throughput",
+    "prompt_throughput",
+    "spec_acceptance_rate",
+    "spec_mean_accepted_length",
+)
+
+
+@cache
+def metric_maps(path: str | None = None) -> dict[str, dict[str, Any]]:
+    """Each server's mapping from qualeval's figure names to its metric names; a bad file is one line."""
+    where = path or "qualeval/servermetrics.yaml"
+    text = Path(path).read_text() if path else (resources.files("qualeval.serving") / "servermetrics.yaml").read_text()
+    maps = yaml.safe_load(text)
+    for server, spec in (maps or {}).items():
+        if not isinstance(spec, dict) or "detect" not in spec:
+            raise InputError(f"{where}: field '{server}.detect' is missing")
+        for name, how in spec.items():
+            if name == "detect":
+                continue
+            if name not in FIGURES or not isinstance(how, dict) or not {"gauge", "rate", "delta", "ratio"} & set(how):
+                raise InputError(f"{where}: field '{server}.{name}': expected a figure with gauge/rate/delta/ratio")
+    return maps
+
+
+def read_metrics(text: str) -> dict[str, float]:
+    """Sample name -> value summed over label sets, from the Prometheus text exposition."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[sample.name] = out.get(sample.name, 0.0) + float(sample.value)
+            counts[sample.name] = counts.get(sample.name, 0) + 1
+    out.update({f"#{k}": float(v) for k, v in counts.items()})  # label sets per name, for `reduce: mean`
+    return out
+
+
+def _names(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _gauge(now: dict[str, float], how: dict[str, Any]) -> float | None:
+    for name in _names(how["gauge"]):
+        if name in now:
+            return now[name] / now[f"#{name}"] if how.get("reduce") == "mean" else now[name]
+    return None
+
+
+def figures(
+    spec: dict[str, Any], now: dict[str, float], before: dict[str, float] | None, seconds: float
+) -> dict[str, float | None]:
+    """The mapped figures from two scrapes `seconds` apart (counters need both)."""
+    out: dict[str, float | None] = {}
+    for name, how in spec.items():
+        if name == "detect":
+            continue
+        if "gauge" in how:
+            out[name] = _gauge(now, how)
+            continue
+        if before is None:
+            continue
+        if "ratio" in how:
+            top, bottom = _names(how["ratio"])
+            grown = now.get(bottom, 0.0) - before.get(bottom, 0.0)
+            value = (now.get(top, 0.0) - before.get(top, 0.0)) / grown if grown > 0 else None
+            out[name] = None if value is None else value + float(how.get("add", 0))
+            continue
+        counter = _names(how.get("rate") or how.get("delta"))[0]
+        if counter in now:
+            grown = now[counter] - before.get(counter, now[counter])
+            out[name] = grown / seconds if "rate" in how and seconds > 0 else grown
+    return out
+
+
+def kind_of(now: dict[str, float], maps: dict[str, dict[str, Any]]) -> str | None:
+    return next((server for server, spec in maps.items() if spec["detect"] in now), None)
+
+
+class Sampler:
+    """Writes one line a second while the run lasts; `record()` is told of every finished request."""
+
+    def __init__(self, path: Path, router: Any, urls: Sequence[str], headers: dict[str, str], interval: float = 1.0):
+        self.path, self.router, self.interval = path, router, interval
+        self.roots = [root_of(u) for u in urls]
+        self.urls = list(urls)
+        self.headers = headers
+        self.counts = {"tokens": 0, "completed": 0, "errors": 0, "correct": 0, "scored": 0, "warmup": 0}
+        self.warming = False
+        self.first: dict[str, dict[str, float]] = {}
+        self.last: dict[str, dict[str, float]] = {}
+        self.kinds: dict[str, str | None] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._started = time.perf_counter()
+
+    def record(self, row: Any) -> None:
+        """A finished request (a Record): its tokens, whether it failed, and whether it was right."""
+        self.counts["completed"] += 1
+        self.counts["tokens"] += row.usage.completion_tokens or 0
+        self.counts["errors"] += row.status == "transport_error"
+        scored = (row.meta or {}).get("scored", True) is not False and row.status != "transport_error"
+        self.counts["scored"] += scored
+        self.counts["correct"] += bool(scored and row.score.correct)
+        self.counts["warmup"] += bool(row.warmup)
+        self.warming = bool(row.warmup)  # from a level's warm-ups until its first measured request is done
+
+    async def _scrape(self, http: httpx.AsyncClient, url: str, root: str) -> dict[str, float] | None:
+        if self.kinds.get(url, "") is None:
+            return None  # no /metrics there: noted once
+        try:
+            reply = await http.get(f"{root}/metrics")
+            now = read_metrics(reply.text) if reply.status_code == 200 else {}
+        except (httpx.HTTPError, ValueError):
+            now = {}
+        if url not in self.kinds:
+            self.kinds[url] = kind_of(now, metric_maps())
+        return now if self.kinds[url] else None
+
+    async def _tick(self, http: httpx.AsyncClient, handle: Any, since: float) -> float:
+        now = time.perf_counter()
+        seconds = max(now - since, 1e-9)
+        server: dict[str, Any] = {}
+        for url, root in zip(self.urls, self.roots, strict=True):
+            got = await self._scrape(http, url, root)
+            if got is None:
+                continue
+            kind = self.kinds[url]
+            assert kind is not None
+            server[url] = {"server": kind, **figures(metric_maps()[kind], got, self.last.get(url), seconds)}
+            self.first.setdefault(url, got)
+            self.last[url] = got
+        counts = dict(self.counts)
+        self.counts = dict.fromkeys(self.counts, 0)
+        point = SeriesPoint(
+            t=round(now - self._started, 3),
+            wall=time.time(),
+            output_tokens_per_s=counts["tokens"] / seconds,
+            in_flight=self.router.running,
+            queued=self.router.queued,
+            **{**counts, "warmup": bool(counts["warmup"]) or self.warming},
+            server=server,
+        )
+        handle.write(point.model_dump_json(exclude_none=True).encode() + b"\n")
+        handle.flush()
+        return now
+
+    async def _loop(self) -> None:
+        async with httpx.AsyncClient(headers=self.headers, timeout=max(self.interval * 0.8, 0.2)) as http:
+            with self.path.open("ab") as handle:
+                since = time.perf_counter()
+                try:
+                    while True:
+                        await asyncio.sleep(self.interval - (time.perf_counter() - since) % self.interval)
+                        since = await self._tick(http, handle, since)
+                except asyncio.CancelledError:
+                    await self._tick(http, handle, since)  # the last partial second counts too
+                    raise
+
+    def start(self) -> None:
+        # a resumed run goes on from its last second, so the series stays in time order
+        last = max((point.t for point in read_series(self.path.parent)), default=-1.0)
+        self._started = time.perf_counter() - (last + 1.0 if last >= 0 else 0.0)
+        self._task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+def read_series(root: Path) -> Iterator[SeriesPoint]:
+    """The run's seconds; a line cut short by a kill is left out, as the sampler would have finished it."""
+    path = root / "timeseries.jsonl"
+    if not path.exists():
+        return
+    with path.open("rb") as handle:
+        for line in handle:
+            if line.endswith(b"\n"):
+                with contextlib.suppress(ValidationError):
+                    yield SeriesPoint.model_validate_json(line)
+
+
+def server_summary(root: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """Per replica and figure: mean and max over the measured seconds (warm-up left out), as the report and
+    `compare` show them."""
+    values: dict[str, dict[str, list[float]]] = {}
+    for point in read_series(root):
+        if point.warmup:
+            continue
+        for url, got in point.server.items():
+            for name, value in got.items():
+                if name != "server" and isinstance(value, (int, float)):
+                    values.setdefault(url, {}).setdefault(name, []).append(float(value))
+    return {
+        url: {name: {"mean": sum(v) / len(v), "max": max(v), "n": len(v)} for name, v in figs.items() if v}
+        for url, figs in values.items()
+    }

@@ -1,0 +1,68 @@
+"""What a run adds for serving benchmarks, kept out of run.py: the client over one or several replicas, the
+once-a-second sampler, llama-benchy's batches, and the serving figures written into the summary."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from qualeval.records import RunSummary
+from qualeval.run.config import RunConfig
+from qualeval.run.store import RunStore
+from qualeval.serving.endpoints import Router
+from qualeval.serving.figures import collect
+from qualeval.serving.lengths import headers_of
+from qualeval.serving.timeseries import Sampler, server_summary
+from qualeval.wire.client import ClientConfig
+
+__all__ = ["attach_figures", "batch_loop", "endpoints_of", "serving_client"]
+
+
+def endpoints_of(config: RunConfig) -> list[str]:
+    """Every replica: `--base-url` first, then any more given (`--base-url` repeated, or `endpoints`)."""
+    more = [u for u in (getattr(config, "endpoints", None) or []) if u != config.base_url]
+    return [config.base_url, *more]
+
+
+@contextlib.asynccontextmanager
+async def serving_client(
+    config: RunConfig, client_config: ClientConfig, cap: int, on_record: Callable[[Any], None] | None
+) -> AsyncIterator[tuple[Router, Callable[[Any], None]]]:
+    """The run's client (a router over the replicas) and the time-series sampler around it. Yields the router
+    and the record callback that tells both the sampler and the caller's own callback."""
+    urls = endpoints_of(config)
+    assert config.out is not None
+    headers = headers_of(getattr(config, "api_key", None))
+    async with Router(urls, lambda url: client_config.model_copy(update={"base_url": url.rstrip("/")}), cap) as router:
+        sampler = Sampler(config.out / "timeseries.jsonl", router, urls, headers)
+
+        def recorded(record: Any) -> None:
+            sampler.record(record)
+            if on_record is not None:
+                on_record(record)
+
+        sampler.start()
+        try:
+            yield router, recorded
+        finally:
+            await sampler.stop()
+
+
+async def batch_loop(todo: list[Any], size: int, run: Callable[[Any], Awaitable[None]]) -> None:
+    """llama-benchy's load: `size` requests sent at once, the next batch only when all of them have ended."""
+    for start in range(0, len(todo), size):
+        await asyncio.gather(*(run(item) for item in todo[start : start + size]))
+
+
+def attach_figures(
+    summary: RunSummary, store: RunStore, config: RunConfig, shaping: dict[str, Any] | None, series: Path | None = None
+) -> RunSummary:
+    """The serving figures (workload, context lengths, replicas) and the server's metrics, into the summary."""
+    serving = collect(store.records(), shaping, config.slo)
+    summary.serving = serving or None
+    server = server_summary(series or store.root)
+    summary.server = server or None
+    return summary

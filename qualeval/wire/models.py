@@ -1,0 +1,112 @@
+"""Typed values that cross module boundaries: request, response, split completion. The persisted ones (usage,
+timing, grade, statuses) live in qualeval.records."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from qualeval.records import Grade, ItlSummary, ReasoningSource, Status, Timing, Usage
+
+__all__ = [
+    "ChatRequest",
+    "ChatResponse",
+    "Completion",
+    "Grade",
+    "ItlSummary",
+    "Message",
+    "ReasoningSource",
+    "Sample",
+    "Status",
+    "Timing",
+    "Usage",
+]
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Sample(BaseModel):
+    """One question of a task, ready to send: the rendered messages and everything needed to score it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    """Stable across runs and endpoints: `task[/subset]/split/index-or-dataset-id`."""
+    task: str
+    messages: tuple[Message, ...]
+    question: str = ""
+    """The question as the document gives it (doc_to_text), without the task's instruction or few-shot examples:
+    what a follow-up shows the model beside its response."""
+    gold: str
+    """The correct answer; for choice answers the label (A, B, ...) or the choice text, as the task asks."""
+    choices: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    """Other accepted answers (alias match)."""
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Values for breakdowns: subject, category, figure, validity..."""
+
+
+class ChatRequest(BaseModel):
+    """One chat completion request as the pipeline means it, before it is shaped for a server."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...]
+    model: str
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    presence_penalty: float | None = None
+    seed: int | None = None
+    thinking: bool | None = None
+    """True/False sends the thinking switch; None leaves the server's default."""
+    reasoning_effort: str | None = None
+    stop: tuple[str, ...] = ()
+    """Applied to the content after separation; sent to the server only when thinking is off."""
+    response_format: dict[str, Any] | None = None
+    chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Merged last into the JSON body (structured-output parameters, server-specific switches)."""
+    stream: bool = True
+
+
+class Completion(BaseModel):
+    """What the model said, split into its thinking and its final answer."""
+
+    reasoning: str = ""
+    content: str = ""
+    reasoning_source: str = "none"
+    reasoning_closed: bool = False
+    status: Status = "ok"
+
+
+class ChatResponse(BaseModel):
+    """Everything one request produced: raw channels as received, the split, timing and usage."""
+
+    completion: Completion
+    raw_content: str | None = None
+    raw_reasoning: dict[str, str] = Field(default_factory=dict)
+    """Each reasoning field exactly as received, by field name (never merged)."""
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    timing: Timing = Field(default_factory=Timing)
+    stream: bool = True
+    attempts: int = 1
+    retried: list[str] = Field(default_factory=list)
+    """The fault class of every failed attempt (`429`, `503`, `connection`, `timeout`, `protocol`...)."""
+    http_status: int | None = None
+    error: str | None = None
+    sent_at: float | None = None
+    """Wall-clock time (Unix seconds) the final attempt was sent: places the request within its run."""
+    server_timings: dict[str, Any] | None = None
+    """llama.cpp's `timings` object, kept verbatim when present."""
+    endpoint: str | None = None
+    """The base URL that answered, when a run spreads requests over several replicas (qualeval.serving.endpoints)."""

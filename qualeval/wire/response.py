@@ -1,0 +1,176 @@
+"""From what an attempt read off the wire to a ChatResponse: the split, timing, usage; and error texts.
+
+Runs once per request, after the body ended, so nothing here is on the per-chunk path.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from email.utils import parsedate_to_datetime
+from time import time
+from typing import Any
+
+import orjson
+
+from qualeval.reasoning.formats import ReasoningFormat
+from qualeval.reasoning.split import REASONING_FIELDS, split_completion
+from qualeval.report.histogram import bucket_of
+from qualeval.report.speed import interpolated
+from qualeval.wire.models import ChatRequest, ChatResponse, ItlSummary, Timing, Usage
+from qualeval.wire.stream import Attempt
+
+__all__ = ["build_response", "error_text", "failed_response", "retry_after", "usage_of"]
+
+
+def itl_of(gaps: list[float]) -> ItlSummary | None:
+    if not gaps:
+        return None
+    ordered = sorted(gaps)
+    return ItlSummary(
+        count=len(ordered),
+        mean=sum(ordered) / len(ordered),
+        p50=interpolated(ordered, 0.5),
+        p90=interpolated(ordered, 0.9),
+        p99=interpolated(ordered, 0.99),
+        max=ordered[-1],
+        hist=dict(Counter(map(bucket_of, gaps))),
+    )
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time())
+    except (TypeError, ValueError):
+        return None
+
+
+def error_text(body: bytes) -> str:
+    """A one-line description of an error body, JSON or not."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        text = body.decode("utf-8", "replace").strip().replace("\n", " ")
+        return text[:200] or "(empty body)"
+    err = obj.get("error") if isinstance(obj, dict) else None
+    if isinstance(err, dict):
+        return str(err.get("message") or err)[:300]
+    if isinstance(obj, dict) and "message" in obj:
+        return str(obj["message"])[:300]
+    return str(err or obj)[:300]
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def usage_of(raw: dict[str, Any] | None, timings: dict[str, Any] | None, reasoning: str, content: str) -> Usage:
+    """Token counts as the server reported them; llama.cpp's `timings` when it sent no usage; else estimated."""
+    raw = raw or {}
+    completion, prompt = raw.get("completion_tokens"), raw.get("prompt_tokens")
+    if completion is None and timings:
+        # llama.cpp without a usage chunk: predicted_n is what it generated, prompt_n what it evaluated
+        # after reusing cache_n tokens from its prompt cache (usage.prompt_tokens = prompt_n + cache_n)
+        completion = _count(timings.get("predicted_n"))
+        evaluated = _count(timings.get("prompt_n"))
+        if prompt is None and evaluated is not None:
+            prompt = evaluated + (_count(timings.get("cache_n")) or 0)
+    details = raw.get("completion_tokens_details") or {}
+    counted = details.get("reasoning_tokens")
+    if counted is None:
+        counted = raw.get("reasoning_tokens")  # SGLang 0.5.x puts it at the top level of usage
+    usage = Usage(prompt_tokens=prompt, completion_tokens=completion, reasoning_tokens=counted)
+    if completion is None:
+        # no usage reported: roughly four characters per token for English text
+        usage.completion_tokens = (len(reasoning) + len(content) + 3) // 4
+        usage.completion_estimated = True
+    if counted is None:
+        total_chars = len(reasoning) + len(content)
+        share = len(reasoning) / total_chars if total_chars else 0.0
+        usage.reasoning_tokens = round(usage.completion_tokens * share)
+        usage.reasoning_estimated = True
+    usage.answer_tokens = max(0, usage.completion_tokens - usage.reasoning_tokens)
+    return usage
+
+
+def _ms(t: float | None, t0: float) -> float | None:
+    return None if t is None else (t - t0) * 1000.0
+
+
+def _stream_timing(timing: Timing, got: Attempt, request: ChatRequest, split: Any) -> None:
+    """TTFT, first reasoning and first answer character, ITL: from the arrival stamps of the chunks."""
+    acc, t0, done = got.stream, got.sent, split.completion
+    assert acc is not None
+    inline = split.inline
+    first_inline = acc.time_of(inline.reasoning_at) if inline else None
+    first_r = min((t for t in (got.reasoning_t, first_inline) if t is not None), default=None)
+    first_c = acc.time_of(inline.content_at) if inline and done.content else None
+    if request.thinking is False and done.content:
+        # thinking off: no inline split ran; the answer is the content field, or (vLLM's deepseek_r1
+        # parser) the reasoning field's text when content stayed empty
+        moved = got.reasoning_t is not None and not (got.content or "").strip()
+        first_c = got.reasoning_t if moved else acc.time_of(0)
+    timing.ttft = _ms(got.ttft, t0)
+    timing.first_reasoning = _ms(first_r, t0) if done.reasoning else None
+    timing.first_content = _ms(first_c, t0)
+    timing.itl = itl_of(got.gaps)
+
+
+def build_response(
+    request: ChatRequest,
+    got: Attempt,
+    formats: Sequence[ReasoningFormat],
+    *,
+    opened: bool,
+    attempts: int,
+    queued: float | None,
+) -> ChatResponse:
+    """Split the attempt's text into reasoning and answer, and time and count it."""
+    picked = next(((n, got.fields[n]) for n in (*REASONING_FIELDS, "reasoning_details") if n in got.fields), None)
+    error = "the server aborted the generation (finish_reason 'abort')" if got.finish == "abort" else None
+    split = split_completion(
+        content=got.content,
+        field=picked,
+        finish_reason=got.finish,
+        formats=formats,
+        thinking=request.thinking,
+        opened=opened,
+        stops=request.stop,
+        error=error,
+    )
+    done = split.completion
+    timing = Timing(first_byte=_ms(got.first_byte, got.sent), end=_ms(got.end, got.sent), queued=queued)
+    if got.stream is not None:
+        _stream_timing(timing, got, request, split)
+    usage = usage_of(got.usage, got.timings, done.reasoning, done.content)
+    if timing.ttft is not None and timing.end is not None and usage.completion_tokens:
+        span = (timing.end - timing.ttft) / 1000.0
+        if usage.completion_tokens > 1 and span > 0:
+            timing.decode_rate = (usage.completion_tokens - 1) / span
+    return ChatResponse(
+        completion=done,
+        raw_content=got.content,
+        raw_reasoning=got.fields,
+        finish_reason=got.finish,
+        usage=usage,
+        timing=timing,
+        stream=request.stream,
+        attempts=attempts,
+        http_status=200,
+        error=error,
+        server_timings=got.timings,
+    )
+
+
+def failed_response(request: ChatRequest, attempts: int, status: int | None, error: str) -> ChatResponse:
+    done = split_completion(content=None, field=None, finish_reason=None, formats=(), error=error)
+    return ChatResponse(
+        completion=done.completion, stream=request.stream, attempts=attempts, http_status=status, error=error
+    )

@@ -1,0 +1,115 @@
+"""`qualeval compare` as a reader meets it: load levels in numeric order, the settings the two runs differ in,
+the warm-up pairs left out said aloud, and no accuracy for a workload's synthetic prompts — in the terminal,
+compare.json and compare.html alike."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from qualeval.records import ConstraintRecord, Extraction, Record, Score, Timing, Usage
+from qualeval.report.compare import compare_runs
+
+LEVELS = ("c=1", "c=4", "c=16")
+
+
+def _record(i: int, level: str, ok: bool, *, warmup: bool, scored: bool, latency: float) -> Record:
+    return Record(
+        sample_id=f"t/test/{i}",
+        task="t",
+        level=level,
+        warmup=warmup,
+        request={},
+        reasoning="",
+        content="",
+        reasoning_source="none",
+        status="ok",
+        finish_reason="stop",
+        usage=Usage(completion_tokens=100),
+        timing=Timing(ttft=latency / 10, first_content=latency / 2, end=latency + i % 3),
+        attempts=1,
+        constraint=ConstraintRecord(mode="off"),
+        extraction=Extraction(value=None, rung="none"),
+        score=Score(correct=ok and scored, detail="" if scored else "not scored: synthetic"),
+        gold="",
+        meta={} if scored else {"scored": False},
+    )
+
+
+def fake_run(
+    root: Path, config: dict[str, Any], *, accuracy: float, scored: bool = True, levels: tuple[str, ...] = LEVELS
+) -> Path:
+    """Ten items at each level, the first one the warm-up (as `--warmup 1` runs it)."""
+    root.mkdir(parents=True)
+    pinned = {"constraint": "single", "constraint_style": "structured_outputs", "thinking_switch": "none"}
+    manifest = {"fingerprint": "x", "config": {"out": str(root), **config}, "pinned": pinned}
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    right = round(10 * accuracy)
+    with (root / "records.jsonl").open("w") as handle:
+        for level in levels:
+            for i in range(10):
+                record = _record(i, level, i < right, warmup=i == 0, scored=scored, latency=1000.0 * accuracy)
+                handle.write(record.model_dump_json() + "\n")
+    return root
+
+
+def compare_cli(a: Path, b: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, "-m", "qualeval", "compare", str(a), str(b), "--out", str(out)]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_left_out(tmp_path: Path) -> None:
+    base = {"model": "sim", "concurrency": [1, 4, 16], "temperature": None, "slo": {}, "max_tokens": 512}
+    a = fake_run(tmp_path / "a", base, accuracy=0.8)
+    b = fake_run(tmp_path / "b", {**base, "temperature": 0.6, "slo": {"ttft_ms": 200}}, accuracy=0.6)
+    result = compare_runs(a, b)
+    assert list(result.tasks) == ["t @ c=1", "t @ c=4", "t @ c=16"]  # not c=1, c=16, c=4
+    # `out` always differs and changes nothing measured; the rest is what the comparison is of
+    assert result.settings == {"temperature": (None, 0.6), "slo.ttft_ms": (None, 200)}
+    for t in result.tasks.values():
+        assert (t.pairs, t.warmup_pairs) == (9, 1)
+    done = compare_cli(a, b, tmp_path / "cmp")
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout
+    assert shown.index("t @ c=1:") < shown.index("t @ c=4:") < shown.index("t @ c=16:")
+    assert "9 paired items (1 warm-up pair left out)" in shown
+    assert "temperature" in shown and "slo.ttft_ms" in shown and "0.6" in shown and "not set" in shown
+    written = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert list(written["tasks"]) == ["t @ c=1", "t @ c=4", "t @ c=16"]
+    assert written["settings"] == {"temperature": [None, 0.6], "slo.ttft_ms": [None, 200]}
+    assert written["tasks"]["t @ c=4"]["warmup_pairs"] == 1
+    page = (tmp_path / "cmp" / "compare.html").read_text()
+    assert page.index("t @ c=1 <small>") < page.index("t @ c=4 <small>") < page.index("t @ c=16 <small>")
+    assert "9 paired items; 1 warm-up pair left out" in page
+    assert "<td>slo.ttft_ms</td><td><code>not set</code></td><td><code>200</code></td>" in page
+
+
+def test_rates_sort_as_numbers_and_the_same_settings_say_so(tmp_path: Path) -> None:
+    levels = ("rate=0.5", "rate=2", "rate=16")
+    config = {"model": "sim", "request_rate": [0.5, 2, 16]}
+    a = fake_run(tmp_path / "a", config, accuracy=0.8, levels=levels)
+    b = fake_run(tmp_path / "b", config, accuracy=0.8, levels=levels)
+    result = compare_runs(a, b)
+    assert list(result.tasks) == ["t @ rate=0.5", "t @ rate=2", "t @ rate=16"]
+    assert result.settings == {}
+    done = compare_cli(a, b, tmp_path / "cmp")
+    assert done.returncode == 0 and "the two runs have the same settings (out aside)" in done.stderr
+    assert "the two runs have the same settings" in (tmp_path / "cmp" / "compare.html").read_text()
+
+
+def test_synthetic_prompts_are_compared_on_speed_alone(tmp_path: Path) -> None:
+    a = fake_run(tmp_path / "a", {"workload": "benchy-pp1024-tg1024"}, accuracy=0.5, scored=False, levels=("c=10",))
+    b = fake_run(tmp_path / "b", {"workload": "benchy-pp1024-tg1024"}, accuracy=1.0, scored=False, levels=("c=10",))
+    t = compare_runs(a, b).tasks["t"]
+    assert not t.scored and t.accuracy_a is None and t.difference is None and t.p_value is None
+    assert t.flipped_to_wrong == [] and t.flipped_to_right == [] and t.ratios["latency"].ratio > 1.5
+    done = compare_cli(a, b, tmp_path / "cmp")
+    assert done.returncode == 0, done.stderr
+    assert "not scored (synthetic prompts)" in done.stdout
+    assert "%" not in done.stdout and "McNemar" not in done.stdout and "flipped" not in done.stdout
+    page = (tmp_path / "cmp" / "compare.html").read_text()
+    assert "not scored: synthetic prompts" in page and "McNemar" not in page and "Right in A" not in page

@@ -1,0 +1,119 @@
+"""Endpoint failures are not answers: accuracy counts the items the model answered, the requests the endpoint
+failed are counted apart (with the server's reason) in every table, and a run that ends with any exits 3."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from qualeval.cli import app
+from qualeval.records import Outcome, RunSummary
+from qualeval.report.accuracy import summarize
+from qualeval.report.compare import compare_runs
+from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+
+ITEMS = 12
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    done = CliRunner().invoke(app, list(args))
+    return done.exit_code, " ".join(done.stderr.split())
+
+
+def _run(url: str, out: Path, *more: str) -> tuple[int, str]:
+    return _cli(
+        "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa", "--limit", str(ITEMS),
+        "--no-probe", "--constraint", "off", "--max-retries", "0", "--warmup", "0", "--out", str(out), *more,
+    )  # fmt: skip
+
+
+def _sim(**kw: object) -> SimConfig:
+    behaviour = Behaviour(reasoning_tokens=10, accuracy=1.0, empty_rate=0.0)
+    return SimConfig(port=0, tasks=("knowledge_qa",), behaviour=behaviour, latency=Latency(burst=True), **kw)  # type: ignore[arg-type]
+
+
+def _records(out: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (out / "records.jsonl").read_bytes().split(b"\n") if line.strip()]
+
+
+def test_a_server_that_fails_half_the_requests_measures_only_what_it_answered(tmp_path: Path) -> None:
+    with running_server(_sim(faults={"503": 0.5})) as url:
+        code, stderr = _run(url, tmp_path / "run", "--fail-under", "0.9")
+    records = _records(tmp_path / "run")
+    failed = [r for r in records if r["status"] == "transport_error"]
+    assert 0 < len(failed) < ITEMS
+    summary = RunSummary.model_validate_json((tmp_path / "run" / "summary.json").read_bytes())
+    s = summary.tasks["knowledge_qa"].summary
+    # every answered item is right (accuracy 1.0 on the server): the failures did not become wrong answers
+    assert (s.n, s.accuracy, s.endpoint_errors, s.error_items) == (ITEMS - len(failed), 1.0, len(failed), len(failed))
+    assert "HTTP 503" in next(iter(s.error_reasons))
+    assert code == 3, stderr  # not 0 with a wrong accuracy, not 1 for "accuracy below"
+    assert f"{len(failed)} requests ended in an endpoint error" in stderr and "same --out" in stderr
+    assert "accuracy below" not in stderr  # the answered items are all right: --fail-under is met
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert f"| knowledge_qa | {ITEMS - len(failed)} | 100.0% |" in report
+    assert f"{len(failed)} requests failed at the endpoint" in report and "HTTP 503" in report
+    assert "requests failed at the endpoint" in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_fail_under_judges_the_answered_items_and_says_what_it_left_out(tmp_path: Path) -> None:
+    config = dataclasses.replace(_sim(faults={"503": 0.3}), behaviour=Behaviour(reasoning_tokens=10, accuracy=0.0))
+    with running_server(config) as url:
+        code, stderr = _run(url, tmp_path / "run", "--fail-under", "0.5")
+    assert code == 3, stderr  # the errors decide the exit code; the verdict on accuracy is still printed
+    assert "accuracy below 50% over the answered items" in stderr and "left out" in stderr
+
+
+def test_a_server_that_fails_everything_shows_no_accuracy(tmp_path: Path) -> None:
+    with running_server(_sim(faults={"503": 1.0})) as url:
+        code, stderr = _run(url, tmp_path / "run")
+    assert code == 3 and "every request failed" in stderr
+    s = RunSummary.model_validate_json((tmp_path / "run" / "summary.json").read_bytes()).tasks["knowledge_qa"].summary
+    assert (s.n, s.endpoint_errors, s.error_items) == (0, ITEMS, ITEMS)
+    assert "| knowledge_qa | 0 | – (no item answered) |" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_a_context_too_long_for_the_server_is_an_error_at_that_length_not_a_wrong_answer(tmp_path: Path) -> None:
+    with running_server(_sim(max_model_len=2500)) as url:
+        code, stderr = _run(url, tmp_path / "run", "--context-length", "300,4000", "--max-tokens", "256")
+    assert code == 3, stderr
+    context = RunSummary.model_validate_json((tmp_path / "run" / "summary.json").read_bytes()).serving
+    assert context is not None
+    at = context["context"]["tasks"]["knowledge_qa"]
+    assert at["300"]["accuracy"]["n"] == ITEMS and at["300"]["endpoint_errors"] == 0
+    assert at["4000"]["accuracy"]["n"] == 0 and at["4000"]["endpoint_errors"] == ITEMS
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert f"| knowledge_qa | 4000 | 0 | – | – | {ITEMS} |" in report  # never "0.0%"
+    s = RunSummary.model_validate_json((tmp_path / "run" / "summary.json").read_bytes()).tasks["knowledge_qa"].summary
+    assert s.accuracy == 1.0 and s.endpoint_errors == ITEMS and "maximum context length" in next(iter(s.error_reasons))
+
+
+def test_summaries_and_levels_leave_failed_requests_out() -> None:
+    rows = [
+        Outcome(status="ok", correct=True, rung="anchor", item="a"),
+        Outcome(status="transport_error", correct=False, rung="none", item="a", error="HTTP 503: busy"),
+        Outcome(status="ok", correct=False, rung="anchor", item="b"),
+        Outcome(status="transport_error", correct=False, rung="none", item="c", error="HTTP 400: too long"),
+    ]
+    s = summarize("t", rows)
+    assert (s.n, s.correct, s.accuracy, s.records) == (2, 1, 0.5, 4)
+    assert (s.endpoint_errors, s.error_items) == (2, 1)  # item a was answered once; item c never
+    assert s.error_reasons == {"HTTP 503: busy": 1, "HTTP 400: too long": 1}
+    assert s.statuses == {"ok": 2, "transport_error": 2}
+
+
+@pytest.mark.parametrize("side", ["a", "b"])
+def test_compare_leaves_out_pairs_an_endpoint_failed_and_counts_them(tmp_path: Path, side: str) -> None:
+    with running_server(_sim()) as url:
+        assert _run(url, tmp_path / "clean")[0] == 0
+    with running_server(_sim(faults={"503": 0.5})) as url:
+        assert _run(url, tmp_path / "faulty")[0] == 3
+    failed = sum(r["status"] == "transport_error" for r in _records(tmp_path / "faulty"))
+    a, b = (tmp_path / "clean", tmp_path / "faulty") if side == "b" else (tmp_path / "faulty", tmp_path / "clean")
+    t = compare_runs(a, b).tasks["knowledge_qa"]
+    assert t.pairs == ITEMS - failed and t.difference == 0.0  # an error never flips an item to wrong
+    assert t.endpoint_errors == ((0, failed) if side == "b" else (failed, 0))

@@ -1,0 +1,89 @@
+"""Resume: items that failed for good (transport_error) are sent again; their failed attempts stay counted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections import Counter
+from pathlib import Path
+
+from qualeval.records import Manifest
+from qualeval.run.config import RunConfig
+from qualeval.run.execute import execute
+from qualeval.run.store import RunStore
+from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _sim(port: int, **faults: float) -> SimConfig:
+    return SimConfig(
+        port=port,
+        tasks=("knowledge_qa",),
+        behaviour=Behaviour(reasoning_tokens=20),
+        latency=Latency(burst=True),
+        faults=dict(faults),
+    )
+
+
+def test_resume_retries_transport_errors_and_keeps_their_faults(tmp_path: Path) -> None:
+    port = _free_port()
+    config = RunConfig(
+        base_url=f"http://127.0.0.1:{port}/v1",
+        model="sim",
+        tasks=["knowledge_qa"],
+        limit=30,
+        out=tmp_path,
+        max_retries=0,
+        probe=False,
+        warmup=0,
+    )
+    with running_server(_sim(port, **{"503": 0.4})):  # an outage: many items fail for good
+        first = asyncio.run(execute(config))
+    failed = first.tasks["knowledge_qa"].summary.statuses.get("transport_error", 0)
+    assert failed >= 3
+    with running_server(_sim(port)):  # the server is back
+        second = asyncio.run(execute(config))
+    rows = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    finals = [r for r in rows if r.get("final", True)]
+    assert Counter(r["sample_id"] for r in finals) == Counter({r["sample_id"]: 1 for r in finals})
+    assert len(finals) == 30 and all(r["status"] == "ok" for r in finals)
+    stale = [r for r in rows if r.get("final") is False]
+    assert len(stale) == failed and all(r["status"] == "transport_error" for r in stale)
+    # the failed attempt is counted in the record that replaced it, and in the summary's faults
+    redone = [r for r in finals if r["sample_id"] in {s["sample_id"] for s in stale}]
+    assert len(redone) == failed and all(r["retried"] == ["503"] for r in redone)
+    summary = second.tasks["knowledge_qa"]
+    assert summary.summary.n == 30 and summary.summary.statuses == {"ok": 30}
+    assert summary.faults == {"503": failed}
+    assert sum(1 for _ in RunStore(tmp_path).records()) == 30  # readers see final records only
+
+
+def _row(sample: str, status: str, retried: list[str]) -> bytes:
+    return json.dumps(
+        {"sample_id": sample, "attempt": 0, "level": "c=1", "status": status, "retried": retried}
+    ).encode()
+
+
+def test_a_request_that_fails_again_carries_each_fault_once(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    store.open(Manifest(fingerprint="f"))
+    store.append(_row("t/0", "transport_error", ["503"]))
+    store.append(_row("t/1", "ok", []))
+    store.close()
+    again = RunStore(tmp_path)
+    assert again.open(Manifest(fingerprint="f")) == {("t/1", 0, "c=1")}
+    assert again.history == {("t/0", 0, "c=1"): ["503"]}
+    again.append(_row("t/0", "transport_error", ["503", "timeout"]))  # failed again: history plus its own
+    again.close()
+    third = RunStore(tmp_path)
+    assert third.open(Manifest(fingerprint="f")) == {("t/1", 0, "c=1")}
+    assert third.history == {("t/0", 0, "c=1"): ["503", "timeout"]}
+    third.close()
+    assert [r["sample_id"] for r in third.rows()] == ["t/1"]
+    assert [r.get("final", True) for r in third.rows(superseded=True)] == [False, True, False]

@@ -1,0 +1,120 @@
+"""`scorer: alias_match` accepts what a person accepts of a free-form answer, and refuses what a person refuses.
+
+tests/data/freeform_verdicts.json holds (question, gold, aliases, answer, person verdict) in the shapes models write:
+questions from the built-in knowledge_qa task, TriviaQA and Natural Questions (../shared/data/knowledge_qa).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from qualeval.scoring.extract import normalize, words_to_digits
+from qualeval.scoring.verdict import judge
+from qualeval.tasks import load_task
+from qualeval.wire.models import Completion, Message, Sample
+from tests.conftest import DATA
+
+PAIRS = json.loads((DATA / "freeform_verdicts.json").read_text(encoding="utf-8"))
+TASK = load_task("knowledge_qa")
+
+
+def _judged(question: str, gold: str, aliases: tuple[str, ...], answer: str) -> tuple[bool, str | None]:
+    """(qualeval's verdict, the value it read) for an answer the model wrote."""
+    sample = Sample(id="q/0", task="q", messages=(Message(role="user", content=question),), gold=gold, aliases=aliases)
+    verdict = judge(TASK, sample, Completion(content=answer, status="ok"))
+    return verdict.score.correct, verdict.extraction.value
+
+
+def _contained(value: str | None, accepted: list[str]) -> bool:
+    """The baseline: an alias inside the answer or the answer inside an alias, as whole normalised words."""
+    if value is None:
+        return False
+    got = words_to_digits(normalize(value))
+    forms = [words_to_digits(normalize(a)) for a in accepted]
+    return any(form and (f" {form} " in f" {got} " or (got and f" {got} " in f" {form} ")) for form in forms)
+
+
+def _tally(pair: dict[str, Any]) -> tuple[bool, bool, bool]:
+    ours, value = _judged(pair["question"], pair["gold"], tuple(pair["aliases"]), pair["answer"])
+    return pair["verdict"], ours, _contained(value, [pair["gold"], *pair["aliases"]])
+
+
+def test_the_rules_accept_what_containment_accepts_and_refuse_more_wrong_answers() -> None:
+    rows = [_tally(p) for p in PAIRS]
+    assert len(rows) >= 150 and 0.35 <= sum(not want for want, _, _ in rows) / len(rows) <= 0.65
+    accepted = {who: sum(want and got[who] for want, *got in rows) for who in (0, 1)}
+    false = {who: sum(not want and got[who] for want, *got in rows) for who in (0, 1)}
+    agree = {who: sum(want is got[who] for want, *got in rows) for who in (0, 1)}
+    assert accepted[0] >= accepted[1] and false[0] <= false[1] and agree[0] >= agree[1]
+    assert agree[0] / len(rows) >= 0.95
+
+
+MOZART = ('Who composed the opera "The Magic Flute"?', "Wolfgang Amadeus Mozart", ())
+TOLSTOY = ('Who wrote "War and Peace"?', "Leo Tolstoy", ("Lev Tolstoy",))
+WW2 = ("In what year did World War II end?", "1945", ())
+CANBERRA = ("What is the capital of Australia?", "Canberra", ())
+
+
+@pytest.mark.parametrize(
+    ("item", "answer", "right"),
+    [
+        (CANBERRA, "The capital of Australia is Canberra.", True),
+        (WW2, "World War II ended in 1945, on 2 September.", True),  # a day of the month is no second year
+        (WW2, "It ended in 1945 (VE Day on 8 May, VJ Day on 2 September).", True),
+        (WW2, "1945 and 1946", False),
+        (WW2, "Between 1939 and 1945", False),
+        (WW2, "World War II ended in 1946.", False),
+    ],
+)
+def test_the_gold_inside_a_longer_answer(item: tuple[str, str, tuple[str, ...]], answer: str, right: bool) -> None:
+    assert _judged(*item, answer)[0] is right
+
+
+@pytest.mark.parametrize(
+    ("item", "answer", "right"),
+    [
+        (MOZART, "Mozart", True),  # a surname, with no alias for it
+        (MOZART, "I think it's Mozart.", True),
+        (MOZART, "W. A. Mozart", True),
+        (MOZART, "Leopold Mozart", False),  # another Mozart
+        (MOZART, "Amadeus", False),  # a given name alone
+        (("What is the highest mountain on Earth above sea level?", "Mount Everest", ()), "Everest", True),
+        (("What is the highest mountain on Earth above sea level?", "Mount Everest", ()), "Mount", False),
+        (
+            ("Who was the 26th president of the United States?", "Theodore Roosevelt", ()),
+            "Franklin D. Roosevelt",
+            False,
+        ),
+        (("What is the capital of Mexico?", "Mexico City", ()), "Mexico", False),  # the question's own word
+        (("What is the capital of Mexico?", "Mexico City", ()), "City", False),
+        (("How many people live in the city, roughly?", "1 million", ()), "1", False),  # a bare number inside the gold
+    ],
+)
+def test_an_answer_inside_the_gold(item: tuple[str, str, tuple[str, ...]], answer: str, right: bool) -> None:
+    assert _judged(*item, answer)[0] is right
+
+
+@pytest.mark.parametrize(
+    ("item", "answer", "right"),
+    [
+        (TOLSTOY, "Leo Tolstoy or Lev Tolstoy", True),  # two accepted answers
+        (TOLSTOY, "Leo Tolstoy/Lev Tolstoy", True),
+        (TOLSTOY, "Tolstoy (Lev Tolstoy)", True),
+        (TOLSTOY, "Tolstoy or Dostoevsky", False),
+        (CANBERRA, "Sydney or Canberra", False),
+        (WW2, "1945 or 1946", False),
+        (CANBERRA, "It's not Sydney, it's Canberra.", True),
+        (("What is the capital of France?", "Paris", ()), "Not Paris: I think it's Lyon.", False),
+    ],
+)
+def test_lists_hedges_and_negations(item: tuple[str, str, tuple[str, ...]], answer: str, right: bool) -> None:
+    assert _judged(*item, answer)[0] is right
+
+
+def test_an_alias_that_normalising_empties_of_its_meaning_is_matched_only_whole() -> None:
+    item = ("Which blood type is known as the universal donor?", "O negative", ("O-",))
+    assert _judged(*item, "O-")[0] and _judged(*item, "O negative")[0]
+    assert not _judged(*item, "O positive")[0]  # "O-" normalises to "o", which "O positive" holds

@@ -1,0 +1,177 @@
+"""Quality at every length, the time series from both ends, replicas and shards, against the reference server."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import qualeval
+from qualeval.report.accuracy import wilson
+from qualeval.serving.timeseries import figures, metric_maps, read_metrics
+from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+from qualeval.sim.observe import decay
+
+
+def sim(**kw: Any) -> SimConfig:
+    latency = kw.pop("latency", Latency(ttft_ms=2, decode_ms=0.5, prefill_ms_per_token=0.0005, jitter=0))
+    behaviour = kw.pop("behaviour", Behaviour(reasoning_tokens=20))
+    return SimConfig(port=0, behaviour=behaviour, latency=latency, **kw)
+
+
+def evaluate(url: str | list[str], out: Path, **options: Any) -> qualeval.RunResult:
+    options.setdefault("probe", False)
+    options.setdefault("constraint", "off")
+    return qualeval.evaluate(model="sim", base_url=url, out=out, **options)  # type: ignore[arg-type]
+
+
+def test_context_scaling_shows_what_the_latency_model_implies(tmp_path: Path) -> None:
+    """knowledge_qa at three context lengths on a server whose accuracy halves every 2,000 prompt tokens and
+    whose prefill costs 0.05 ms a token: accuracy per length sits where the model puts it, and TTFT grows by
+    the prefill rate times the added tokens."""
+    latency = Latency(ttft_ms=10, decode_ms=0.2, prefill_ms_per_token=0.05, jitter=0)
+    config = sim(tasks=("knowledge_qa",), accuracy_half_tokens=2000, latency=latency,
+                 behaviour=Behaviour(reasoning_tokens=20, accuracy=0.9))  # fmt: skip
+    lengths = [250, 2000, 6000]
+    with running_server(config) as url:
+        result = evaluate(url, tmp_path / "run", tasks=["knowledge_qa"], limit=60, context_lengths=lengths,
+                          concurrency=[8], max_tokens=512)  # fmt: skip
+    table = result.summary.serving["context"]["tasks"]["knowledge_qa"]
+    assert list(table) == [str(n) for n in lengths]
+    accuracy = [table[str(n)]["accuracy"]["accuracy"] for n in lengths]
+    assert accuracy[0] > accuracy[1] > accuracy[2]
+    for n in lengths:
+        row = table[str(n)]
+        implied = decay(0.9, round(row["prompt_tokens"]["mean"]) + 4, 2000)  # 4 template tokens per message
+        low, high = wilson(row["accuracy"]["correct"], row["accuracy"]["n"])
+        assert low <= implied <= high, (n, implied, low, high)
+        assert abs(row["prompt_tokens"]["mean"] - n) <= n / 100
+    # TTFT: the prefill slope between the shortest and longest prompts, as a ratio to the configured rate
+    ttft = [table[str(n)]["ttft"]["p50"] for n in lengths]
+    assert ttft[0] < ttft[1] < ttft[2]
+    slope = (ttft[2] - ttft[0]) / (lengths[2] - lengths[0])
+    assert 0.8 < slope / 0.05 < 1.5
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "## Quality at every length" in report and "| knowledge_qa | 6000 | 60 |" in report
+    assert "Quality at every length" in (tmp_path / "run" / "report.html").read_text()
+    record = json.loads((tmp_path / "run" / "records.jsonl").read_text().splitlines()[-1])
+    assert record["sample_id"].endswith("@6000") and record["meta"]["context_tokens"] == 6000
+
+
+def test_the_item_sits_at_the_chosen_depth(tmp_path: Path) -> None:
+    with running_server(sim(tasks=("knowledge_qa",))) as url:
+        evaluate(url, tmp_path / "run", tasks=["knowledge_qa"], limit=2, context_lengths=[800], context_depth=0.5)
+    record = json.loads((tmp_path / "run" / "records.jsonl").read_text().splitlines()[0])
+    text = record["request"]["messages"][-1]["content"]
+    assert 0.35 < text.index("Answer") / len(text) < 0.65  # the instruction of the item, halfway in
+
+
+def test_time_series_and_server_metrics(tmp_path: Path) -> None:
+    """Once a second: client tokens/s, in flight, queued; the server's /metrics mapped from vLLM's names,
+    speculative decoding included. The report plots them; compare puts two profiles side by side."""
+    latency = Latency(ttft_ms=20, decode_ms=8, jitter=0)
+    runs = {}
+    for name, spec in (("base", 0), ("spec", 4)):
+        config = sim(tasks=("knowledge_qa",), latency=latency, spec_draft=spec, spec_accept=0.7, max_running=4,
+                     behaviour=Behaviour(reasoning_tokens=150))  # fmt: skip
+        with running_server(config) as url:
+            runs[name] = evaluate(url, tmp_path / name, tasks=["knowledge_qa"], limit=24, concurrency=[8],
+                                  max_tokens=256)  # fmt: skip
+    lines = [json.loads(x) for x in (tmp_path / "spec" / "timeseries.jsonl").read_text().splitlines()]
+    assert len(lines) >= 2 and lines[0]["warmup"]
+    assert max(x["in_flight"] for x in lines) == 8 and all(x["queued"] == 0 for x in lines)  # 8 workers, cap 8
+    assert sum(x["tokens"] for x in lines) == sum(
+        json.loads(r)["usage"]["completion_tokens"]
+        for r in (tmp_path / "spec" / "records.jsonl").read_text().splitlines()
+    )
+    server = runs["spec"].summary.server
+    assert server is not None
+    figs = next(iter(server.values()))
+    assert {"running", "waiting", "kv_cache_usage", "generation_throughput", "spec_acceptance_rate"} <= set(figs)
+    # each of 4 draft tokens accepted at 0.7 until the first rejection: (0.7 + 0.7^2 + 0.7^3 + 0.7^4) / 4 = 0.44
+    assert 0.35 < figs["spec_acceptance_rate"]["mean"] < 0.55
+    assert 2.4 < figs["spec_mean_accepted_length"]["mean"] < 3.2  # 1 + 1.77 accepted per step
+    assert figs["running"]["max"] <= 4 and figs["waiting"]["max"] >= 1  # --max-running 4 under 8 in flight
+    assert "spec_acceptance_rate" not in next(iter(runs["base"].summary.server.values()))
+    html = (tmp_path / "spec" / "report.html").read_text()
+    assert "Over time" in html and "Server metrics" in html
+    done = subprocess.run(
+        [sys.executable, "-m", "qualeval", "compare", str(tmp_path / "base"), str(tmp_path / "spec"),
+         "--out", str(tmp_path / "cmp")], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    compared = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert compared["server"]["spec_acceptance_rate"][0] is None
+    assert compared["server"]["spec_acceptance_rate"][1] > 0.35
+    assert "knowledge_qa: TTFT p99 (ms)" in compared["server"] and "knowledge_qa: accuracy" in compared["server"]
+    assert "server metrics, side by side" in done.stdout
+
+
+def test_metric_names_are_data() -> None:
+    """Each server's names come from servermetrics.yaml; a counter's figures need two scrapes."""
+    text = (
+        "# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs 3\n"
+        "# TYPE sglang:generation_tokens counter\nsglang:generation_tokens_total 100\n"
+    )
+    before = read_metrics(text)
+    after = read_metrics(text.replace(" 100", " 160"))
+    spec = metric_maps()["sglang"]
+    got = figures(spec, after, before, 2.0)
+    assert got["running"] == 3 and got["generation_throughput"] == 30
+    assert "generation_throughput" not in figures(spec, after, None, 2.0)
+    assert set(metric_maps()) >= {"vllm", "sglang", "llamacpp"}
+
+
+def test_replicas_least_in_flight(tmp_path: Path) -> None:
+    """Two replicas, one slow: the fast one answers more, and speed is reported per replica and overall."""
+    slow = sim(tasks=("knowledge_qa",), latency=Latency(ttft_ms=30, decode_ms=3, jitter=0))
+    fast = sim(tasks=("knowledge_qa",), latency=Latency(ttft_ms=2, decode_ms=0.3, jitter=0))
+    with running_server(slow) as a, running_server(fast) as b:
+        result = evaluate([a, b], tmp_path / "run", tasks=["knowledge_qa"], limit=30, concurrency=[4])
+    rows = [json.loads(x) for x in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    served = {url: sum(r["endpoint"] == url for r in rows) for url in (a, b)}
+    assert served[b] > served[a] > 0
+    per = result.summary.serving["endpoints"]
+    assert set(per) == {a, b} and per[a]["requests"] + per[b]["requests"] == 29  # the warm-up left out
+    assert "## Speed per replica" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_shards_merge_to_the_unsharded_summary(tmp_path: Path) -> None:
+    with running_server(sim(tasks=("knowledge_qa",))) as url:
+        whole = evaluate(url, tmp_path / "whole", tasks=["knowledge_qa"], limit=20, concurrency=[4])
+        for k in range(3):
+            done = subprocess.run(
+                [sys.executable, "-m", "qualeval", "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa",
+                 "--limit", "20", "--concurrency", "4", "--no-probe", "--constraint", "off", "--shard", f"{k}/3",
+                 "--out", str(tmp_path / f"shard{k}")], capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+    shards = [str(tmp_path / f"shard{k}") for k in (2, 0, 1)]  # any order
+    done = subprocess.run([sys.executable, "-m", "qualeval", "merge", *shards, "--out", str(tmp_path / "merged")],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    merged = json.loads((tmp_path / "merged" / "summary.json").read_text())
+    expected = whole.summary.model_dump(mode="json")
+    for name, task in expected["tasks"].items():
+        assert merged["tasks"][name]["summary"] == task["summary"]
+    ids = [json.loads(x)["sample_id"] for x in (tmp_path / "merged" / "records.jsonl").read_text().splitlines()]
+    assert sorted(ids) == sorted(
+        json.loads(x)["sample_id"] for x in (tmp_path / "whole" / "records.jsonl").read_text().splitlines()
+    )
+    assert (tmp_path / "merged" / "report.html").exists()
+    missing = subprocess.run([sys.executable, "-m", "qualeval", "merge", shards[0], shards[1], "--out",
+                              str(tmp_path / "m2")], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert missing.returncode == 2 and "missing: [1]" in missing.stderr
+
+
+def test_sim_spec_decoding_is_faster_per_token() -> None:
+    """A speculative profile of the reference server decodes in fewer steps: its per-token time shrinks."""
+    from qualeval.sim.observe import spec_steps, speedup
+
+    steps = spec_steps(1000, 4, 0.7, "x")
+    assert steps is not None and steps[1] == 4 * steps[0]
+    assert math.isclose(steps[2] / steps[1], 0.7 * (1 - 0.7**4) / (1 - 0.7) / 4, rel_tol=0.1)
+    assert speedup(1000, steps) < 0.5

@@ -1,0 +1,283 @@
+"""Serving workloads by name against the reference server: the nine of issue 14 at tiny sizes, their figures in
+vllm bench serve's and llama-benchy's names, prompt lengths counted by the server, output lengths forced, and
+the mistakes a workload file or its flags can hold (one line, exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import qualeval
+from qualeval.errors import InputError
+from qualeval.serving.workloads import load_workload, workloads
+from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+
+NINE = {
+    "benchy-pp1024-tg1024": ["num_prompts=7", "input_len=120", "output_len=24"],
+    "benchy-pp8192-tg512": ["num_prompts=4", "input_len=600", "output_len=16"],
+    "benchy-pp256-tg4096": ["num_prompts=4", "output_len=64"],
+    "benchy-pp25000-tg256": ["num_prompts=3", "output_len=24"],  # the real prompt length: 25,000 tokens
+    "benchy-pp2048-tg512-d4": ["num_prompts=4", "input_len=80", "output_len=16"],
+    "vllm-random-4000-500-rate0.3": ["num_prompts=6", "input_len=300", "output_len=24"],
+    "vllm-sharegpt-rate0.3": ["num_prompts=5"],
+    "vllm-random-4000-500-rate1.5-c25": ["num_prompts=6", "input_len=300", "output_len=24"],
+    "vllm-reasoning-rate0.2": ["num_prompts=5", "max_tokens=2048"],
+}
+
+
+def sim(**kw: Any) -> SimConfig:
+    latency = kw.pop("latency", Latency(ttft_ms=2, decode_ms=1, prefill_ms_per_token=0.0005, jitter=0))
+    return SimConfig(port=0, behaviour=Behaviour(reasoning_tokens=20), latency=latency, **kw)
+
+
+def sharegpt(folder: Path) -> Path:
+    """A ShareGPT-style file: first turns that pass vllm's filters, and one too short to keep."""
+    rows = [
+        {"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]},
+        *(
+            {
+                "conversations": [
+                    {"from": "human", "value": f"Tell me about the harbour town number {i} and its boats, please."},
+                    {"from": "gpt", "value": "It is a quiet place with a long breakwater and many small boats. " * 3},
+                ]
+            }
+            for i in range(8)
+        ),
+    ]
+    path = folder / "sharegpt.json"
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def run(url: str, out: Path, workload: str, sets: list[str], **options: Any) -> qualeval.RunResult:
+    options.setdefault("probe", False)
+    options.setdefault("constraint", "off")
+    return qualeval.evaluate(
+        model="sim", tasks=[], base_url=url, out=out, workload=workload, workload_set=sets, **options
+    )
+
+
+def test_the_nine_workloads_are_shipped_and_valid() -> None:
+    assert set(NINE) <= set(workloads())
+    for name in NINE:
+        workload, _ = load_workload(name)
+        assert workload.name == name
+    benchy, _ = load_workload("benchy-pp2048-tg512-d4")
+    assert benchy.prompts.depth == 4 and benchy.run == {"concurrency": 10, "batch": True, "warmup": 1}
+    vllm, _ = load_workload("vllm-random-4000-500-rate1.5-c25")
+    assert vllm.prompts.range_ratio == 0.9 and vllm.prompts.seed == 42
+    assert vllm.run["request_rate"] == 1.5 and vllm.run["concurrency"] == 25 and vllm.run["burstiness"] == 1.0
+
+
+@pytest.mark.parametrize("name", sorted(NINE))
+def test_each_workload_runs_by_name(name: str, tmp_path: Path) -> None:
+    sets = list(NINE[name])
+    if "sharegpt" in name:
+        sets.append(f"path={sharegpt(tmp_path)}")
+    # the open-loop workloads keep their shape (gamma arrivals, burstiness) at a rate that finishes in a moment
+    rate = {"request_rate": [40.0]} if name.startswith("vllm") else {}
+    with running_server(sim(tasks=("syllogisms",))) as url:
+        result = run(url, tmp_path / "run", name, sets, **rate)
+    workload, _ = load_workload(name)
+    wanted = int(next(s.split("=")[1] for s in sets if s.startswith("num_prompts")))
+    records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    assert len(records) == wanted and all(r["status"] != "transport_error" for r in records)
+    serving = result.summary.serving
+    assert serving is not None
+    figures = next(iter(serving["workload"]["levels"].values()))
+    assert figures["vllm"]["completed"] == wanted - 1  # the warm-up stays out of speed figures
+    for metric in ("ttft", "tpot", "itl", "e2el"):
+        assert set(figures["vllm"][metric]) >= {"mean", "median", "p50", "p90", "p95", "p99"}
+    assert figures["vllm"]["output_throughput"] > 0 and figures["vllm"]["request_throughput"] > 0
+    # tg t/s per user needs a response seen to grow: on a loaded machine the client can read one whole in a
+    # single read (end == TTFT), which has no rate and is left out rather than counted as infinite
+    growing = [r for r in records if not r["warmup"] and r["timing"]["end"] > r["timing"]["ttft"]]
+    per_user = figures["llama_benchy"]["tg_per_user"]
+    assert (per_user or {}).get("n", 0) == len(growing) and (not growing or per_user["mean"] > 0)
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert f"## Serving workload: {name}" in report and "P99 TTFT (ms)" in report
+    assert (tmp_path / "run" / "timeseries.jsonl").exists()
+    if workload.prompts.kind == "task":  # the reasoning workload is scored, thinking and all
+        task = result.summary.tasks["syllogisms"]
+        assert task.scored and task.summary.n == wanted and task.summary.accuracy > 0
+        assert figures["vllm"]["reasoning_tokens"]["mean"] > 0
+        return
+    task = result.summary.tasks[name]
+    assert not task.scored and all(r["score"]["detail"] == "not scored: synthetic" for r in records)
+    assert all(r["meta"]["prompt_count"] == "server" for r in records)  # the reference server's /tokenize
+    if workload.prompts.kind == "random":
+        target = int(next((s.split("=")[1] for s in sets if s.startswith("input_len")), workload.prompts.input_len))
+        lo, hi = target * (1 - workload.prompts.range_ratio), target * (1 + workload.prompts.range_ratio)
+        for r in records:
+            pieces = 2 * workload.prompts.depth + 1  # each turn is cut to within its own tolerance
+            slack = max(1, r["meta"]["prompt_target"] // 200) * pieces
+            assert abs(r["meta"]["prompt_tokens"] - r["meta"]["prompt_target"]) <= slack
+            if not workload.prompts.depth:
+                assert lo - 1 <= r["meta"]["prompt_target"] <= hi + 1
+    # the server accepts ignore_eos and min_tokens: every output reaches its target length
+    assert serving["workload"]["forcing"] == {"ignore_eos": True, "min_tokens": True}
+    assert serving["workload"]["targets"]["output_short"] == 0
+    for r in records:
+        assert r["usage"]["completion_tokens"] == r["meta"]["output_target"] == r["request"]["max_tokens"]
+
+
+def test_depth_is_a_conversation_with_earlier_turns(tmp_path: Path) -> None:
+    with running_server(sim()) as url:
+        run(url, tmp_path / "run", "benchy-pp2048-tg512-d4", ["num_prompts=3", "input_len=50", "output_len=8"])
+    record = json.loads((tmp_path / "run" / "records.jsonl").read_text().splitlines()[0])
+    roles = [m["role"] for m in record["request"]["messages"]]
+    assert roles == ["user", "assistant"] * 4 + ["user"]
+
+
+def test_batches_of_llama_benchy(tmp_path: Path) -> None:
+    """Batch mode: the next batch is sent only when the whole batch before it has ended."""
+    with running_server(sim()) as url:
+        result = run(
+            url,
+            tmp_path / "run",
+            "benchy-pp1024-tg1024",
+            ["num_prompts=7", "input_len=60", "output_len=20"],
+            concurrency=[3],
+        )
+    rows = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    measured = sorted((r for r in rows if not r["warmup"]), key=lambda r: r["sent_at"])
+    first, second = measured[:3], measured[3:]
+    assert min(r["sent_at"] for r in second) >= max(r["sent_at"] + r["timing"]["end"] / 1000 for r in first)
+    benchy = next(iter(result.summary.serving["workload"]["levels"].values()))["llama_benchy"]
+    assert benchy["runs"] == 2 and benchy["pp_total"]["n"] == 2
+
+
+def test_a_server_that_refuses_forcing_keys_is_reported_short(tmp_path: Path) -> None:
+    """OpenAI's API answers 400 to ignore_eos and min_tokens: nothing is forced, and the report says which
+    requests stopped before their target output length."""
+    with running_server(sim(flavour="openai")) as url:
+        result = run(
+            url,
+            tmp_path / "run",
+            "vllm-random-4000-500-rate0.3",
+            ["num_prompts=4", "input_len=100", "output_len=400"],
+            request_rate=[40.0],
+        )
+    workload = result.summary.serving["workload"]
+    assert workload["forcing"] == {}
+    assert workload["targets"]["output_short"] == 3
+    assert workload["targets"]["prompt_count"] == ["calibrated"]  # no /tokenize there: calibrated from usage
+    assert "Target output length not reached by 3 of 3 requests" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_tokenizer_file_counts_prompts(tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import models, pre_tokenizers
+
+    tok = tokenizers.Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    with running_server(sim(flavour="openai")) as url:
+        run(
+            url,
+            tmp_path / "run",
+            "vllm-random-4000-500-rate0.3",
+            ["num_prompts=3", "input_len=90", "output_len=8"],
+            request_rate=[40.0],
+            tokenizer=path,
+        )
+    for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines():
+        meta = json.loads(line)["meta"]
+        assert (
+            meta["prompt_count"] == "tokenizer:tokenizer.json"
+            and abs(meta["prompt_tokens"] - meta["prompt_target"]) <= 1
+        )
+
+
+def qualeval_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "qualeval", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_run_by_name_on_the_command_line(tmp_path: Path) -> None:
+    with running_server(sim()) as url:
+        done = qualeval_cli(
+            "run", "--workload", "vllm-random-4000-500-rate1.5-c25", "--base-url", url, "--model", "sim",
+            "--out", str(tmp_path / "run"), "--workload-set", "num_prompts=4", "--workload-set", "input_len=64",
+            "--workload-set", "output_len=8", "--request-rate", "30", "--no-probe",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "synthetic prompts, not scored" in done.stderr and "TTFT p50" in done.stderr
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["config"]["concurrency"] == [25] and manifest["config"]["burstiness"] == 1.0
+    assert manifest["shaping"]["workload"]["name"] == "vllm-random-4000-500-rate1.5-c25"
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--workload", "no-such-workload"], "--workload: no workload 'no-such-workload'"),
+        (["--workload", "benchy-pp1024-tg1024", "--workload-set", "input_len=0"], "field 'prompts.input_len'"),
+        (["--workload", "benchy-pp1024-tg1024", "--workload-set", "colour=red"], "--workload-set: 'colour=red'"),
+        (["--workload", "vllm-sharegpt-rate0.3"], "field 'prompts.path'"),
+        (["--workload", "BAD"], "field 'prompts.range_ratio'"),
+        (["--workload", "RUNKEY"], "field 'run.colour': not a run option"),
+        (["--task", "knowledge_qa", "--context-length", "100", "--filler", "/no/such/filler.txt"], "filler.txt"),
+        (["--task", "knowledge_qa", "--shard", "3/2"], "--shard"),
+        (["--task", "knowledge_qa", "--context-length", "0"], "--context-length:"),
+        (["--task", "knowledge_qa", "--base-url", "ftp://x"], "--endpoint:"),
+    ],
+)
+def test_bad_workload_input_is_one_line(tmp_path: Path, args: list[str], says: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nprompts: {kind: random, range_ratio: 1.5}\n")
+    runkey = tmp_path / "runkey.yaml"
+    runkey.write_text("name: runkey\nrun: {colour: red}\n")
+    args = [str(bad) if a == "BAD" else str(runkey) if a == "RUNKEY" else a for a in args]
+    with running_server(sim()) as url:
+        done = qualeval_cli("run", "--base-url", url, "--model", "sim", "--out", str(tmp_path / "run"), *args)
+    assert done.returncode == 2, done.stderr
+    assert says in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_workload_set_is_checked() -> None:
+    workload, path = load_workload("benchy-pp1024-tg1024")
+    assert workload.shaped(["prompts.depth=2"], str(path)).prompts.depth == 2
+    with pytest.raises(InputError, match="num_prompts"):
+        workload.shaped(["num_prompts=-1"], str(path))
+
+
+def test_synthetic_prompts_show_no_accuracy_anywhere(tmp_path: Path) -> None:
+    """No right answer, so nothing derived from one: not in the progress bar, the reports, their load levels,
+    their speed-beside-quality section, plots or the per-item browser. Speed is all there is, and it is shown."""
+    from rich.console import Console
+
+    from qualeval.cli.progress import progress_bar
+
+    sets = ["num_prompts=4", "input_len=64", "output_len=12"]
+    with running_server(sim()) as url:
+        result = run(url, tmp_path / "run", "benchy-pp1024-tg1024", sets, concurrency=[1, 2], batch=False)
+    task = result.summary.tasks["benchy-pp1024-tg1024"]
+    assert not task.scored and list(task.levels) == ["c=1", "c=2"]
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "not scored (synthetic prompts)" in md and "### benchy-pp1024-tg1024 by load level" in md
+    levels = md.split("### benchy-pp1024-tg1024 by load level")[1].split("\n\n")[1]
+    assert levels.startswith("| level | endpoint errors | TTFT p50 |") and "%" not in levels
+    for word in ("correct answers per minute", "per correct answer", "accuracy by reasoning", "suggested budget"):
+        assert word not in md
+    assert "_truncated 8" in md  # the statuses stay: the forced length is reached, and the output cut there
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert 'id="speed"' in html and 'id="load"' in html and 'id="linked"' not in html
+    assert "✓" not in html and "✗" not in html and html.count('data-outcome="not scored"') == 8
+    assert 'alt="load plot for benchy-pp1024-tg1024"' in html and html.count('class="plot"') == 1  # throughput
+    load = html.split('<section id="load">')[1].split("</section>")[0]
+    assert "<th>accuracy</th>" not in load and "%" not in load.split("<img")[0]
+    stream = Console(file=__import__("io").StringIO(), width=200)
+    with progress_bar(stream) as bar:
+        bar.on_start(0, len(result.records))
+        for record in result.records:
+            bar.on_record(record)
+        assert "acc" not in bar.line() and "tok/s" in bar.line()
+        bar.on_record(result.records[0].model_copy(update={"meta": {}}))  # one scored record, wrong
+        assert bar.line().startswith("acc 0.0% · ")
