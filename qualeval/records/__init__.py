@@ -5,7 +5,7 @@
     comparison.py   compare.json     Comparison
     manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
     probe.py        probe --json     ProbeResult and the structured-output conventions it names
-    scored.py       items.jsonl      ScoredItem (`qualeval score`)
+    scored.py       items.jsonl      OfflineItem (`qualeval score`)
     series.py       timeseries.jsonl SeriesPoint, one second of the run from both ends
 
 and views.py, the compact views of a record that the figures read (never written). Definitions only: the modules
@@ -15,6 +15,7 @@ that compute the figures import these types, never the other way round, so nothi
 from __future__ import annotations
 
 from qualeval.records.comparison import Comparison, Ratio, TaskComparison
+from qualeval.records.items import OfflineItem
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry, ThinkingSwitch
 from qualeval.records.probe import BUDGET, SEED, STYLES, ModeResult, ProbeResult, Style, Verdict, styles_from_probe
 from qualeval.records.record import (
@@ -36,7 +37,6 @@ from qualeval.records.record import (
     Timing,
     Usage,
 )
-from qualeval.records.scored import ScoredItem
 from qualeval.records.series import SeriesPoint
 from qualeval.records.summary import (
     Cell,
@@ -73,6 +73,7 @@ __all__ = [
     "Linked",
     "Manifest",
     "ModeResult",
+    "OfflineItem",
     "Outcome",
     "Pinned",
     "ProbeResult",
@@ -83,7 +84,6 @@ __all__ = [
     "RunSummary",
     "Rung",
     "Score",
-    "ScoredItem",
     "SeriesPoint",
     "ServerInfo",
     "Speed",

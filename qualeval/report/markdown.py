@@ -11,7 +11,7 @@ from qualeval.records import Distribution, RunSummary, TaskReport
 
 __all__ = ["OFFLINE", "dist", "errors_cell", "has_linked", "markdown_report", "num", "pct", "timed"]
 
-OFFLINE = "Scored offline (qualeval score): no request was sent, so timing is not known and no speed is shown."
+OFFLINE = "JudgedLine offline (qualeval score): no request was sent, so timing is not known and no speed is shown."
 
 
 def pct(x: float | None) -> str:

@@ -28,8 +28,8 @@ from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
 from qualeval.run.probe import is_simulated, probe
 from qualeval.run.store import Key, RunStore, fingerprint
-from qualeval.scoring.modeljudge import Grader, grader_for
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
+from qualeval.scoring.verdict import decide
 from qualeval.serving.shaping import needs_shaping, shape_work
 from qualeval.serving.wiring import attach_figures, batch_loop, serving_client
 from qualeval.tasks import Task, build_samples, load_task
@@ -191,10 +191,10 @@ async def execute(
         on_start(len(items) * len(levels) - remaining, len(items) * len(levels))
     client_config = _client_config(config, max(cap for _, cap, _ in levels), pinned.thinking_switch)
     try:
-        judging = grader_for(config.judge_base_url, config.judge_model, max(cap for _, cap, _ in levels))
+        judging = model_judge_for(config.judge_base_url, config.judge_model, max(cap for _, cap, _ in levels))
         cap = max(c for _, c, _ in levels)
-        async with serving_client(config, client_config, cap, on_record) as (client, told), judging as grader:
-            await _send_all(client, config, items, store, done, pinned, manifest.started or "", told, grader)
+        async with serving_client(config, client_config, cap, on_record) as (client, told), judging as model_judge:
+            await _send_all(client, config, items, store, done, pinned, manifest.started or "", told, model_judge)
     finally:
         store.close()
     wall = time.perf_counter() - started
@@ -216,7 +216,7 @@ async def _send_all(
     pinned: Pinned,
     session: str,
     on_record: Callable[[Record], None] | None,
-    grader: Grader | None = None,
+    model_judge: ModelJudge | None = None,
 ) -> None:
     """Every request not yet recorded, level by level, each record appended as it completes."""
     overrides = {
@@ -242,7 +242,7 @@ async def _send_all(
             level=level,
             warmup=warmup,
             session=session,
-            grader=grader,
+            model_judge=model_judge,
             **overrides,
         )
         earlier = store.history.get((sample.id, repeat, level))
@@ -355,7 +355,7 @@ def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> 
         reasoning_source=record.reasoning_source,
         status=record.status,  # type: ignore[arg-type]
     )
-    verdict = judge(task, sample, done, record.constraint, rescue=rescue, grade=record.grade, allow_code=allow_code)
+    verdict = decide(task, sample, done, record.constraint, rescue=rescue, grade=record.grade, allow_code=allow_code)
     return record.model_copy(
         update={
             "extraction": verdict.extraction,

@@ -22,8 +22,8 @@ from qualeval.errors import InputError
 from qualeval.records import ANSWERED, ConstraintRecord, FollowupRecord, Grade, Record
 from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, Mode, Style, constraint_for, request_params
 from qualeval.scoring.followup import followup_prompt
-from qualeval.scoring.modeljudge import Grader
-from qualeval.scoring.verdict import Verdict, judge, wants_grade
+from qualeval.scoring.modeljudge import ModelJudge
+from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER
 from qualeval.tasks.spec import SAMPLING, ByThinking
 from qualeval.tasks.task import Task
@@ -130,18 +130,18 @@ async def _judged(
     done: Completion,
     info: ConstraintRecord,
     rescue: bool,
-    grader: Grader | None,
+    model_judge: ModelJudge | None,
     allow_code: bool,
 ) -> tuple[Verdict, Grade | None]:
     """The verdict on an answer, and the model judge's grade where the rules rejected a free-form one."""
     if task.spec.scorer.kind == "code":  # the program runs for seconds: off the event loop that streams the rest
-        verdict = await asyncio.to_thread(judge, task, sample, done, info, rescue=rescue, allow_code=allow_code)
+        verdict = await asyncio.to_thread(decide, task, sample, done, info, rescue=rescue, allow_code=allow_code)
     else:
-        verdict = judge(task, sample, done, info, rescue=rescue, allow_code=allow_code)
-    if grader is None or not wants_grade(task, done, verdict):
+        verdict = decide(task, sample, done, info, rescue=rescue, allow_code=allow_code)
+    if model_judge is None or not wants_model_judge(task, done, verdict):
         return verdict, None
-    grade = await grader.grade(sample, done.content)
-    return judge(task, sample, done, info, rescue=rescue, grade=grade, allow_code=allow_code), grade
+    grade = await model_judge.grade(sample, done.content)
+    return decide(task, sample, done, info, rescue=rescue, grade=grade, allow_code=allow_code), grade
 
 
 async def run_one(
@@ -157,7 +157,7 @@ async def run_one(
     level: str = "",
     warmup: bool = False,
     session: str = "",
-    grader: Grader | None = None,
+    model_judge: ModelJudge | None = None,
     allow_code: bool = False,
     **overrides: Any,
 ) -> Record:
@@ -168,7 +168,7 @@ async def run_one(
     request = request_for(task, sample, model, **overrides)
     sent, response, info = await _ask(client, task, sample, request, mode, style)
     done = response.completion
-    verdict, grade = await _judged(task, sample, done, info, rescue, grader, allow_code)
+    verdict, grade = await _judged(task, sample, done, info, rescue, model_judge, allow_code)
     return Record(
         sample_id=sample.id,
         task=task.name,

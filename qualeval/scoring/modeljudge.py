@@ -18,7 +18,7 @@ from pydantic import SecretStr
 from qualeval.wire.client import ChatClient, ClientConfig
 from qualeval.wire.models import ChatRequest, Grade, Message, Sample
 
-__all__ = ["GRADER_MARK", "Grader", "grade_prompt", "grader_for", "read_grade"]
+__all__ = ["GRADER_MARK", "ModelJudge", "grade_prompt", "model_judge_for", "read_grade"]
 
 GRADER_MARK = "You are grading one answer to a question against its gold target."
 """The grader prompt's first line (the reference server recognises a grading request by it)."""
@@ -64,7 +64,7 @@ def read_grade(reply: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Grader:
+class ModelJudge:
     client: ChatClient
     model: str
     max_tokens: int = 2048
@@ -85,8 +85,10 @@ class Grader:
 
 
 @contextlib.asynccontextmanager
-async def grader_for(base_url: str | None, model: str | None, concurrency: int = 8) -> AsyncIterator[Grader | None]:
-    """A grader on its own connection pool, or None when no judge was asked for. The key comes from
+async def model_judge_for(
+    base_url: str | None, model: str | None, concurrency: int = 8
+) -> AsyncIterator[ModelJudge | None]:
+    """A model judge on its own connection pool, or None when none was asked for. The key comes from
     QUALEVAL_JUDGE_API_KEY, else OPENAI_API_KEY; thinking is left to the judge's server."""
     if not base_url or not model:
         yield None
@@ -96,4 +98,4 @@ async def grader_for(base_url: str | None, model: str | None, concurrency: int =
         base_url=base_url, api_key=SecretStr(key) if key else None, concurrency=concurrency, thinking_switch="none"
     )
     async with ChatClient(config) as client:
-        yield Grader(client, model)
+        yield ModelJudge(client, model)

@@ -26,16 +26,16 @@ from pydantic import BaseModel, ValidationError
 from qualeval.errors import InputError, validation_problem
 from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
 from qualeval.reasoning.split import split_completion
-from qualeval.records import ConstraintRecord, Grade, Outcome, Record, ScoredItem, TaskSummary, Timing, Usage
+from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, TaskSummary, Timing, Usage
 from qualeval.report.accuracy import summarize
-from qualeval.scoring.modeljudge import grader_for
-from qualeval.scoring.verdict import Verdict, judge, wants_grade
+from qualeval.scoring.modeljudge import model_judge_for
+from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
 from qualeval.tasks import Task, build_samples
 from qualeval.tasks.samples import sample_from_doc
 from qualeval.tasks.sources import jsonl_objects
 from qualeval.wire.models import Completion, Sample
 
-__all__ = ["Scored", "SplitOptions", "score_file"]
+__all__ = ["JudgedLine", "SplitOptions", "score_file"]
 
 Format = Literal["qualeval", "lm-eval"]
 
@@ -170,10 +170,10 @@ class SplitOptions:
 
 
 @dataclass(slots=True)
-class Scored:
+class JudgedLine:
     """One line, judged: what `qualeval score` writes and reports."""
 
-    item: ScoredItem
+    item: OfflineItem
     sample: Sample
     done: Completion
     verdict: Verdict
@@ -249,8 +249,8 @@ def _parse(obj: dict[str, Any], fmt: Format, fields: Fields, where: str) -> tupl
         raise InputError(f"{where}: field '{field or '(line)'}': {problem.message}") from None
 
 
-def _item(sample: Sample, done: Completion, verdict: Verdict, grade: Grade | None = None) -> ScoredItem:
-    return ScoredItem(
+def _item(sample: Sample, done: Completion, verdict: Verdict, grade: Grade | None = None) -> OfflineItem:
+    return OfflineItem(
         id=sample.id,
         status=done.status,
         extracted=verdict.extraction.value,
@@ -264,7 +264,7 @@ def _item(sample: Sample, done: Completion, verdict: Verdict, grade: Grade | Non
     )
 
 
-def judge_lines(
+def decide_lines(
     task: Task,
     path: Path,
     *,
@@ -274,7 +274,7 @@ def judge_lines(
     split: SplitOptions | None = None,
     allow_code: bool = False,
     note: Callable[[str], None] | None = None,
-) -> list[Scored]:
+) -> list[JudgedLine]:
     """Judge every response line against the task; one result per line, in file order.
 
     `allow_code`: the user's --allow-code-execution, without which a code task's line is refused. `note` is told
@@ -283,7 +283,7 @@ def judge_lines(
     split = split or SplitOptions()
     index = _Index(task, data)
     seen: dict[str, int] = {}
-    out: list[Scored] = []
+    out: list[JudgedLine] = []
     fields: Fields | None = None
     for number, obj in _lines(path):
         where = f"{path}:{number}"
@@ -294,8 +294,8 @@ def judge_lines(
             raise InputError(f"{where}: id '{line.id}' appears twice (first on line {seen[sample.id]})")
         seen[sample.id] = number
         done = _completion(line, split)
-        verdict = judge(task, sample, done, rescue=rescue, allow_code=allow_code)
-        out.append(Scored(_item(sample, done, verdict), sample, done, verdict))
+        verdict = decide(task, sample, done, rescue=rescue, allow_code=allow_code)
+        out.append(JudgedLine(_item(sample, done, verdict), sample, done, verdict))
     if note is not None and fields is not None:
         note(_fields_note(path, fields, index.by_number))
     return out
@@ -309,18 +309,18 @@ def _fields_note(path: Path, fields: Fields, by_number: tuple[str, str] | None) 
 
 
 async def _grade_all(
-    task: Task, scored: list[Scored], base_url: str, model: str, rescue: bool, allow_code: bool
+    task: Task, scored: list[JudgedLine], base_url: str, model: str, rescue: bool, allow_code: bool
 ) -> None:
-    async with grader_for(base_url, model) as grader:
-        assert grader is not None
-        wanted = [s for s in scored if wants_grade(task, s.done, s.verdict)]
-        grades = await asyncio.gather(*(grader.grade(s.sample, s.done.content) for s in wanted))
+    async with model_judge_for(base_url, model) as model_judge:
+        assert model_judge is not None
+        wanted = [s for s in scored if wants_model_judge(task, s.done, s.verdict)]
+        grades = await asyncio.gather(*(model_judge.grade(s.sample, s.done.content) for s in wanted))
     for entry, grade in zip(wanted, grades, strict=True):
-        entry.verdict = judge(task, entry.sample, entry.done, rescue=rescue, grade=grade, allow_code=allow_code)
+        entry.verdict = decide(task, entry.sample, entry.done, rescue=rescue, grade=grade, allow_code=allow_code)
         entry.item = _item(entry.sample, entry.done, entry.verdict, grade)
 
 
-def _outcome(entry: Scored) -> Outcome:
+def _outcome(entry: JudgedLine) -> Outcome:
     verdict = entry.verdict
     return Outcome(
         status=entry.done.status,
@@ -334,7 +334,7 @@ def _outcome(entry: Scored) -> Outcome:
     )
 
 
-def score_file(task: Task, path: Path, **options: Any) -> tuple[list[ScoredItem], TaskSummary]:
+def score_file(task: Task, path: Path, **options: Any) -> tuple[list[OfflineItem], TaskSummary]:
     """Judge every line; the options are score_lines'."""
     items, summary, _ = score_lines(task, path, **options)
     return items, summary
@@ -352,9 +352,9 @@ def score_lines(
     judge_model: str | None = None,
     allow_code: bool = False,
     note: Callable[[str], None] | None = None,
-) -> tuple[list[ScoredItem], TaskSummary, list[Scored]]:
+) -> tuple[list[OfflineItem], TaskSummary, list[JudgedLine]]:
     """score_file, also returning each line's full judgement (for reports)."""
-    scored = judge_lines(task, path, data=data, fmt=fmt, rescue=rescue, split=split, allow_code=allow_code, note=note)
+    scored = decide_lines(task, path, data=data, fmt=fmt, rescue=rescue, split=split, allow_code=allow_code, note=note)
     if judge_base_url and judge_model:
         asyncio.run(_grade_all(task, scored, judge_base_url, judge_model, rescue, allow_code))
     summary = summarize(task.name, (_outcome(s) for s in scored), task.spec.breakdowns)
@@ -362,7 +362,7 @@ def score_lines(
 
 
 def write_offline(
-    out: Path, task: Task, responses: Path, items: list[ScoredItem], summary: TaskSummary, scored: list[Scored]
+    out: Path, task: Task, responses: Path, items: list[OfflineItem], summary: TaskSummary, scored: list[JudgedLine]
 ) -> None:
     """items.jsonl and summary.json, then report.md and report.html (a report that fails is a warning). No
     request was sent, so the reports say once that timing is not known and leave the speed sections out."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from qualeval.records import Score
 from qualeval.scoring.extract import find_number, math_equal, normalize, token_f1, words_to_digits
 from qualeval.tasks.spec import AnswerSpec, ScorerSpec
 from qualeval.wire.models import Sample
 
-__all__ = ["Score", "score"]
+__all__ = ["SCORERS", "Score", "ValueScorer", "score"]
 
 _PLAIN_NUMBER = re.compile(r"[-−$\d.,\s]+%?")
 _PLAIN_GOLD_NUMBER = re.compile(r"[-−$\d.,\s°CFK]+")
@@ -172,28 +173,47 @@ def _alias(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> 
     return Score(correct=False, detail=f"no alias matches '{value[:60]}'", f1=f1)
 
 
-def score(value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerSpec) -> Score:
-    """Score an extracted value. No value is simply not correct; the status says why."""
-    if value is None:
-        return Score(correct=False, detail="nothing extracted")
-    kind = scorer.kind
-    if kind == "numeric":
-        return _numeric(value, sample, scorer)
-    if kind == "alias_match":
-        return _alias(value, sample, scorer, answer)
-    if kind == "math":
-        correct, detail = math_equal(sample.gold, value)
-        return Score(correct=correct, detail=detail)
-    if kind == "regex":
-        pattern = (scorer.pattern or "").replace("{gold}", re.escape(sample.gold))
-        return Score(correct=re.fullmatch(pattern, value.strip()) is not None, detail=f"/{pattern}/")
-    if kind == "choice":
-        same = value.strip().lower() == sample.gold.strip().lower()
-        return Score(correct=same, detail=f"{value} vs {sample.gold}")
-    # exact: after what the task ignores (lm-eval's regexes_to_ignore), then the answer spec's normalisation;
-    # any of several golds (lm-eval's list targets) will do
-    for pattern in scorer.ignore:
+def _math(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
+    correct, detail = math_equal(sample.gold, value)
+    return Score(correct=correct, detail=detail)
+
+
+def _regex(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
+    pattern = (spec.pattern or "").replace("{gold}", re.escape(sample.gold))
+    return Score(correct=re.fullmatch(pattern, value.strip()) is not None, detail=f"/{pattern}/")
+
+
+def _choice(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
+    same = value.strip().lower() == sample.gold.strip().lower()
+    return Score(correct=same, detail=f"{value} vs {sample.gold}")
+
+
+def _exact(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
+    """After what the task ignores (lm-eval's regexes_to_ignore), then the answer spec's normalisation; any of
+    several golds (lm-eval's list targets) will do."""
+    for pattern in spec.ignore:
         value = re.sub(pattern, "", value)
     got = normalize(value, answer.normalize)
     same = any(got == normalize(gold, answer.normalize) for gold in (sample.gold, *sample.aliases))
     return Score(correct=same, detail=f"'{value[:40]}' vs '{sample.gold[:40]}'")
+
+
+ValueScorer = Callable[[str, Sample, ScorerSpec, AnswerSpec], Score]
+
+SCORERS: dict[str, ValueScorer] = {
+    "numeric": lambda value, sample, spec, _: _numeric(value, sample, spec),
+    "alias_match": _alias,
+    "math": _math,
+    "regex": _regex,
+    "choice": _choice,
+    "exact": _exact,
+}
+"""The scorers of an extracted value, by a task's `scorer.kind`; `code` and `ifeval` read the whole answer instead
+(qualeval.scoring.whole.WHOLE_SCORERS)."""
+
+
+def score(value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerSpec) -> Score:
+    """Score an extracted value. No value is simply not correct; the status says why."""
+    if value is None:
+        return Score(correct=False, detail="nothing extracted")
+    return SCORERS[scorer.kind](value, sample, scorer, answer)

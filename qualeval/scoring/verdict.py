@@ -1,4 +1,4 @@
-"""The one judge: live runs, `rescore` and `score` decide an item here, from what a record keeps.
+"""The one verdict: live runs, `rescore` and `score` decide an item here, from what a record keeps.
 
 Inputs are the task, the sample, the split completion, the constraint record (which mode ran, the kind sent,
 the follow-up's reply) and, where a model judge was asked, its grade. The constraint's answer is re-derived
@@ -17,11 +17,11 @@ from qualeval.scoring.constrain import ConstraintRecord, constraint_for, validat
 from qualeval.scoring.extract import Extraction, extract, naive_extract, typed_value
 from qualeval.scoring.followup import reconcile
 from qualeval.scoring.rules import Score, score
-from qualeval.scoring.whole import WHOLE_ANSWER, judge_whole
+from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
 from qualeval.tasks.task import Task
 from qualeval.wire.models import Completion, Grade, Sample
 
-__all__ = ["NOT_SCORED", "Verdict", "judge", "wants_grade"]
+__all__ = ["NOT_SCORED", "Verdict", "decide", "wants_model_judge"]
 
 NOT_SCORED = ("transport_error", "content_filter")
 """Statuses that carry no answer of the model's: never scored, never graded."""
@@ -80,7 +80,7 @@ def _answer(
     return scored, constraint.model_copy(update={"held": held, "valid": valid, "agreement": agreement})
 
 
-def wants_grade(task: Task, done: Completion, verdict: Verdict) -> bool:
+def wants_model_judge(task: Task, done: Completion, verdict: Verdict) -> bool:
     """A model judge is asked only about a free-form answer that the rules did not accept."""
     return (
         task.spec.answer.type == "text"
@@ -91,7 +91,7 @@ def wants_grade(task: Task, done: Completion, verdict: Verdict) -> bool:
     )
 
 
-def judge(
+def decide(
     task: Task,
     sample: Sample,
     done: Completion,
@@ -115,7 +115,7 @@ def judge(
     if sample.meta.get("scored") is False:  # a workload's synthetic prompt: there is no right answer to find
         return Verdict(Extraction(value=None, rung="none"), Score(correct=False, detail="not scored: synthetic"), None)
     if spec.scorer.kind in WHOLE_ANSWER:  # code and IFEval judge the whole content: no ladder, no naive reading
-        return Verdict(*judge_whole(done.content, sample, spec.scorer, allow_code=allow_code), None)
+        return Verdict(*score_whole(done.content, sample, spec.scorer, allow_code=allow_code), None)
     found, judged = _answer(task, sample, done, constraint)
     verdict = score(found.value, sample, spec.scorer, spec.answer)
     if grade is not None and grade.verdict == "correct" and not verdict.correct and done.content.strip():

@@ -5,30 +5,44 @@ The judge hands them the final content (never the reasoning); each lives in a mo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from qualeval.scoring.extract import Extraction
 from qualeval.scoring.rules import Score
 from qualeval.tasks.spec import ScorerSpec
 from qualeval.wire.models import Sample
 
-__all__ = ["WHOLE_ANSWER", "judge_whole"]
-
-WHOLE_ANSWER = frozenset({"code", "ifeval"})
-"""Scorer kinds that read the whole content: no extraction ladder, no constraint, no naive extractor."""
+__all__ = ["WHOLE_ANSWER", "WHOLE_SCORERS", "WholeScorer", "score_whole"]
 
 
-def judge_whole(
-    content: str, sample: Sample, scorer: ScorerSpec, *, allow_code: bool = False
-) -> tuple[Extraction, Score]:
+def _code(content: str, sample: Sample, scorer: ScorerSpec, allow_code: bool) -> tuple[Extraction, Score]:
     """`allow_code`: whether a code answer's program may run (--allow-code-execution); it is refused otherwise."""
-    if scorer.kind == "code":
-        from qualeval.scoring.code import answer_code, score_code
+    from qualeval.scoring.code import answer_code, score_code
 
-        code = answer_code(content, sample.meta.get("entry_point"))
-        if code is None:
-            return Extraction(value=None, rung="none"), Score(correct=False, detail="no code in the answer")
-        return Extraction(value=code, rung="code"), score_code(code, sample, scorer, allow_code=allow_code)
+    code = answer_code(content, sample.meta.get("entry_point"))
+    if code is None:
+        return Extraction(value=None, rung="none"), Score(correct=False, detail="no code in the answer")
+    return Extraction(value=code, rung="code"), score_code(code, sample, scorer, allow_code=allow_code)
+
+
+def _ifeval(content: str, sample: Sample, scorer: ScorerSpec, allow_code: bool) -> tuple[Extraction, Score]:
     from qualeval.scoring.ifeval import score_ifeval
 
     if not content.strip():
         return Extraction(value=None, rung="none"), Score(correct=False, detail="empty answer")
     return Extraction(value=content[:200], rung="content"), score_ifeval(content, sample)
+
+
+WholeScorer = Callable[[str, Sample, ScorerSpec, bool], tuple[Extraction, Score]]
+
+WHOLE_SCORERS: dict[str, WholeScorer] = {"code": _code, "ifeval": _ifeval}
+"""Scorers of the whole content, by a task's `scorer.kind`: no extraction ladder, no constraint, no naive
+extractor."""
+WHOLE_ANSWER = frozenset(WHOLE_SCORERS)
+
+
+def score_whole(
+    content: str, sample: Sample, scorer: ScorerSpec, *, allow_code: bool = False
+) -> tuple[Extraction, Score]:
+    """The whole-answer scorer of the task's kind on the final content (never the reasoning)."""
+    return WHOLE_SCORERS[scorer.kind](content, sample, scorer, allow_code)

@@ -16,7 +16,7 @@ from qualeval.run.execute import execute
 from qualeval.run.pipeline import run_one
 from qualeval.run.store import RunStore
 from qualeval.scoring.followup import followup_prompt
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.protocol import restated
 from qualeval.tasks import build_samples, load_task
@@ -56,7 +56,7 @@ def _content_only(records: list[Record], task: str) -> float:
     for r in records:
         sample = Sample(id=r.sample_id, task=r.task, messages=(), gold=r.gold, aliases=r.aliases, choices=r.choices)
         done = Completion(content=r.content, reasoning=r.reasoning, status=r.status)  # type: ignore[arg-type]
-        right += judge(loaded, sample, done).score.correct
+        right += decide(loaded, sample, done).score.correct
     return right / len(records)
 
 

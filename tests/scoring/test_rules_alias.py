@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from qualeval.scoring.extract import normalize, words_to_digits
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.verdict import decide
 from qualeval.tasks import load_task
 from qualeval.wire.models import Completion, Message, Sample
 from tests.conftest import DATA
@@ -24,7 +24,7 @@ TASK = load_task("knowledge_qa")
 def _judged(question: str, gold: str, aliases: tuple[str, ...], answer: str) -> tuple[bool, str | None]:
     """(qualeval's verdict, the value it read) for an answer the model wrote."""
     sample = Sample(id="q/0", task="q", messages=(Message(role="user", content=question),), gold=gold, aliases=aliases)
-    verdict = judge(TASK, sample, Completion(content=answer, status="ok"))
+    verdict = decide(TASK, sample, Completion(content=answer, status="ok"))
     return verdict.score.correct, verdict.extraction.value
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import math_verify
 import pytest
 
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.verdict import decide
 from qualeval.tasks import load_task
 from qualeval.wire.models import Completion, Sample
 from tests.conftest import DATA
@@ -43,7 +43,7 @@ FORMS = [
 def _verdict(gold: str, content: str) -> bool:
     task = load_task(str(_math_task()))
     sample = Sample(id="m/0", task="math", messages=(), gold=gold)
-    return judge(task, sample, Completion(content=content, status="ok")).score.correct
+    return decide(task, sample, Completion(content=content, status="ok")).score.correct
 
 
 def _math_task() -> Path:

@@ -22,7 +22,7 @@ from qualeval.report.accuracy import Repeat, pass_at_k, repeated
 from qualeval.run.pipeline import run_samples
 from qualeval.scoring.code import answer_code
 from qualeval.scoring.sandbox import Limits, isolation, run_python
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour
 from qualeval.tasks import build_samples, load_task
 from qualeval.wire.client import ChatClient, ClientConfig
@@ -43,7 +43,7 @@ def test_all_164_canonical_solutions_pass() -> None:
     failed = [
         s.id
         for s in samples
-        if not judge(task, s, Completion(content=f"```python\n{s.gold}\n```"), allow_code=True).score.correct
+        if not decide(task, s, Completion(content=f"```python\n{s.gold}\n```"), allow_code=True).score.correct
     ]
     assert failed == []
 
@@ -53,14 +53,14 @@ def test_code_is_read_from_the_answer_never_the_reasoning() -> None:
     task = load_task("humaneval")
     sample = build_samples(task, data=HUMANEVAL, limit=1)[0]
     right = f"```python\n{sample.gold}\n```"
-    verdict = judge(task, sample, Completion(reasoning=right, content="I could not finish."), allow_code=True)
+    verdict = decide(task, sample, Completion(reasoning=right, content="I could not finish."), allow_code=True)
     assert not verdict.score.correct
     wrong = "```python\nraise SystemExit(1)\n```"
-    verdict = judge(task, sample, Completion(reasoning=wrong, content=right), allow_code=True)
+    verdict = decide(task, sample, Completion(reasoning=wrong, content=right), allow_code=True)
     assert verdict.score.correct and verdict.extraction.rung == "code"
     # a body that continues the prompt, unfenced, is a program too
     body = sample.gold[len(sample.meta["prompt"]) :]
-    assert judge(task, sample, Completion(content=body), allow_code=True).score.correct
+    assert decide(task, sample, Completion(content=body), allow_code=True).score.correct
 
 
 def test_code_execution_is_refused_without_permission() -> None:
@@ -68,12 +68,12 @@ def test_code_execution_is_refused_without_permission() -> None:
     sample = task_sample()
     answer = Completion(content="```python\ndef f():\n    return 1\n```")
     with pytest.raises(InputError, match="--allow-code-execution"):
-        judge(task, sample, answer)  # refused by default: the permission is never assumed
+        decide(task, sample, answer)  # refused by default: the permission is never assumed
     with pytest.raises(InputError, match="--allow-code-execution"):
-        judge(task, sample, answer, allow_code=False)
-    assert judge(task, sample, answer, allow_code=True).score.correct
+        decide(task, sample, answer, allow_code=False)
+    assert decide(task, sample, answer, allow_code=True).score.correct
     with pytest.raises(InputError, match="--allow-code-execution"):
-        judge(task, sample, answer)  # the call that allowed it left nothing behind
+        decide(task, sample, answer)  # the call that allowed it left nothing behind
 
 
 def task_sample() -> Sample:

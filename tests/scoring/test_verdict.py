@@ -15,7 +15,7 @@ from qualeval.run.config import RunConfig
 from qualeval.run.execute import execute, rescore
 from qualeval.scoring.constrain import ConstraintRecord
 from qualeval.scoring.modeljudge import grade_prompt, read_grade
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.grading import grade_reply
 from qualeval.tasks import load_task
@@ -120,7 +120,7 @@ def _followup(content: str, status: str = "ok") -> ConstraintRecord:
 def test_a_followup_never_overrides_the_answer_the_content_states() -> None:
     task, sample = _task_and_sample("word_problems", "18")
     done = Completion(content="So it is 17 or so.\n#### 17", status="ok")
-    verdict = judge(task, sample, done, _followup("18"))
+    verdict = decide(task, sample, done, _followup("18"))
     assert (verdict.extraction.rung, verdict.extraction.value, verdict.score.correct) == ("anchor", "17", False)
     assert verdict.constraint is not None
     assert (verdict.constraint.agreement, verdict.constraint.valid, verdict.constraint.held) == (
@@ -128,7 +128,7 @@ def test_a_followup_never_overrides_the_answer_the_content_states() -> None:
         True,
         False,  # valid, but not agreeing: it did not hold
     )
-    agreeing = judge(task, sample, done, _followup("17")).constraint
+    agreeing = decide(task, sample, done, _followup("17")).constraint
     assert agreeing is not None and (agreeing.agreement, agreeing.held) == ("agrees", True)
 
 
@@ -137,20 +137,20 @@ def test_a_followup_fills_in_only_an_answer_the_content_holds() -> None:
     done = Completion(
         content="She has 3 boxes of 6 eggs, so 18 eggs in all.\nShe keeps them for the week.", status="ok"
     )
-    assert judge(task, sample, done).extraction.value is None  # the ladder finds no stated answer here
-    filled = judge(task, sample, done, _followup("18"))
+    assert decide(task, sample, done).extraction.value is None  # the ladder finds no stated answer here
+    filled = decide(task, sample, done, _followup("18"))
     assert (filled.extraction.rung, filled.extraction.value, filled.score.correct) == ("followup", "18", True)
     assert filled.constraint is not None and filled.constraint.agreement == "filled"
-    invented = judge(task, sample, done, _followup("20"))  # a number the content never wrote
+    invented = decide(task, sample, done, _followup("20"))  # a number the content never wrote
     assert (invented.extraction.value, invented.score.correct) == (None, False)
     assert invented.constraint is not None and (invented.constraint.agreement, invented.constraint.held) == (
         "unsupported",
         False,
     )
-    broken = judge(task, sample, done, _followup("the answer: 18 eggs"))  # not the regex: read by the ladder
+    broken = decide(task, sample, done, _followup("the answer: 18 eggs"))  # not the regex: read by the ladder
     assert broken.constraint is not None and (broken.constraint.valid, broken.constraint.held) == (False, False)
     assert (broken.extraction.value, broken.constraint.agreement) == ("18", "filled")
-    failed = judge(task, sample, Completion(content="#### 17"), _followup("", "transport_error"))
+    failed = decide(task, sample, Completion(content="#### 17"), _followup("", "transport_error"))
     assert failed.extraction.value == "17" and failed.constraint is not None
     assert failed.constraint.agreement == "silent" and failed.constraint.held is None
 
@@ -161,21 +161,21 @@ def test_a_copied_placeholder_never_replaces_a_right_answer() -> None:
     done = Completion(content="The capital of France is Paris.", status="ok")
     for reply in ('{"answer": "Answer: <answer>"}', '{"answer": "Answer: Answer: {response_text} }"}'):
         record = ConstraintRecord(mode="followup", kind="json", followup={"content": reply, "status": "ok"})
-        verdict = judge(task, sample, done, record)
+        verdict = decide(task, sample, done, record)
         assert verdict.score.correct, reply
         assert verdict.constraint is not None and verdict.constraint.agreement == "disagrees"
         assert verdict.constraint.held is False
     same = ConstraintRecord(mode="followup", kind="json", followup={"content": '{"answer": "Paris"}', "status": "ok"})
-    agreed = judge(task, sample, done, same).constraint
+    agreed = decide(task, sample, done, same).constraint
     assert agreed is not None and (agreed.agreement, agreed.held) == ("agrees", True)
 
 
 def test_a_single_constraint_that_broke_falls_back_to_the_ladder() -> None:
     task, sample = _task_and_sample("word_problems", "18")
     done = Completion(content="The answer is 18 eggs.", status="ok")
-    verdict = judge(task, sample, done, ConstraintRecord(mode="single", kind="regex", held=False))
+    verdict = decide(task, sample, done, ConstraintRecord(mode="single", kind="regex", held=False))
     assert (verdict.extraction.rung, verdict.extraction.value) == ("anchor", "18")
-    assert judge(
+    assert decide(
         task, sample, Completion(content="18"), ConstraintRecord(mode="single", kind="regex")
     ).extraction.rung == ("constraint")
 
@@ -183,15 +183,15 @@ def test_a_single_constraint_that_broke_falls_back_to_the_ladder() -> None:
 def test_the_model_judge_only_turns_a_rejected_free_form_answer_correct() -> None:
     task, sample = _task_and_sample("knowledge_qa", "6 geese a-laying")
     done = Completion(content="Answer: the gift is six geese, laying", status="ok")
-    rules = judge(task, sample, done)
+    rules = decide(task, sample, done)
     assert not rules.score.correct
     yes = Grade(verdict="correct", reply="CORRECT", model="j")
-    graded = judge(task, sample, done, grade=yes)
+    graded = decide(task, sample, done, grade=yes)
     assert (graded.extraction.rung, graded.score.correct) == ("judge", True)
     no = Grade(verdict="incorrect", reply="INCORRECT", model="j")
-    assert not judge(task, sample, done, grade=no).score.correct
+    assert not decide(task, sample, done, grade=no).score.correct
     empty = Completion(content="", status="reasoning_truncated")
-    assert not judge(task, sample, empty, grade=yes).score.correct  # nothing written is never judged right
+    assert not decide(task, sample, empty, grade=yes).score.correct  # nothing written is never judged right
 
 
 @pytest.mark.parametrize(
@@ -266,3 +266,14 @@ def test_a_run_with_a_model_judge_stores_its_verdict_and_reports_both_accuracies
     rescore(tmp_path / "run")  # offline: the stored grades, no judge call
     again = {r["gold"]: r for r in _rows(tmp_path / "run" / "rescore" / "records.jsonl")}
     assert {g: r["score"] for g, r in again.items()} == {g: r["score"] for g, r in records.items()}
+
+
+def test_every_scorer_kind_of_the_task_format_is_in_exactly_one_table() -> None:
+    from typing import get_args
+
+    from qualeval.scoring.rules import SCORERS
+    from qualeval.scoring.whole import WHOLE_SCORERS
+    from qualeval.tasks.spec import ScorerSpec
+
+    kinds = set(get_args(ScorerSpec.model_fields["kind"].annotation))
+    assert set(SCORERS) | set(WHOLE_SCORERS) == kinds and not set(SCORERS) & set(WHOLE_SCORERS)

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.verdict import decide
 from qualeval.tasks import build_samples, load_task
 from qualeval.wire.models import Completion
 from tests.conftest import ROOT, SHARED
@@ -70,7 +70,7 @@ def test_mmlu_pro_reads_real_outputs_as_its_own_parser_does(tmp_path: Path) -> N
         # where MMLU-Pro's first pattern matched; its fallbacks take any capital in prose ("F_2" is F)
         if sample is None or not re.search(r"answer is \(?([A-J])\)?", row["generated_text"]):
             continue
-        found = judge(task, sample, Completion(content=row["generated_text"])).extraction.value
+        found = decide(task, sample, Completion(content=row["generated_text"])).extraction.value
         total += 1
         agree += found == row["pred"]
     assert total > 200 and agree / total >= 0.99, (agree, total)
@@ -101,8 +101,8 @@ def test_math500_scores_with_math_verify_and_breaks_down_by_subject_and_level() 
     assert len(samples) == 500 and task.spec.breakdowns == ("subject", "level")
     first = samples[0]
     assert first.id == "math500/test/precalculus-807" and first.meta == {"subject": "Precalculus", "level": 2}
-    assert judge(task, first, Completion(content="So the point is \\boxed{(3, \\frac{\\pi}{2})}.")).score.correct
-    assert not judge(task, first, Completion(content="\\boxed{(3, \\pi)}")).score.correct
+    assert decide(task, first, Completion(content="So the point is \\boxed{(3, \\frac{\\pi}{2})}.")).score.correct
+    assert not decide(task, first, Completion(content="\\boxed{(3, \\pi)}")).score.correct
 
 
 @needs_ifeval

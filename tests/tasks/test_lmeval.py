@@ -25,7 +25,7 @@ from jinja2 import meta
 
 from qualeval.errors import InputError
 from qualeval.run.config import RunConfig
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.verdict import decide
 from qualeval.tasks import build_samples, load_task
 from qualeval.tasks.lmeval import find_task_file
 from qualeval.tasks.load import load_tasks
@@ -62,12 +62,12 @@ def test_gsm8k_gold_is_the_number_and_perfect_answers_score_everything() -> None
     docs = (GSM8K_DIR / "test.jsonl").read_text().splitlines()[:60]
     for sample, line in zip(samples, docs, strict=True):
         solution = json.loads(line)["answer"]  # lm-eval's perfect answer: the reference solution itself
-        assert judge(task, sample, Completion(content=solution)).score.correct, sample.id
+        assert decide(task, sample, Completion(content=solution)).score.correct, sample.id
         # what regexes_to_ignore strips from an answer: thousands commas, a dollar sign, a final full stop
         number = sample.gold
         spoken = f"${int(number):,}." if number.isdigit() else number
-        assert judge(task, sample, Completion(content=f"Working...\n#### {spoken}")).score.correct, sample.id
-    assert not judge(task, samples[0], Completion(content="#### 19")).score.correct
+        assert decide(task, sample, Completion(content=f"Working...\n#### {spoken}")).score.correct, sample.id
+    assert not decide(task, samples[0], Completion(content="#### 19")).score.correct
     # lm-eval's 5-shot task run zero-shot: `--num-fewshot 0` is a setting of its own, not "the default"
     endpoint = {"model": "m", "tasks": ["gsm8k"], "base_url": "http://127.0.0.1:1/v1", "out": "unused"}
     assert RunConfig(**endpoint, num_fewshot=0).num_fewshot == 0
@@ -85,7 +85,7 @@ def test_arc_documents_keep_their_own_choices_field(tmp_path: Path) -> None:
     # the prompt lists the options it asks about, lettered, and says how to answer
     prompt = first.messages[-1].content
     assert "A. a mirror\nB. the Sun\n" in prompt and '"Answer: X"' in prompt
-    assert judge(task, first, Completion(content="The Sun gives light.\nAnswer: B")).score.correct
+    assert decide(task, first, Completion(content="The Sun gives light.\nAnswer: B")).score.correct
 
 
 @pytest.mark.skipif(not (SHARED / "mmlu").exists(), reason="shared MMLU missing")
@@ -101,7 +101,7 @@ def test_mmlu_letters_are_the_choices_and_the_question_lists_the_options(tmp_pat
     assert first.choices == ("A", "B", "C", "D") and first.gold == rows[0][5]
     assert f"A. {rows[0][1]}\n" in prompt and "A. A\n" not in prompt  # the options once, from the question
     assert first.messages[0].content.startswith("The following are multiple choice questions")
-    assert judge(task, first, Completion(content=f"Answer: {rows[0][5]}")).score.correct
+    assert decide(task, first, Completion(content=f"Answer: {rows[0][5]}")).score.correct
 
 
 def test_function_tags_run_only_from_the_installed_tree(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_a_file_of_the_tree_renders_with_its_own_functions_and_persists_as_data(
     sample = build_samples(task, data=SHARED / "math500" / "test.jsonl", limit=1)[0]
     first = json.loads((SHARED / "math500" / "test.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert sample.gold == first["answer"] and sample.messages[-1].content.startswith("Problem: Convert the point")
-    assert judge(task, sample, Completion(content=f"So it is \\boxed{{{first['answer']}}}.")).score.correct
+    assert decide(task, sample, Completion(content=f"So it is \\boxed{{{first['answer']}}}.")).score.correct
     assert task.spec.scorer.kind == "math"  # lm-eval's MATH check, mapped to qualeval's own math scorer
     # the persisted spec is data, and says the task used lm-eval's functions
     dumped = task.spec.model_dump_json()
@@ -171,7 +171,7 @@ def test_inline_fewshot_samples_are_the_chat_turns(tmp_path: Path) -> None:
     assert sample.messages[2].content.endswith("So the answer is False.")  # the worked example, from the YAML
     assert sample.gold == "False" and sample.messages[-1].content.startswith("Q: not ( True ) and ( True ) is")
     assert '"the answer is <answer>"' in sample.messages[-1].content  # the marker of its regex filter
-    assert judge(task, sample, Completion(content="Let's see. So the answer is False.")).score.correct
+    assert decide(task, sample, Completion(content="Let's see. So the answer is False.")).score.correct
 
 
 @needs_lm_eval
@@ -189,7 +189,7 @@ def test_fewshot_formatting_functions_make_the_example_turns(tmp_path: Path) -> 
     assert question.startswith("Question:\nQ2?\nOptions:\nA. yes\nB. no\nAnswer: Let's think step by step.")
     assert shot.startswith("Question:\nQ3?") and answer == "Reason 3. The answer is (B)."
     assert sample.gold == "B" and sample.id == "mmlu_pro_biology/test/0"
-    assert judge(task, sample, Completion(content="Reasoning... the answer is (B)")).score.correct
+    assert decide(task, sample, Completion(content="Reasoning... the answer is (B)")).score.correct
 
 
 @needs_lm_eval
@@ -198,8 +198,8 @@ def test_a_list_target_accepts_each_of_its_answers() -> None:
     task = load_task("lm_eval:nq_open")
     sample = build_samples(task, data=SHARED / "knowledge_qa" / "nq_open_NQ-open.dev.jsonl", limit=1)[0]
     assert sample.gold == "14 December 1972 UTC" and "December 1972" in sample.aliases
-    assert judge(task, sample, Completion(content="Answer: December 1972")).score.correct
-    assert not judge(task, sample, Completion(content="Answer: July 1969")).score.correct
+    assert decide(task, sample, Completion(content="Answer: December 1972")).score.correct
+    assert not decide(task, sample, Completion(content="Answer: July 1969")).score.correct
 
 
 @needs_lm_eval
@@ -217,7 +217,7 @@ def test_ifeval_keeps_its_instructions_for_the_ifeval_scorer() -> None:
     response = {r["prompt"]: r["response"] for r in map(json.loads, answers.read_text(encoding="utf-8").splitlines())}
     for imported, builtin in zip(samples, own, strict=True):
         done = Completion(content=response[imported.messages[-1].content])
-        assert judge(task, imported, done).score.detail == judge(ours, builtin, done).score.detail
+        assert decide(task, imported, done).score.detail == decide(ours, builtin, done).score.detail
 
 
 @needs_lm_eval

@@ -6,10 +6,10 @@ from pydantic import BaseModel
 
 from qualeval.records.record import Grade
 
-__all__ = ["ScoredItem"]
+__all__ = ["OfflineItem"]
 
 
-class ScoredItem(BaseModel):
+class OfflineItem(BaseModel):
     id: str
     status: str
     extracted: str | None
