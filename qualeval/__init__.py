@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from qualeval.api import RunResult, evaluate, evaluate_async, open_run
     from qualeval.records import Record
     from qualeval.run.config import RunConfig
-    from qualeval.scoring.offline import score_file
+    from qualeval.run.offline import score_file
     from qualeval.tasks import load_task
     from qualeval.wire.client import ChatClient, ClientConfig
 
@@ -27,7 +27,7 @@ _LAZY = {
     "ChatClient": "qualeval.wire.client",
     "ClientConfig": "qualeval.wire.client",
     "RunConfig": "qualeval.run.config",
-    "score_file": "qualeval.scoring.offline",
+    "score_file": "qualeval.run.offline",
     "Record": "qualeval.records",
     "load_task": "qualeval.tasks",
 }

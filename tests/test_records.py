@@ -11,7 +11,7 @@ from pydantic import BaseModel
 import qualeval
 from qualeval.cli.commands import compare_and_write
 from qualeval.records import Comparison, Manifest, Record, RunSummary, SeriesPoint
-from qualeval.run.store import RunStore
+from qualeval.records.store import RunStore
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
 TYPES: dict[str, type[BaseModel]] = {

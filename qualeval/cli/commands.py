@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
     from qualeval.api import RunResult
     from qualeval.records import Comparison, ProbeResult, RunSummary, TaskSummary
+    from qualeval.records.store import RunStore
     from qualeval.run.config import RunConfig
-    from qualeval.run.store import RunStore
     from qualeval.sim import SimConfig, SimServer
     from qualeval.wire.client import ClientConfig
     from qualeval.wire.models import Sample
@@ -127,7 +127,7 @@ def score_and_write(
     """
     from qualeval.reasoning.formats import resolve_formats
     from qualeval.run.checks import one_task_data
-    from qualeval.scoring.offline import SplitOptions, score_lines, write_offline
+    from qualeval.run.offline import SplitOptions, score_lines, write_offline
     from qualeval.tasks import load_task
 
     try:

@@ -192,7 +192,7 @@ def demo_cmd(
     out: Annotated[Path, typer.Option(help="Where to write the demo run.")] = Path("runs/demo"),
 ) -> None:
     """Start the reference server (SIMULATED vLLM with a reasoning model's traps) and evaluate it end to end."""
-    from qualeval.run.demo import run_demo
+    from qualeval.cli.demo import run_demo
 
     try:
         result = run_demo(out, progress=with_progress)

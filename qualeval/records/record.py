@@ -93,7 +93,7 @@ class ItlSummary(BaseModel):
     p99: float
     max: float
     hist: dict[int, int] = Field(default_factory=dict)
-    """The gaps as a sparse log-scale histogram (qualeval.report.histogram), for percentiles pooled over requests."""
+    """The gaps as a sparse log-scale histogram (qualeval.wire.histogram), for percentiles pooled over requests."""
 
 
 class Timing(BaseModel):

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from qualeval.errors import InputError
 from qualeval.records import ENDPOINT_FAILED, Comparison, Manifest, Ratio, Record, RunSummary, TaskComparison, Timed
-from qualeval.run.store import RunStore
+from qualeval.records.store import RunStore
 from qualeval.serving.sections import side_by_side
 
 __all__ = ["compare_runs", "mcnemar_exact"]

@@ -20,8 +20,8 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from qualeval.records import ENDPOINT_FAILED, Comparison, Record, RunSummary
+from qualeval.records.store import RunStore
 from qualeval.report.markdown import OFFLINE, dist, errors_cell, has_linked, markdown_report, num, pct, timed
-from qualeval.run.store import RunStore
 
 __all__ = [
     "ITEM_CAP",

@@ -9,24 +9,15 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from qualeval.records import ENDPOINT_FAILED, TRUNCATED, Distribution, Linked, Speed, Timed, Truncation
 from qualeval.report.accuracy import cell_of
-from qualeval.report.histogram import merge, percentile
+from qualeval.wire.histogram import interpolated, merge, percentile
 
 __all__ = [
     "distribution",
     "duration_of",
-    "interpolated",
     "length_bucket",
     "linked",
     "speed",
 ]
-
-
-def interpolated(ordered: Sequence[float], q: float) -> float:
-    """The q-quantile of sorted values, interpolating linearly between neighbours (numpy's default)."""
-    pos = (len(ordered) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def distribution(values: Iterable[float | None]) -> Distribution | None:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from qualeval._version import __version__
 from qualeval.records import LevelReport, Outcome, Record, RunSummary, TaskReport, Timed
+from qualeval.records.store import RunStore
 from qualeval.report.accuracy import Repeat, answered_cell, repeated, summarize
 from qualeval.report.speed import linked, speed
 from qualeval.run.config import RunConfig
-from qualeval.run.store import RunStore
 from qualeval.tasks import Task
 
 __all__ = ["summarize_records"]

@@ -5,7 +5,6 @@ Every key is the flag's name with `_` for `-`; a flag given on the command line 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,13 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from qualeval.scoring.constrain import Mode, Style
 from qualeval.tasks.spec import ByThinking, check_sampling
+from qualeval.wire.client import env_base_url
 
 __all__ = ["RunConfig"]
-
-
-def env_base_url() -> str | None:
-    """OPENAI_BASE_URL, the variable the openai SDK reads: every surface that defaults the endpoint reads it here."""
-    return os.environ.get("OPENAI_BASE_URL") or None
 
 
 class RunConfig(BaseModel):

@@ -21,13 +21,13 @@ from qualeval._version import __version__
 from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
 from qualeval.reasoning.formats import builtin_formats
 from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, TaskEntry
+from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.report.summary import summarize_records
 from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
 from qualeval.run.config import RunConfig
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
 from qualeval.run.probe import is_simulated, probe
-from qualeval.run.store import Key, RunStore, fingerprint
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.verdict import decide
 from qualeval.serving.shaping import needs_shaping, shape_work

@@ -16,8 +16,8 @@ import orjson
 
 from qualeval.errors import InputError
 from qualeval.records import Manifest, RunSummary
+from qualeval.records.store import RunStore
 from qualeval.report.summary import summarize_records
-from qualeval.run.store import RunStore
 from qualeval.serving.shaping import parse_shard
 from qualeval.serving.wiring import attach_figures
 

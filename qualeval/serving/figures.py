@@ -22,8 +22,8 @@ from typing import Any
 
 from qualeval.records import ENDPOINT_FAILED, Record, Timed
 from qualeval.report.accuracy import answered_cell
-from qualeval.report.histogram import merge, percentile
-from qualeval.report.speed import duration_of, interpolated, speed
+from qualeval.report.speed import duration_of, speed
+from qualeval.wire.histogram import interpolated, merge, percentile
 
 __all__ = ["collect", "stats"]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.records import RunSummary
+from qualeval.records.store import RunStore
 from qualeval.run.config import RunConfig
-from qualeval.run.store import RunStore
 from qualeval.serving.endpoints import Router
 from qualeval.serving.figures import collect
 from qualeval.serving.lengths import headers_of

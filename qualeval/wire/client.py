@@ -30,16 +30,21 @@ from qualeval.errors import (
 )
 from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
 from qualeval.records import ThinkingSwitch
-from qualeval.run.config import env_base_url
 from qualeval.wire.models import ChatRequest, ChatResponse
 from qualeval.wire.proxied import HttpxEndpoint, proxy_for
 from qualeval.wire.response import build_response, error_text, failed_response, retry_after
 from qualeval.wire.stream import Attempt, StreamState, read_whole
 from qualeval.wire.transport import Endpoint
 
-__all__ = ["ChatClient", "ClientConfig", "build_body", "check_config"]
+__all__ = ["ChatClient", "ClientConfig", "build_body", "check_config", "env_base_url"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def env_base_url() -> str | None:
+    """OPENAI_BASE_URL, the variable the openai SDK reads: every surface that defaults the endpoint reads it here."""
+    return os.environ.get("OPENAI_BASE_URL") or None
+
 
 THINKING_SWITCHES: tuple[ThinkingSwitch, ...] = ("chat_template_kwargs", "reasoning_effort", "deepseek")
 

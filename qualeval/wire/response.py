@@ -15,8 +15,7 @@ import orjson
 
 from qualeval.reasoning.formats import ReasoningFormat
 from qualeval.reasoning.split import REASONING_FIELDS, split_completion
-from qualeval.report.histogram import bucket_of
-from qualeval.report.speed import interpolated
+from qualeval.wire.histogram import bucket_of, interpolated
 from qualeval.wire.models import ChatRequest, ChatResponse, ItlSummary, Timing, Usage
 from qualeval.wire.stream import Attempt
 

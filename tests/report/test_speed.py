@@ -14,8 +14,8 @@ import pytest
 
 from qualeval.records import ConstraintRecord, Extraction, Record, Score, Timed, Timing, Usage
 from qualeval.report.compare import compare_runs, mcnemar_exact
-from qualeval.report.histogram import bucket_of, percentile
 from qualeval.report.speed import length_bucket, linked, speed
+from qualeval.wire.histogram import bucket_of, percentile
 from tests.conftest import sim_process
 
 KNOWN = (

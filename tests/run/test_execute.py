@@ -15,9 +15,9 @@ import pytest
 
 from qualeval.errors import InputError
 from qualeval.records import Manifest
+from qualeval.records.store import RunStore
 from qualeval.report.accuracy import Repeat, repeated
 from qualeval.run.options import load_config
-from qualeval.run.store import RunStore
 from tests.conftest import GSM8K, ROOT, SHARED, chromium_dom, sim_process
 
 needs_data = pytest.mark.skipif(not (SHARED / "mmlu").exists() or not GSM8K.exists(), reason="shared data missing")

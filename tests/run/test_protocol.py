@@ -11,10 +11,10 @@ import re
 from pathlib import Path
 
 from qualeval.records import Record
+from qualeval.records.store import RunStore
 from qualeval.run.config import RunConfig
 from qualeval.run.execute import execute
 from qualeval.run.pipeline import run_one
-from qualeval.run.store import RunStore
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server

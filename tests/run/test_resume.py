@@ -9,9 +9,9 @@ from collections import Counter
 from pathlib import Path
 
 from qualeval.records import Manifest
+from qualeval.records.store import RunStore
 from qualeval.run.config import RunConfig
 from qualeval.run.execute import execute
-from qualeval.run.store import RunStore
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
 

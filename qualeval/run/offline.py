@@ -368,9 +368,9 @@ def write_offline(
     request was sent, so the reports say once that timing is not known and leave the speed sections out."""
     from qualeval._version import __version__
     from qualeval.records import RunSummary, TaskReport
+    from qualeval.records.store import RunStore
     from qualeval.report.html import write_reports_or_warn
     from qualeval.report.speed import linked, speed
-    from qualeval.run.store import RunStore
 
     out.mkdir(parents=True, exist_ok=True)
     with (out / "items.jsonl").open("wb") as handle:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["bucket_of", "merge", "percentile"]
+__all__ = ["bucket_of", "interpolated", "merge", "percentile"]
 
 _BASE_MS = 0.01
 _RATIO = 1.05
@@ -41,3 +41,11 @@ def percentile(hist: Mapping[int, int], q: float) -> float | None:
         if seen > rank:
             return _value(bucket)
     return _value(max(hist))
+
+
+def interpolated(ordered: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted values, interpolating linearly between neighbours (numpy's default)."""
+    pos = (len(ordered) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)

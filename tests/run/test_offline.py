@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from qualeval.errors import InputError
-from qualeval.scoring.offline import score_file
+from qualeval.run.offline import score_file
 from qualeval.tasks import load_task
 from tests.conftest import GSM8K, SHARED
 
