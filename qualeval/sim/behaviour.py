@@ -19,7 +19,7 @@ from qualeval.sim.answerkey import AnswerKey, KeyEntry
 from qualeval.sim.grading import grade_reply
 from qualeval.sim.protocol import asks_working, copied_placeholder, restated, restates
 
-__all__ = ["AnswerKey", "Behaviour", "Constraint", "Generation", "KeyEntry", "generate", "seeded", "tokenize"]
+__all__ = ["AnswerKey", "Behaviour", "Constraint", "Effort", "Generation", "KeyEntry", "generate", "seeded", "tokenize"]
 
 _TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -49,6 +49,9 @@ class Behaviour:
     """Accuracy lost when a constraint binds from the first token on a prompt that asks for working."""
     placeholder_copy: float = 0.0
     """Share of follow-ups answered with the template text of a placeholder in the exchange ("Answer: <answer>")."""
+    effort_gain: float = 0.0
+    """How much a right answer needs its thinking: with less thinking than the question needs (a low
+    `reasoning_effort`, a server's thinking budget), accuracy falls by (written / needed) ** effort_gain."""
 
 
 @dataclass(slots=True)
@@ -259,13 +262,39 @@ def _followup(prompt: str, conversation: str, behaviour: Behaviour, variant: obj
     return restated(prompt) or "The response gives no answer."
 
 
-def _reasoning(
-    prompt: str, hint: str, behaviour: Behaviour, directives: dict[str, str], rng: random.Random
-) -> list[str]:
+def _wanted(behaviour: Behaviour, directives: dict[str, str], rng: random.Random) -> int:
+    """The thinking a question needs, in tokens: log-normal around the median, or as a directive says."""
     wanted = int(directives.get("reasoning", 0)) or round(behaviour.reasoning_tokens * math.exp(rng.gauss(0, 0.6)))
     if "reasoning" not in directives:
         wanted = max(8, min(wanted, 8 * max(behaviour.reasoning_tokens, 8)))
+    return wanted
+
+
+def _reasoning(prompt: str, hint: str, wanted: int, rng: random.Random) -> list[str]:
     return _fit(tokenize("\n" + _reasoning_text(prompt, hint, wanted, rng) + "\n"), wanted)
+
+
+@dataclass(frozen=True, slots=True)
+class Effort:
+    """How much the request lets the model think: `reasoning_effort` as a share of what a question needs
+    (low 0.35, medium 1, high 2), and a server's own per-request thinking budget in tokens (the block is closed
+    there and the model answers, as vLLM's `thinking_token_budget` does)."""
+
+    scale: float = 1.0
+    budget: int | None = None
+
+
+def _effortful(
+    behaviour: Behaviour, effort: Effort, directives: dict[str, str], accuracy: float, key: object
+) -> tuple[int, float]:
+    """(tokens written, accuracy) when the request sets an effort or a budget: drawn on a generator of their own,
+    so that requests that set neither think exactly as they always did."""
+    needed = _wanted(behaviour, directives, seeded(behaviour.seed, "needed", key))
+    written = max(1, round(needed * effort.scale))
+    if effort.budget is not None:
+        written = max(1, min(written, effort.budget))
+    share = min(1.0, written / needed) if needed else 1.0
+    return written, accuracy * share**behaviour.effort_gain
 
 
 def generate(
@@ -280,11 +309,13 @@ def generate(
     directives: dict[str, str],
     variant: object = 0,
     conversation: str = "",
+    effort: Effort | None = None,
 ) -> Generation:
     """The model's output for one request, already cut to `max_tokens`.
 
     `prompt` is the last user message; `conversation` the whole exchange, searched when the last message
-    is a followup ("now give only your final answer") rather than the question.
+    is a followup ("now give only your final answer") rather than the question. `effort`: what the request
+    allows the thinking (reasoning_effort, a thinking budget), when it says.
     """
     if (grade := grade_reply(prompt)) is not None:  # asked to act as a model judge
         return Generation(thinking=False, answer=tokenize(grade))
@@ -298,28 +329,47 @@ def generate(
     said = _followup(prompt, conversation, behaviour, variant)
     harmed = constraint is not None and not thinking and asks_working(prompt)  # the constraint took the working
     accuracy = max(0.0, behaviour.accuracy - behaviour.working_harm) if harmed else behaviour.accuracy
+    written = None
+    if thinking and effort is not None and said is None:
+        written, accuracy = _effortful(
+            behaviour, effort, directives, accuracy, (entry.question if entry else prompt, variant)
+        )
     answer, hint = (
         (said, said) if said is not None else _chosen(prompt, entry, key, rng, accuracy, directives.get("outcome"))
     )
     gen = Generation(thinking=thinking)
     if thinking:
-        gen.reasoning = _reasoning(prompt, hint, behaviour, directives, rng)
-    outcome = directives.get("outcome")
-    empty = outcome == "empty" or (outcome is None and rng.random() < behaviour.empty_rate)
-    if not empty:
-        if constraint is not None:
-            text = constrained(constraint, answer, rng)
-        elif entry is None or said is not None:
-            text = answer
-        elif entry.verbatim:
-            text = _verbatim(prompt, answer, entry.verbatim)
-        else:
-            text = _answer_text(prompt, answer, rng, behaviour.trap_rate)
-        # like Qwen3 after </think>: vLLM keeps these newlines, SGLang and llama.cpp trim them
-        gen.answer = tokenize("\n\n" + text if gen.reasoning else text)
+        gen.reasoning = _reasoning(prompt, hint, written or _wanted(behaviour, directives, rng), rng)
+    _answer_into(gen, prompt, answer, entry, said, constraint, behaviour, directives, rng)
     if max_tokens is not None:
         _cut(gen, max_tokens)
     return gen
+
+
+def _answer_into(
+    gen: Generation,
+    prompt: str,
+    answer: str,
+    entry: KeyEntry | None,
+    said: str | None,
+    constraint: Constraint | None,
+    behaviour: Behaviour,
+    directives: dict[str, str],
+    rng: random.Random,
+) -> None:
+    outcome = directives.get("outcome")
+    if outcome == "empty" or (outcome is None and rng.random() < behaviour.empty_rate):
+        return
+    if constraint is not None:
+        text = constrained(constraint, answer, rng)
+    elif entry is None or said is not None:
+        text = answer
+    elif entry.verbatim:
+        text = _verbatim(prompt, answer, entry.verbatim)
+    else:
+        text = _answer_text(prompt, answer, rng, behaviour.trap_rate)
+    # like Qwen3 after </think>: vLLM keeps these newlines, SGLang and llama.cpp trim them
+    gen.answer = tokenize("\n\n" + text if gen.reasoning else text)
 
 
 def _fit(tokens: list[str], wanted: int) -> list[str]:

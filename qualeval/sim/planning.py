@@ -15,7 +15,7 @@ from typing import Any
 
 from qualeval.sim.behaviour import Behaviour, Constraint, generate, seeded, tokenize
 from qualeval.sim.config import SimConfig
-from qualeval.sim.flavours.common import completion_tokens, read_constraint, read_thinking
+from qualeval.sim.flavours.common import completion_tokens, read_constraint, read_effort, read_thinking
 from qualeval.sim.frames import ChatCall, Ctx, RequestRejected, ServerHooks, Step
 from qualeval.sim.observe import decay, force_length, spec_steps, speedup
 from qualeval.sim.state import ServerState
@@ -106,6 +106,7 @@ def _generic(
     cfg, flavour = state.config, state.flavour
     prompt, user, prompt_tokens, max_tokens = _read(state, body, fault)
     constraint, thinking = _shape(state, body)
+    effort = read_effort(flavour, body)
     gen = generate(
         user,
         behaviour=_at_length(cfg, prompt_tokens),
@@ -117,6 +118,7 @@ def _generic(
         directives=directives,
         variant=variant,
         conversation=prompt,
+        effort=effort,
     )
     force_length(gen, body, max_tokens)
     ttft_s, decode_s = _pacing(cfg, directives, prompt_tokens, seeded(cfg.behaviour.seed, "latency", user, variant))

@@ -32,6 +32,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         *vllm.wire("0.33"),
         constraints=_VLLM_NEW,
         metrics=vllm.METRICS,
+        budget_param="thinking_token_budget",  # vLLM >= 0.20: a logits processor closes the block there
     ),
     Flavour(
         "vllm-0.13",

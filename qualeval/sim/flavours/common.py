@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Constraint, Generation
+from qualeval.sim.behaviour import Constraint, Effort, Generation
 from qualeval.sim.frames import Ctx, RequestRejected, ServerHooks, Step, sse
 from qualeval.sim.observe import Metrics
 
@@ -83,6 +83,9 @@ class Flavour:
     """Any model name is answered by the loaded model (llama-server); others refuse a name they do not serve."""
     bare_routes: bool = False
     """Routes answer without the `/v1` prefix too (llama-server, DeepSeek's API); others only under it."""
+    budget_param: str | None = None
+    """The request key of this server's own per-request thinking budget, in tokens (vLLM >= 0.20:
+    `thinking_token_budget`); None: it has none."""
 
 
 # --- usage and chunks ----------------------------------------------------------------------------------
@@ -179,6 +182,21 @@ def read_constraint(flavour: Flavour, body: dict[str, Any]) -> Constraint | None
     for reader in flavour.constraints:
         found = reader(body) or found
     return found
+
+
+_EFFORT = {"minimal": 0.15, "low": 0.35, "medium": 1.0, "high": 2.0}
+"""`reasoning_effort` as a share of the thinking a question needs."""
+
+
+def read_effort(flavour: Flavour, body: dict[str, Any]) -> Effort | None:
+    """What the request allows the thinking, when it says: a reasoning effort, this server's thinking budget."""
+    effort = body.get("reasoning_effort")
+    budget = body.get(flavour.budget_param) if flavour.budget_param else None
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        budget = None  # -1 (vLLM): no budget
+    if effort not in _EFFORT and budget is None:
+        return None
+    return Effort(scale=_EFFORT.get(str(effort), 1.0), budget=budget)
 
 
 def read_thinking(flavour: Flavour, body: dict[str, Any]) -> bool:
