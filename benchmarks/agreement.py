@@ -24,8 +24,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from qualeval.records import ScoredItem
-from qualeval.scoring.offline import score_file
+from qualeval.records import OfflineItem
+from qualeval.run.offline import score_file
 from qualeval.tasks import load_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def _rows(path: Path) -> Iterator[dict]:
                 yield json.loads(line)
 
 
-def _score(task_ref: str, lines: list[dict], tmp: Path) -> list[ScoredItem]:
+def _score(task_ref: str, lines: list[dict], tmp: Path) -> list[OfflineItem]:
     path = tmp / "responses.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     items, _ = score_file(load_task(task_ref), path)

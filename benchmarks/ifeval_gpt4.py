@@ -17,7 +17,7 @@ import orjson
 
 from qualeval.records import Outcome
 from qualeval.report.accuracy import summarize
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.verdict import decide
 from qualeval.tasks import build_samples, load_task
 from qualeval.wire.models import Completion
 
@@ -37,7 +37,7 @@ def figures(folder: Path) -> tuple[dict[str, float], int]:
         sample = by_prompt.get(row["prompt"], changed if row["prompt"].startswith("What is inside Shinto") else None)
         if sample is None:
             raise SystemExit(f"no IFEval prompt for response: {row['prompt'][:60]}")
-        verdict = judge(task, sample, Completion(content=row["response"]))
+        verdict = decide(task, sample, Completion(content=row["response"]))
         outcomes.append(
             Outcome(status="ok", correct=verdict.score.correct, rung="content", measures=verdict.score.measures)
         )

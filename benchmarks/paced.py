@@ -34,8 +34,8 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from qualeval.report.speed import interpolated
 from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.histogram import interpolated
 from qualeval.wire.models import ChatRequest, Message
 
 PACED = {"ttft_ms": 100, "pace_ms": 5, "reasoning": 64, "answer": 64}

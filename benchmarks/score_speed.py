@@ -89,7 +89,7 @@ def main() -> None:
 
 def _in_process_rate(path: Path, data: Path) -> float:
     """Records judged per second by score_file itself (reading, splitting, extraction, scoring), no start-up."""
-    from qualeval.scoring.offline import score_file
+    from qualeval.run.offline import score_file
     from qualeval.tasks import load_task
 
     task = load_task("gsm8k")

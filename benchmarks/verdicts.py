@@ -22,7 +22,7 @@ from typing import Any
 import math_verify
 
 from qualeval.scoring.extract import normalize, words_to_digits
-from qualeval.scoring.verdict import judge
+from qualeval.scoring.verdict import decide
 from qualeval.tasks import load_task
 from qualeval.wire.models import Completion, Message, Sample
 
@@ -61,7 +61,7 @@ def maths(show: bool) -> None:
     ours, raw = [], []
     for p in pairs:
         sample = Sample(id="m/0", task="math", messages=(), gold=p["gold"])
-        verdict = judge(task, sample, Completion(content=p["content"], status="ok"))
+        verdict = decide(task, sample, Completion(content=p["content"], status="ok"))
         ours.append(verdict.score.correct)
         raw.append(_raw_math_verify(p["gold"], p["content"]))
         if show and ours[-1] is not p["verdict"]:
@@ -79,7 +79,7 @@ def freeform(show: bool) -> None:
     for p in pairs:
         question = (Message(role="user", content=p["question"]),)
         sample = Sample(id="q/0", task="q", messages=question, gold=p["gold"], aliases=tuple(p["aliases"]))
-        verdict = judge(task, sample, Completion(content=p["answer"], status="ok"))
+        verdict = decide(task, sample, Completion(content=p["answer"], status="ok"))
         ours.append(verdict.score.correct)
         plain.append(_contained(verdict.extraction.value, [p["gold"], *p["aliases"]]))
         if show and ours[-1] is not p["verdict"]:

@@ -17,8 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from qualeval.report.speed import interpolated
 from qualeval.sim import server_process
+from qualeval.wire.histogram import interpolated
 
 
 def _p(values: list[float], q: float) -> float:

@@ -103,6 +103,11 @@ SIM_OPTIONS: tuple[SimOption, ...] = (
         "Accuracy lost when a constraint binds from the first token on a prompt that asks for working.",
     ),
     SimOption(
+        "behaviour.effort_gain",
+        "How much a right answer needs its thinking: less than a question needs (low effort, a thinking budget) "
+        "costs accuracy by (written / needed) ** gain.",
+    ),
+    SimOption(
         "behaviour.placeholder_copy",
         "Share of follow-ups answered with a placeholder's template text from the exchange (Answer: <answer>).",
     ),

@@ -1,10 +1,10 @@
 """Extraction and score: the answer read from the final content, and the one verdict on it.
 
-    verdict     decide(): the one verdict a live run, `rescore` and `score` reach from what a record keeps
-    extract/    the extraction ladder and its rungs
-    rules       the scorers of an extracted value (SCORERS, by a task's `scorer.kind`)
-    whole       the scorers of the whole content (WHOLE_SCORERS: code, ifeval; code + sandbox, ifeval modules)
-    constrain   structured-output constraints from an answer spec, sent as an endpoint accepts them
-    followup    the follow-up: an extraction step, held against what the content states
-    modeljudge  ModelJudge: a model asked about free-form answers the rules rejected
+verdict     decide(): the one verdict a live run, `rescore` and `score` reach from what a record keeps
+extract/    the extraction ladder and its rungs
+rules       the scorers of an extracted value (SCORERS, by a task's `scorer.kind`)
+whole       the scorers of the whole content (WHOLE_SCORERS: code, ifeval; code + sandbox, ifeval modules)
+constrain   structured-output constraints from an answer spec, sent as an endpoint accepts them
+followup    the follow-up: an extraction step, held against what the content states
+modeljudge  ModelJudge: a model asked about free-form answers the rules rejected
 """
