@@ -35,10 +35,13 @@ generation: {{max_tokens: 512, temperature: 0.0}}
 RUN_TIMEOUT_S = 900  # bounded, never tight: a loaded machine can slow a request a hundredfold
 
 
-def task_file(folder: Path, items: int = ITEMS) -> Path:
+def task_file(folder: Path, items: int = ITEMS, *, bare: bool = False) -> Path:
     samples = ", ".join(f'{{question: "What is {i} + {i}?", answer: "{2 * i}"}}' for i in range(items))
     path = folder / "tiny-sums.yaml"
-    path.write_text(TASK.format(samples=samples))
+    text = TASK.format(samples=samples)
+    if bare:  # asks for the answer alone, so a constraint may bind from the first token
+        text = text.replace("Think, then answer as 'Answer: N'.\"", "Answer as 'Answer: N', nothing else.\"\n  bare: true")
+    path.write_text(text)
     return path
 
 
@@ -119,16 +122,17 @@ def test_run_without_thinking(servers: Servers, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("thinking", [True, False], ids=["thinking", "no-thinking"])
 def test_run_with_a_json_schema_constraint(servers: Servers, tmp_path: Path, thinking: bool) -> None:
-    # the schema binds only after an optional, unconstrained think block: sampled (not greedy) so that a
-    # random model closes it, and with room to spare
+    # thinking: the schema binds only after an optional, unconstrained think block (the probe finds the reasoning
+    # channel that makes that so), sampled (not greedy) so that a random model closes it, and with room to spare.
+    # Thinking off, the constraint binds from the first token, which only a task asking for a bare answer allows.
     server = servers.get(grammar=THINK if thinking else ANSWER)
-    flags = ["--constraint", "single", "--constraint-style", "response_format", "--no-probe"]
+    flags = ["--constraint", "single", "--constraint-style", "response_format"]
     if thinking:
         flags += ["--temperature", "1.0", "--max-tokens", "3000"]  # thinking: the server's default
     else:
-        flags += ["--no-thinking", "--thinking-switch", "chat_template_kwargs"]
+        flags += ["--no-thinking", "--thinking-switch", "chat_template_kwargs", "--no-probe"]
     out = tmp_path / "run"
-    done = qualeval(*run_args(server, task_file(tmp_path), out, *flags))
+    done = qualeval(*run_args(server, task_file(tmp_path, bare=not thinking), out, *flags))
     assert done.returncode == 0, done.stderr
     records = final_records(out)
     assert len(records) == ITEMS
