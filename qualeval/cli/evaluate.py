@@ -107,17 +107,26 @@ def score_cmd(
 
 
 def compare_cmd(
-    run_a: Annotated[Path, typer.Argument(help="The baseline run directory.")],
-    run_b: Annotated[Path, typer.Argument(help="The run to compare with it.")],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="A B: the baseline run and the run to compare with it; A A2 B: with A2 a second run of A's "
+            "configuration, to measure the run-to-run noise."
+        ),
+    ],
     out: _CompareOut = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     show: Annotated[int, typer.Option(help="Flipped items listed per task in the terminal.")] = 10,
 ) -> None:
     """Pair two runs item by item: accuracy difference with a paired bootstrap interval and McNemar's exact
-    test, latency and throughput ratios, and the items that flipped."""
-    out = out or run_b / "compare"
+    test, the smallest difference the items can detect, latency and throughput ratios, and the items that
+    flipped; given a rerun of A, the run-to-run noise, and whether B - A is within it."""
+    if len(runs) not in (2, 3):
+        raise typer.BadParameter(f"A B, or A A2 B (A2 a rerun of A's configuration); got {len(runs)} runs")
     try:
-        result = commands.compare_and_write(run_a, run_b, out, seed=seed)
+        run_a, again, run_b = (runs[0], None, runs[1]) if len(runs) == 2 else runs
+        out = out or run_b / "compare"
+        result = commands.compare_and_write(run_a, run_b, out, seed=seed, again=again)
     except QualevalError as exc:
         fail(exc)
     print_comparison(result, show)

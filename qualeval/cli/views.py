@@ -141,6 +141,16 @@ def _pairs_title(name: str, t: TaskComparison, simulated: bool) -> str:
     return f"{name}: {t.pairs} paired items{warm}" + (_SIMULATED if simulated else "")
 
 
+def noise_line(t: TaskComparison) -> str:
+    """The minimum detectable difference, and how B - A stands to the run-to-run noise when a rerun was given."""
+    shown = "–" if t.detectable is None else f"{t.detectable:.1%} (alpha 0.05, power 0.8)"
+    if t.within_noise is True:
+        return f"{shown}; B - A is within the run-to-run noise"
+    if t.within_noise is False:
+        return f"{shown}; B - A is larger than the run-to-run noise"
+    return shown
+
+
 def print_comparison(result: Comparison, show: int) -> None:
     """The settings that differ; per task, A against B with intervals and the flipped items (at most `show`
     each), no accuracy for a task that is not scored; then server metrics."""
@@ -157,6 +167,7 @@ def print_comparison(result: Comparison, show: int) -> None:
                 f"{t.accuracy_b:.1%}",
                 f"{t.difference:+.1%}  [{t.low:+.1%}, {t.high:+.1%}]  McNemar p={t.p_value:.3g}",
             )
+            table.add_row("smallest difference these items can detect", "", "", noise_line(t))
         else:
             table.add_row("accuracy", "–", "–", "not scored (synthetic prompts)")
         for metric, r in t.ratios.items():
@@ -176,6 +187,11 @@ def print_comparison(result: Comparison, show: int) -> None:
         console.print(table)
     for name, (ea, eb) in result.unanswered.items():
         note(f"{name}: nothing to compare, every pair had an endpoint error (A {ea}, B {eb})")
+    for name, n in result.noise.items():
+        note(
+            f"{name}: A against its rerun: {n.identical:.0%} of {n.pairs} outputs byte-identical, {n.discordant} "
+            f"discordant pairs, A2 - A {n.difference:+.1%}"
+        )
     if result.server:
         table = Table("server metric", "A", "B", title="server metrics, side by side", title_justify="left")
         for name, (va, vb) in result.server.items():

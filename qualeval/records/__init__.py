@@ -14,7 +14,7 @@ that compute the figures import these types, never the other way round, so nothi
 
 from __future__ import annotations
 
-from qualeval.records.comparison import Comparison, Ratio, TaskComparison
+from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
 from qualeval.records.items import OfflineItem
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry, ThinkingSwitch
 from qualeval.records.probe import BUDGET, SEED, STYLES, ModeResult, ProbeResult, Style, Verdict, styles_from_probe
@@ -73,6 +73,7 @@ __all__ = [
     "Linked",
     "Manifest",
     "ModeResult",
+    "Noise",
     "OfflineItem",
     "Outcome",
     "Pinned",

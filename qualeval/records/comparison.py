@@ -6,7 +6,21 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["Comparison", "Ratio", "TaskComparison"]
+__all__ = ["Comparison", "Noise", "Ratio", "TaskComparison"]
+
+
+class Noise(BaseModel):
+    """Two runs of the same configuration, paired item by item: how much they differ on their own."""
+
+    pairs: int
+    identical: float
+    """The share of pairs whose outputs (reasoning and content) are byte-identical."""
+    discordant: int
+    """Pairs right in one run and wrong in the other."""
+    difference: float
+    """Accuracy of the second run minus the first's."""
+    detectable: float | None
+    """The smallest difference these pairs can detect at their discordance (alpha 0.05, power 0.8)."""
 
 
 class Ratio(BaseModel):
@@ -43,11 +57,21 @@ class TaskComparison(BaseModel):
     """Pairs left out because both requests were warm-ups (`--warmup`): scored in each run, compared in none."""
     scored: bool = True
     """False for a workload's synthetic prompts: no right answer, so no accuracy, difference or flipped items."""
+    detectable: float | None = None
+    """The smallest accuracy difference these pairs can detect at the discordance seen (McNemar, alpha 0.05,
+    power 0.8): a difference below it cannot be told from none."""
+    within_noise: bool | None = None
+    """With a rerun of A (`qualeval compare A A2 B`): B - A is no larger than A2 - A, or than the smallest
+    difference the rerun's pairs could detect; None without a rerun."""
 
 
 class Comparison(BaseModel):
     a: str
     b: str
+    again: str | None = None
+    """A second run of A's configuration (`qualeval compare A A2 B`): the run-to-run noise is measured on it."""
+    noise: dict[str, Noise] = {}
+    """Per task, A against its rerun."""
     simulated: bool
     unpaired_a: int
     unpaired_b: int

@@ -21,8 +21,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from qualeval.errors import InputError
-from qualeval.records import ENDPOINT_FAILED, Comparison, Manifest, Ratio, Record, RunSummary, TaskComparison, Timed
+from qualeval.records import (
+    ENDPOINT_FAILED,
+    Comparison,
+    Manifest,
+    Noise,
+    Ratio,
+    Record,
+    RunSummary,
+    TaskComparison,
+    Timed,
+)
 from qualeval.records.store import RunStore
+from qualeval.report.noise import minimum_detectable, run_noise, within_noise
 from qualeval.serving.sections import side_by_side
 
 __all__ = ["compare_runs", "mcnemar_exact"]
@@ -159,7 +170,7 @@ def _ratios(pairs: list[Pair], rng: Any) -> dict[str, Ratio]:
     return ratios
 
 
-_ACCURACY = ("accuracy_a", "accuracy_b", "difference", "low", "high", "p_value")
+_ACCURACY = ("accuracy_a", "accuracy_b", "difference", "low", "high", "p_value", "detectable")
 
 
 def _accuracy(pairs: list[Pair], rng: Any) -> dict[str, Any]:
@@ -186,6 +197,7 @@ def _accuracy(pairs: list[Pair], rng: Any) -> dict[str, Any]:
         "a_right_b_wrong": len(to_wrong),
         "a_wrong_b_right": len(to_right),
         "p_value": mcnemar_exact(len(to_wrong), len(to_right)),
+        "detectable": minimum_detectable(len(pairs), len(to_wrong) + len(to_right)),
         "flipped_to_wrong": to_wrong,
         "flipped_to_right": to_right,
     }
@@ -223,7 +235,18 @@ def _settings(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
     return {k: (fa.get(k), fb.get(k)) for k in keys if fa.get(k) != fb.get(k)}
 
 
-def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0) -> Comparison:
+def _noisy(tasks: dict[str, TaskComparison], noise: dict[str, Noise]) -> dict[str, TaskComparison]:
+    """Each task's B - A held against what A's own rerun differed by."""
+    out = {}
+    for name, t in tasks.items():
+        floor = noise.get(name.partition(" @ ")[0])
+        within = within_noise(t.difference, floor) if floor is not None and t.difference is not None else None
+        out[name] = t.model_copy(update={"within_noise": within})
+    return out
+
+
+def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | None = None) -> Comparison:
+    """B against A item by item; with `again`, a second run of A's configuration, the run-to-run noise too."""
     import numpy as np
 
     a, b = _run(root_a), _run(root_b)
@@ -240,9 +263,19 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0) -> Comparison:
         )
         for name, pairs in sorted(grouped.items(), key=lambda kv: _natural(kv[0]))
     }
+    noise: dict[str, Noise] = {}
+    if again is not None:
+        rerun = _run(again)
+        first = _rekey(a.records) if rerun.levels != a.levels else a.records
+        noise = run_noise(first, _rekey(rerun.records) if rerun.levels != a.levels else rerun.records)
+        if not noise:
+            raise InputError(f"{root_a} and {again} share no items: a rerun of A must run A's tasks and samples")
+        tasks = _noisy(tasks, noise)
     return Comparison(
         a=str(root_a),
         b=str(root_b),
+        again=str(again) if again is not None else None,
+        noise=noise,
         simulated=a.manifest.simulated or b.manifest.simulated,
         unpaired_a=len(set(a.records) - set(b.records)),
         unpaired_b=len(set(b.records) - set(a.records)),

@@ -264,7 +264,7 @@ USAGE_ERRORS = [
     (["serve-sim", "--port", "abc"], "error: invalid value for '--port'"),
     (["score", "--task", "gsm8k"], "error: missing option '--responses'"),
     (["merge"], "error: missing argument"),
-    (["compare", "a", "b", "c"], "error: got unexpected extra argument"),
+    (["compare", "a", "b", "c", "d"], "error: invalid value: A B, or A A2 B"),
     (["scor"], "error: no such command 'scor'"),
     (["tasks", "shwo"], "error: no such command 'shwo'"),
     (["--bogus"], "error: no such option: --bogus"),
