@@ -40,7 +40,8 @@ def task_file(folder: Path, items: int = ITEMS, *, bare: bool = False) -> Path:
     path = folder / "tiny-sums.yaml"
     text = TASK.format(samples=samples)
     if bare:  # asks for the answer alone, so a constraint may bind from the first token
-        text = text.replace("Think, then answer as 'Answer: N'.\"", "Answer as 'Answer: N', nothing else.\"\n  bare: true")
+        asked = "Answer as 'Answer: N', nothing else.\"\n  bare: true"
+        text = text.replace("Think, then answer as 'Answer: N'.\"", asked)
     path.write_text(text)
     return path
 
