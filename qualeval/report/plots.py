@@ -32,45 +32,65 @@ def _uri(fig: Any) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue().encode()).decode()
 
 
-def _axis(labels: Sequence[str]) -> str:
-    return "requests in flight" if labels[0].startswith("c=") else "requests per second (offered)"
+_AXES = {
+    "c": "requests in flight",
+    "rate": "requests per second (offered)",
+    "max_tokens": "output token budget",
+    "thinking_budget": "thinking token budget",
+}
 
 
-def _level_x(labels: Sequence[str]) -> list[float]:
-    return [float(label.split("=", 1)[1]) for label in labels]
+def _level_x(labels: Sequence[str]) -> tuple[list[float], str, bool]:
+    """x positions, the axis title, and whether the levels are numbers on one axis: a load or a token budget
+    are; efforts, thinking on and off, and crossed axes are placed in order, each under its label."""
+    names = {label.partition("=")[0] for label in labels}
+    try:
+        values = [float(label.partition("=")[2]) for label in labels]
+    except ValueError:
+        values = []
+    if len(names) == 1 and values and " " not in labels[0]:
+        name = names.pop()
+        return values, _AXES.get(name, name), True
+    return [float(i) for i in range(len(labels))], "level", False
+
+
+def _place(ax: Any, labels: Sequence[str]) -> list[float]:
+    x, title, numeric = _level_x(labels)
+    if numeric and len(x) > 2:
+        ax.set_xscale("log", base=2)  # sweeps usually double the load (or the budget) at each level
+    if not numeric:
+        ax.set_xticks(x, list(labels), rotation=20, fontsize=7)
+    ax.set_xlabel(title)
+    return x
 
 
 def accuracy_vs_load(levels: Mapping[str, Any], task: str) -> str:
     """Accuracy with its 95% interval at each load level."""
     labels = list(levels)
-    x = _level_x(labels)
     acc = [levels[k].accuracy.accuracy for k in labels]
     low = [max(0.0, a - levels[k].accuracy.low) for a, k in zip(acc, labels, strict=True)]
     high = [max(0.0, levels[k].accuracy.high - a) for a, k in zip(acc, labels, strict=True)]
     fig, ax = _figure()
+    x = _place(ax, labels)
     ax.errorbar(x, acc, yerr=[low, high], marker="o", capsize=3)
-    if len(x) > 2:
-        ax.set_xscale("log", base=2)  # sweeps usually double the load at each level
-    ax.set_xlabel(_axis(labels))
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1)
-    ax.set_title(f"{task}: accuracy under load")
+    ax.set_title(f"{task}: accuracy by level")
     return _uri(fig)
 
 
 def throughput_vs_load(levels: Mapping[str, Any], task: str) -> str:
     labels = list(levels)
-    x = _level_x(labels)
     fig, ax = _figure()
+    x = _place(ax, labels)
     ax.plot(x, [levels[k].speed.output_throughput or 0 for k in labels], marker="o", label="output tokens/s")
-    ax.set_xlabel(_axis(labels))
     ax.set_ylabel("output tokens per second")
     ax2 = ax.twinx()
     ax2.plot(
         x, [levels[k].speed.request_throughput or 0 for k in labels], marker="s", color="tab:orange", label="requests/s"
     )
     ax2.set_ylabel("requests per second")
-    ax.set_title(f"{task}: throughput under load")
+    ax.set_title(f"{task}: throughput by level")
     fig.legend(loc="upper left", bbox_to_anchor=(0.12, 0.88), fontsize=8)
     return _uri(fig)
 

@@ -17,6 +17,7 @@ from qualeval.records.store import RunStore
 from qualeval.report.accuracy import Repeat, answered_cell, repeated, summarize
 from qualeval.report.speed import linked, speed
 from qualeval.run.config import RunConfig
+from qualeval.run.levels import levels
 from qualeval.tasks import Task
 
 __all__ = ["summarize_records"]
@@ -54,7 +55,7 @@ def _collect(records: Iterable[Record], tasks: list[Task]) -> tuple[dict[str, _R
 def summarize_records(store: RunStore, config: RunConfig, tasks: list[Task], simulated: bool) -> RunSummary:
     """Every task's figures from the final records in `store`."""
     rows, count = _collect(store.records(), tasks)
-    labels = [label for label, _, _ in config.levels()]
+    labels = [level.label for level in levels(config)]
     return RunSummary(
         model=config.model,
         base_url=config.base_url,

@@ -66,7 +66,10 @@ class RunConfig(BaseModel):
         default_factory=dict,
         description="Goodput limits, e.g. ttft_ms=500,tpot_ms=50 (also first_answer_ms, e2e_ms).",
     )
-    max_tokens: int | None = Field(None, description="Token budget (the task's default otherwise).")
+    max_tokens: list[int] = Field(
+        default_factory=list,
+        description="Token budget (the task's default otherwise); a list (512,2048,8192) is one level per budget.",
+    )
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = Field(
         "max_tokens",
         description="The body key that carries the budget (OpenAI's newer models want max_completion_tokens).",
@@ -85,6 +88,15 @@ class RunConfig(BaseModel):
         "deepseek-r1-sampling.yaml carry the cards' values). Over the task's own; the plain flags override it.",
     )
     thinking: bool | None = Field(None, description="Ask for thinking on or off (the server's default otherwise).")
+    thinking_pair: bool = Field(False, description="Run every item with thinking on and off: two paired levels.")
+    reasoning_effort: list[str] = Field(
+        default_factory=list, description="reasoning_effort to send (low, medium, high); a list is one level each."
+    )
+    thinking_budget: list[int] = Field(
+        default_factory=list,
+        description="The server's own cap on thinking tokens (vLLM's thinking_token_budget; the probe checks it "
+        "holds); a list is one level per budget.",
+    )
     thinking_switch: Literal["auto", "chat_template_kwargs", "reasoning_effort", "deepseek", "none"] = Field(
         "auto",
         description="How thinking is switched: auto (the first convention the probe saw work), or force "
@@ -182,11 +194,6 @@ class RunConfig(BaseModel):
             values = {**values, "base_url": urls[0] if urls else "", "endpoints": more}
         return values
 
-    @field_validator("workload_set", "context_lengths", "endpoints", mode="before")
-    @classmethod
-    def _serving_lists(cls, value: Any) -> Any:
-        return _comma_list(value)
-
     @field_validator("endpoints")
     @classmethod
     def _replica_urls(cls, value: list[str]) -> list[str]:
@@ -224,7 +231,8 @@ class RunConfig(BaseModel):
             raise ValueError(f"must start with http:// or https://, got '{value}'")
         return value
 
-    @field_validator("concurrency", "request_rate", "tasks", "reasoning_format", mode="before")
+    @field_validator("concurrency", "request_rate", "tasks", "reasoning_format", "workload_set", "context_lengths",
+                     "endpoints", "max_tokens", "reasoning_effort", "thinking_budget", mode="before")  # fmt: skip
     @classmethod
     def _lists(cls, value: Any) -> Any:
         """One value, a comma list ("1,4,16"), or a list of either (a repeated flag)."""
@@ -307,11 +315,12 @@ class RunConfig(BaseModel):
                 raise ValueError(f"limit '{key}' must be positive")
         return value
 
-    @field_validator("limit", "limit_per_subject", "max_tokens", "samples_per_item")
+    @field_validator("limit", "limit_per_subject", "max_tokens", "samples_per_item", "thinking_budget")
     @classmethod
-    def _at_least_one(cls, value: int | None) -> int | None:
-        if value is not None and value < 1:
-            raise ValueError(f"must be at least 1, got {value}")
+    def _at_least_one(cls, value: int | list[int] | None) -> int | list[int] | None:
+        for one in value if isinstance(value, list) else [value]:
+            if one is not None and one < 1:
+                raise ValueError(f"must be at least 1, got {one}")
         return value
 
     @field_validator("num_fewshot")
@@ -350,14 +359,11 @@ class RunConfig(BaseModel):
             raise ValueError("sweep either --concurrency or --request-rate, not both")
         if bool(self.judge_base_url) != bool(self.judge_model):
             raise ValueError("--judge-base-url and --judge-model go together")
+        if self.thinking_pair and self.thinking is not None:
+            raise ValueError("--thinking-pair runs thinking on and off; drop --thinking/--no-thinking")
+        if self.thinking_budget and self.thinking is False:
+            raise ValueError("--thinking-budget caps the thinking, which --no-thinking turns off")
         return self
-
-    def levels(self) -> list[tuple[str, int, float | None]]:
-        """(label, requests in flight, request rate) for each load level, in order."""
-        if self.request_rate:
-            cap = self.concurrency[0]
-            return [(f"rate={r:g}", cap, r) for r in self.request_rate]
-        return [(f"c={c}", c, None) for c in self.concurrency]
 
     def data_for(self, task: str, ref: str | None = None) -> Path | None:
         keys = (ref or task, task, task.split(":", 1)[0], "*")  # what --task said, the task's name, its base, PATH

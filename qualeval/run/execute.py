@@ -25,9 +25,10 @@ from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.report.summary import summarize_records
 from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
 from qualeval.run.config import RunConfig
+from qualeval.run.levels import Level, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
-from qualeval.run.probe import is_simulated, probe
+from qualeval.run.probe import check_thinking_budget, is_simulated, probe
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.verdict import decide
 from qualeval.serving.shaping import needs_shaping, shape_work
@@ -115,7 +116,10 @@ def _client_config(config: RunConfig, concurrency: int, switch: str = "none") ->
 
 
 def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> bool | None:
-    """The thinking value the run's requests will carry: the flag's, else a task's own default."""
+    """The thinking value the run's requests will carry: the flag's, else a task's own default. Paired thinking
+    levels resolve as thinking off, the side that needs a switch, and a constraint that suits both."""
+    if config.thinking_pair:
+        return False
     if config.thinking is not None:
         return config.thinking
     return next((t.spec.generation.thinking for t, _ in work if t.spec.generation.thinking is not None), None)
@@ -148,7 +152,9 @@ async def _preflight(
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
         found = await probe(client, config.model)  # the probe's own budget and seeds, never the run's
+        budget_note = await check_thinking_budget(client, config.model) if config.thinking_budget else None
     pinned = resolve(config, found, wanted, bare)  # a request that cannot be honoured stops here, before any is sent
+    pinned.notes += [budget_note] if budget_note else []
     return models, found, pinned, True
 
 
@@ -185,16 +191,17 @@ async def execute(
     for note in pinned.notes if fresh else ():
         print(f"note: {note}", file=sys.stderr, flush=True)
     items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
-    levels = config.levels()
+    swept = levels(config)
     if on_start:
-        remaining = sum((s.id, a, label) not in done for label, _, _ in levels for _, s, a in items)
-        on_start(len(items) * len(levels) - remaining, len(items) * len(levels))
-    client_config = _client_config(config, max(cap for _, cap, _ in levels), pinned.thinking_switch)
+        remaining = sum((s.id, a, level.label) not in done for level in swept for _, s, a in items)
+        on_start(len(items) * len(swept) - remaining, len(items) * len(swept))
+    cap = max(level.cap for level in swept)
+    client_config = _client_config(config, cap, pinned.thinking_switch)
     try:
-        judging = model_judge_for(config.judge_base_url, config.judge_model, max(cap for _, cap, _ in levels))
-        cap = max(c for _, c, _ in levels)
+        judging = model_judge_for(config.judge_base_url, config.judge_model, cap)
         async with serving_client(config, client_config, cap, on_record) as (client, told), judging as model_judge:
-            await _send_all(client, config, items, store, done, pinned, manifest.started or "", told, model_judge)
+            session = manifest.started or ""
+            await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge)
     finally:
         store.close()
     wall = time.perf_counter() - started
@@ -210,6 +217,7 @@ async def execute(
 async def _send_all(
     client: ChatClient,
     config: RunConfig,
+    swept: list[Level],
     items: list[tuple[Task, Sample, int]],
     store: RunStore,
     done: set[Key],
@@ -220,15 +228,15 @@ async def _send_all(
 ) -> None:
     """Every request not yet recorded, level by level, each record appended as it completes."""
     overrides = {
-        "max_tokens": config.max_tokens,
         "thinking": config.thinking,
         "stream": config.stream,
         "sampling": config.sampling,
         **{name: getattr(config, name) for name in SAMPLING},
     }
 
-    async def one(item: tuple[Task, Sample, int], level: str, warmup: bool) -> None:
+    async def one(item: tuple[Task, Sample, int], at: Level, warmup: bool) -> None:
         task, sample, repeat = item
+        level = at.label
         record = await run_one(
             client,
             task,
@@ -243,7 +251,7 @@ async def _send_all(
             warmup=warmup,
             session=session,
             model_judge=model_judge,
-            **overrides,
+            **{**overrides, **at.request},
         )
         earlier = store.history.get((sample.id, repeat, level))
         if earlier:  # sent again after failing for good in an earlier session: its faults still count
@@ -252,19 +260,19 @@ async def _send_all(
         if on_record:
             on_record(record)
 
-    for label, cap, rate in config.levels():
+    for at in swept:
         # the same warm-up items at every level, whatever was resumed
         for item in items[: config.warmup]:
-            if (item[1].id, item[2], label) not in done:
-                await one(item, label, True)
-        todo = [x for x in items[config.warmup :] if (x[1].id, x[2], label) not in done]
+            if (item[1].id, item[2], at.label) not in done:
+                await one(item, at, True)
+        todo = [x for x in items[config.warmup :] if (x[1].id, x[2], at.label) not in done]
         if getattr(config, "batch", False):
-            await batch_loop(todo, cap, lambda x, lab=label: one(x, lab, False))
-        elif rate is None:
-            await _closed_loop(todo, cap, lambda x, lab=label: one(x, lab, False))
+            await batch_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
+        elif at.rate is None:
+            await _closed_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
         else:
-            rng = random.Random(f"{config.arrival_seed}|{label}")
-            await _open_loop(todo, rate, config.burstiness, rng, lambda x, lab=label: one(x, lab, False))
+            rng = random.Random(f"{config.arrival_seed}|{at.label}")
+            await _open_loop(todo, at.rate, config.burstiness, rng, lambda x, lev=at: one(x, lev, False))
 
 
 async def _closed_loop(todo: list[Any], workers: int, run: Callable[[Any], Awaitable[None]]) -> None:

@@ -58,7 +58,10 @@ def request_for(
         values["max_tokens"] = shaped["max_tokens"]
     if shaped.get("extra_body"):
         values["extra_body"] = dict(shaped["extra_body"])
+    extra = {**values.get("extra_body", {}), **(overrides.pop("extra_body", None) or {})}  # a level's, over an item's
     values.update({k: v for k, v in overrides.items() if v is not None})
+    if extra:
+        values["extra_body"] = extra
     return ChatRequest(model=model, messages=sample.messages, **values)
 
 

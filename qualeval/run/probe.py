@@ -18,13 +18,13 @@ from typing import Any
 
 import orjson
 
-from qualeval.errors import EndpointError
+from qualeval.errors import EndpointError, InputError
 from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style
 from qualeval.scoring.constrain import Constraint, request_params
-from qualeval.wire.client import THINKING_SWITCHES, ChatClient, switch_params
+from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, switch_params
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
-__all__ = ["REPEATS", "probe", "settle"]
+__all__ = ["REPEATS", "check_thinking_budget", "probe", "settle"]
 
 REPEATS = 4
 """Samples of one check at most: it stops as soon as two in a row agree."""
@@ -248,3 +248,39 @@ def _switch_verdict(on: ChatResponse, off: ChatResponse) -> str:
         not off.usage.reasoning_estimated and (off.usage.reasoning_tokens or 0) > 0
     )
     return "ignored (still reasons)" if still else "works"
+
+
+TEST_BUDGET = 16
+"""Thinking tokens the budget check allows: small enough that any reasoning model's answer to the probe's
+question runs past it unless the server stops the thinking."""
+
+
+async def check_thinking_budget(client: ChatClient, model: str, *, max_tokens: int = BUDGET) -> str | None:
+    """Whether the server ends the thinking at a per-request budget (`thinking_token_budget`): the probe's
+    question with a small budget beside it with none. Raises InputError where budget levels would not measure
+    what they say (refused, ignored, no thinking to cap); returns a note where it cannot tell."""
+    flag, field = "--thinking-budget", THINKING_BUDGET_FIELD
+    free, capped = await asyncio.gather(
+        client.chat(_ask(model, _QUESTION, max_tokens=max_tokens, seed=SEED, stream=False)),
+        client.chat(_ask(model, _QUESTION, max_tokens=max_tokens, seed=SEED, stream=False,
+                         extra_body={field: TEST_BUDGET})),
+    )  # fmt: skip
+    if capped.error is not None:
+        raise InputError(f"{flag}: the endpoint refused {field}: {capped.error}")
+    if free.error is not None:
+        return f"{flag}: the budget check could not run ({free.error}); {field} is sent unchecked"
+    unbounded = free.usage.reasoning_tokens or 0
+    if unbounded == 0 and not free.completion.reasoning:
+        raise InputError(f"{flag}: the model returned no reasoning here, so there is no thinking to cap")
+    if unbounded <= 2 * TEST_BUDGET:
+        return (
+            f"{flag}: the model thought only {unbounded} tokens with no budget, too few to tell whether {field} "
+            "holds; it is sent unchecked"
+        )
+    spent = capped.usage.reasoning_tokens or 0
+    if spent > 2 * TEST_BUDGET:
+        raise InputError(
+            f"{flag}: the endpoint ignores {field}: with a budget of {TEST_BUDGET} the thinking ran to {spent} "
+            f"tokens ({unbounded} with none)"
+        )
+    return None

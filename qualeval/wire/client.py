@@ -47,6 +47,8 @@ def env_base_url() -> str | None:
 
 
 THINKING_SWITCHES: tuple[ThinkingSwitch, ...] = ("chat_template_kwargs", "reasoning_effort", "deepseek")
+THINKING_BUDGET_FIELD = "thinking_token_budget"
+"""vLLM's per-request cap on thinking tokens: the reasoning parser ends the thinking when it is spent."""
 
 
 class ClientConfig(BaseModel):
