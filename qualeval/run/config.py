@@ -194,14 +194,6 @@ class RunConfig(BaseModel):
             values = {**values, "base_url": urls[0] if urls else "", "endpoints": more}
         return values
 
-    @field_validator("endpoints")
-    @classmethod
-    def _replica_urls(cls, value: list[str]) -> list[str]:
-        for url in value:
-            if not url.startswith(("http://", "https://")):
-                raise ValueError(f"must start with http:// or https://, got '{url}'")
-        return value
-
     @field_validator("context_lengths")
     @classmethod
     def _lengths(cls, value: list[int]) -> list[int]:
@@ -224,19 +216,25 @@ class RunConfig(BaseModel):
             raise ValueError(f"expected K/N with 0 <= K < N (e.g. 0/4), got '{value}'")
         return value
 
-    @field_validator("base_url", "judge_base_url")
+    @field_validator("base_url", "judge_base_url", "endpoints")
     @classmethod
-    def _url(cls, value: str | None) -> str | None:
-        if value and not value.startswith(("http://", "https://")):
-            raise ValueError(f"must start with http:// or https://, got '{value}'")
+    def _url(cls, value: Any) -> Any:
+        for url in value if isinstance(value, list) else [value]:
+            if url and not url.startswith(("http://", "https://")):
+                raise ValueError(f"must start with http:// or https://, got '{url}'")
         return value
 
     @field_validator("concurrency", "request_rate", "tasks", "reasoning_format", "workload_set", "context_lengths",
                      "endpoints", "max_tokens", "reasoning_effort", "thinking_budget", mode="before")  # fmt: skip
     @classmethod
-    def _lists(cls, value: Any) -> Any:
-        """One value, a comma list ("1,4,16"), or a list of either (a repeated flag)."""
-        return _comma_list(value)
+    def _lists(cls, value: Any, info: Any) -> Any:
+        """One value, a comma list ("1,4,16"), or a list of either (a repeated flag). A level given twice would
+        share its records' keys with the first, and so never run: refused."""
+        value = _comma_list(value)
+        levels = {"concurrency", "request_rate", "max_tokens", "reasoning_effort", "thinking_budget"}
+        if info.field_name in levels and isinstance(value, list) and len(set(map(str, value))) < len(value):
+            raise ValueError(f"a level is given twice: {', '.join(map(str, value))}")
+        return value
 
     @field_validator("data", mode="before")
     @classmethod

@@ -26,10 +26,12 @@ CAPITALS = 12
 """knowledge_qa's first twelve items: capitals, Turkey's among them."""
 
 
-def run(server: LlamaServer, out: Path, *flags: str, task: str = "knowledge_qa", limit: int = CAPITALS) -> str:
+def run(
+    server: LlamaServer, out: Path, *flags: str, task: str = "knowledge_qa", limit: int = CAPITALS, budget: str = "96"
+) -> str:
     done = qualeval(
         "run", "--base-url", server.url, "--model", "smollm2", "--task", task, "--limit", str(limit),
-        "--concurrency", "2", "--warmup", "0", "--max-tokens", "96", "--out", str(out), *flags,
+        "--concurrency", "2", "--warmup", "0", "--max-tokens", budget, "--out", str(out), *flags,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stderr
@@ -110,7 +112,7 @@ def test_single_binds_from_the_first_token_only_where_the_prompt_asks_for_the_an
 
 def test_a_looping_answer_is_cut_scored_and_counted(smollm2: LlamaServer, tmp_path: Path) -> None:
     out = tmp_path / "loop"
-    run(smollm2, out, "--constraint", "off", "--max-tokens", "40", task="syllogisms", limit=6)
+    run(smollm2, out, "--constraint", "off", budget="40", task="syllogisms", limit=6)
     records = final_records(out)
     cut = [r for r in records if r["finish_reason"] == "length"]
     assert cut, [r["content"] for r in records]  # it repeats itself to the token limit on yes/no questions
@@ -146,3 +148,29 @@ def test_a_context_the_server_cannot_hold_is_an_endpoint_error_not_a_wrong_answe
 def test_the_items_used_are_the_capitals() -> None:
     samples = build_samples(load_task("knowledge_qa"), limit=CAPITALS)
     assert all("capital" in s.question for s in samples) and any("Turkey" in s.question for s in samples)
+
+
+def test_output_budgets_are_levels_of_the_same_items(smollm2: LlamaServer, tmp_path: Path) -> None:
+    out = tmp_path / "budgets"
+    run(smollm2, out, "--constraint", "off", budget="6,96")
+    records = final_records(out)
+    levels = {r["level"] for r in records}
+    assert levels == {"max_tokens=6", "max_tokens=96"}
+    cut = [r for r in records if r["level"] == "max_tokens=6"]
+    assert {r["sample_id"] for r in cut} == {r["sample_id"] for r in records if r["level"] == "max_tokens=96"}
+    for r in cut:  # six tokens hold "The capital of France is": the server stops there, and says so
+        assert r["usage"]["completion_tokens"] <= 6 and r["request"]["max_tokens"] == 6
+    assert sum(r["finish_reason"] == "length" for r in cut) >= CAPITALS // 2
+    summary = json.loads((out / "summary.json").read_text())["tasks"]["knowledge_qa"]["levels"]
+    assert summary["max_tokens=6"]["accuracy"]["accuracy"] < summary["max_tokens=96"]["accuracy"]["accuracy"]
+
+
+def test_sampled_reruns_measure_their_own_noise(smollm2: LlamaServer, tmp_path: Path) -> None:
+    for name in ("a", "a2"):
+        run(smollm2, tmp_path / name, "--constraint", "off", "--temperature", "1.0")
+    done = qualeval("compare", str(tmp_path / "a"), str(tmp_path / "a2"), str(tmp_path / "a2"))
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "a2" / "compare" / "compare.json").read_text())
+    noise = result["noise"]["knowledge_qa"]
+    assert noise["pairs"] == CAPITALS and noise["identical"] < 1  # sampled: the words differ run to run
+    assert noise["detectable"] is not None and result["tasks"]["knowledge_qa"]["within_noise"] is True

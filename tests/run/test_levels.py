@@ -48,6 +48,8 @@ def test_labels_name_the_axes_that_sweep() -> None:
         (["--max-tokens", "512,0"], "--max-tokens: must be at least 1, got 0"),
         (["--thinking-pair", "--thinking"], "--thinking-pair runs thinking on and off"),
         (["--thinking-budget", "64", "--no-thinking"], "--thinking-budget caps the thinking"),
+        (["--max-tokens", "512", "--max-tokens", "512,2048"], "--max-tokens: a level is given twice: 512, 512, 2048"),
+        (["--concurrency", "4,4"], "--concurrency: a level is given twice"),
     ],
 )
 def test_bad_budget_flags_are_one_line(flags: list[str], words: str, tmp_path: Path) -> None:
