@@ -3,9 +3,9 @@ is read back into its type once; the views that summaries, speed figures and tab
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, StringConstraints
 
 from qualeval.records.views import Outcome, Timed
 
@@ -29,17 +29,21 @@ __all__ = [
     "Usage",
 ]
 
-ReasoningSource = Literal[
-    "field:reasoning",
-    "field:reasoning_content",
-    "field:reasoning_details",
-    "inline:paired",
-    "inline:close-only",
-    "inline:unclosed",
-    "channel:harmony",
-    "none",
-]
-"""Where the reasoning text was found. `channel:<name>` is open to user-defined channel formats."""
+ReasoningSource = (
+    Literal[
+        "field:reasoning",
+        "field:reasoning_content",
+        "field:reasoning_details",
+        "inline:paired",
+        "inline:close-only",
+        "inline:unclosed",
+        "channel:harmony",
+        "none",
+    ]
+    | Annotated[str, StringConstraints(pattern=r"^channel:\S+$")]
+)
+"""Where the reasoning text was found. `channel:<name>` is open to user-defined channel formats (a format file
+of kind `channel`), so past the fixed names it is any `channel:` name."""
 
 Status = Literal[
     "ok",
@@ -189,8 +193,8 @@ class Record(BaseModel):
     """The JSON body sent, which never holds the API key."""
     reasoning: str
     content: str
-    reasoning_source: str
-    status: str
+    reasoning_source: ReasoningSource
+    status: Status
     finish_reason: str | None
     usage: Usage
     timing: Timing

@@ -83,7 +83,7 @@ class Completion(BaseModel):
 
     reasoning: str = ""
     content: str = ""
-    reasoning_source: str = "none"
+    reasoning_source: ReasoningSource = "none"
     reasoning_closed: bool = False
     status: Status = "ok"
 
