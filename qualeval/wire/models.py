@@ -107,6 +107,6 @@ class ChatResponse(BaseModel):
     sent_at: float | None = None
     """Wall-clock time (Unix seconds) the final attempt was sent: places the request within its run."""
     server_timings: dict[str, Any] | None = None
-    """llama.cpp's `timings` object, kept verbatim when present."""
+    """llama.cpp's `timings` object, kept verbatim when present (the record types it: records.ServerTimings)."""
     endpoint: str | None = None
     """The base URL that answered, when a run spreads requests over several replicas (qualeval.serving.endpoints)."""
