@@ -227,7 +227,8 @@ class Record(BaseModel):
     """Fault class of every failed attempt before this result (none of them scored)."""
     final: bool = True
     request: dict[str, Any]
-    """The JSON body sent, which never holds the API key."""
+    """The JSON body sent, which never holds the API key: free-form by design, it is whatever the server was sent
+    (server-specific keys included)."""
     reasoning: str
     content: str
     reasoning_source: ReasoningSource
@@ -249,6 +250,9 @@ class Record(BaseModel):
     choices: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     meta: dict[str, Any]
+    """Free-form by design: the task's doc_to_meta values under the names its YAML gives them (breakdowns group
+    by them), then what serving shaping measured of the prompt and `scored: false` for a workload's synthetic
+    prompt (qualeval.wire.models.Sample.recorded_meta)."""
     error: str | None = None
     server_timings: ServerTimings | None = None
     """The server's own timing report when it sends one (llama.cpp's `timings`)."""

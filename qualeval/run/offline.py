@@ -197,7 +197,7 @@ class JudgedLine:
             extraction=self.verdict.extraction,
             score=self.verdict.score,
             gold=self.sample.gold,
-            meta=self.sample.meta,
+            meta=self.sample.recorded_meta(),
         )
 
 
