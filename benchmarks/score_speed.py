@@ -74,7 +74,7 @@ def main() -> None:
             start = time.perf_counter()
             subprocess.run(command, check=True, capture_output=True)
             times.append(time.perf_counter() - start)
-        summary = json.loads((Path(tmp) / "out" / "summary.json").read_text())
+        summary = json.loads((Path(tmp) / "out" / "summary.json").read_text())["tasks"]["gsm8k"]["summary"]
         rate = _in_process_rate(path, args.data)
     best = min(times)
     print(

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 import qualeval
 from qualeval.cli.commands import compare_and_write
-from qualeval.records import Comparison, Manifest, Record, RunSummary, SeriesPoint
+from qualeval.records import Comparison, Manifest, Record, RunSummary, SeriesPoint, ServerTimings
 from qualeval.records.store import RunStore
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
@@ -89,3 +89,11 @@ def test_a_record_written_before_the_rename_still_loads(tmp_path: Path) -> None:
     again.close()
     assert [(r.repeat, r.attempts) for r in again.records()] == [(1, 2)]
     assert again.records_path.read_bytes().decode() == OLD_RECORD + "\n"  # read, never rewritten
+
+
+def test_server_timings_keep_the_keys_llama_cpp_sent() -> None:
+    """An older build sends no cache_n, a speculative one adds draft_n, a newer one a field of its own."""
+    sent = {"prompt_n": 84, "prompt_ms": 292.377, "predicted_n": 47, "predicted_ms": 391.773, "draft_n": 3, "new": 1}
+    timings = ServerTimings.model_validate(sent)
+    assert (timings.prompt_n, timings.predicted_ms, timings.cache_n) == (84, 391.773, None)
+    assert json.loads(timings.model_dump_json()) == sent

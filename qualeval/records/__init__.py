@@ -1,7 +1,7 @@
 """Every type a run persists, one submodule per file written:
 
     record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
-    summary.py      summary.json     RunSummary and what it holds per task; TaskSummary (`qualeval score`)
+    summary.py      summary.json     RunSummary and what it holds per task (a run's, and `qualeval score`'s)
     comparison.py   compare.json     Comparison
     manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
     probe.py        probe --json     ProbeResult and the structured-output conventions it names
@@ -33,6 +33,7 @@ from qualeval.records.record import (
     Record,
     Rung,
     Score,
+    ServerTimings,
     Status,
     Timing,
     Usage,
@@ -87,6 +88,7 @@ __all__ = [
     "Score",
     "SeriesPoint",
     "ServerInfo",
+    "ServerTimings",
     "Speed",
     "Status",
     "Style",

@@ -48,7 +48,8 @@ class TaskEntry(BaseModel):
 
 class ServerInfo(BaseModel):
     models: dict[str, Any] | None = None
-    """The server's /models answer (None: it has no such route)."""
+    """The server's /models answer as it came (None: it has no such route): free-form by design, since servers
+    shape it their own way (llama.cpp adds `models`) and the probe reads it defensively."""
     probe: ProbeResult | None = None
     """None with --no-probe."""
 

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from qualeval.records.record import ReasoningSource
+
 __all__ = ["BUDGET", "SEED", "STYLES", "ModeResult", "ProbeResult", "Style", "Verdict", "styles_from_probe"]
 
 BUDGET = 2048
@@ -41,11 +43,11 @@ class ProbeResult(BaseModel):
     model: str
     simulated: bool
     served_models: list[str] = Field(default_factory=list)
-    reasoning_source: str = "none"
+    reasoning_source: ReasoningSource = "none"
     """Where reasoning came from without streaming: a field, inline markers, or none."""
     reasoning_fields: list[str] = Field(default_factory=list)
     """Every reasoning field seen, non-stream and stream (two means the same text is sent twice)."""
-    stream_reasoning_source: str = "none"
+    stream_reasoning_source: ReasoningSource = "none"
     streaming_usage: bool = False
     reasoning_tokens_reported: bool = False
     hidden_reasoning: bool = False

@@ -3,9 +3,17 @@ is read back into its type once; the views that summaries, speed figures and tab
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    model_serializer,
+)
 
 from qualeval.records.views import Outcome, Timed
 
@@ -24,22 +32,27 @@ __all__ = [
     "Record",
     "Rung",
     "Score",
+    "ServerTimings",
     "Status",
     "Timing",
     "Usage",
 ]
 
-ReasoningSource = Literal[
-    "field:reasoning",
-    "field:reasoning_content",
-    "field:reasoning_details",
-    "inline:paired",
-    "inline:close-only",
-    "inline:unclosed",
-    "channel:harmony",
-    "none",
-]
-"""Where the reasoning text was found. `channel:<name>` is open to user-defined channel formats."""
+ReasoningSource = (
+    Literal[
+        "field:reasoning",
+        "field:reasoning_content",
+        "field:reasoning_details",
+        "inline:paired",
+        "inline:close-only",
+        "inline:unclosed",
+        "channel:harmony",
+        "none",
+    ]
+    | Annotated[str, StringConstraints(pattern=r"^channel:\S+$")]
+)
+"""Where the reasoning text was found. `channel:<name>` is open to user-defined channel formats (a format file
+of kind `channel`), so past the fixed names it is any `channel:` name."""
 
 Status = Literal[
     "ok",
@@ -109,6 +122,34 @@ class Timing(BaseModel):
     """Completion tokens per second after the first token: (completion_tokens - 1) / (end - ttft)."""
     queued: float | None = None
     """Milliseconds the request waited in the client for a free slot before it was sent: never server time."""
+
+
+class ServerTimings(BaseModel):
+    """llama.cpp's `timings` object (server_slot_stats::to_json): milliseconds and token counts as the server
+    measured them. Its context holds prompt_n + cache_n + predicted_n tokens."""
+
+    model_config = ConfigDict(extra="allow")  # a newer build's fields, kept as they came
+
+    cache_n: int | None = None
+    """Prompt tokens taken from the KV cache (builds from about b4000 on)."""
+    prompt_n: int | None = None
+    """Prompt tokens evaluated."""
+    prompt_ms: float | None = None
+    prompt_per_token_ms: float | None = None
+    prompt_per_second: float | None = None
+    predicted_n: int | None = None
+    """Tokens generated."""
+    predicted_ms: float | None = None
+    predicted_per_token_ms: float | None = None
+    predicted_per_second: float | None = None
+    draft_n: int | None = None
+    """Speculative decoding only: tokens drafted, and how many of them were accepted."""
+    draft_n_accepted: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _as_sent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # the keys the server sent and no others: an older build's report is not padded with nulls
+        return {k: v for k, v in handler(self).items() if k in self.model_fields_set}
 
 
 class Grade(BaseModel):
@@ -186,11 +227,12 @@ class Record(BaseModel):
     """Fault class of every failed attempt before this result (none of them scored)."""
     final: bool = True
     request: dict[str, Any]
-    """The JSON body sent, which never holds the API key."""
+    """The JSON body sent, which never holds the API key: free-form by design, it is whatever the server was sent
+    (server-specific keys included)."""
     reasoning: str
     content: str
-    reasoning_source: str
-    status: str
+    reasoning_source: ReasoningSource
+    status: Status
     finish_reason: str | None
     usage: Usage
     timing: Timing
@@ -208,9 +250,12 @@ class Record(BaseModel):
     choices: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     meta: dict[str, Any]
+    """Free-form by design: the task's doc_to_meta values under the names its YAML gives them (breakdowns group
+    by them), then what serving shaping measured of the prompt and `scored: false` for a workload's synthetic
+    prompt (qualeval.wire.models.Sample.recorded_meta)."""
     error: str | None = None
-    server_timings: dict[str, Any] | None = None
-    """The server's own timing report when it sends one (llama.cpp's `timings`), verbatim."""
+    server_timings: ServerTimings | None = None
+    """The server's own timing report when it sends one (llama.cpp's `timings`)."""
     grade: Grade | None = None
     """A model judge's verdict, where one was asked (a free-form answer the rules rejected)."""
     endpoint: str | None = None

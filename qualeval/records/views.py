@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # record.py builds these views, so it imports this module, never the other way round
+    from qualeval.records.record import Agreement, Rung, Status
 
 __all__ = ["Outcome", "Timed"]
 
@@ -15,9 +18,9 @@ __all__ = ["Outcome", "Timed"]
 class Outcome:
     """What a summary needs of one final answer, from a live record or an offline item."""
 
-    status: str
+    status: Status
     correct: bool
-    rung: str
+    rung: Rung
     meta: Mapping[str, Any] = field(default_factory=dict)
     naive_correct: bool | None = None
     held: bool | None = None
@@ -28,7 +31,7 @@ class Outcome:
     """The item answered (its sample id): accuracy counts an item once. None: an item of its own."""
     measures: Mapping[str, Sequence[float]] | None = None
     """A scorer's own figures for this answer, each (hits, out of): IFEval's instruction-level counts."""
-    agreement: str | None = None
+    agreement: Agreement | None = None
     """Followup mode: how the follow-up's answer stood to the content's (records.Agreement)."""
     error: str | None = None
     """The endpoint's reason, when the request failed for good (no answer of the model's to count)."""
@@ -43,7 +46,7 @@ class Timed:
     session: str = ""
     sent_at: float | None = None
     correct: bool = False
-    status: str = "ok"
+    status: Status = "ok"
     ttft: float | None = None
     first_reasoning: float | None = None
     first_content: float | None = None

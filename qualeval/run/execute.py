@@ -356,12 +356,13 @@ def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> 
         choices=record.choices,
         aliases=record.aliases,
         meta=record.meta,
+        scored=record.meta.get("scored", True) is not False,  # the record's meta says so for a synthetic prompt
     )
     done = Completion(
         reasoning=record.reasoning,
         content=record.content,
         reasoning_source=record.reasoning_source,
-        status=record.status,  # type: ignore[arg-type]
+        status=record.status,
     )
     verdict = decide(task, sample, done, record.constraint, rescue=rescue, grade=record.grade, allow_code=allow_code)
     return record.model_copy(

@@ -197,7 +197,7 @@ class JudgedLine:
             extraction=self.verdict.extraction,
             score=self.verdict.score,
             gold=self.sample.gold,
-            meta=self.sample.meta,
+            meta=self.sample.recorded_meta(),
         )
 
 
@@ -364,8 +364,9 @@ def score_lines(
 def write_offline(
     out: Path, task: Task, responses: Path, items: list[OfflineItem], summary: TaskSummary, scored: list[JudgedLine]
 ) -> None:
-    """items.jsonl and summary.json, then report.md and report.html (a report that fails is a warning). No
-    request was sent, so the reports say once that timing is not known and leave the speed sections out."""
+    """items.jsonl and summary.json (a RunSummary, as a run writes, with this one task), then report.md and
+    report.html (a report that fails is a warning). No request was sent, so the reports say once that timing is
+    not known and leave the speed sections out."""
     from qualeval._version import __version__
     from qualeval.records import RunSummary, TaskReport
     from qualeval.records.store import RunStore
@@ -376,7 +377,6 @@ def write_offline(
     with (out / "items.jsonl").open("wb") as handle:
         for item in items:
             handle.write(item.model_dump_json().encode() + b"\n")
-    (out / "summary.json").write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
     report = TaskReport(summary=summary, speed=speed([]), linked=linked([], None))
     run = RunSummary(
         model=f"offline: {responses.name}",
@@ -386,4 +386,6 @@ def write_offline(
         records=len(items),
         tasks={task.name: report},
     )
-    write_reports_or_warn(RunStore(out), run, (entry.record(task.name) for entry in scored), offline=True)
+    store = RunStore(out)
+    store.write_json("summary.json", run.model_dump(mode="json"))
+    write_reports_or_warn(store, run, (entry.record(task.name) for entry in scored), offline=True)

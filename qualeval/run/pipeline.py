@@ -53,11 +53,10 @@ def request_for(
     gen = task.spec.generation
     values: dict[str, Any] = {"max_tokens": gen.max_tokens, "thinking": gen.thinking, "stop": gen.stop}
     values.update(sampling_for(task, overrides.get("thinking"), sampling))
-    shaped = sample.meta.get("request") or {}  # a workload item's own output length and forcing keys
-    if shaped.get("max_tokens"):
-        values["max_tokens"] = shaped["max_tokens"]
-    if shaped.get("extra_body"):
-        values["extra_body"] = dict(shaped["extra_body"])
+    if sample.max_tokens:  # a workload item's own output length, and the keys that force it
+        values["max_tokens"] = sample.max_tokens
+    if sample.extra_body:
+        values["extra_body"] = dict(sample.extra_body)
     extra = {**values.get("extra_body", {}), **(overrides.pop("extra_body", None) or {})}  # a level's, over an item's
     values.update({k: v for k, v in overrides.items() if v is not None})
     if extra:
@@ -114,7 +113,7 @@ async def _ask(
     the constraint (a follow-up request included); the judge decides whether it held."""
     if task.spec.scorer.kind in WHOLE_ANSWER:  # a program or an IFEval response, never a JSON `answer` field
         mode = "off"
-    if sample.meta.get("scored") is False:  # a workload's synthetic prompt: no answer to constrain
+    if not sample.scored:  # a workload's synthetic prompt: no answer to constrain
         mode = "off"
     sent, kind = request, None
     if mode == "single" and style is not None:
@@ -199,7 +198,7 @@ async def run_one(
         gold=sample.gold,
         choices=sample.choices,
         aliases=sample.aliases,
-        meta=sample.meta,
+        meta=sample.recorded_meta(),
         error=response.error,
         server_timings=response.server_timings,
         grade=grade,

@@ -112,7 +112,7 @@ def decide(
         return Verdict(
             Extraction(value=None, rung="none"), Score(correct=False, detail=f"not scored: {done.status}"), None
         )
-    if sample.meta.get("scored") is False:  # a workload's synthetic prompt: there is no right answer to find
+    if not sample.scored:  # a workload's synthetic prompt: there is no right answer to find
         return Verdict(Extraction(value=None, rung="none"), Score(correct=False, detail="not scored: synthetic"), None)
     if spec.scorer.kind in WHOLE_ANSWER:  # code and IFEval judge the whole content: no ladder, no naive reading
         return Verdict(*score_whole(done.content, sample, spec.scorer, allow_code=allow_code), None)

@@ -16,7 +16,7 @@ from qualeval.run.config import RunConfig
 from qualeval.serving.lengths import Counter, Filler, counter_for, headers_of, place
 from qualeval.serving.workloads import load_workload, workload_samples
 from qualeval.tasks import Task
-from qualeval.wire.models import Message, Sample
+from qualeval.wire.models import Message, Sample, Shape
 
 __all__ = ["needs_shaping", "parse_shard", "shape_work", "shard_of"]
 
@@ -78,15 +78,16 @@ async def at_lengths(work: Work, lengths: Sequence[int], depth: float, counter: 
             for s in samples:
                 item = s.messages[-1].content
                 text, got, _ = await place(counter, filler, item, length, depth, filler.offset(s.id))
-                meta = {
-                    **s.meta,
-                    "context_tokens": length,
-                    "context_depth": depth,
-                    "prompt_tokens": got,
-                    "prompt_count": counter.source,
-                }
+                shape = (s.shape or Shape()).model_copy(
+                    update={
+                        "context_tokens": length,
+                        "context_depth": depth,
+                        "prompt_tokens": got,
+                        "prompt_count": counter.source,
+                    }
+                )
                 messages = (*s.messages[:-1], Message(role="user", content=text))
-                shaped.append(s.model_copy(update={"id": f"{s.id}@{length}", "messages": messages, "meta": meta}))
+                shaped.append(s.model_copy(update={"id": f"{s.id}@{length}", "messages": messages, "shape": shape}))
         out.append((task, shaped))
     return out
 

@@ -24,7 +24,7 @@ from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.serving.lengths import Counter, Filler, fit, place
 from qualeval.tasks import Task, TaskSpec
-from qualeval.wire.models import Message, Sample
+from qualeval.wire.models import Message, Sample, Shape
 
 __all__ = ["PromptSpec", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]
 
@@ -150,14 +150,11 @@ Forcing = dict[str, Any]
 """The request keys that force an output length where the server accepts them: ignore_eos, min_tokens."""
 
 
-def _request(output: int | None, forcing: Forcing | None) -> dict[str, Any]:
-    shaped: dict[str, Any] = {}
-    if output:
-        shaped["max_tokens"] = output
-        extra = {k: (True if k == "ignore_eos" else output) for k in forcing or {}}
-        if extra:
-            shaped["extra_body"] = extra
-    return shaped
+def _budget(output: int | None, forcing: Forcing | None) -> dict[str, Any]:
+    """The Sample fields that give an item its output length: the budget, and the keys that force it."""
+    if not output:
+        return {}
+    return {"max_tokens": output, "extra_body": {k: (True if k == "ignore_eos" else output) for k in forcing or {}}}
 
 
 async def _conversation(
@@ -188,23 +185,29 @@ async def synthetic_samples(
         text, got = await fit(counter, filler, max(n - own, 1), filler.offset(seed))
         messages = (*earlier, Message(role="user", content=f"{text}\n\n{_INSTRUCTION}"))
         target = n + spec.depth * (n + (m or spec.output_len or 128))  # the earlier turns count towards it
-        meta = _meta(target, got + own + before, counter.source, m, i, batch)
-        meta["request"] = _request(m, forcing)
-        samples.append(Sample(id=f"{workload.name}/{i}", task=workload.name, messages=messages, gold="", meta=meta))
+        shape = _shape(target, got + own + before, counter.source, m, i, batch)
+        samples.append(
+            Sample(
+                id=f"{workload.name}/{i}",
+                task=workload.name,
+                messages=messages,
+                gold="",
+                scored=False,
+                shape=shape,
+                **_budget(m, forcing),
+            )
+        )
     return samples
 
 
-def _meta(target: int, counted: int, source: str, output: int | None, index: int, batch: int) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "scored": False,
-        "prompt_target": target,
-        "prompt_tokens": counted,
-        "prompt_count": source,
-        "output_target": output,
-    }
-    if batch:
-        meta["run"] = index // batch  # llama-benchy's runs: which batch of `concurrency` requests it went in
-    return meta
+def _shape(target: int, counted: int, source: str, output: int | None, index: int, batch: int) -> Shape:
+    return Shape(
+        prompt_target=target,
+        prompt_tokens=counted,
+        prompt_count=source,
+        output_target=output,
+        run=index // batch if batch else None,  # llama-benchy's runs: which batch of `concurrency` requests
+    )
 
 
 async def sharegpt_samples(workload: Workload, counter: Counter, forcing: Forcing | None, where: str) -> list[Sample]:
@@ -221,10 +224,19 @@ async def sharegpt_samples(workload: Workload, counter: Counter, forcing: Forcin
         if n < 4 or m < 4 or n > 1024 or n + m > 2048:
             continue
         i = len(samples)
-        meta = _meta(n, n, counter.source, m, i, 0)
-        meta["request"] = _request(m, forcing)
         messages = (Message(role="user", content=prompt),)
-        samples.append(Sample(id=f"{workload.name}/{i}", task=workload.name, messages=messages, gold="", meta=meta))
+        shape = _shape(n, n, counter.source, m, i, 0)
+        samples.append(
+            Sample(
+                id=f"{workload.name}/{i}",
+                task=workload.name,
+                messages=messages,
+                gold="",
+                scored=False,
+                shape=shape,
+                **_budget(m, forcing),
+            )
+        )
     if not samples:
         raise InputError(f"{spec.path}: no conversation passes vllm bench serve's length filters")
     return samples
@@ -263,18 +275,16 @@ async def placed_samples(
     lengths = _lengths(spec, random.Random(spec.seed))
     for i, (sample, (n, m)) in enumerate(zip(items, lengths, strict=False)):
         text, got, _ = await place(counter, filler, sample.messages[-1].content, n, 1.0, filler.offset((spec.seed, i)))
-        meta = {**sample.meta, **_meta(n, got, counter.source, m, i, 0), "scored": True}
-        meta["request"] = _request(m, None)
+        shape = _shape(n, got, counter.source, m, i, 0)
         messages = (*sample.messages[:-1], Message(role="user", content=text))
-        out.append(sample.model_copy(update={"messages": messages, "meta": meta}))
+        out.append(sample.model_copy(update={"messages": messages, "shape": shape, **_budget(m, None)}))
     return out
 
 
 def task_samples(workload: Workload, items: list[Sample]) -> list[Sample]:
     """A reasoning workload: a task's items as they are, with the workload's token budget."""
     spec = workload.prompts
-    shaped = {"max_tokens": spec.max_tokens} if spec.max_tokens else {}
-    return [s.model_copy(update={"meta": {**s.meta, "request": shaped}}) for s in items[: spec.num_prompts]]
+    return [s.model_copy(update={"max_tokens": spec.max_tokens}) for s in items[: spec.num_prompts]]
 
 
 async def workload_samples(

@@ -24,7 +24,8 @@ FIGURES = {
     4: (("P", "M"), ("M", "S")),
 }
 _TERMS = ("S", "M", "P")
-_REGIONS = list(itertools.product((False, True), repeat=3))  # membership in (S, M, P)
+_BOTH = (False, True)
+_REGIONS = list(itertools.product(_BOTH, _BOTH, _BOTH))  # membership in (S, M, P), one iterable each so it types
 
 
 def _holds(mood: str, x: str, y: str, inhabited: set[tuple[bool, bool, bool]]) -> bool:

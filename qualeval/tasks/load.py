@@ -45,11 +45,11 @@ def load_task(ref: str) -> Task:
         path = Path(ref)
         return Task(parse_task(path), path)
     base, _, selector = ref.partition(":")
-    path = builtin_tasks().get(base)
-    if path is None:
+    builtin = builtin_tasks().get(base)
+    if builtin is None:
         known = ", ".join(builtin_tasks())
         raise InputError(f"unknown task '{base}': expected one of {known}, a .yaml path, or lm_eval:NAME")
-    spec = parse_task(path)
+    spec = parse_task(builtin)
     if selector:
         sub = spec.subsets
         if sub is None:
@@ -57,7 +57,7 @@ def load_task(ref: str) -> Task:
         if selector not in sub.values and selector not in sub.groups:
             groups = ", ".join(sub.groups)
             raise InputError(f"task '{base}' has no {sub.label} or group '{selector}' (groups: {groups})")
-    return Task(spec, path, selector or None)
+    return Task(spec, builtin, selector or None)
 
 
 def _node_at(node: yaml.Node, loc: tuple[Any, ...]) -> yaml.Node:

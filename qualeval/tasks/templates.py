@@ -111,7 +111,8 @@ def compile_value(source: str, where: str, *, text: bool = False) -> Value:
         names, template, expression = _compiled(source, text)
         return Value(source, where, None, template, expression, names)
     except TemplateError as exc:
-        line = f" (template line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        lineno = getattr(exc, "lineno", None)  # a syntax error has one, other template errors do not
+        line = f" (template line {lineno})" if lineno else ""
         raise InputError(f"{where}: template syntax error{line}: {exc.message or exc}") from None
 
 

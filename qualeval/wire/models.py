@@ -18,6 +18,7 @@ __all__ = [
     "Message",
     "ReasoningSource",
     "Sample",
+    "Shape",
     "Status",
     "Timing",
     "Usage",
@@ -29,6 +30,27 @@ class Message(BaseModel):
 
     role: Literal["system", "user", "assistant"]
     content: str
+
+
+class Shape(BaseModel):
+    """What qualeval.serving made of an item's prompt (a workload's lengths, a context length): the serving
+    figures read it back from the record's `meta`, where the pipeline writes it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_target: int | None = None
+    """The prompt length in tokens the workload asked for (earlier turns included)."""
+    prompt_tokens: int | None = None
+    """The prompt's tokens as counted when it was built."""
+    prompt_count: str | None = None
+    """Who counted them: `server` (its /tokenize), `tokenizer:FILE` or an estimate."""
+    output_target: int | None = None
+    """The output length the workload asked for (None: the model's own)."""
+    run: int | None = None
+    """llama-benchy's runs (--batch): which batch of `concurrency` requests the item went in."""
+    context_tokens: int | None = None
+    """--context-lengths: the context length the item was placed in, and where in the filler (0 to 1)."""
+    context_depth: float | None = None
 
 
 class Sample(BaseModel):
@@ -49,7 +71,23 @@ class Sample(BaseModel):
     aliases: tuple[str, ...] = ()
     """Other accepted answers (alias match)."""
     meta: dict[str, Any] = Field(default_factory=dict)
-    """Values for breakdowns: subject, category, figure, validity..."""
+    """The task's doc_to_meta values, by the names its YAML gives them: breakdowns group by them (subject,
+    category...) and its scorer reads its own (the code scorer's `test`, IFEval's `kwargs`). Written into the
+    record as they are."""
+    scored: bool = True
+    """False for a workload's synthetic prompt: there is no right answer, so nothing to constrain or score."""
+    max_tokens: int | None = None
+    """A workload item's own token budget (its output length), over the task's."""
+    extra_body: dict[str, bool | int] = Field(default_factory=dict)
+    """The keys that force a workload item's output to that length (ignore_eos, min_tokens), merged into the body."""
+    shape: Shape | None = None
+    """What serving made of the prompt (None: the task's own item, as rendered)."""
+
+    def recorded_meta(self) -> dict[str, Any]:
+        """The record's `meta`: the task's values, then the shape and whether it is scored, which the serving
+        figures and the reports read back from there."""
+        shape = self.shape.model_dump(exclude_none=True) if self.shape else {}
+        return {**self.meta, **shape, **({} if self.scored else {"scored": False})}
 
 
 class ChatRequest(BaseModel):
@@ -83,7 +121,7 @@ class Completion(BaseModel):
 
     reasoning: str = ""
     content: str = ""
-    reasoning_source: str = "none"
+    reasoning_source: ReasoningSource = "none"
     reasoning_closed: bool = False
     status: Status = "ok"
 
@@ -107,6 +145,6 @@ class ChatResponse(BaseModel):
     sent_at: float | None = None
     """Wall-clock time (Unix seconds) the final attempt was sent: places the request within its run."""
     server_timings: dict[str, Any] | None = None
-    """llama.cpp's `timings` object, kept verbatim when present."""
+    """llama.cpp's `timings` object, kept verbatim when present (the record types it: records.ServerTimings)."""
     endpoint: str | None = None
     """The base URL that answered, when a run spreads requests over several replicas (qualeval.serving.endpoints)."""

@@ -321,7 +321,7 @@ def test_one_task_commands_take_task_equals_path_as_run_does(tmp_path: Path) -> 
     scored = qualeval("score", "--task", str(task), "--responses", str(responses), "--data", f"mytask={data}",
                       "--out", str(tmp_path / "s"))  # fmt: skip
     assert scored.returncode == 0, scored.stderr
-    assert json.loads((tmp_path / "s" / "summary.json").read_text())["correct"] == 2
+    assert json.loads((tmp_path / "s" / "summary.json").read_text())["tasks"]["mytask"]["summary"]["correct"] == 2
 
 
 def test_run_data_is_keyed_by_what_task_says(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def content_only(out: Path, task: str = "knowledge_qa") -> float:
     scored = out.parent / f"{out.name}-scored"
     done = qualeval("score", "--task", task, "--responses", str(responses), "--out", str(scored))
     assert done.returncode == 0, done.stderr
-    return float(json.loads((scored / "summary.json").read_text())["accuracy"])
+    return float(json.loads((scored / "summary.json").read_text())["tasks"][task]["summary"]["accuracy"])
 
 
 def accuracy(out: Path) -> float:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from qualeval.errors import InputError
+from qualeval.records import RunSummary
 from qualeval.run.offline import score_file
 from qualeval.tasks import load_task
 from tests.conftest import GSM8K, SHARED
@@ -61,7 +62,9 @@ def test_scoring_all_of_gsm8k_through_the_cli(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     items = [json.loads(line) for line in (tmp_path / "out" / "items.jsonl").read_text().splitlines()]
     assert len(items) == 1319 and set(items[0]) >= {"id", "status", "extracted", "method", "correct"}
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    written = (tmp_path / "out" / "summary.json").read_text()
+    assert list(RunSummary.model_validate_json(written).tasks) == ["gsm8k"]  # the shape a run writes
+    summary = json.loads(written)["tasks"]["gsm8k"]["summary"]
     assert summary["correct"] == 1319 - len(range(0, 1319, 4))
     assert summary["rungs"] == {"anchor": 1319}
 
@@ -290,7 +293,7 @@ def test_score_with_a_model_judge_on_the_reference_server(tmp_path: Path) -> Non
         (False, "anchor", "incorrect"),
         (True, "anchor", None),
     ]
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())["tasks"]["knowledge_qa"]["summary"]
     assert summary["accuracy_without_judge"] == pytest.approx(1 / 3)
     assert (
         "a model judge accepted 1 answers the rules rejected; by the rules alone, accuracy 33.3%"
@@ -367,7 +370,7 @@ def test_a_real_zeroeval_file_scores_its_published_accuracy(tmp_path: Path) -> N
         "--out", str(tmp_path / "o"),
     )  # fmt: skip
     assert code == 0, out
-    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())["tasks"]["gsm8k"]["summary"]
     published = next(
         r for r in json.loads((ZEROEVAL / "gsm.summary.json").read_text()) if r["Model"] == "gemma-2-9b-it"
     )

@@ -63,8 +63,8 @@ def _load(path: Path, ref: FunctionRef) -> ModuleType:
         missing = exc.name if isinstance(exc, ImportError) else None
         why = f"{path.name} needs the module '{missing}', which is not installed" if missing else None
         why = why or f"importing {path} failed: {first_line(exc)}"
-        _modules[path] = InputError(f"{ref.where}: !function {ref.name}: {why}")
-        raise _modules[path] from None
+        error = _modules[path] = InputError(f"{ref.where}: !function {ref.name}: {why}")
+        raise error from None
     _modules[path] = module
     return module
 
