@@ -17,17 +17,40 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
+from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.errors import EndpointError
 from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style
 from qualeval.scoring.constrain import Constraint, request_params
-from qualeval.wire.client import THINKING_SWITCHES, ChatClient, switch_params
+from qualeval.wire.client import THINKING_SWITCHES, ChatClient, client_option, switch_params
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
-__all__ = ["REPEATS", "probe", "settle"]
+__all__ = ["REPEATS", "ProbeOptions", "probe", "settle"]
 
 REPEATS = 4
 """Samples of one check at most: it stops as soon as two in a row agree."""
+
+
+class ProbeOptions(BaseModel):
+    """`qualeval probe`'s options, declared once (its flags are made from these fields, qualeval.run.options):
+    the client's, with the defaults of a few small requests, and the probe's own token budget."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = client_option(
+        "base_url", "None leaves the default to the client, or the URL to a --sim server", default=None
+    )
+    model: str = Field("sim", description="Model name to send.")
+    max_tokens: int = Field(
+        BUDGET, description="Start token budget of each probe request (doubled for a sample that runs out)."
+    )
+    timeout: float = client_option(
+        "timeout", "the probe's requests are short: a stalled one fails sooner", default=120.0
+    )
+    max_retries: int = client_option(
+        "max_retries", "a probe answers in seconds; a flaky endpoint is reported, not waited out", default=2
+    )
+
 
 _CHOICES = ["qv-alpha", "qv-beta", "qv-gamma"]
 _REGEX = "qv-[0-9]{4}"
