@@ -82,8 +82,24 @@ _MODES: dict[str, dict[str, Any]] = {
 }
 
 
-def _ask(model: str, text: str, **kw: Any) -> ChatRequest:
-    return ChatRequest(model=model, messages=(Message(role="user", content=text),), **kw)
+Ask = Callable[..., Awaitable[ChatResponse]]
+"""(text, seed, budget, stream=False, body=None) -> the endpoint's response: every request the probe sends."""
+
+
+def _asker(client: ChatClient, model: str) -> Ask:
+    """The one place a probe request is made: the model and a user message, with a check's own seed, budget and
+    body."""
+
+    def ask(
+        text: str, seed: int, budget: int, *, stream: bool = False, body: dict[str, Any] | None = None
+    ) -> Awaitable[ChatResponse]:
+        message = Message(role="user", content=text)
+        request = ChatRequest(
+            model=model, messages=(message,), max_tokens=budget, seed=seed, stream=stream, extra_body=body or {}
+        )
+        return client.chat(request)
+
+    return ask
 
 
 def _check(mode: str, resp: ChatResponse) -> ModeResult:
@@ -165,22 +181,18 @@ def _starved(resp: ChatResponse) -> bool:
     return resp.error is None and resp.completion.status in TRUNCATED
 
 
-def _mode_sample(client: ChatClient, model: str, mode: str) -> Sample:
+def _mode_sample(ask: Ask, mode: str) -> Sample:
     async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
-        ask = _ask(model, _GREETING, max_tokens=budget, seed=seed, stream=False, extra_body=_MODES[mode])
-        resp = await client.chat(ask)
+        resp = await ask(_GREETING, seed, budget, body=_MODES[mode])
         found = _check(mode, resp)
         return found.verdict, found.detail, _starved(resp)
 
     return sample
 
 
-def _switch_sample(
-    client: ChatClient, model: str, off_body: dict[str, Any], on: Callable[[int, int], Awaitable[ChatResponse]]
-) -> Sample:
+def _switch_sample(ask: Ask, off_body: dict[str, Any], on: Callable[[int, int], Awaitable[ChatResponse]]) -> Sample:
     async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
-        ask = _ask(model, _QUESTION, max_tokens=budget, seed=seed, stream=False, extra_body=off_body)
-        with_thinking, off = await asyncio.gather(on(seed, budget), client.chat(ask))
+        with_thinking, off = await asyncio.gather(on(seed, budget), ask(_QUESTION, seed, budget, body=off_body))
         verdict = _switch_verdict(with_thinking, off)
         return verdict, verdict, False
 
@@ -210,14 +222,15 @@ async def probe(client: ChatClient, model: str, *, max_tokens: int = BUDGET, see
     """Probe the endpoint behind `client` with its own token budget (`max_tokens`, the start budget) and seeds.
     Raises EndpointError when it cannot be reached at all."""
     served, simulated, notes = await _listing(client)
-    on = _shared(lambda s, b: client.chat(_ask(model, _QUESTION, max_tokens=b, seed=s, stream=False)))
+    ask = _asker(client, model)
+    on = _shared(lambda s, b: ask(_QUESTION, s, b))
     modes = list(_MODES)
     # everything at once: each check's samples wait only for their own requests
     base, streamed, *settled = await asyncio.gather(
         on(seed, max_tokens),
-        client.chat(_ask(model, _QUESTION, max_tokens=max_tokens, seed=seed, stream=True)),
-        *(settle(_switch_sample(client, model, body, on), max_tokens, seed=seed) for body in _SWITCHES.values()),
-        *(settle(_mode_sample(client, model, m), max_tokens, seed=seed) for m in modes),
+        ask(_QUESTION, seed, max_tokens, stream=True),
+        *(settle(_switch_sample(ask, body, on), max_tokens, seed=seed) for body in _SWITCHES.values()),
+        *(settle(_mode_sample(ask, m), max_tokens, seed=seed) for m in modes),
     )
     if base.error and streamed.error:
         raise EndpointError(f"{client.config.base_url}: chat completions failed: {base.error}")
