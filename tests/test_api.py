@@ -62,6 +62,37 @@ def test_every_run_option_is_a_flag_a_config_key_and_an_evaluate_keyword(tmp_pat
     assert "unknown option" not in str(err.value)
 
 
+def test_options_shared_with_the_client_are_declared_once() -> None:
+    """A run's and the probe's client options are ClientConfig's fields: the same type, default and help, or a
+    difference that says why; `score` and `probe` take their flags from the declaration, as `run` does."""
+    from typer.main import get_command
+
+    from qualeval.cli import app
+    from qualeval.cli.evaluate import _SCORE_HELP, SCORE_OPTIONS
+    from qualeval.run.probe import ProbeOptions
+    from qualeval.wire.client import ClientConfig
+
+    client = ClientConfig.model_fields
+    for model in (RunConfig, ProbeOptions):
+        for name in set(model.model_fields) & set(client):
+            field, declared = model.model_fields[name], client[name]
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            if extra.get("differs"):  # e.g. a run never falls back to OpenAI's URL
+                continue
+            assert (field.annotation, field.description) == (declared.annotation, declared.description), name
+            assert field.get_default(call_default_factory=True) == declared.get_default(call_default_factory=True)
+    assert {"timeout", "max_retries", "thinking_opened", "max_tokens_field"} <= set(RunConfig.model_fields)
+    commands = get_command(app).commands  # type: ignore[attr-defined]
+    run, score, probe = ({p.name: p for p in commands[c].params} for c in ("run", "score", "probe"))
+    for name in SCORE_OPTIONS:
+        assert score[name].opts == run[name].opts and score[name].secondary_opts == run[name].secondary_opts
+        assert name in _SCORE_HELP or score[name].help == run[name].help, name
+    # score's own: one task's data (a PATH, or TASK=PATH), and a folder for items.jsonl rather than a run directory
+    assert set(score) & set(RunConfig.model_fields) - set(SCORE_OPTIONS) == {"data", "out"}
+    assert set(ProbeOptions.model_fields) <= set(probe) and probe["max_tokens"].opts == ["--max-tokens"]
+    assert "(default: 2048)" in (probe["max_tokens"].help or "")
+
+
 def test_flags_take_the_forms_people_type() -> None:
     config = load_config(
         None,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from qualeval.records import Comparison, ProbeResult, RunSummary, TaskSummary
     from qualeval.records.store import RunStore
     from qualeval.run.config import RunConfig
+    from qualeval.run.probe import ProbeOptions
     from qualeval.sim import SimConfig, SimServer
     from qualeval.wire.client import ClientConfig
     from qualeval.wire.models import Sample
@@ -72,19 +73,17 @@ def sim_endpoint(base_url: str | None, sim: str | None) -> Iterator[str | None]:
         yield url
 
 
-def probe_endpoint(
-    base_url: str | None, *, sim: str | None, model: str, max_tokens: int, timeout: float, max_retries: int
-) -> ProbeResult:
+def probe_endpoint(options: ProbeOptions, *, sim: str | None) -> ProbeResult:
     """Probe an endpoint (or a reference server started for it) for what it honours."""
     from qualeval.wire.client import check_config
     from qualeval.wire.transport import run_async
 
-    with sim_endpoint(base_url, sim) as url:
+    with sim_endpoint(options.base_url, sim) as url:
         # each check is sampled repeatedly: let them all be in flight at once
-        values: dict[str, object] = {"timeout": timeout, "max_retries": max_retries, "concurrency": 32}
+        values: dict[str, object] = {"timeout": options.timeout, "max_retries": options.max_retries, "concurrency": 32}
         if url:
             values["base_url"] = url
-        return run_async(_probe(check_config(**values), model, max_tokens))
+        return run_async(_probe(check_config(**values), options.model, options.max_tokens))
 
 
 async def _probe(config: ClientConfig, model: str, max_tokens: int) -> ProbeResult:

@@ -12,17 +12,24 @@ from qualeval.cli import commands
 from qualeval.cli.output import fail, note, stderr, stdout, with_progress
 from qualeval.cli.views import print_comparison, print_run, print_summary
 from qualeval.errors import InputError, QualevalError
-from qualeval.run.options import cli_parameters
+from qualeval.run.options import cli_parameters, given_or_default
 
 __all__ = ["register"]
 
-_JUDGE_URL_HELP = (
-    "A model judge (OpenAI-compatible base URL) asked only about free-form answers the rules reject; "
-    "key from QUALEVAL_JUDGE_API_KEY or OPENAI_API_KEY."
-)
 _AllowCode = Annotated[
     bool, typer.Option(help="Run the model's code to score code tasks (HumanEval), each in a sandboxed process.")
 ]
+# the run options `score` takes (qualeval.run.options), with the help of one that means something else offline
+SCORE_OPTIONS = (
+    "rescue",
+    "thinking",
+    "thinking_opened",
+    "reasoning_format",
+    "judge_base_url",
+    "judge_model",
+    "allow_code_execution",
+)
+_SCORE_HELP = {"thinking": "Whether the responses were made with thinking on or off."}
 _ScoreData = Annotated[
     Path | None,
     typer.Option(
@@ -37,20 +44,6 @@ _ScoreFormat = Annotated[
         "output, response, completion, generated_text, generation or text, the id under sample_id, doc_id, idx, "
         "question_id, task_id or key) or lm-eval (samples_*.jsonl).",
     ),
-]
-_Rescue = Annotated[
-    bool,
-    typer.Option(
-        help="Also read answers from the reasoning when the content is empty (counted apart, never in the accuracy)."
-    ),
-]
-_Thinking = Annotated[
-    bool | None,
-    typer.Option("--thinking/--no-thinking", help="Whether the responses were made with thinking on or off."),
-]
-_Opened = Annotated[bool, typer.Option(help="The chat template opened the thinking block (output has only </think>).")]
-_Formats = Annotated[
-    list[Path] | None, typer.Option(help="A reasoning-format YAML to split with (repeatable), before built-ins.")
 ]
 _CompareOut = Annotated[
     Path | None, typer.Option(help="Folder for compare.json and compare.html (default: RUN_B/compare).")
@@ -71,18 +64,13 @@ def score_cmd(
     out: Annotated[Path, typer.Option(help="Folder for items.jsonl, summary.json and the reports.")],
     data: _ScoreData = None,
     fmt: _ScoreFormat = "qualeval",
-    rescue: _Rescue = False,
-    thinking: _Thinking = None,
-    thinking_opened: _Opened = False,
-    reasoning_format: _Formats = None,
-    judge_base_url: Annotated[str | None, typer.Option(help=_JUDGE_URL_HELP)] = None,
-    judge_model: Annotated[str | None, typer.Option(help="The model judge's model name.")] = None,
-    allow_code_execution: _AllowCode = False,
+    **flags: Any,
 ) -> None:
     """Score responses from elsewhere with qualeval's extractor, offline: no endpoint, no requests."""
+    given = given_or_default(flags)
     if fmt not in ("qualeval", "lm-eval"):
         fail(InputError(f"--format must be 'qualeval' or 'lm-eval', got '{fmt}'"))
-    if bool(judge_base_url) != bool(judge_model):
+    if bool(given["judge_base_url"]) != bool(given["judge_model"]):
         fail(InputError("--judge-base-url and --judge-model go together"))
     try:
         summary = commands.score_and_write(
@@ -90,14 +78,14 @@ def score_cmd(
             responses,
             out,
             fmt=fmt,  # type: ignore[arg-type]
-            reasoning_formats=reasoning_format or (),
-            thinking=thinking,
-            thinking_opened=thinking_opened,
-            allow_code=allow_code_execution,
+            reasoning_formats=given["reasoning_format"],
+            thinking=given["thinking"],
+            thinking_opened=given["thinking_opened"],
+            allow_code=given["allow_code_execution"],
             data=data,
-            rescue=rescue,
-            judge_base_url=judge_base_url,
-            judge_model=judge_model,
+            rescue=given["rescue"],
+            judge_base_url=given["judge_base_url"],
+            judge_model=given["judge_model"],
             note=lambda text: note(f"note: {text}"),
         )
     except QualevalError as exc:
@@ -222,6 +210,9 @@ def register(app: typer.Typer) -> None:
     # `run` takes one option per RunConfig field (qualeval.run.options), after the profile that they override
     config = inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_Profile)
     run_cmd.__signature__ = inspect.Signature([config, *cli_parameters()])  # type: ignore[attr-defined]
+    own = [p for p in inspect.signature(score_cmd, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    options = cli_parameters(names=SCORE_OPTIONS, helps=_SCORE_HELP)
+    score_cmd.__signature__ = inspect.Signature([*own, *options])  # type: ignore[attr-defined]
     app.command("score", rich_help_panel="Evaluate")(score_cmd)
     app.command("compare", rich_help_panel="Evaluate")(compare_cmd)
     app.command("run", rich_help_panel="Evaluate")(run_cmd)

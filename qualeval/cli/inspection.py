@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,16 +13,11 @@ from qualeval.cli import commands
 from qualeval.cli.output import fail
 from qualeval.cli.views import print_probe, print_sample, print_tasks
 from qualeval.errors import InputError, QualevalError
+from qualeval.run.options import cli_parameters, given_or_default
+from qualeval.run.probe import ProbeOptions
 
 __all__ = ["register"]
 
-_BaseUrl = Annotated[
-    str | None,
-    typer.Option(help="Endpoint, e.g. http://127.0.0.1:8011/v1 (default: OPENAI_BASE_URL, else OpenAI's)."),
-]
-_ProbeTokens = Annotated[
-    int, typer.Option(help="Start token budget of each probe request (doubled for a sample that runs out).")
-]
 _Sim = Annotated[
     str | None,
     typer.Option(help="Probe a reference server of this flavour, started in-process (instead of --base-url)."),
@@ -30,24 +26,19 @@ _Task = Annotated[str, typer.Argument(help="Built-in name (gsm8k, mmlu:stem), a 
 
 
 def probe_cmd(
-    base_url: _BaseUrl = None,
-    model: Annotated[str, typer.Option(help="Model name to send.")] = "sim",
     output: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the JSON result here.")] = None,
-    max_tokens: _ProbeTokens = 2048,
-    timeout: Annotated[float, typer.Option(help="Seconds per request attempt.")] = 120.0,
-    max_retries: Annotated[int, typer.Option(help="Retries on 429, 5xx and connection errors.")] = 2,
     sim: _Sim = None,
+    **flags: Any,
 ) -> None:
     """Report what an endpoint really honours: reasoning fields, streaming usage, structured outputs."""
+    options = ProbeOptions(**given_or_default(flags, ProbeOptions))
     if output not in ("table", "json"):
         fail(InputError(f"--format must be 'table' or 'json', got '{output}'"))
     try:
-        if max_tokens < 1:
-            raise InputError(f"--max-tokens must be at least 1, got {max_tokens}")
-        result = commands.probe_endpoint(
-            base_url, sim=sim, model=model, max_tokens=max_tokens, timeout=timeout, max_retries=max_retries
-        )
+        if options.max_tokens < 1:
+            raise InputError(f"--max-tokens must be at least 1, got {options.max_tokens}")
+        result = commands.probe_endpoint(options, sim=sim)
         text = commands.write_json(json_path, result) if json_path is not None else result.model_dump_json(indent=2)
     except QualevalError as exc:
         fail(exc)
@@ -91,6 +82,9 @@ def tasks_show(
 
 
 def register(app: typer.Typer) -> None:
+    # `probe` takes one option per ProbeOptions field (qualeval.run.options), after its own
+    own = [p for p in inspect.signature(probe_cmd, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    probe_cmd.__signature__ = inspect.Signature([*own, *cli_parameters(ProbeOptions)])  # type: ignore[attr-defined]
     app.command("probe", rich_help_panel="Inspect")(probe_cmd)
     tasks_app = typer.Typer(help="List built-in tasks and render their samples.", no_args_is_help=True)
     tasks_app.command("list")(tasks_list)

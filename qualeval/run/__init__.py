@@ -1,11 +1,11 @@
 """A whole run: its options, what it pins, each sample from request to record.
 
 config      RunConfig: every run option, declared once
-options     the `qualeval run` flags, the API's keywords and profile files, made from RunConfig
+options     the `qualeval run` flags, `score`'s run options, the API's keywords and profile files, made from RunConfig
 execute     execute() a run (or resume it), rescore() one offline
 pipeline    run_one(): one sample from request to record
 pinned      what a run decides once: constraint mode and convention, thinking switch
-probe       what an endpoint really honours
+probe       what an endpoint really honours, and the options of `qualeval probe` (ProbeOptions)
 checks      what a run must allow before it starts, and its warnings
 offline     `qualeval score`: responses from elsewhere through the same verdict
 merge       the shards of one run joined

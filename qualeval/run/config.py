@@ -10,28 +10,32 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from qualeval.records import ThinkingSwitch
 from qualeval.scoring.constrain import Mode, Style
 from qualeval.tasks.spec import ByThinking, check_sampling
-from qualeval.wire.client import env_base_url
+from qualeval.wire.client import ClientConfig, MaxTokensField, client_option, env_base_url
 
 __all__ = ["RunConfig"]
 
 
 class RunConfig(BaseModel):
     """Every option of a run, declared once: the `qualeval run` flags, the profile-file keys and the keywords of
-    `qualeval.evaluate` are all made from these fields (qualeval.run.options), with the descriptions as help."""
+    `qualeval.evaluate` are all made from these fields (qualeval.run.options), with the descriptions as help; one
+    handed on to the client is ClientConfig's (`client_option`), with what a run does differently and why."""
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str = Field(
+    base_url: str = client_option(
+        "base_url",
+        "a run names its endpoint: without OPENAI_BASE_URL or the flag it stops, never sending a benchmark to OpenAI",
         default_factory=lambda: env_base_url() or "",
         description="The endpoint's base URL (…/v1); default OPENAI_BASE_URL. Given again: more replicas of the "
         "same model, each request sent to the one with the fewest in flight.",
         json_schema_extra={"repeatable": True},
     )
     model: str = Field("", description="The model name to send.")
-    api_key: SecretStr | None = Field(
-        None, description="The endpoint's API key (default OPENAI_API_KEY); never written anywhere.", exclude=True
+    api_key: SecretStr | None = client_option(
+        "api_key", "None: the client reads OPENAI_API_KEY; never in the manifest", default=None, exclude=True
     )
     tasks: list[str] = Field(
         default_factory=list,
@@ -49,8 +53,10 @@ class RunConfig(BaseModel):
     sample_seed: int | None = Field(None, description="Shuffle samples with this seed before --limit.")
     num_fewshot: int | None = Field(None, description="Few-shot examples (the task's default otherwise).")
     samples_per_item: int = Field(1, description="K samples per item: mean, maj@K, pass@K.")
-    concurrency: list[int] = Field(
-        default_factory=lambda: [16],
+    concurrency: list[int] = client_option(
+        "concurrency",
+        "a run may sweep load levels, each one the client's cap in turn",
+        default_factory=lambda: [ClientConfig.model_fields["concurrency"].default],
         description="Requests in flight; several values (1,4,16) make a sweep over the same items. With "
         "--request-rate, the cap on requests in flight.",
     )
@@ -70,10 +76,7 @@ class RunConfig(BaseModel):
         default_factory=list,
         description="Token budget (the task's default otherwise); a list (512,2048,8192) is one level per budget.",
     )
-    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = Field(
-        "max_tokens",
-        description="The body key that carries the budget (OpenAI's newer models want max_completion_tokens).",
-    )
+    max_tokens_field: MaxTokensField = client_option("max_tokens_field")
     temperature: float | None = Field(
         None, description="Sampling temperature (0 to 2); over --sampling and the task's own (default: the task's)."
     )
@@ -97,14 +100,14 @@ class RunConfig(BaseModel):
         description="The server's own cap on thinking tokens (vLLM's thinking_token_budget; the probe checks it "
         "holds); a list is one level per budget.",
     )
-    thinking_switch: Literal["auto", "chat_template_kwargs", "reasoning_effort", "deepseek", "none"] = Field(
-        "auto",
+    thinking_switch: Literal["auto", ThinkingSwitch] = client_option(
+        "thinking_switch",
+        "a run can ask the probe which switch the endpoint obeys (auto) before it pins one",
+        default="auto",
         description="How thinking is switched: auto (the first convention the probe saw work), or force "
         "chat_template_kwargs, reasoning_effort, deepseek or none.",
     )
-    thinking_opened: bool = Field(
-        False, description="The chat template opens the thinking block (only </think> comes back)."
-    )
+    thinking_opened: bool = client_option("thinking_opened")
     reasoning_format: list[str] = Field(
         default_factory=list,
         description="A reasoning-format YAML (or built-in name) to split with, before the built-ins (repeatable).",
@@ -118,8 +121,8 @@ class RunConfig(BaseModel):
         False, description="Read answers from the reasoning when the content is empty (counted apart)."
     )
     stream: bool = Field(True, description="Stream responses.")
-    timeout: float = Field(600.0, description="Seconds per request attempt.")
-    max_retries: int = Field(4, description="Retries on 429, 5xx and connection errors.")
+    timeout: float = client_option("timeout")
+    max_retries: int = client_option("max_retries")
     fail_under: float | None = Field(None, description="Exit 1 when a task's accuracy is below this share (0.8 = 80%).")
     probe: bool = Field(
         True,
@@ -228,8 +231,7 @@ class RunConfig(BaseModel):
                      "endpoints", "max_tokens", "reasoning_effort", "thinking_budget", mode="before")  # fmt: skip
     @classmethod
     def _lists(cls, value: Any, info: Any) -> Any:
-        """One value, a comma list ("1,4,16"), or a list of either (a repeated flag). A level given twice would
-        share its records' keys with the first, and so never run: refused."""
+        """One value, a comma list ("1,4,16"), or a list of either; a level twice would share its keys, never run."""
         value = _comma_list(value)
         levels = {"concurrency", "request_rate", "max_tokens", "reasoning_effort", "thinking_budget"}
         if info.field_name in levels and isinstance(value, list) and len(set(map(str, value))) < len(value):

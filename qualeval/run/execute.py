@@ -49,8 +49,14 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _samples(task: Task, config: RunConfig, data: Path | None) -> list[Sample]:
-    samples = build_samples(task, data=data, limit_per_subset=config.limit_per_subject, num_fewshot=config.num_fewshot)
+def _samples(task: Task, ref: str, config: RunConfig, tasks: list[Task]) -> list[Sample]:
+    data = config.data_for(task.name, ref)  # --data is keyed by what --task said, or by the task's name
+    try:
+        samples = build_samples(
+            task, data=data, limit_per_subset=config.limit_per_subject, num_fewshot=config.num_fewshot
+        )
+    except InputError as exc:  # one error naming the --data keys, not a warning and then a puzzle
+        raise (exc if data else unread_data_error(exc, config, tasks)) from None
     if config.sample_seed is not None:
         samples = random.Random(config.sample_seed).sample(samples, len(samples))
     return samples[: config.limit] if config.limit else samples
@@ -60,18 +66,12 @@ def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
     refs = [(ref, task) for ref in config.tasks for task in load_tasks(ref)]  # lm_eval:GROUP runs as its tasks
     tasks = [task for _, task in refs]
     check_code_allowed(tasks, config.allow_code_execution)  # refused before any data is read
-    out = []
-    for ref, task in refs:
-        data = config.data_for(task.name, ref)  # --data is keyed by what --task said, or by the task's name
-        try:
-            out.append((task, _samples(task, config, data)))
-        except InputError as exc:  # one error naming the --data keys, not a warning and then a puzzle
-            raise (exc if data else unread_data_error(exc, config, tasks)) from None
+    loaded = [(task, _samples(task, ref, config, tasks)) for ref, task in refs]
     check_run_tasks(config, tasks)  # the warnings: --data for no task of the run, sampling cards advise against
-    names = [t.name for t, _ in out]
+    names = [t.name for t, _ in loaded]
     if len(set(names)) != len(names):
         raise InputError(f"--task: the same task is given twice ({', '.join(names)})")
-    return out
+    return loaded
 
 
 def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: Pinned | None) -> Manifest:
@@ -166,15 +166,16 @@ async def execute(
 ) -> RunSummary:
     """Run (or resume) everything the config asks for; returns the summary written to summary.json."""
     work = load_run_tasks(config)
+    swept = levels(config)
     shaping: dict[str, Any] = {}
     if needs_shaping(config):  # a workload, context lengths or a shard: prompts are counted on the endpoint
         work, shaping = await shape_work(config, work)
     assert config.out is not None
     store = RunStore(config.out)
     old = store.manifest()
-    manifest = _manifest(config, work, old.pinned if old else None)
     if old is not None:
-        refuse_conflicts(config.out, old, manifest.config)
+        refuse_conflicts(config.out, old, config.model_dump(mode="json"))
+    manifest = _manifest(config, work, old.pinned if old else None)
     store.check(manifest)  # local mistakes surface before the endpoint is contacted
     started = time.perf_counter()
     bare = {t.name: t.spec.prompt.bare for t, _ in work}
@@ -191,15 +192,16 @@ async def execute(
     for note in pinned.notes if fresh else ():
         print(f"note: {note}", file=sys.stderr, flush=True)
     items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
-    swept = levels(config)
     if on_start:
         remaining = sum((s.id, a, level.label) not in done for level in swept for _, s, a in items)
         on_start(len(items) * len(swept) - remaining, len(items) * len(swept))
     cap = max(level.cap for level in swept)
     client_config = _client_config(config, cap, pinned.thinking_switch)
     try:
-        judging = model_judge_for(config.judge_base_url, config.judge_model, cap)
-        async with serving_client(config, client_config, cap, on_record) as (client, told), judging as model_judge:
+        async with (
+            serving_client(config, client_config, cap, on_record) as (client, told),
+            model_judge_for(config.judge_base_url, config.judge_model, cap) as model_judge,
+        ):
             session = manifest.started or ""
             await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge)
     finally:
@@ -266,7 +268,7 @@ async def _send_all(
             if (item[1].id, item[2], at.label) not in done:
                 await one(item, at, True)
         todo = [x for x in items[config.warmup :] if (x[1].id, x[2], at.label) not in done]
-        if getattr(config, "batch", False):
+        if config.batch:  # llama-benchy's batches, whatever the rate
             await batch_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
         elif at.rate is None:
             await _closed_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))

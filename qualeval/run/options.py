@@ -1,7 +1,8 @@
-"""Run options are declared once, as the fields of qualeval.run.config.RunConfig (name, type, default, help). This
-module turns that declaration into the `qualeval run` flags and the keyword parameters of qualeval.evaluate, and
-loads a profile file with flags on top, so the flags, the profile-file keys and the API keywords cannot drift
-apart (a test checks that they agree).
+"""Run options are declared once, as the fields of qualeval.run.config.RunConfig (name, type, default, help; an
+option handed on to the client is ClientConfig's). This module turns that declaration into the `qualeval run`
+flags, the run options `qualeval score` takes, and the keyword parameters of qualeval.evaluate, and loads a
+profile file with flags on top, so the flags, the profile-file keys and the API keywords cannot drift apart (a
+test checks that they agree). `qualeval probe` gets its flags the same way, from the probe's options.
 """
 
 from __future__ import annotations
@@ -9,18 +10,19 @@ from __future__ import annotations
 import inspect
 import types
 import typing
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.run.config import RunConfig
 
-__all__ = ["api_parameters", "cli_parameters", "flag_of", "load_config", "profile_path", "profiles"]
+__all__ = ["api_parameters", "cli_parameters", "flag_of", "given_or_default", "load_config", "profile_path", "profiles"]
 
 # where each option shows in `qualeval run --help` (presentation only; the options themselves are RunConfig's)
 _PANELS = {
@@ -113,10 +115,16 @@ def _default_text(field: FieldInfo) -> str:
     return f" (default: {default})"
 
 
-def cli_parameters() -> list[inspect.Parameter]:
-    """One `qualeval run` option per RunConfig field; None means "not given", so a profile's value stays."""
+def cli_parameters(
+    source: type[BaseModel] = RunConfig, names: Iterable[str] | None = None, helps: Mapping[str, str] | None = None
+) -> list[inspect.Parameter]:
+    """One command-line option per field of `source` (those in `names`, if given): `qualeval run` takes every
+    RunConfig field, `score` some, `probe` the probe's options. None means "not given", so a profile's value (or
+    the field's default) stays. `helps`: a command's own help for an option that means something else there."""
     params = []
-    for name, field in RunConfig.model_fields.items():
+    fields = source.model_fields
+    for name in fields if names is None else names:
+        field = fields[name]
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
         kind = _cli_type(field.annotation, bool(extra.get("repeatable")))
         flags = _flags(field, name)
@@ -124,7 +132,7 @@ def cli_parameters() -> list[inspect.Parameter]:
             flags = [f"{flags[0]}/--no-{flags[0][2:]}"]
         option = typer.Option(
             *flags,
-            help=(field.description or "") + _default_text(field),
+            help=((helps or {}).get(name) or field.description or "") + _default_text(field),
             show_default=False,
             metavar=_metavar(field.annotation),
             rich_help_panel=_PANEL_OF.get(name, "Run"),
@@ -132,6 +140,12 @@ def cli_parameters() -> list[inspect.Parameter]:
         annotation = Annotated[kind | None, option]  # type: ignore[valid-type]
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation))
     return params
+
+
+def given_or_default(flags: dict[str, Any], source: type[BaseModel] = RunConfig) -> dict[str, Any]:
+    """Options made by cli_parameters as given, each one not given (None) at its field's default."""
+    fields = source.model_fields
+    return {k: fields[k].get_default(call_default_factory=True) if v is None else v for k, v in flags.items()}
 
 
 def api_parameters() -> list[inspect.Parameter]:

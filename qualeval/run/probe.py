@@ -17,17 +17,40 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
+from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.errors import EndpointError, InputError
 from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style
 from qualeval.scoring.constrain import Constraint, request_params
-from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, switch_params
+from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, client_option, switch_params
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
-__all__ = ["REPEATS", "check_thinking_budget", "probe", "settle"]
+__all__ = ["REPEATS", "ProbeOptions", "check_thinking_budget", "probe", "settle"]
 
 REPEATS = 4
 """Samples of one check at most: it stops as soon as two in a row agree."""
+
+
+class ProbeOptions(BaseModel):
+    """`qualeval probe`'s options, declared once (its flags are made from these fields, qualeval.run.options):
+    the client's, with the defaults of a few small requests, and the probe's own token budget."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = client_option(
+        "base_url", "None leaves the default to the client, or the URL to a --sim server", default=None
+    )
+    model: str = Field("sim", description="Model name to send.")
+    max_tokens: int = Field(
+        BUDGET, description="Start token budget of each probe request (doubled for a sample that runs out)."
+    )
+    timeout: float = client_option(
+        "timeout", "the probe's requests are short: a stalled one fails sooner", default=120.0
+    )
+    max_retries: int = client_option(
+        "max_retries", "a probe answers in seconds; a flaky endpoint is reported, not waited out", default=2
+    )
+
 
 _CHOICES = ["qv-alpha", "qv-beta", "qv-gamma"]
 _REGEX = "qv-[0-9]{4}"
@@ -59,8 +82,24 @@ _MODES: dict[str, dict[str, Any]] = {
 }
 
 
-def _ask(model: str, text: str, **kw: Any) -> ChatRequest:
-    return ChatRequest(model=model, messages=(Message(role="user", content=text),), **kw)
+Ask = Callable[..., Awaitable[ChatResponse]]
+"""(text, seed, budget, stream=False, body=None) -> the endpoint's response: every request the probe sends."""
+
+
+def _asker(client: ChatClient, model: str) -> Ask:
+    """The one place a probe request is made: the model and a user message, with a check's own seed, budget and
+    body."""
+
+    def ask(
+        text: str, seed: int, budget: int, *, stream: bool = False, body: dict[str, Any] | None = None
+    ) -> Awaitable[ChatResponse]:
+        message = Message(role="user", content=text)
+        request = ChatRequest(
+            model=model, messages=(message,), max_tokens=budget, seed=seed, stream=stream, extra_body=body or {}
+        )
+        return client.chat(request)
+
+    return ask
 
 
 def _check(mode: str, resp: ChatResponse) -> ModeResult:
@@ -142,22 +181,18 @@ def _starved(resp: ChatResponse) -> bool:
     return resp.error is None and resp.completion.status in TRUNCATED
 
 
-def _mode_sample(client: ChatClient, model: str, mode: str) -> Sample:
+def _mode_sample(ask: Ask, mode: str) -> Sample:
     async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
-        ask = _ask(model, _GREETING, max_tokens=budget, seed=seed, stream=False, extra_body=_MODES[mode])
-        resp = await client.chat(ask)
+        resp = await ask(_GREETING, seed, budget, body=_MODES[mode])
         found = _check(mode, resp)
         return found.verdict, found.detail, _starved(resp)
 
     return sample
 
 
-def _switch_sample(
-    client: ChatClient, model: str, off_body: dict[str, Any], on: Callable[[int, int], Awaitable[ChatResponse]]
-) -> Sample:
+def _switch_sample(ask: Ask, off_body: dict[str, Any], on: Callable[[int, int], Awaitable[ChatResponse]]) -> Sample:
     async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
-        ask = _ask(model, _QUESTION, max_tokens=budget, seed=seed, stream=False, extra_body=off_body)
-        with_thinking, off = await asyncio.gather(on(seed, budget), client.chat(ask))
+        with_thinking, off = await asyncio.gather(on(seed, budget), ask(_QUESTION, seed, budget, body=off_body))
         verdict = _switch_verdict(with_thinking, off)
         return verdict, verdict, False
 
@@ -187,14 +222,15 @@ async def probe(client: ChatClient, model: str, *, max_tokens: int = BUDGET, see
     """Probe the endpoint behind `client` with its own token budget (`max_tokens`, the start budget) and seeds.
     Raises EndpointError when it cannot be reached at all."""
     served, simulated, notes = await _listing(client)
-    on = _shared(lambda s, b: client.chat(_ask(model, _QUESTION, max_tokens=b, seed=s, stream=False)))
+    ask = _asker(client, model)
+    on = _shared(lambda s, b: ask(_QUESTION, s, b))
     modes = list(_MODES)
     # everything at once: each check's samples wait only for their own requests
     base, streamed, *settled = await asyncio.gather(
         on(seed, max_tokens),
-        client.chat(_ask(model, _QUESTION, max_tokens=max_tokens, seed=seed, stream=True)),
-        *(settle(_switch_sample(client, model, body, on), max_tokens, seed=seed) for body in _SWITCHES.values()),
-        *(settle(_mode_sample(client, model, m), max_tokens, seed=seed) for m in modes),
+        ask(_QUESTION, seed, max_tokens, stream=True),
+        *(settle(_switch_sample(ask, body, on), max_tokens, seed=seed) for body in _SWITCHES.values()),
+        *(settle(_mode_sample(ask, m), max_tokens, seed=seed) for m in modes),
     )
     if base.error and streamed.error:
         raise EndpointError(f"{client.config.base_url}: chat completions failed: {base.error}")
@@ -260,11 +296,10 @@ async def check_thinking_budget(client: ChatClient, model: str, *, max_tokens: i
     question with a small budget beside it with none. Raises InputError where budget levels would not measure
     what they say (refused, ignored, no thinking to cap); returns a note where it cannot tell."""
     flag, field = "--thinking-budget", THINKING_BUDGET_FIELD
+    ask = _asker(client, model)
     free, capped = await asyncio.gather(
-        client.chat(_ask(model, _QUESTION, max_tokens=max_tokens, seed=SEED, stream=False)),
-        client.chat(_ask(model, _QUESTION, max_tokens=max_tokens, seed=SEED, stream=False,
-                         extra_body={field: TEST_BUDGET})),
-    )  # fmt: skip
+        ask(_QUESTION, SEED, max_tokens), ask(_QUESTION, SEED, max_tokens, body={field: TEST_BUDGET})
+    )
     if capped.error is not None:
         raise InputError(f"{flag}: the endpoint refused {field}: {capped.error}")
     if free.error is not None:
