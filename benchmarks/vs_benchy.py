@@ -49,6 +49,8 @@ from gguf_tokenizer import SAMPLES, differences, write_folder
 
 SMOLLM2 = Path(os.environ.get("QUALEVAL_SMOLLM2") or Path.home() / ".cache/qualeval/SmolLM2-135M-Instruct.Q4_1.gguf")
 SERVER_ARGS = ["-a", "smollm2", "--jinja", "--metrics", "-c", "8192", "-np", "2", "--no-repack"]
+FILLER = Path(__file__).parents[1] / "qualeval" / "serving" / "texts" / "filler.txt"
+"""qualeval's default filler: its prose (after the two heading lines) is llama-benchy's book as well."""
 POINTS = ["256,32,0,2", "512,32,0,1", "1024,16,0,2", "256,32,256,2"]
 FIGURES = [  # (label, llama-benchy's JSON key, qualeval's summary key)
     ("prompt tokens the server processed", "processed", "processed"),
@@ -252,7 +254,7 @@ def main() -> None:
     args.work = Path(tempfile.mkdtemp(prefix="qualeval-vs-benchy-"))
     args.seeds = itertools.count(1)  # a new seed for every qualeval run against these servers
     points = [[int(x) for x in p.split(",")] for p in args.point or POINTS]
-    text = (Path(__file__).parents[1] / "qualeval" / "texts" / "filler.txt").read_text(encoding="utf-8")
+    text = FILLER.read_text(encoding="utf-8")
     book = args.work / "book" / "filler.txt"
     book.parent.mkdir()
     book.write_text(text.split("\n", 2)[-1], encoding="utf-8")  # the prose, as qualeval's default filler

@@ -3,13 +3,17 @@ template adds a default system prompt (30 tokens around a user message). A llama
 the server process `pp` tokens (and pp + context with llama-benchy's --depth), as llama-benchy does; a
 vllm-style one sends `input_len` tokens of text and the template comes on top, as vllm bench serve does.
 
-llama-benchy itself is not run here: it lives in its own environment (it pulls transformers); see
-benchmarks/vs_benchy.py for the two side by side.
+One small point runs llama-benchy 0.4.0 itself (the `benchy` extra) on the same server, offline as
+benchmarks/vs_benchy.py runs it (a tokenizer folder written from the GGUF, qualeval's filler as its book), and
+checks that the server processed as many prompt tokens per request for it as for qualeval; the timings are compared in
+benchmarks/vs_benchy.py only (they need a quiet machine and repeats).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,7 @@ from qualeval.serving.lengths import WARMUP
 from tests.real_server.conftest import LlamaServer
 
 pytestmark = [pytest.mark.real_server, pytest.mark.real_model]
+BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
 
 
 def run(
@@ -81,3 +86,35 @@ def test_vllm_style_sends_input_len_of_text(smollm2: LlamaServer, tmp_path: Path
     for record in records:
         assert record["meta"]["prompt_tokens"] == record["meta"]["prompt_target"] == 200
         assert processed(record) == 200 + 30
+
+
+def test_llama_benchy_and_qualeval_make_the_server_process_the_same_prompt_tokens(
+    smollm2: LlamaServer, tmp_path: Path
+) -> None:
+    """pp 200, tg 8, two at once: llama-benchy's requests (read from the server's log: prompt_n + cache_n) and
+    qualeval's (from its records' server timings) within 1% of each other."""
+    if importlib.util.find_spec("llama_benchy") is None:
+        pytest.skip('llama-benchy is not installed: pip install -e ".[benchy]"')
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from gguf_tokenizer import write_folder
+        from vs_benchy import FILLER, book_server, run_benchy
+        from vs_benchy import processed as in_log
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    folder = write_folder(smollm2.model, tmp_path / "tokenizer")
+    book = tmp_path / "book" / "filler.txt"
+    book.parent.mkdir()
+    book.write_text(FILLER.read_text(encoding="utf-8").split("\n", 2)[-1], encoding="utf-8")
+    start = smollm2.log.stat().st_size
+    with book_server(book) as url:
+        run_benchy(sys.executable, smollm2.root, folder, url, [200, 8, 0, 2], 1, tmp_path)
+    with smollm2.log.open(errors="replace") as log:
+        log.seek(start)
+        theirs = in_log(log.read(), 8)
+    records, _ = run(smollm2, tmp_path / "qualeval", "benchy-pp1024-tg1024", "input_len=200", "seed=7")
+    ours = [processed(r) for r in records]
+    assert len(theirs) >= 2 and len(ours) == 2, (theirs, ours)  # llama-benchy's run, and its warm-up batch
+    mean_theirs, mean_ours = sum(theirs) / len(theirs), sum(ours) / len(ours)
+    assert abs(mean_ours - mean_theirs) <= max(1.0, mean_theirs / 100), (ours, theirs)
+    assert all(near(n, 200) for n in theirs + ours), (theirs, ours)
