@@ -3,9 +3,10 @@
 - `vllm`: vllm bench serve's names and definitions: completed requests, duration, total input and output tokens,
   request, output and total token throughput, and mean / median / percentiles of TTFT, TPOT, ITL and E2EL;
   plus what it lacks: time to first answer token and reasoning tokens.
-- `llama-benchy`: per batch of `concurrency` requests (a "run"), prompt processing t/s (total prompt tokens over
-  the time to the batch's last first token) and token generation t/s (tokens after each first one over the time
-  from the batch's first first token to its last end); per request, decode t/s per user. Mean ± std.
+- `llama-benchy`: per batch of `concurrency` requests (a "run"), as its results.py computes them: prompt
+  processing t/s (the batch's prompt tokens over the time to its last first token), token generation t/s (the
+  tokens after each first one over the time from the batch's first first token to its last token) and peak t/s
+  (the most tokens in any 1-second window); per request, tg t/s and peak t/s. Mean ± std.
 - per target context length: accuracy with its interval, TTFT and decode rate.
 - per replica: qualeval's speed figures for the requests each one answered.
 
@@ -56,9 +57,15 @@ class Served:
     server_prompt_tokens: int | None
     """The prompt tokens the server reported (usage)."""
     meta: dict[str, Any]
+    processed: int | None = None
+    """The prompt tokens llama.cpp says it processed or took from its cache (timings: prompt_n + cache_n)."""
 
     @classmethod
     def of(cls, record: Record) -> Served:
+        timings = record.server_timings or {}
+        processed = None
+        if isinstance(timings.get("prompt_n"), int):
+            processed = timings["prompt_n"] + (timings.get("cache_n") or 0)
         return cls(
             record.timed(),
             record.task,
@@ -66,6 +73,7 @@ class Served:
             record.timing.first_byte,
             record.usage.prompt_tokens,
             record.meta,
+            processed,
         )
 
     @property
@@ -81,6 +89,34 @@ class Served:
     def decode_rate(self) -> float | None:
         tpot = self.timed.tpot
         return 1000.0 / tpot if tpot else None
+
+    @property
+    def last_token(self) -> float | None:
+        """When the last token arrived (ms after sending): the first one and the gaps between those after it."""
+        t = self.timed
+        return None if t.ttft is None else t.ttft + (t.itl_mean or 0.0) * t.itl_count
+
+    @property
+    def benchy_prompt_tokens(self) -> int:
+        """llama-benchy's prompt tokens of a request: the server's usage.prompt_tokens where it is within 20% of
+        the count it expected, else that count. It expects the text's own tokens (pp less the template's, the
+        context's with a context), so where the template holds more than a fifth of a short prompt its pp t/s
+        counts the text alone."""
+        counted = self.meta.get("prompt_tokens") or 0
+        expected, served = counted - (self.meta.get("template_tokens") or 0), self.server_prompt_tokens
+        if served and (not counted or abs(served - expected) < expected * 0.2):
+            return served
+        return expected
+
+    def token_times(self) -> list[float]:
+        """Its tokens' arrival times (Unix seconds), spread evenly from the first to the last, as llama-benchy
+        spreads a response's usage.completion_tokens when the server sends no token_ids."""
+        first, last, n = self.timed.ttft, self.last_token, self.output_tokens
+        if first is None or last is None or self.timed.sent_at is None or n < 1:
+            return []
+        start = self.timed.sent_at + first / 1000.0
+        step = (last - first) / 1000.0 / (n - 1) if n > 1 and last > first else 0.0
+        return [start + i * step for i in range(n)]
 
     @property
     def finished_at(self) -> float:
@@ -148,31 +184,63 @@ def _sent(row: Served) -> float:
     return row.timed.sent_at  # type: ignore[return-value]
 
 
-def _batch_rates(batch: Sequence[Served]) -> tuple[float | None, float | None]:
-    """One batch's prompt processing and token generation rates (tokens per second), where they can be told."""
+def peak(times: list[float], window: float = 1.0) -> float | None:
+    """llama-benchy's peak t/s: the most tokens in any window of `window` seconds ending at a token, per
+    second; over the span itself when every token falls within less than a window."""
+    if not times:
+        return None
+    times = sorted(times)
+    span = times[-1] - times[0]
+    if 0 < span < window:
+        return len(times) / span
+    best, low = 0, 0
+    for high, at in enumerate(times):
+        while low < high and times[low] <= at - window:
+            low += 1
+        best = max(best, high - low + 1)
+    return best / window
+
+
+def _batch_rates(batch: Sequence[Served]) -> tuple[float | None, float | None, float | None]:
+    """One batch's prompt processing, token generation and peak rates (tokens per second), where they can be
+    told: llama-benchy's `_process_batch`."""
     timed = [r for r in batch if r.timed.sent_at is not None and r.timed.ttft is not None]
     if not timed:
-        return None, None
+        return None, None, None
     start = min(_sent(r) for r in timed)
     firsts = [_sent(r) + r.timed.ttft / 1000.0 for r in timed]  # type: ignore[operator]
-    ends = [r.finished_at for r in timed]
-    made = sum(r.output_tokens for r in timed)
-    pp = sum(r.prompt_tokens for r in timed) / (max(firsts) - start) if max(firsts) > start else None
-    tg = (made - len(timed)) / (max(ends) - min(firsts)) if max(ends) > min(firsts) and made > len(timed) else None
-    return pp, tg
+    lasts = [_sent(r) + r.last_token / 1000.0 for r in timed]  # type: ignore[operator]
+    decoded = sum(r.output_tokens - 1 for r in timed if _tg_per_user(r) is not None)
+    prompt = sum(r.benchy_prompt_tokens for r in timed)
+    pp = prompt / (max(firsts) - start) if max(firsts) > start else None
+    tg = decoded / (max(lasts) - min(firsts)) if max(lasts) > min(firsts) and decoded else None
+    return pp, tg, peak([at for r in timed for at in r.token_times()])
+
+
+def _tg_per_user(row: Served) -> float | None:
+    """(tokens - 1) / (last token - first token): llama-benchy's tg t/s of one request."""
+    first, last, n = row.timed.ttft, row.last_token, row.output_tokens
+    if first is None or last is None or n < 2 or last <= first:
+        return None
+    return (n - 1) / ((last - first) / 1000.0)
 
 
 def benchy_figures(rows: Sequence[Served]) -> dict[str, Any]:
-    """llama-benchy's table: pp and tg t/s per batch (total over the batch), tg t/s per user, ttfr, e2e_ttft."""
+    """llama-benchy's table: pp, tg and peak t/s per batch (total over the batch); tg and peak t/s per request;
+    ttfr and e2e_ttft; and the prompt tokens counted (its rule) and processed (llama.cpp's timings)."""
     batches = _batches(rows)
     rates = [_batch_rates(batch) for batch in batches]
     return {
         "runs": len(batches),
-        "pp_total": _mean_std([pp for pp, _ in rates if pp is not None]),
-        "tg_total": _mean_std([tg for _, tg in rates if tg is not None]),
-        "tg_per_user": _mean_std([v for r in rows if (v := r.decode_rate) is not None]),
+        "pp_total": _mean_std([pp for pp, _, _ in rates if pp is not None]),
+        "tg_total": _mean_std([tg for _, tg, _ in rates if tg is not None]),
+        "peak_total": _mean_std([p for _, _, p in rates if p is not None]),
+        "tg_per_user": _mean_std([v for r in rows if (v := _tg_per_user(r)) is not None]),
+        "peak_per_user": _mean_std([v for r in rows if (v := peak(r.token_times())) is not None]),
         "ttfr": _mean_std([r.first_byte for r in rows if r.first_byte is not None]),
         "e2e_ttft": _mean_std([r.timed.ttft for r in rows if r.timed.ttft is not None]),
+        "prompt_tokens": _mean_std([float(r.benchy_prompt_tokens) for r in rows]),
+        "prompt_processed": _mean_std([float(r.processed) for r in rows if r.processed is not None]),
     }
 
 
@@ -224,7 +292,66 @@ def by_length(rows: Sequence[Served]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _workload(workload: dict[str, Any], measured: list[Served], forcing: Any) -> dict[str, Any]:
+BENCHY_TERMS = (
+    "llama-benchy's figures as its results.py computes them, in its words: pp t/s (total), 'Prefill tokens per "
+    "second (total)': a batch's prompt tokens (the server's usage.prompt_tokens where within 20% of the text's own "
+    "tokens, which it expects, else those) over the time from its first request sent to its last first token; "
+    "tg t/s (total), 'Generation "
+    "tokens per second (total)': the tokens after each request's first, over the time from the batch's first "
+    "first token to its last token; tg t/s (per user), 'Generation tokens per second (per request)'; peak t/s, "
+    "'Peak generation tokens per second (total)': the most tokens in any 1-second window of a batch, each "
+    "request's tokens spread evenly from its first to its last, as llama-benchy spreads them when the server "
+    "sends no token_ids (summary.json: peak_total, peak_per_user); e2e_ttft, 'End-to-end Time to First Token': "
+    "from sending to the first chunk with text or reasoning. ttfr is not llama-benchy's: here it is the first "
+    "byte of the response (its status line, which llama-server sends before it reads the prompt), where "
+    "llama-benchy's ttfr, 'Time to First Response', is the first SSE chunk with choices (llama-server sends it "
+    "with the first token)."
+)
+
+
+def _template(shaping: dict[str, Any]) -> str:
+    found = shaping.get("template") or []
+    parts = [f"{t['tokens']} for [{', '.join(t['roles'])}] ({t['server']} - {t['text']})" for t in found]
+    return "; ".join(parts) or "not measured"
+
+
+def rule_notes(workload: dict[str, Any], shaping: dict[str, Any], rows: Sequence[Served]) -> list[str]:
+    """Which tool's length rule the prompts followed and how they were counted, for the report."""
+    prompts, specials = workload.get("prompts") or {}, shaping.get("specials", 0)
+    served = sum(r.server_prompt_tokens or 0 for r in rows)
+    if workload.get("style") == "llama-benchy":
+        context = f" and its context ({prompts['context']}, llama-benchy's --depth)" if prompts.get("context") else ""
+        rule = (
+            f"llama-benchy's length rule: pp{prompts.get('input_len')}{context} count{'' if context else 's'} the "
+            "tokens the server "
+            "processes, its chat template's included. The template's tokens, measured as llama-benchy measures "
+            "them in its warm-up (usage.prompt_tokens of one request of 'Warmup ' × 10, less the text's own "
+            f"tokens): {_template(shaping)}; taken off the context where there is one, else off the prompt."
+        )
+        return [rule, f"The server reported {served:,} prompt tokens in all (usage.prompt_tokens).", BENCHY_TERMS]
+    if prompts.get("kind") == "sharegpt":
+        rule = (
+            "vllm bench serve's sharegpt rule: prompt_len and output_len are the tokenizer's counts of each "
+            f"conversation's first turn and its reply, with the {specials} special tokens it adds; kept where both "
+            "have at least 4 tokens, the prompt at most 1,024 and both at most 2,048, in random.seed(seed)'s "
+            "shuffled order, oversampled with random.choice when too few pass."
+        )
+    else:
+        rule = (
+            f"vllm bench serve's random rule: input_len counts the prompt's text, input_len less the {specials} "
+            "special tokens the tokenizer adds (num_special_tokens_to_add), each length drawn from "
+            "[floor(L(1 - r)), ceil(L(1 + r))] with numpy's default_rng(seed) as vllm's RandomDataset draws them."
+        )
+    total = sum(r.prompt_tokens for r in rows)
+    return [
+        rule,
+        f"Total input tokens counts the text ({total:,}), as vllm bench serve's prompt_len does; the chat "
+        f"template comes on top: the server's usage.prompt_tokens, which newer vllm bench serve reads instead, "
+        f"sum to {served:,}.",
+    ]
+
+
+def _workload(workload: dict[str, Any], measured: list[Served], shaping: dict[str, Any]) -> dict[str, Any]:
     levels: dict[str, list[Served]] = defaultdict(list)
     for r in measured:
         levels[r.timed.level].append(r)
@@ -236,7 +363,9 @@ def _workload(workload: dict[str, Any], measured: list[Served], forcing: Any) ->
             for label, rows in levels.items()
         },
         "targets": targets(measured),
-        "forcing": forcing,
+        "forcing": shaping.get("forcing"),
+        "template": shaping.get("template"),
+        "notes": rule_notes(workload, shaping, measured) if workload.get("prompts", {}).get("kind") != "task" else [],
     }
 
 
@@ -255,7 +384,7 @@ def collect(
             kept.append(Served.of(record))  # nothing reads the others: a plain run of 100,000 records stays small
     out: dict[str, Any] = {}
     if workload:
-        out["workload"] = _workload(workload, [r for r in kept if _measured(r)], shaping.get("forcing"))
+        out["workload"] = _workload(workload, [r for r in kept if _measured(r)], shaping)
     lengths = by_length(kept)
     if lengths:
         out["context"] = {"depth": (shaping.get("context") or {}).get("depth"), "tasks": lengths}

@@ -22,7 +22,7 @@ import orjson
 
 from qualeval.errors import EndpointError, InputError
 
-__all__ = ["Counter", "Filler", "counter_for", "fit", "place", "root_of"]
+__all__ = ["Counter", "Filler", "Overhead", "counter_for", "fit", "place", "root_of", "template_overhead"]
 
 _WORD_END = re.compile(r"\s+")
 Count = Callable[[str], Awaitable[int]]
@@ -35,6 +35,16 @@ class Counter:
     source: str
     count: Count
     chars_per_token: float = 4.0
+    with_specials: Count | None = None
+    """The same count with the special tokens the tokenizer adds to a text (a BOS), where that can be asked."""
+
+    async def added(self) -> int:
+        """Tokens the tokenizer adds to any text of its own (vllm bench serve's `num_special_tokens_to_add`):
+        0 where that cannot be asked (a calibrated count)."""
+        if self.with_specials is None:
+            return 0
+        text = "one two three four five"
+        return max(0, await self.with_specials(text) - await self.count(text))
 
 
 def root_of(base_url: str) -> str:
@@ -77,10 +87,12 @@ class Filler:
         return random.Random(str(seed)).randrange(len(self.words))
 
 
-async def fit(counter: Counter, filler: Filler, tokens: int, offset: int) -> tuple[str, int]:
+async def fit(counter: Counter, filler: Filler, tokens: int, offset: int, exact: bool = False) -> tuple[str, int]:
     """Filler text of `tokens` tokens (as `counter` counts them) from word `offset`, and its count.
 
-    Each count rescales the length by the ratio missed; within half a percent (or one token) is close enough."""
+    Each count rescales the length by the ratio missed; within half a percent (or one token) is close enough,
+    unless `exact`: then the text is cut to the character where it holds exactly `tokens`, where there is one (as
+    a tool that slices a tokenized book does; never for a calibrated count, which has no exact length)."""
     if tokens <= 0:
         return "", 0
     chars = max(int(tokens * counter.chars_per_token), 1)
@@ -94,7 +106,26 @@ async def fit(counter: Counter, filler: Filler, tokens: int, offset: int) -> tup
             break
         chars = max(1, int(len(text) * tokens / counted))
     assert best is not None
+    if exact and best[1] != tokens and counter.source != "calibrated":
+        return await _cut(counter, filler.take(int(len(best[0]) * 1.05) + 16, offset), tokens, best)
     return best
+
+
+async def _cut(counter: Counter, text: str, tokens: int, best: tuple[str, int]) -> tuple[str, int]:
+    """The longest prefix of `text` that counts at most `tokens` (a binary search over its characters; never
+    ending in a space, which would join what follows it), if it comes closer than `best`."""
+    if await counter.count(text) <= tokens:
+        return best
+    low, low_count, high = 0, 0, len(text)
+    while high - low > 1:
+        mid = (low + high) // 2
+        counted = await counter.count(text[:mid].rstrip())
+        if counted <= tokens:
+            low, low_count = mid, counted
+        else:
+            high = mid
+    cut = text[:low].rstrip()
+    return (cut, low_count) if abs(low_count - tokens) < abs(best[1] - tokens) else best
 
 
 async def place(
@@ -113,6 +144,50 @@ async def place(
     return whole, await counter.count(whole), got
 
 
+# --- the chat template's own tokens ---------------------------------------------------------------------
+
+WARMUP = "Warmup " * 10
+"""llama-benchy's warm-up text (its client.py), with which it measures the chat template's overhead."""
+CONTEXT_PROBE = "."
+"""llama-benchy's user turn after a context (system) message in that measurement (CONTEXT_LOAD_USER_MESSAGE)."""
+PromptTokensOf = Callable[[list[dict[str, str]]], Awaitable[int | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Overhead:
+    """What the chat template adds to a conversation of these roles: the server's usage.prompt_tokens for
+    llama-benchy's warm-up conversation of that shape, less its messages' own tokens."""
+
+    roles: tuple[str, ...]
+    server: int | None
+    """usage.prompt_tokens of the warm-up request; None: the server reported none (nothing is taken off)."""
+    text: int
+
+    @property
+    def tokens(self) -> int:
+        return 0 if self.server is None else self.server - self.text
+
+
+def probe_conversation(roles: tuple[str, ...]) -> list[dict[str, str]]:
+    """llama-benchy's warm-up conversation for this shape: its warm-up text in every message, except that after a
+    system message (its context probe) the last user turn is '.'."""
+    out = [{"role": role, "content": WARMUP} for role in roles]
+    if len(roles) > 1 and roles[0] == "system" and roles[-1] == "user":
+        out[-1]["content"] = CONTEXT_PROBE
+    return out
+
+
+async def template_overhead(counter: Counter, prompt_tokens_of: PromptTokensOf, roles: tuple[str, ...]) -> Overhead:
+    """The template's tokens for a conversation of these roles, measured as llama-benchy measures them in its
+    warm-up: one request (max_tokens 1), its usage.prompt_tokens less what the counter counts in its messages."""
+    messages = probe_conversation(roles)
+    served = await prompt_tokens_of(messages)
+    own = 0
+    for message in messages:
+        own += await counter.count(message["content"])
+    return Overhead(roles, served, own)
+
+
 # --- the counters -------------------------------------------------------------------------------------
 
 
@@ -129,15 +204,18 @@ def tokenizer_counter(path: Path) -> Counter:
     async def count(text: str) -> int:
         return len(tok.encode(text, add_special_tokens=False).ids)
 
-    return Counter(f"tokenizer:{path.name}", count)
+    async def with_specials(text: str) -> int:
+        return len(tok.encode(text, add_special_tokens=True).ids)
+
+    return Counter(f"tokenizer:{path.name}", count, with_specials=with_specials)
 
 
 def server_counter(http: httpx.AsyncClient, root: str, model: str) -> Counter:
-    """`POST {root}/tokenize`: vLLM and SGLang read `prompt`, llama.cpp `content`; vLLM answers `count`,
-    the others a `tokens` list."""
+    """`POST {root}/tokenize`: vLLM and SGLang read `prompt` and `add_special_tokens`, llama.cpp `content` and
+    `add_special`; vLLM answers `count`, the others a `tokens` list."""
 
-    async def count(text: str) -> int:
-        body = {"model": model, "prompt": text, "content": text, "add_special_tokens": False}
+    async def tokens(text: str, special: bool) -> int:
+        body = {"model": model, "prompt": text, "content": text, "add_special_tokens": special, "add_special": special}
         try:
             reply = await http.post(f"{root}/tokenize", content=orjson.dumps(body))
         except httpx.HTTPError as exc:
@@ -147,7 +225,13 @@ def server_counter(http: httpx.AsyncClient, root: str, model: str) -> Counter:
         data = reply.json()
         return int(data["count"]) if "count" in data else len(data["tokens"])
 
-    return Counter("server", count)
+    async def count(text: str) -> int:
+        return await tokens(text, False)
+
+    async def with_specials(text: str) -> int:
+        return await tokens(text, True)
+
+    return Counter("server", count, with_specials=with_specials)
 
 
 async def _works(counter: Counter) -> bool:

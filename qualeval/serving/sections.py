@@ -83,6 +83,7 @@ def _workload(summary: RunSummary) -> dict[str, Any] | None:
         )
     if t["prompt_off_target"]:
         notes.append(f"{t['prompt_off_target']} prompts are more than 1% off their target length.")
+    notes += w.get("notes") or []  # the length rule followed, and the tool's definitions (loadfigures)
     prompts = w.get("prompts") or {}
     tables = [_vllm_table(w["levels"], w.get("percentiles") or [50, 90, 95, 99])] if w["levels"] else []
     if w["levels"]:

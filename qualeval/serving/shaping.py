@@ -13,8 +13,16 @@ import orjson
 
 from qualeval.errors import InputError
 from qualeval.run.config import RunConfig
-from qualeval.serving.lengths import Counter, Filler, counter_for, headers_of, place
-from qualeval.serving.workloads import load_workload, workload_samples
+from qualeval.serving.lengths import (
+    Counter,
+    Filler,
+    PromptTokensOf,
+    counter_for,
+    headers_of,
+    place,
+    template_overhead,
+)
+from qualeval.serving.workloads import Measures, load_workload, workload_samples
 from qualeval.tasks import Task
 from qualeval.wire.models import Message, Sample, Shape
 
@@ -56,9 +64,11 @@ async def _forcing(http: httpx.AsyncClient, base_url: str, model: str) -> dict[s
     return accepted
 
 
-def _usage_of(http: httpx.AsyncClient, base_url: str, model: str) -> Callable[[str], Awaitable[int | None]]:
-    async def usage(text: str) -> int | None:
-        body = {"model": model, "messages": [{"role": "user", "content": text}], "max_tokens": 1}
+def _prompt_tokens_of(http: httpx.AsyncClient, base_url: str, model: str) -> PromptTokensOf:
+    """One chat request (max_tokens 1): the server's usage.prompt_tokens for these messages, None without."""
+
+    async def usage(messages: list[dict[str, str]]) -> int | None:
+        body = {"model": model, "messages": messages, "max_tokens": 1}
         try:
             reply = await http.post(f"{base_url.rstrip('/')}/chat/completions", content=orjson.dumps(body))
             return int(reply.json()["usage"]["prompt_tokens"]) if reply.status_code == 200 else None
@@ -66,6 +76,54 @@ def _usage_of(http: httpx.AsyncClient, base_url: str, model: str) -> Callable[[s
             return None
 
     return usage
+
+
+def _usage_of(http: httpx.AsyncClient, base_url: str, model: str) -> Callable[[str], Awaitable[int | None]]:
+    of = _prompt_tokens_of(http, base_url, model)
+
+    async def usage(text: str) -> int | None:
+        return await of([{"role": "user", "content": text}])
+
+    return usage
+
+
+def _measures(config: RunConfig, http: httpx.AsyncClient, headers: dict[str, str], info: dict[str, Any]) -> Measures:
+    """The workload's questions to the server, each asked once when first needed; what was found goes into
+    `info` (the manifest's `shaping`): the counter, the forcing keys, the template's tokens, the special tokens."""
+    counted: list[Counter] = []
+    overheads: dict[tuple[str, ...], int] = {}
+
+    async def counter() -> Counter:
+        if not counted:
+            usage = _usage_of(http, config.base_url, config.model)
+            tokenizer = getattr(config, "tokenizer", None)
+            counted.append(await counter_for(config.base_url, config.model, headers, tokenizer, usage, http))
+            info["prompt_count"] = counted[0].source
+        return counted[0]
+
+    async def forcing() -> dict[str, Any]:
+        if getattr(config, "force_output", "auto") == "off":
+            info["forcing"] = {}
+        elif "forcing" not in info:
+            info["forcing"] = await _forcing(http, config.base_url, config.model)
+        return info["forcing"]
+
+    async def overhead(roles: tuple[str, ...]) -> int:
+        if roles not in overheads:
+            found = await template_overhead(
+                await counter(), _prompt_tokens_of(http, config.base_url, config.model), roles
+            )
+            overheads[roles] = found.tokens
+            entry = {"roles": list(roles), "server": found.server, "text": found.text, "tokens": found.tokens}
+            info.setdefault("template", []).append(entry)
+        return overheads[roles]
+
+    async def specials() -> int:
+        if "specials" not in info:
+            info["specials"] = await (await counter()).added()
+        return int(info["specials"])
+
+    return Measures(counter, forcing, overhead, specials)
 
 
 async def at_lengths(work: Work, lengths: Sequence[int], depth: float, counter: Counter, filler: Filler) -> Work:
@@ -98,30 +156,14 @@ async def shape_work(config: RunConfig, work: Work) -> tuple[Work, dict[str, Any
     workload_ref = getattr(config, "workload", None)
     lengths = list(getattr(config, "context_lengths", None) or [])
     filler = Filler(getattr(config, "filler", None))
-    counted: list[Counter] = []
     headers = {"Content-Type": "application/json", **headers_of(getattr(config, "api_key", None))}
     async with httpx.AsyncClient(headers=headers, timeout=config.timeout) as http:
-
-        async def counter() -> Counter:
-            if not counted:
-                usage = _usage_of(http, config.base_url, config.model)
-                tokenizer = getattr(config, "tokenizer", None)
-                counted.append(await counter_for(config.base_url, config.model, headers, tokenizer, usage, http))
-                info["prompt_count"] = counted[0].source
-            return counted[0]
-
-        async def forcing() -> dict[str, Any]:
-            if getattr(config, "force_output", "auto") == "off":
-                info["forcing"] = {}
-            elif "forcing" not in info:
-                info["forcing"] = await _forcing(http, config.base_url, config.model)
-            return info["forcing"]
-
+        measures = _measures(config, http, headers, info)
         if workload_ref:
             workload, path = load_workload(workload_ref)
             workload = workload.shaped(list(getattr(config, "workload_set", None) or []), str(path))
             batch = config.concurrency[0] if getattr(config, "batch", False) else 0
-            work = await workload_samples(workload, str(path), counter, filler, forcing, work, batch)
+            work = await workload_samples(workload, str(path), measures, filler, work, batch)
             info["workload"] = {
                 "name": workload.name,
                 "file": str(path),
@@ -132,7 +174,7 @@ async def shape_work(config: RunConfig, work: Work) -> tuple[Work, dict[str, Any
             }
         if lengths:
             depth = float(getattr(config, "context_depth", 1.0))
-            work = await at_lengths(work, lengths, depth, await counter(), filler)
+            work = await at_lengths(work, lengths, depth, await measures.counter(), filler)
             info["context"] = {"lengths": lengths, "depth": depth}
     shard = getattr(config, "shard", None)
     if shard:

@@ -6,6 +6,18 @@ concurrency, request rate, burstiness, batches), which sits under a profile and 
 filler text to a length counted in tokens (qualeval.serving.lengths). A synthetic prompt has no right answer: it is
 marked `scored: false`, and the judge leaves it unscored. With `--task`, that task's items are placed at the end
 of prompts of the workload's lengths instead, and scored.
+
+Each style counts a prompt's length as its tool does (`meta.prompt_rule`):
+- `llama-benchy`: `pp` (input_len) and `context` (llama-benchy's `--depth`: tokens of context before the
+  prompt, a system message) count what the server processes. The chat template's own tokens are measured as
+  llama-benchy measures them in its warm-up and taken off the text, off the context where there is one, else
+  off the prompt: the server processes pp + context tokens, and with `depth` earlier exchanges
+  depth × (pp + tg) + pp + context.
+- `vllm`, random: input_len counts the prompt's text: input_len less the special tokens the tokenizer adds
+  (vllm's num_special_tokens_to_add), lengths drawn from [floor(L(1 - r)), ceil(L(1 + r))] with numpy's
+  default_rng(seed), inputs then outputs, as vllm's RandomDataset draws them; the template comes on top.
+- `vllm`, sharegpt: prompt_len and output_len are the tokenizer's counts of the first turn and its reply,
+  special tokens included; vllm's filters, seeded shuffle and oversampling.
 """
 
 from __future__ import annotations
@@ -13,6 +25,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,7 +39,7 @@ from qualeval.serving.lengths import Counter, Filler, fit, place
 from qualeval.tasks import Task, TaskSpec
 from qualeval.wire.models import Message, Sample, Shape
 
-__all__ = ["PromptSpec", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]
+__all__ = ["Measures", "PromptSpec", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]
 
 _INSTRUCTION = "Read the passage above, then continue it in the same style."
 
@@ -44,6 +57,8 @@ class PromptSpec(BaseModel):
     num_prompts: int = 10
     depth: int = 0
     """Earlier exchanges in the conversation: each a user turn of `input_len` and a reply of `output_len`."""
+    context: int = 0
+    """Tokens of earlier context before the prompt, in a system message: what llama-benchy's `--depth` is."""
     seed: int = 0
     path: Path | None = None
     """sharegpt: a JSON list of {conversations: [{from, value}, …]}, as ShareGPT_V3 is published."""
@@ -57,6 +72,13 @@ class PromptSpec(BaseModel):
     def _positive(cls, value: int) -> int:
         if value < 1:
             raise ValueError(f"must be at least 1, got {value}")
+        return value
+
+    @field_validator("depth", "context")
+    @classmethod
+    def _not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"must be at least 0, got {value}")
         return value
 
     @field_validator("range_ratio")
@@ -132,22 +154,37 @@ def synthetic_task(workload: Workload) -> Task:
     return Task(spec, None)
 
 
-def _lengths(spec: PromptSpec, rng: random.Random) -> list[tuple[int, int | None]]:
-    """(input, output) lengths per prompt, drawn like vllm bench serve's random dataset."""
-    r = spec.range_ratio
-    low, high = math.floor(spec.input_len * (1 - r)), math.ceil(spec.input_len * (1 + r))
-    out = []
-    for _ in range(spec.num_prompts):
-        n = rng.randint(max(low, 1), max(high, 1))
-        m = None
-        if spec.output_len:
-            m = rng.randint(max(math.floor(spec.output_len * (1 - r)), 1), max(math.ceil(spec.output_len * (1 + r)), 1))
-        out.append((n, m))
-    return out
-
-
 Forcing = dict[str, Any]
 """The request keys that force an output length where the server accepts them: ignore_eos, min_tokens."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measures:
+    """What shaping asks the server for a workload, each only when it is needed (and then once)."""
+
+    counter: Callable[[], Awaitable[Counter]]
+    forcing: Callable[[], Awaitable[Forcing]]
+    overhead: Callable[[tuple[str, ...]], Awaitable[int]]
+    """The chat template's tokens for a conversation of these roles, as llama-benchy measures them."""
+    specials: Callable[[], Awaitable[int]]
+    """The special tokens the tokenizer adds to a text (vllm's num_special_tokens_to_add)."""
+
+
+def _lengths(spec: PromptSpec, specials: int = 0) -> list[tuple[int, int | None]]:
+    """(input, output) lengths per prompt, drawn as vllm bench serve's random dataset draws them: input_len less
+    the tokenizer's special tokens, integers uniform in [floor(L(1 - r)), ceil(L(1 + r))] from numpy's
+    default_rng(seed), every input length first, then every output length (at least 1)."""
+    import numpy as np  # matplotlib's dependency, so always there; imported only when a workload is shaped
+
+    rng = np.random.default_rng(spec.seed)
+    r, count = spec.range_ratio, spec.num_prompts
+    real = max(0, spec.input_len - specials)
+    inputs = rng.integers(math.floor(real * (1 - r)), math.ceil(real * (1 + r)) + 1, size=count).tolist()
+    outputs: list[int | None] = [None] * count
+    if spec.output_len:
+        low, high = math.floor(spec.output_len * (1 - r)), math.ceil(spec.output_len * (1 + r))
+        outputs = rng.integers(max(low, 1), max(high, 1) + 1, size=count).tolist()
+    return [(max(int(n), 1), m) for n, m in zip(inputs, outputs, strict=True)]
 
 
 def _budget(output: int | None, forcing: Forcing | None) -> dict[str, Any]:
@@ -157,35 +194,48 @@ def _budget(output: int | None, forcing: Forcing | None) -> dict[str, Any]:
     return {"max_tokens": output, "extra_body": {k: (True if k == "ignore_eos" else output) for k in forcing or {}}}
 
 
+def _roles(spec: PromptSpec) -> tuple[str, ...]:
+    return ("system",) * bool(spec.context) + ("user", "assistant") * spec.depth + ("user",)
+
+
 async def _conversation(
-    counter: Counter, filler: Filler, spec: PromptSpec, n: int, m: int | None, seed: object
+    counter: Counter, filler: Filler, spec: PromptSpec, n: int, m: int | None, seed: object, overhead: int
 ) -> tuple[list[Message], int]:
-    """`depth` earlier exchanges, then the prompt itself; returns the messages and their counted tokens."""
+    """The context (`context` tokens), the earlier exchanges (`depth`), then the prompt; and their tokens as
+    counted. The template's `overhead` comes off the context where there is one, else off the prompt, as
+    llama-benchy takes it (0 for vllm's rule, which counts the text alone)."""
     messages: list[Message] = []
     total = 0
+    if spec.context:
+        context = max(spec.context - overhead, 1)
+        text, got = await fit(counter, filler, context, filler.offset((seed, "context")), exact=True)
+        messages.append(Message(role="system", content=text))
+        total, overhead = got, 0
     for turn in range(spec.depth):
-        asked, got = await fit(counter, filler, n, filler.offset((seed, turn, "user")))
-        said, got2 = await fit(counter, filler, m or spec.output_len or 128, filler.offset((seed, turn, "reply")))
+        asked, got = await fit(counter, filler, n, filler.offset((seed, turn, "user")), exact=True)
+        reply = m or spec.output_len or 128
+        said, got2 = await fit(counter, filler, reply, filler.offset((seed, turn, "reply")), exact=True)
         messages += [Message(role="user", content=asked), Message(role="assistant", content=said)]
         total += got + got2
-    return messages, total
-
-
-async def synthetic_samples(
-    workload: Workload, counter: Counter, filler: Filler, forcing: Forcing | None, batch: int
-) -> list[Sample]:
-    """Filler prompts of the workload's lengths (and conversation depth), none of them scored."""
-    spec = workload.prompts
-    rng = random.Random(spec.seed)
     own = await counter.count("\n\n" + _INSTRUCTION)
+    text, _ = await fit(counter, filler, max(n - overhead - own, 1), filler.offset(seed), exact=True)
+    prompt = f"{text}\n\n{_INSTRUCTION}"
+    messages.append(Message(role="user", content=prompt))
+    return messages, total + await counter.count(prompt)
+
+
+async def synthetic_samples(workload: Workload, measures: Measures, filler: Filler, batch: int) -> list[Sample]:
+    """Filler prompts of the workload's lengths (with its context and earlier turns), none of them scored."""
+    spec = workload.prompts
+    counter, forced = await measures.counter(), await measures.forcing()
+    benchy = workload.style == "llama-benchy"
+    overhead = await measures.overhead(_roles(spec)) if benchy else 0
+    specials = 0 if benchy else await measures.specials()
     samples = []
-    for i, (n, m) in enumerate(_lengths(spec, rng)):
-        seed = (spec.seed, i)
-        earlier, before = await _conversation(counter, filler, spec, n, m, seed)
-        text, got = await fit(counter, filler, max(n - own, 1), filler.offset(seed))
-        messages = (*earlier, Message(role="user", content=f"{text}\n\n{_INSTRUCTION}"))
-        target = n + spec.depth * (n + (m or spec.output_len or 128))  # the earlier turns count towards it
-        shape = _shape(target, got + own + before, counter.source, m, i, batch)
+    for i, (n, m) in enumerate(_lengths(spec, specials)):
+        messages, counted = await _conversation(counter, filler, spec, n, m, (spec.seed, i), overhead)
+        target = spec.context + spec.depth * (n + (m or spec.output_len or 128)) + n  # every turn counts in it
+        shape = _shape(target, counted + overhead, counter.source, m, i, batch, _rule(workload, overhead))
         samples.append(
             Sample(
                 id=f"{workload.name}/{i}",
@@ -194,38 +244,64 @@ async def synthetic_samples(
                 gold="",
                 scored=False,
                 shape=shape,
-                **_budget(m, forcing),
+                **_budget(m, forced),
             )
         )
     return samples
 
 
-def _shape(target: int, counted: int, source: str, output: int | None, index: int, batch: int) -> Shape:
+def _rule(workload: Workload, overhead: int) -> dict[str, Any]:
+    """How the prompt was counted: llama-benchy's rule (what the server processes, the template included) or
+    vllm bench serve's (the text alone)."""
+    if workload.style == "llama-benchy":
+        return {"prompt_rule": "llama-benchy", "template_tokens": overhead}
+    return {"prompt_rule": f"vllm-{workload.prompts.kind}"}
+
+
+def _shape(
+    target: int, counted: int, source: str, output: int | None, index: int, batch: int, rule: dict[str, Any]
+) -> Shape:
     return Shape(
         prompt_target=target,
         prompt_tokens=counted,
         prompt_count=source,
         output_target=output,
         run=index // batch if batch else None,  # llama-benchy's runs: which batch of `concurrency` requests
+        **rule,
     )
 
 
-async def sharegpt_samples(workload: Workload, counter: Counter, forcing: Forcing | None, where: str) -> list[Sample]:
-    """The first turn of each conversation, its reply's length as the output length; vllm bench serve's
-    filters (at least 4 tokens each, prompt at most 1024, both at most 2048 tokens) and seeded shuffle."""
+def _valid(prompt: int, output: int, fixed: bool) -> bool:
+    """vllm's is_valid_sequence: at least 4 tokens each (the output unchecked when its length is given), the
+    prompt at most 1,024 and both at most 2,048."""
+    return prompt >= 4 and (fixed or output >= 4) and prompt <= 1024 and prompt + output <= 2048
+
+
+async def sharegpt_samples(workload: Workload, measures: Measures, where: str) -> list[Sample]:
+    """The first turn of each conversation, as vllm bench serve's sharegpt dataset takes them: shuffled with
+    `random.seed(seed)`, lengths counted with the special tokens the tokenizer adds, its filters, the reply's
+    length as the output length (or `output_len`, as `--sharegpt-output-len`), oversampled with
+    `random.choice` when too few pass."""
     spec = workload.prompts
+    counter, forced, specials = await measures.counter(), await measures.forcing(), await measures.specials()
     rows = _sharegpt_rows(spec.path, where)
     random.Random(spec.seed).shuffle(rows)
-    samples: list[Sample] = []
+    kept: list[tuple[str, int, int]] = []
     for prompt, reply in rows:
-        if len(samples) >= spec.num_prompts:
+        if len(kept) >= spec.num_prompts:
             break
-        n, m = await counter.count(prompt), await counter.count(reply)
-        if n < 4 or m < 4 or n > 1024 or n + m > 2048:
-            continue
-        i = len(samples)
+        n = await counter.count(prompt) + specials
+        m = spec.output_len or await counter.count(reply) + specials
+        if _valid(n, m, spec.output_len is not None):
+            kept.append((prompt, n, m))
+    if not kept:
+        raise InputError(f"{spec.path}: no conversation passes vllm bench serve's length filters")
+    again = random.Random(spec.seed)
+    kept += [again.choice(kept) for _ in range(spec.num_prompts - len(kept))]
+    samples = []
+    for i, (prompt, n, m) in enumerate(kept):
+        shape = _shape(n, n, counter.source, m, i, 0, _rule(workload, 0))
         messages = (Message(role="user", content=prompt),)
-        shape = _shape(n, n, counter.source, m, i, 0)
         samples.append(
             Sample(
                 id=f"{workload.name}/{i}",
@@ -234,11 +310,9 @@ async def sharegpt_samples(workload: Workload, counter: Counter, forcing: Forcin
                 gold="",
                 scored=False,
                 shape=shape,
-                **_budget(m, forcing),
+                **_budget(m, forced),
             )
         )
-    if not samples:
-        raise InputError(f"{spec.path}: no conversation passes vllm bench serve's length filters")
     return samples
 
 
@@ -266,16 +340,25 @@ def _sharegpt_rows(path: Path | None, where: str) -> list[tuple[str, str]]:
 
 
 async def placed_samples(
-    workload: Workload, task: Task, items: list[Sample], counter: Counter, filler: Filler
+    workload: Workload, task: Task, items: list[Sample], measures: Measures, filler: Filler
 ) -> list[Sample]:
-    """A task's items at the end of filler prompts of the workload's lengths: the same load, scored. The model
-    answers in its own words, so the output length is a budget, never forced."""
+    """A task's items at the end of filler prompts of the workload's lengths, the item's own earlier messages
+    counted in: the same load, scored. The model answers in its own words, so the output length is a budget."""
     spec = workload.prompts
+    counter = await measures.counter()
+    benchy = workload.style == "llama-benchy"
     out = []
-    lengths = _lengths(spec, random.Random(spec.seed))
+    lengths = _lengths(spec, 0 if benchy else await measures.specials())
     for i, (sample, (n, m)) in enumerate(zip(items, lengths, strict=False)):
-        text, got, _ = await place(counter, filler, sample.messages[-1].content, n, 1.0, filler.offset((spec.seed, i)))
-        shape = _shape(n, got, counter.source, m, i, 0)
+        overhead = await measures.overhead(tuple(x.role for x in sample.messages)) if benchy else 0
+        earlier = 0
+        for message in sample.messages[:-1]:
+            earlier += await counter.count(message.content)
+        want = n - overhead - earlier
+        text, got, _ = await place(
+            counter, filler, sample.messages[-1].content, want, 1.0, filler.offset((spec.seed, i))
+        )
+        shape = _shape(n, got + earlier + overhead, counter.source, m, i, 0, _rule(workload, overhead))
         messages = (*sample.messages[:-1], Message(role="user", content=text))
         out.append(sample.model_copy(update={"messages": messages, "shape": shape, **_budget(m, None)}))
     return out
@@ -290,14 +373,13 @@ def task_samples(workload: Workload, items: list[Sample]) -> list[Sample]:
 async def workload_samples(
     workload: Workload,
     where: str,
-    counter: Callable[[], Awaitable[Counter]],
+    measures: Measures,
     filler: Filler,
-    forcing: Callable[[], Awaitable[Forcing]],
     given: list[tuple[Task, list[Sample]]],
     batch: int,
 ) -> list[tuple[Task, list[Sample]]]:
     """The run's work for a workload: synthetic prompts, ShareGPT turns, a task's items, or the given tasks'
-    items placed in prompts of the workload's lengths. Counting and forcing are asked for only when needed."""
+    items placed in prompts of the workload's lengths. The server is asked only what is needed."""
     spec = workload.prompts
     if spec.kind == "task" or (given and spec.kind == "random"):
         if not given:
@@ -307,11 +389,9 @@ async def workload_samples(
             given = [(task, build_samples(task, limit=spec.num_prompts))]
         if spec.kind == "task":
             return [(t, task_samples(workload, s)) for t, s in given]
-        counted = await counter()
-        return [(t, await placed_samples(workload, t, s, counted, filler)) for t, s in given]
-    counted, forced = await counter(), await forcing()
+        return [(t, await placed_samples(workload, t, s, measures, filler)) for t, s in given]
     if spec.kind == "sharegpt":
-        samples = await sharegpt_samples(workload, counted, forced, where)
+        samples = await sharegpt_samples(workload, measures, where)
     else:
-        samples = await synthetic_samples(workload, counted, filler, forced, batch)
+        samples = await synthetic_samples(workload, measures, filler, batch)
     return [(synthetic_task(workload), samples)]

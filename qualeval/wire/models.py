@@ -51,6 +51,11 @@ class Shape(BaseModel):
     context_tokens: int | None = None
     """--context-lengths: the context length the item was placed in, and where in the filler (0 to 1)."""
     context_depth: float | None = None
+    prompt_rule: str | None = None
+    """How the prompt was counted: `llama-benchy` (what the server processes, the chat template included) or
+    `vllm-random` / `vllm-sharegpt` (vllm bench serve's rule for that dataset)."""
+    template_tokens: int | None = None
+    """llama-benchy's rule: the chat template's tokens, taken off the prompt so that the server processes `pp`."""
 
 
 class Sample(BaseModel):

@@ -5,6 +5,7 @@ the mistakes a workload file or its flags can hold (one line, exit 2)."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -94,9 +95,9 @@ def test_each_workload_runs_by_name(name: str, tmp_path: Path) -> None:
     for metric in ("ttft", "tpot", "itl", "e2el"):
         assert set(figures["vllm"][metric]) >= {"mean", "median", "p50", "p90", "p95", "p99"}
     assert figures["vllm"]["output_throughput"] > 0 and figures["vllm"]["request_throughput"] > 0
-    # tg t/s per user needs a response seen to grow: on a loaded machine the client can read one whole in a
-    # single read (end == TTFT), which has no rate and is left out rather than counted as infinite
-    growing = [r for r in records if not r["warmup"] and r["timing"]["end"] > r["timing"]["ttft"]]
+    # tg t/s per user needs a response seen to grow: on a loaded machine the client can read all its tokens in a
+    # single read (last token == first), which has no rate and is left out rather than counted as infinite
+    growing = [r for r in records if not r["warmup"] and r["timing"]["itl"] and r["timing"]["itl"]["mean"] > 0]
     per_user = figures["llama_benchy"]["tg_per_user"]
     assert (per_user or {}).get("n", 0) == len(growing) and (not growing or per_user["mean"] > 0)
     report = (tmp_path / "run" / "report.md").read_text()
@@ -117,6 +118,16 @@ def test_each_workload_runs_by_name(name: str, tmp_path: Path) -> None:
             pieces = 2 * workload.prompts.depth + 1  # each turn is cut to within its own tolerance
             slack = max(1, r["meta"]["prompt_target"] // 200) * pieces
             assert abs(r["meta"]["prompt_tokens"] - r["meta"]["prompt_target"]) <= slack
+            if workload.style == "llama-benchy":  # llama-benchy's rule: the target is what the server processes
+                # (the reference server joins messages with a newline, which its words absorb: its template's
+                # tokens are one fewer a message after the first in llama-benchy's probe, whose text ends in a
+                # space, than in the prompts, which end in a word)
+                joins = 2 * workload.prompts.depth
+                assert 0 <= r["usage"]["prompt_tokens"] - r["meta"]["prompt_tokens"] <= joins
+                assert r["meta"]["prompt_rule"] == "llama-benchy" and r["meta"]["template_tokens"] > 0
+            else:  # vllm's: the text, the template on top (the reference server's: 4 tokens a message)
+                assert r["usage"]["prompt_tokens"] == r["meta"]["prompt_tokens"] + 4
+                assert r["meta"]["prompt_rule"] == "vllm-random"
             if not workload.prompts.depth:
                 assert lo - 1 <= r["meta"]["prompt_target"] <= hi + 1
     # the server accepts ignore_eos and min_tokens: every output reaches its target length
@@ -132,6 +143,101 @@ def test_depth_is_a_conversation_with_earlier_turns(tmp_path: Path) -> None:
     record = json.loads((tmp_path / "run" / "records.jsonl").read_text().splitlines()[0])
     roles = [m["role"] for m in record["request"]["messages"]]
     assert roles == ["user", "assistant"] * 4 + ["user"]
+
+
+def test_llama_benchy_rule_takes_the_template_off_the_prompt_or_the_context(tmp_path: Path) -> None:
+    """llama-benchy's pp and --depth count what the server processes: the template's tokens, measured as its
+    warm-up measures them, come off the prompt, or off the context (a system message) when there is one."""
+    sets = ["num_prompts=3", "input_len=90", "output_len=8"]
+    with running_server(sim()) as url:
+        plain = run(url, tmp_path / "plain", "benchy-pp1024-tg1024", sets, concurrency=[2])
+        deep = run(url, tmp_path / "deep", "benchy-pp1024-tg1024", [*sets, "context=60"], concurrency=[2])
+    # the reference server's template: 4 tokens a message, the messages joined by a newline; in the probe of a
+    # context that newline and the space ending 'Warmup ' x 10 make one token with the '.' (11 + 2 x 4 = 19 in
+    # all, 11 + 1 of text), in the prompts the newline joins a word: one token more than llama-benchy's rule says
+    for result, roles, processed, joined in ((plain, ["user"], 90, 0), (deep, ["system", "user"], 150, 1)):
+        assert all(r.usage.prompt_tokens == processed + joined for r in result.records)
+        assert all(r.meta["prompt_target"] == processed == r.meta["prompt_tokens"] for r in result.records)
+        assert [m["role"] for m in result.records[0].request["messages"]] == roles
+    manifest = json.loads((tmp_path / "deep" / "manifest.json").read_text())
+    assert manifest["shaping"]["template"] == [{"roles": ["system", "user"], "server": 19, "text": 12, "tokens": 7}]
+    assert all(r.meta["template_tokens"] == 7 for r in deep.records)
+    report = (tmp_path / "deep" / "report.md").read_text()
+    assert "llama-benchy's length rule: pp90 and its context (60, llama-benchy's --depth) count the tokens" in report
+    assert "7 for [system, user] (19 - 12)" in report and "'Peak generation tokens per second (total)'" in report
+
+
+def bos_tokenizer(folder: Path) -> Path:
+    """A word-level tokenizer.json that adds a BOS to every text, as Llama's does."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    words = {"[UNK]": 0, "<s>": 1}
+    tok = Tokenizer(models.WordLevel(words, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    path = folder / "tokenizer.json"
+    tok.save(str(path))
+    return path
+
+
+def test_vllm_random_rule_draws_vllms_lengths_less_the_special_tokens(tmp_path: Path) -> None:
+    """vllm's RandomDataset: input_len less num_special_tokens_to_add, drawn with numpy's default_rng(seed),
+    every input length, then every output length; the prompt's text holds that many tokens."""
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("tokenizers")
+    sets = ["num_prompts=5", "input_len=200", "output_len=20"]
+    with running_server(sim(flavour="openai")) as url:
+        result = run(url, tmp_path / "run", "vllm-random-4000-500-rate0.3", sets, request_rate=[40.0],
+                     tokenizer=bos_tokenizer(tmp_path))  # fmt: skip
+    rng, r = np.random.default_rng(42), 0.9  # floor(20 x (1 - 0.9)) is 1: float arithmetic, as in vllm
+    inputs = rng.integers(math.floor(199 * (1 - r)), math.ceil(199 * (1 + r)) + 1, size=5).tolist()
+    outputs = rng.integers(math.floor(20 * (1 - r)), math.ceil(20 * (1 + r)) + 1, size=5).tolist()
+    records = sorted(result.records, key=lambda r: r.sample_id)
+    assert [r.meta["prompt_target"] for r in records] == inputs
+    assert [r.meta["output_target"] for r in records] == outputs
+    assert all(r.meta["prompt_tokens"] == r.meta["prompt_target"] for r in records)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["shaping"]["specials"] == 1 and "template" not in manifest["shaping"]
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "input_len less the 1 special tokens the tokenizer adds" in report
+
+
+def test_vllm_sharegpt_rule_counts_special_tokens_and_oversamples(tmp_path: Path) -> None:
+    """vllm's ShareGPTDataset: lengths with the tokenizer's special tokens, a given output length instead of
+    the reply's (its minimum unchecked), and random.choice oversampling when too few pass the filters."""
+    pytest.importorskip("tokenizers")
+    sets = ["num_prompts=11", f"path={sharegpt(tmp_path)}", "output_len=3"]
+    with running_server(sim(flavour="openai")) as url:
+        result = run(url, tmp_path / "run", "vllm-sharegpt-rate0.3", sets, request_rate=[40.0],
+                     tokenizer=bos_tokenizer(tmp_path))  # fmt: skip
+    records = sorted(result.records, key=lambda r: int(r.sample_id.split("/")[1]))
+    assert len(records) == 11 and len({r.request["messages"][0]["content"] for r in records}) == 8  # 3 again
+    words = {r.meta["prompt_target"] - len(r.request["messages"][0]["content"].split()) for r in records}
+    assert all(r.meta["output_target"] == 3 == r.request["max_tokens"] for r in records)
+    assert len(words) == 1 and words.pop() > 1  # the BOS counted in (and the punctuation, word-level)
+    assert all(r.meta["prompt_rule"] == "vllm-sharegpt" for r in records)
+
+
+def test_llama_benchy_peak_and_decode_rates() -> None:
+    """Its _calculate_peak_throughput (a 1-second window; tokens over the span when it is shorter) and tg t/s
+    of a request (tokens after the first over the time from the first to the last)."""
+    from qualeval.records.views import Timed
+    from qualeval.serving.figures import Served, _tg_per_user, peak
+
+    assert peak([0.0, 0.1, 0.2, 0.5]) == pytest.approx(8.0)  # 4 tokens in 0.5 s
+    assert peak([0.0, 0.5, 1.0, 1.2, 1.4, 3.0]) == 4.0  # 0.5 .. 1.4 inside one second
+    assert peak([2.0, 2.0]) == 2.0 and peak([]) is None
+    timed = Timed(sent_at=100.0, ttft=200.0, end=1300.0, itl_count=9, itl_mean=100.0, completion_tokens=10)
+    row = Served(timed, "t", "i", 1.0, 50, {"prompt_tokens": 52})
+    assert row.last_token == 1100.0 and _tg_per_user(row) == pytest.approx(10.0)  # 9 tokens in 0.9 s, not 1.1
+    times = row.token_times()
+    assert len(times) == 10 and times[0] == pytest.approx(100.2) and times[-1] == pytest.approx(101.1)
+    assert row.benchy_prompt_tokens == 50  # the server's count, within 20% of the expected
+    assert Served(timed, "t", "i", 1.0, 80, {"prompt_tokens": 52}).benchy_prompt_tokens == 52
+    # llama-benchy expects the text's tokens: pp128 with a template of 30 expects 98, and 128 is 31% more
+    short = Served(timed, "t", "i", 1.0, 128, {"prompt_tokens": 128, "template_tokens": 30})
+    assert short.benchy_prompt_tokens == 98
+    assert Served(timed, "t", "i", 1.0, 256, {"prompt_tokens": 256, "template_tokens": 30}).benchy_prompt_tokens == 256
 
 
 def test_batches_of_llama_benchy(tmp_path: Path) -> None:
@@ -266,7 +372,10 @@ def test_synthetic_prompts_show_no_accuracy_anywhere(tmp_path: Path) -> None:
     assert levels.startswith("| level | endpoint errors | TTFT p50 |") and "%" not in levels
     for word in ("correct answers per minute", "per correct answer", "accuracy by reasoning", "suggested budget"):
         assert word not in md
-    assert "_truncated 8" in md  # the statuses stay: the forced length is reached, and the output cut there
+    # the statuses stay: the forced length is reached, and the output cut there (in the reasoning or the answer,
+    # as the sim's reasoning length for each prompt falls)
+    assert len(result.records) == 8 and all(str(r.status).endswith("_truncated") for r in result.records)
+    assert "_truncated" in md.split("## Completion statuses")[1].split("\n\n")[1]
     html = (tmp_path / "run" / "report.html").read_text()
     assert 'id="speed"' in html and 'id="load"' in html and 'id="linked"' not in html
     assert "✓" not in html and "✗" not in html and html.count('data-outcome="not scored"') == 8
