@@ -160,3 +160,49 @@ def test_load_is_read_against_the_first_level_of_the_same_budget_and_a_budget_sw
     }
     budgets = ["max_tokens=512", "effort=low", "thinking=off"]
     assert under_load(budgets, _answers([r for b in budgets for r in _level(b, 5, 10, 300, 100.0)])) == {}
+
+
+def test_the_reports_and_the_terminal_show_the_frontier_and_warn_of_a_drop(capsys: pytest.CaptureFixture[str]) -> None:
+    from qualeval.cli.frontier import print_frontier
+    from qualeval.records import RunSummary, TaskReport, TaskSummary
+    from qualeval.report.frontier_sections import smallest_line
+    from qualeval.report.html import html_report
+    from qualeval.report.markdown import markdown_report
+    from qualeval.report.speed import linked
+
+    labels = ["c=1 max_tokens=256", "c=8 max_tokens=256", "c=1 max_tokens=1024"]
+    records = [*_level(labels[0], 30, 40, 200, 300.0), *_level(labels[1], 15, 40, 200, 900.0)]
+    records += _level(labels[2], 36, 40, 800, 1200.0)
+    levels = _levels(records)
+    for label, against in under_load(labels, _answers(records)).items():
+        levels[label].vs_first = against
+    rows = [r.timed() for r in records]
+    report = TaskReport(
+        summary=TaskSummary(task="t", n=40, correct=27, accuracy=0.675, interval=(0.5, 0.8), accuracy_answered=0.675,
+                            statuses={"ok": 120}, rungs={}),
+        speed=speed(rows, throughput=False),
+        levels=levels,
+        frontier=frontier(levels, rows, _answers(records), 0.01),
+        linked=linked(rows, None),
+    )  # fmt: skip
+    summary = RunSummary(
+        model="m", base_url="u", simulated=False, qualeval_version="0", records=120, tasks={"t": report}
+    )
+    shown = markdown_report(summary)
+    drop = "t @ c=8 max_tokens=256: accuracy fell 37.5% against c=1 max_tokens=256 on 40 paired items"
+    assert f"> **Accuracy fell under load.** {drop}" in shown
+    assert "### t: accuracy against cost, by level" in shown and "### t: quality under load" in shown
+    assert "| c=1 max_tokens=1024 | 90.0% |" in shown and "| c=8 max_tokens=256 | c=1 max_tokens=256 | 40 |" in shown
+    wider = smallest_line(frontier(levels, rows, _answers(records), 0.2))  # type: ignore[arg-type]
+    assert wider == (
+        "the smallest budget within 20 points of the best (c=1 max_tokens=1024, 90.0%): c=1 max_tokens=256 "
+        "(75.0%, 25% of the best's output tokens)"
+    )
+    assert "t: the smallest budget within 1 point of the best: c=1 max_tokens=1024 itself (90.0%)" in shown
+    page = html_report(summary, records)
+    assert 'id="frontier"' in page and 'id="quality-under-load"' in page and drop in page
+    assert "accuracy against cost for t" in page  # the plot
+    print_frontier(summary)
+    out, err = capsys.readouterr()
+    assert "t: accuracy against cost" in out and "tok, lat" in out
+    assert f"warning: {drop}" in " ".join(err.split())
