@@ -168,7 +168,7 @@ class Paired(BaseModel):
 
 class FrontierLevel(BaseModel):
     """One level of a task's frontier: its accuracy beside what it cost. Warm-up and endpoint-failed requests
-    are in no token or latency figure, as in Speed (whose figures these are)."""
+    are in no token or latency figure, as in Speed."""
 
     level: str
     accuracy: Cell
