@@ -188,7 +188,8 @@ class FrontierLevel(BaseModel):
     efficient_latency: bool | None
     """The same against latency p50."""
     vs_previous: Paired | None
-    """Against the level before it in run order (None for the first)."""
+    """Against the level before it in run order, at the same load where the budget crosses the load (None for
+    the first)."""
 
 
 class Frontier(BaseModel):

@@ -3,10 +3,11 @@
 The frontier: per level its accuracy beside its output tokens (reasoning and answer), its cut-off thinking and
 its latency; the levels no other level beats on accuracy and cost together (Pareto, against mean output tokens
 and against latency p50); each level against the one before it on the same items; and the smallest budget whose
-accuracy is within --within points of the best. It is computed when two or more levels spent different mean
-output tokens: budget levels (`max_tokens=512`, `effort=low`) are what it is for, and a load sweep whose sampled
-lengths moved gets it too, truthfully, named by level. A greedy load sweep spends the same tokens at every level
-and gets none: it has no trade to show.
+accuracy is within --within points of the best. Where the budget crosses the load, a level is compared with the
+one before it at the same load. It is computed when two or more levels spent different mean output tokens:
+budget levels (`max_tokens=512`, `effort=low`) are what it is for, and a load sweep whose sampled lengths moved
+gets it too, truthfully, named by level. A greedy load sweep spends the same tokens at every level and gets
+none: it has no trade to show.
 
 Quality under load: each level against the first level of its load sweep, the first in run order whose label
 is the same but for its load (c=, rate=), so `c=4 max_tokens=512` is read against `c=1 max_tokens=512` and
@@ -83,6 +84,20 @@ def under_load(labels: Sequence[str], answers: Iterable[Answer]) -> dict[str, Pa
     return out
 
 
+def _load(label: str) -> tuple[str, ...]:
+    return tuple(p for p in re.split(r"[\s,]+", label.strip()) if p and p.partition("=")[0] in LOAD)
+
+
+def _before(labels: Sequence[str], i: int) -> str | None:
+    """The level a level is compared with: the one before it in run order, or where budgets cross the load, the
+    one before it at the same load (c=4 max_tokens=256 follows c=1 max_tokens=2048 in a run, and is no step up
+    from it)."""
+    if not _budget(labels[i]):
+        return labels[i - 1] if i else None
+    same = [label for label in labels[:i] if _load(label) == _load(labels[i])]
+    return same[-1] if same else None
+
+
 def _efficient(points: Mapping[str, tuple[float, float] | None]) -> dict[str, bool | None]:
     """Per (accuracy, cost) point: whether no other point is as accurate at no more cost, better in one."""
     out: dict[str, bool | None] = {}
@@ -145,7 +160,7 @@ def frontier(
     labels = list(levels)
     out: dict[str, FrontierLevel] = {}
     for i, label in enumerate(labels):
-        before = labels[i - 1] if i else None
+        before = _before(labels, i)
         previous = paired(by_level.get(label, {}), by_level.get(before, {}), before) if before else None
         out[label] = _level(label, levels[label], [r for r in rows if r.level == label], previous)
     if len({lv.output_tokens.mean for lv in out.values() if lv.output_tokens}) < 2:

@@ -206,3 +206,17 @@ def test_the_reports_and_the_terminal_show_the_frontier_and_warn_of_a_drop(capsy
     out, err = capsys.readouterr()
     assert "t: accuracy against cost" in out and "tok, lat" in out
     assert f"warning: {drop}" in " ".join(err.split())
+
+
+def test_where_budgets_cross_the_load_a_level_steps_up_from_the_one_before_at_its_load() -> None:
+    labels = ["c=1 max_tokens=256", "c=1 max_tokens=1024", "c=4 max_tokens=256", "c=4 max_tokens=1024"]
+    records = [r for i, label in enumerate(labels) for r in _level(label, 5, 10, 200 + 600 * (i % 2), 100.0 * i)]
+    result = _frontier(records)
+    assert result is not None
+    before = {lv.level: lv.vs_previous.against if lv.vs_previous else None for lv in result.levels}
+    assert before == {
+        "c=1 max_tokens=256": None,
+        "c=1 max_tokens=1024": "c=1 max_tokens=256",
+        "c=4 max_tokens=256": None,
+        "c=4 max_tokens=1024": "c=4 max_tokens=256",
+    }
