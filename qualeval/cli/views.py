@@ -83,6 +83,9 @@ def print_run(summary: RunSummary) -> None:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
             note(f"{report.summary.task}: failed attempts by fault: {faults}")
     print_speed(summary)
+    from qualeval.cli.frontier import print_frontier
+
+    print_frontier(summary)
     from qualeval.serving.sections import terminal_lines
 
     for line in terminal_lines(summary):

@@ -11,8 +11,11 @@ from pydantic import BaseModel, Field
 __all__ = [
     "Cell",
     "Distribution",
+    "Frontier",
+    "FrontierLevel",
     "LevelReport",
     "Linked",
+    "Paired",
     "Repeated",
     "RunSummary",
     "Speed",
@@ -146,6 +149,63 @@ class Linked(BaseModel):
     truncation: Truncation
 
 
+class Paired(BaseModel):
+    """One level's answers against another level's on the same items (sample id and repeat), a right-or-wrong of
+    each; warm-up requests, and requests the endpoint failed at either level, are in no pair
+    (qualeval.report.frontier)."""
+
+    against: str
+    """The level compared with."""
+    pairs: int
+    difference: float
+    """This level's share right minus the other's, over the pairs: it can differ from the levels' `accuracy`,
+    which counts warm-up answers too."""
+    p: float
+    """McNemar's exact two-sided p on the discordant pairs (1.0 with none)."""
+    drop: bool
+    """Significantly worse than `against`: p < 0.05 and the difference below zero."""
+
+
+class FrontierLevel(BaseModel):
+    """One level of a task's frontier: its accuracy beside what it cost. Warm-up and endpoint-failed requests
+    are in no token or latency figure, as in Speed."""
+
+    level: str
+    accuracy: Cell
+    output_tokens: Distribution | None
+    """Completion tokens, reasoning included: what a level spends."""
+    reasoning_tokens: Distribution | None
+    answer_tokens: Distribution | None
+    reasoning_truncated: float
+    """The share of the level's requests the endpoint answered (warm-up included, as in `accuracy`) whose budget
+    ran out while still reasoning (status reasoning_truncated)."""
+    latency_p50: float | None
+    latency_p99: float | None
+    first_answer_p50: float | None
+    efficient_tokens: bool | None
+    """Pareto-efficient on accuracy against mean output tokens: no other level is as accurate with no more
+    tokens and better in one of the two. None: not placed (nothing answered, or no token count)."""
+    efficient_latency: bool | None
+    """The same against latency p50."""
+    vs_previous: Paired | None
+    """Against the level before it in run order, at the same load where the budget crosses the load (None for
+    the first)."""
+
+
+class Frontier(BaseModel):
+    """A task's levels in run order, read as a trade of accuracy against cost. Computed when the task ran two or
+    more levels whose mean output tokens differ: budget levels (max_tokens=512, effort=low), and a load sweep
+    whose sampled lengths moved, shown by level as it is."""
+
+    levels: list[FrontierLevel]
+    within: float
+    """The share (0.01 = 1 point) by which `smallest_within` may fall short of `best` (--within, in points)."""
+    best: str | None
+    """The most accurate level (the first in run order on a tie)."""
+    smallest_within: str | None
+    """The level with the fewest mean output tokens whose accuracy is within `within` of the best's."""
+
+
 class LevelReport(BaseModel):
     """One load level: the same items as every other level, under this load."""
 
@@ -154,6 +214,9 @@ class LevelReport(BaseModel):
     speed: Speed
     endpoint_errors: int = 0
     """Requests at this level that failed for good at the endpoint: left out of `accuracy`."""
+    vs_first: Paired | None = None
+    """Quality under load: against the first level of its load sweep, the first in run order that ran the same
+    budget (its label but for c= and rate=). None at that first level, and when no level differs only in load."""
 
 
 class TaskReport(BaseModel):
@@ -162,6 +225,8 @@ class TaskReport(BaseModel):
     speed: Speed
     """Over every level; throughput only when there is one level."""
     levels: dict[str, LevelReport] = {}
+    frontier: Frontier | None = None
+    """None unless the task ran two or more levels whose mean output tokens differ."""
     linked: Linked
     faults: dict[str, int] = {}
     """Every failed attempt by fault class (429, 503, connection, timeout, protocol...), retried or final."""

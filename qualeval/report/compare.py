@@ -11,7 +11,6 @@ runs differ in and the warm-up pairs left out, so that a reader knows what the c
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -33,7 +32,7 @@ from qualeval.records import (
     Timed,
 )
 from qualeval.records.store import RunStore
-from qualeval.report.noise import minimum_detectable, run_noise, within_noise
+from qualeval.report.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
 from qualeval.serving.sections import side_by_side
 
 __all__ = ["compare_runs", "mcnemar_exact"]
@@ -43,15 +42,6 @@ BOOTSTRAP = 2000
 Key = tuple[str, ...]
 """(task, sample id, repeat, load level), or without the level when the runs swept different levels."""
 Pair = tuple[Record, Record]
-
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value: a binomial test of b against b + c trials at one half."""
-    n = b + c
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
-    return min(1.0, 2 * tail)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,16 @@ from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from qualeval.records import ENDPOINT_FAILED, Comparison, Record, RunSummary
 from qualeval.records.store import RunStore
+from qualeval.report.frontier_sections import (
+    FRONTIER_HEAD,
+    FRONTIER_NOTE,
+    LOAD_HEAD,
+    LOAD_NOTE,
+    drop_warnings,
+    frontier_rows,
+    load_rows,
+    smallest_line,
+)
 from qualeval.report.markdown import OFFLINE, dist, errors_cell, has_linked, markdown_report, num, pct, timed
 
 __all__ = [
@@ -74,6 +84,9 @@ def _environment() -> Environment:
     )
     env.globals.update(pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
     env.globals.update(timed=timed, has_linked=has_linked, unscored=_unscored, offline_note=OFFLINE)
+    env.globals.update(frontier_rows=frontier_rows, load_rows=load_rows, smallest_line=smallest_line)
+    env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)
+    env.globals.update(load_head=LOAD_HEAD, load_note=LOAD_NOTE)
     env.tests.update(timed=timed, has_linked=has_linked)  # for `select`: the sections with something measured
     return env
 
@@ -117,6 +130,7 @@ def _plots(summary: RunSummary, latencies: dict[str, dict[bool, list[float]]]) -
     out: dict[str, dict[str, list[str]]] = {}
     for name, t in summary.tasks.items():
         load, linked = [], []
+        cost = _figure(plots.frontier, t.frontier.levels, name) if t.frontier else []
         if len(t.levels) > 1:
             load += _figure(plots.accuracy_vs_load, t.levels, name) if t.scored else []
             load += _figure(plots.throughput_vs_load, t.levels, name)
@@ -125,7 +139,7 @@ def _plots(summary: RunSummary, latencies: dict[str, dict[bool, list[float]]]) -
             linked += _figure(plots.latency_by_outcome, by.get(True, []), by.get(False, []), name)
         if t.scored and len(t.linked.accuracy_by_reasoning_length) > 1:
             linked += _figure(plots.accuracy_by_length, t.linked.accuracy_by_reasoning_length, name)
-        out[name] = {"load": load, "linked": linked}
+        out[name] = {"load": load, "linked": linked, "frontier": cost}
     return out
 
 
@@ -168,6 +182,7 @@ def html_report(
         serving=serving_sections(summary, root),
         offline=offline,
         unscored_items=any(_unscored(r) for r in items),
+        drops=drop_warnings(summary),
     )
 
 

@@ -7,25 +7,13 @@ false) have no right answer, so nothing derived from correctness is shown for th
 
 from __future__ import annotations
 
-from qualeval.records import Distribution, RunSummary, TaskReport
+from qualeval.records import RunSummary, TaskReport
+from qualeval.report.frontier_sections import drop_markdown, frontier_markdown
+from qualeval.report.numbers import dist, num, pct
 
 __all__ = ["OFFLINE", "dist", "errors_cell", "has_linked", "markdown_report", "num", "pct", "timed"]
 
 OFFLINE = "JudgedLine offline (qualeval score): no request was sent, so timing is not known and no speed is shown."
-
-
-def pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
-
-
-def num(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return f"{x:.3g}" if abs(x) < 1 else f"{x:,.1f}"
-
-
-def dist(d: Distribution | None) -> str:
-    return "–" if d is None else f"{d.p50:,.0f} / {d.p90:,.0f}"
 
 
 def timed(t: TaskReport) -> bool:
@@ -43,7 +31,7 @@ def has_linked(t: TaskReport) -> bool:
 
 def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
     """`offline`: scored by `qualeval score`, from responses made elsewhere (no timing)."""
-    lines = _header(summary, offline)
+    lines = _header(summary, offline) + drop_markdown(summary)
     lines += _accuracy(summary)
     lines += _statuses(summary)
     lines += _speed(summary)
@@ -201,7 +189,7 @@ def _speed(summary: RunSummary) -> list[str]:
         )
     for name, t in summary.tasks.items():
         lines += _levels(name, t) + _linked(name, t)
-    return lines
+    return lines + frontier_markdown(summary)
 
 
 def _levels(name: str, t: TaskReport) -> list[str]:

@@ -14,10 +14,19 @@ from statistics import NormalDist
 
 from qualeval.records import ENDPOINT_FAILED, Noise, Record
 
-__all__ = ["minimum_detectable", "run_noise", "within_noise"]
+__all__ = ["ALPHA", "mcnemar_exact", "minimum_detectable", "run_noise", "within_noise"]
 
 ALPHA = 0.05
 POWER = 0.8
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value: a binomial test of b against b + c trials at one half."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    return min(1.0, 2 * tail)
 
 
 def minimum_detectable(pairs: int, discordant: int, *, alpha: float = ALPHA, power: float = POWER) -> float | None:

@@ -7,7 +7,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["accuracy_by_length", "accuracy_vs_load", "latency_by_outcome", "throughput_vs_load"]
+__all__ = ["accuracy_by_length", "accuracy_vs_load", "frontier", "latency_by_outcome", "throughput_vs_load"]
 
 
 def _figure(width: float = 5.2, height: float = 3.0) -> Any:
@@ -124,4 +124,36 @@ def accuracy_by_length(cells: Mapping[str, Any], task: str) -> str:
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1)
     ax.set_title(f"{task}: reasoning length vs correctness")
+    return _uri(fig)
+
+
+def frontier(levels: Sequence[Any], task: str) -> str:
+    """Accuracy (with its interval) against mean output tokens and against latency p50, one point per level,
+    the Pareto-efficient ones filled and joined in order of cost."""
+    fig, axes = _figure(width=9.0, height=3.4)
+    fig.delaxes(axes)
+    for i, (cost, marked, label) in enumerate(
+        (
+            (lambda lv: lv.output_tokens.mean if lv.output_tokens else None, "efficient_tokens", "mean output tokens"),
+            (lambda lv: lv.latency_p50, "efficient_latency", "latency p50 (ms)"),
+        )
+    ):
+        ax = fig.add_subplot(1, 2, i + 1)
+        ax.spines[["top", "right"]].set_visible(False)
+        placed = [(cost(lv), lv) for lv in levels if cost(lv) is not None and lv.accuracy.n]
+        for x, lv in placed:
+            a = lv.accuracy
+            on = bool(getattr(lv, marked))
+            ax.errorbar(
+                [x], [a.accuracy], yerr=[[max(0.0, a.accuracy - a.low)], [max(0.0, a.high - a.accuracy)]],
+                marker="o", capsize=3, color="tab:blue", mfc="tab:blue" if on else "white",
+            )  # fmt: skip
+            ax.annotate(lv.level, (x, a.accuracy), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        edge = sorted((x, lv.accuracy.accuracy) for x, lv in placed if getattr(lv, marked))
+        if len(edge) > 1:
+            ax.plot([e[0] for e in edge], [e[1] for e in edge], color="tab:blue", alpha=0.5)
+        ax.set_xlabel(label)
+        ax.set_ylabel("accuracy")
+        ax.set_ylim(0, 1)
+    fig.suptitle(f"{task}: accuracy against cost (filled: Pareto-efficient)")
     return _uri(fig)

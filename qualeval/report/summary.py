@@ -15,6 +15,7 @@ from qualeval._version import __version__
 from qualeval.records import LevelReport, Outcome, Record, RunSummary, TaskReport, Timed
 from qualeval.records.store import RunStore
 from qualeval.report.accuracy import Repeat, answered_cell, repeated, summarize
+from qualeval.report.frontier import Answer, answer_of, frontier, under_load
 from qualeval.report.speed import linked, speed
 from qualeval.run.config import RunConfig
 from qualeval.run.levels import levels
@@ -31,12 +32,14 @@ class _Rows:
     repeats: list[Repeat] = field(default_factory=list)
     timed: list[Timed] = field(default_factory=list)
     faults: Counter[str] = field(default_factory=Counter)
+    answers: list[Answer] = field(default_factory=list)
     scored: bool = False
 
     def add(self, record: Record) -> None:
         self.outcomes.append(record.outcome())
         self.repeats.append(Repeat(record.sample_id, record.score.correct, record.extraction.value))
         self.timed.append(record.timed())
+        self.answers.append(answer_of(record))
         self.scored = self.scored or record.meta.get("scored", True) is not False
         self.faults.update(record.retried)
 
@@ -71,15 +74,19 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
     # pooled over several levels: latencies yes, throughput no (it only means something per level)
     overall = speed(rows.timed, config.slo, throughput=len(levels) <= 1)
     k = config.samples_per_item
+    scored = rows.scored or not rows.timed
+    for label, against in (under_load(list(levels), rows.answers) if scored else {}).items():
+        levels[label].vs_first = against
     return TaskReport(
         summary=summarize(task.name, rows.outcomes, task.spec.breakdowns),
         repeated=repeated(rows.repeats, k) if k > 1 else None,
         speed=overall,
         levels=levels,
+        frontier=frontier(levels, rows.timed, rows.answers, config.within / 100) if scored else None,
         linked=linked(rows.timed, overall.duration_s),
         faults=dict(rows.faults),
         published=_published(config, task.name),
-        scored=rows.scored or not rows.timed,
+        scored=scored,
     )
 
 

@@ -145,6 +145,7 @@ class RunConfig(BaseModel):
         description="Published figures (a model card's, in percent) shown beside the measured accuracy: "
         "TASK=PERCENT, repeatable.",
     )
+    within: float = Field(1.0, ge=0, le=100, description="Frontier: the smallest budget within N points of the best.")
     # serving benchmarks (issue 14): workloads, context lengths, replicas, shards
     workload: str | None = Field(
         None,

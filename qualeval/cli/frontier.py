@@ -1,0 +1,46 @@
+"""The terminal view of a run's frontier and quality under load: per task with a frontier a compact table (the
+reports have every column; Pareto-efficient on mean output tokens, tok, and on latency p50, lat) and the
+smallest budget close to the best; a warning line per significant drop under load."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from qualeval.cli.output import note, stdout
+from qualeval.report.frontier_sections import drop_warnings, smallest_line
+from qualeval.report.numbers import num, pct
+
+if TYPE_CHECKING:
+    from qualeval.records import FrontierLevel, RunSummary
+
+__all__ = ["print_frontier"]
+
+
+def _row(lv: FrontierLevel) -> list[str]:
+    step = lv.vs_previous
+    return [
+        lv.level,
+        pct(lv.accuracy.accuracy) if lv.accuracy.n else "–",
+        "–" if lv.output_tokens is None else f"{lv.output_tokens.mean:,.0f}",
+        pct(lv.reasoning_truncated),
+        num(lv.latency_p50),
+        ", ".join(short for short, on in (("tok", lv.efficient_tokens), ("lat", lv.efficient_latency)) if on) or "–",
+        "–" if step is None else f"{step.difference:+.1%} p={step.p:.2g}",
+    ]
+
+
+def print_frontier(summary: RunSummary) -> None:
+    for name, report in summary.tasks.items():
+        if report.frontier is None:
+            continue
+        table = Table("level", title=f"{name}: accuracy against cost", title_justify="left", show_edge=False)
+        for column in ("accuracy", "tokens", "cut", "lat p50", "Pareto", "vs before"):
+            table.add_column(column, justify="right")
+        for lv in report.frontier.levels:
+            table.add_row(*_row(lv))
+        stdout().print(table)
+        note(f"{name}: {smallest_line(report.frontier)}")
+    for line in drop_warnings(summary):
+        note(f"warning: {line}")

@@ -1,0 +1,177 @@
+"""A task's levels read against each other, from the records and the level labels alone.
+
+The frontier: per level its accuracy beside its output tokens (reasoning and answer), its cut-off thinking and
+its latency; the levels no other level beats on accuracy and cost together (Pareto, against mean output tokens
+and against latency p50); each level against the one before it on the same items; and the smallest budget whose
+accuracy is within --within points of the best. Where the budget crosses the load, a level is compared with the
+one before it at the same load. It is computed when two or more levels spent different mean output tokens:
+budget levels (`max_tokens=512`, `effort=low`) are what it is for, and a load sweep whose sampled lengths moved
+gets it too, truthfully, named by level. A greedy load sweep spends the same tokens at every level and gets
+none: it has no trade to show.
+
+Quality under load: each level against the first level of its load sweep, the first in run order whose label
+is the same but for its load (c=, rate=), so `c=4 max_tokens=512` is read against `c=1 max_tokens=512` and
+never against another budget. A pure budget sweep has no such pairs.
+
+Pairs are by sample id and repeat, as in `qualeval compare`; warm-up requests and requests the endpoint failed
+are left out of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from qualeval.records import ENDPOINT_FAILED, Frontier, FrontierLevel, LevelReport, Paired, Record, Timed
+from qualeval.report.noise import ALPHA, mcnemar_exact
+from qualeval.report.speed import distribution
+
+__all__ = ["Answer", "answer_of", "frontier", "paired", "under_load"]
+
+LOAD = ("c", "rate")
+"""The parts of a level label that name its load; the rest (max_tokens=, effort=, thinking=) name its budget."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a pair needs of one record."""
+
+    level: str
+    item: tuple[str, int]
+    correct: bool
+    pairable: bool
+    """Neither a warm-up request nor one the endpoint failed."""
+
+
+def answer_of(record: Record) -> Answer:
+    pairable = not record.warmup and record.status not in ENDPOINT_FAILED
+    return Answer(record.level, (record.sample_id, record.repeat), record.score.correct, pairable)
+
+
+def _by_level(answers: Iterable[Answer]) -> dict[str, dict[tuple[str, int], bool]]:
+    out: dict[str, dict[tuple[str, int], bool]] = {}
+    for a in answers:
+        if a.pairable:
+            out.setdefault(a.level, {}).setdefault(a.item, a.correct)
+    return out
+
+
+def paired(this: Mapping[tuple[str, int], bool], other: Mapping[tuple[str, int], bool], against: str) -> Paired:
+    """`this` level's answers against `other`'s on the items both have."""
+    shared = set(this) & set(other)
+    worse = sum(other[k] and not this[k] for k in shared)
+    better = sum(this[k] and not other[k] for k in shared)
+    difference = (better - worse) / len(shared) if shared else 0.0
+    p = mcnemar_exact(worse, better)
+    return Paired(against=against, pairs=len(shared), difference=difference, p=p, drop=p < ALPHA and difference < 0)
+
+
+def _budget(label: str) -> tuple[str, ...]:
+    """The label's parts but its load: `c=4 max_tokens=512` -> (max_tokens=512,)."""
+    return tuple(p for p in re.split(r"[\s,]+", label.strip()) if p and p.partition("=")[0] not in LOAD)
+
+
+def under_load(labels: Sequence[str], answers: Iterable[Answer]) -> dict[str, Paired]:
+    """Each level (but the first of its sweep) against the first level that ran its budget."""
+    by_level = _by_level(answers)
+    first: dict[tuple[str, ...], str] = {}
+    out = {}
+    for label in labels:
+        head = first.setdefault(_budget(label), label)
+        if head != label:
+            out[label] = paired(by_level.get(label, {}), by_level.get(head, {}), head)
+    return out
+
+
+def _load(label: str) -> tuple[str, ...]:
+    return tuple(p for p in re.split(r"[\s,]+", label.strip()) if p and p.partition("=")[0] in LOAD)
+
+
+def _before(labels: Sequence[str], i: int) -> str | None:
+    """The level a level is compared with: the one before it in run order, or where budgets cross the load, the
+    one before it at the same load (c=4 max_tokens=256 follows c=1 max_tokens=2048 in a run, and is no step up
+    from it)."""
+    if not _budget(labels[i]):
+        return labels[i - 1] if i else None
+    same = [label for label in labels[:i] if _load(label) == _load(labels[i])]
+    return same[-1] if same else None
+
+
+def _efficient(points: Mapping[str, tuple[float, float] | None]) -> dict[str, bool | None]:
+    """Per (accuracy, cost) point: whether no other point is as accurate at no more cost, better in one."""
+    out: dict[str, bool | None] = {}
+    for name, point in points.items():
+        if point is None:
+            out[name] = None
+            continue
+        acc, cost = point
+        out[name] = not any(
+            o[0] >= acc and o[1] <= cost and (o[0] > acc or o[1] < cost)
+            for other, o in points.items()
+            if other != name and o is not None
+        )
+    return out
+
+
+def _smallest_within(levels: Mapping[str, FrontierLevel], within: float) -> tuple[str | None, str | None]:
+    """The most accurate level, and the one with the fewest mean output tokens within `within` of it."""
+    answered = [lv for lv in levels.values() if lv.accuracy.n]
+    if not answered:
+        return None, None
+    best = max(answered, key=lambda lv: lv.accuracy.accuracy)  # max keeps the first of equals: run order
+    close = [
+        lv
+        for lv in answered
+        if lv.output_tokens is not None and lv.accuracy.accuracy >= best.accuracy.accuracy - within - 1e-12
+    ]
+    cheapest = min(close, key=lambda lv: lv.output_tokens.mean) if close else None  # type: ignore[union-attr]
+    return best.level, cheapest.level if cheapest else None
+
+
+def _level(label: str, report: LevelReport, rows: Sequence[Timed], previous: Paired | None) -> FrontierLevel:
+    answered = [r for r in rows if r.status not in ENDPOINT_FAILED]
+    timed = [r for r in answered if not r.warmup]
+    speed = report.speed
+    cut = sum(r.status == "reasoning_truncated" for r in answered)
+    return FrontierLevel(
+        level=label,
+        accuracy=report.accuracy,
+        output_tokens=distribution(r.completion_tokens for r in timed),
+        reasoning_tokens=speed.reasoning_tokens,
+        answer_tokens=speed.answer_tokens,
+        reasoning_truncated=cut / len(answered) if answered else 0.0,
+        latency_p50=speed.latency.p50 if speed.latency else None,
+        latency_p99=speed.latency.p99 if speed.latency else None,
+        first_answer_p50=speed.first_answer.p50 if speed.first_answer else None,
+        efficient_tokens=None,
+        efficient_latency=None,
+        vs_previous=previous,
+    )
+
+
+def frontier(
+    levels: Mapping[str, LevelReport], rows: Sequence[Timed], answers: Iterable[Answer], within: float
+) -> Frontier | None:
+    """`levels` in run order; `within` a share. None unless two levels spent different mean output tokens."""
+    if len(levels) < 2:
+        return None
+    by_level = _by_level(answers)
+    labels = list(levels)
+    out: dict[str, FrontierLevel] = {}
+    for i, label in enumerate(labels):
+        before = _before(labels, i)
+        previous = paired(by_level.get(label, {}), by_level.get(before, {}), before) if before else None
+        out[label] = _level(label, levels[label], [r for r in rows if r.level == label], previous)
+    if len({lv.output_tokens.mean for lv in out.values() if lv.output_tokens}) < 2:
+        return None
+    tokens = _efficient({k: _point(lv, lv.output_tokens.mean if lv.output_tokens else None) for k, lv in out.items()})
+    latency = _efficient({k: _point(lv, lv.latency_p50) for k, lv in out.items()})
+    for name, lv in out.items():
+        lv.efficient_tokens, lv.efficient_latency = tokens[name], latency[name]
+    best, smallest = _smallest_within(out, within)
+    return Frontier(levels=list(out.values()), within=within, best=best, smallest_within=smallest)
+
+
+def _point(level: FrontierLevel, cost: float | None) -> tuple[float, float] | None:
+    return None if cost is None or not level.accuracy.n else (level.accuracy.accuracy, cost)

@@ -1,0 +1,152 @@
+"""The frontier and quality under load as report text: one table of rows for report.md, report.html and the
+terminal alike, the sentence naming the smallest budget close to the best, and a warning per significant drop
+under load (qualeval.report.frontier computes the figures)."""
+
+from __future__ import annotations
+
+from qualeval.records import Frontier, FrontierLevel, Paired, RunSummary, TaskReport
+from qualeval.report.numbers import num, pct
+
+__all__ = [
+    "FRONTIER_HEAD",
+    "FRONTIER_NOTE",
+    "LOAD_HEAD",
+    "LOAD_NOTE",
+    "drop_markdown",
+    "drop_warnings",
+    "efficient_text",
+    "frontier_markdown",
+    "frontier_rows",
+    "load_rows",
+    "paired_text",
+    "smallest_line",
+]
+
+FRONTIER_HEAD = (
+    "level",
+    "accuracy",
+    "95% interval",
+    "output tokens mean",
+    "reasoning mean / p90",
+    "answer mean / p90",
+    "cut in thinking",
+    "latency p50 / p99",
+    "first answer p50",
+    "Pareto-efficient",
+    "vs the level before",
+)
+FRONTIER_NOTE = (
+    "Levels in run order. Output tokens are completion tokens, reasoning included; milliseconds; warm-up "
+    "requests are in no token or latency figure. A level is Pareto-efficient when no other level is as accurate "
+    "at no more cost (mean output tokens; latency p50) and better in one. Each level is compared with the one "
+    "before it on the same items: the difference and McNemar's exact p."
+)
+LOAD_NOTE = (
+    "Each level against the first level of its sweep (the first that ran the same budget) on the same items, "
+    "warm-up and endpoint errors left out: the difference and McNemar's exact p; a drop is p < 0.05 with "
+    "accuracy lower."
+)
+LOAD_HEAD = ("level", "against", "paired items", "difference", "McNemar p", "significant drop")
+
+
+def _tokens(level: FrontierLevel, name: str) -> str:
+    d = getattr(level, name)
+    return "–" if d is None else f"{d.mean:,.0f} / {d.p90:,.0f}"
+
+
+def efficient_text(level: FrontierLevel) -> str:
+    marks = [name for name, on in (("tokens", level.efficient_tokens), ("latency", level.efficient_latency)) if on]
+    return " + ".join(marks) or "–"
+
+
+def paired_text(p: Paired | None) -> str:
+    return "–" if p is None else f"{p.difference:+.1%} (p={p.p:.3g}, {p.pairs} pairs)"
+
+
+def frontier_rows(frontier: Frontier) -> list[list[str]]:
+    """One row per level, in FRONTIER_HEAD's order."""
+    rows = []
+    for lv in frontier.levels:
+        c = lv.accuracy
+        latency = "–" if lv.latency_p50 is None else f"{num(lv.latency_p50)} / {num(lv.latency_p99)}"
+        rows.append(
+            [
+                lv.level,
+                pct(c.accuracy) if c.n else "–",
+                f"{pct(c.low)} – {pct(c.high)}" if c.n else "–",
+                "–" if lv.output_tokens is None else f"{lv.output_tokens.mean:,.0f}",
+                _tokens(lv, "reasoning_tokens"),
+                _tokens(lv, "answer_tokens"),
+                pct(lv.reasoning_truncated),
+                latency,
+                num(lv.first_answer_p50),
+                efficient_text(lv),
+                paired_text(lv.vs_previous),
+            ]
+        )
+    return rows
+
+
+def smallest_line(frontier: Frontier) -> str:
+    """The smallest budget within --within points of the best, said with both levels' figures."""
+    by = {lv.level: lv for lv in frontier.levels}
+    points = f"{100 * frontier.within:g} point{'' if frontier.within == 0.01 else 's'}"
+    if frontier.best is None or frontier.smallest_within is None:
+        return f"the smallest budget within {points} of the best: – (no level answered with a token count)"
+    best, small = by[frontier.best], by[frontier.smallest_within]
+    if best.level == small.level:
+        return f"the smallest budget within {points} of the best: {best.level} itself ({pct(best.accuracy.accuracy)})"
+    share = ""
+    if small.output_tokens and best.output_tokens and best.output_tokens.mean:
+        share = f", {small.output_tokens.mean / best.output_tokens.mean:.0%} of the best's output tokens"
+    return (
+        f"the smallest budget within {points} of the best ({best.level}, {pct(best.accuracy.accuracy)}): "
+        f"{small.level} ({pct(small.accuracy.accuracy)}{share})"
+    )
+
+
+def load_rows(t: TaskReport) -> list[list[str]]:
+    """Quality under load, one row per level read against the first level of its sweep (LOAD_HEAD's order)."""
+    return [
+        [level, p.against, str(p.pairs), f"{p.difference:+.1%}", f"{p.p:.3g}", "yes" if p.drop else "no"]
+        for level, lv in t.levels.items()
+        if (p := lv.vs_first) is not None
+    ]
+
+
+def drop_warnings(summary: RunSummary) -> list[str]:
+    """One line per level whose accuracy fell significantly against the first level of its load sweep."""
+    return [
+        f"{name} @ {level}: accuracy fell {-p.difference:.1%} against {p.against} on {p.pairs} paired items "
+        f"(McNemar p={p.p:.3g})"
+        for name, t in summary.tasks.items()
+        for level, lv in t.levels.items()
+        if (p := lv.vs_first) is not None and p.drop
+    ]
+
+
+def _table(head: tuple[str, ...], rows: list[list[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(head) + " |",
+        "|---" + "|---:" * (len(head) - 1) + "|",
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def frontier_markdown(summary: RunSummary) -> list[str]:
+    """Per task its frontier and its quality under load; nothing for a task that has neither."""
+    lines: list[str] = []
+    for name, t in summary.tasks.items():
+        if t.frontier is not None:
+            lines += ["", f"### {name}: accuracy against cost, by level", "", FRONTIER_NOTE, ""]
+            lines += _table(FRONTIER_HEAD, frontier_rows(t.frontier))
+            lines += ["", f"{name}: {smallest_line(t.frontier)}"]
+        if rows := load_rows(t):
+            lines += ["", f"### {name}: quality under load", "", LOAD_NOTE, ""]
+            lines += _table(LOAD_HEAD, rows)
+    return lines
+
+
+def drop_markdown(summary: RunSummary) -> list[str]:
+    """The drops under load as notes, said before any table."""
+    return [line for w in drop_warnings(summary) for line in (f"> **Accuracy fell under load.** {w}", "")]
