@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from qualeval.records import ThinkingSwitch
+from qualeval.run.flagtext import comma_list, named_values
 from qualeval.scoring.constrain import Mode, Style
 from qualeval.tasks.spec import ByThinking, check_sampling
 from qualeval.wire.client import ClientConfig, MaxTokensField, client_option, env_base_url
@@ -233,7 +234,7 @@ class RunConfig(BaseModel):
     @classmethod
     def _lists(cls, value: Any, info: Any) -> Any:
         """One value, a comma list ("1,4,16"), or a list of either; a level twice would share its keys, never run."""
-        value = _comma_list(value)
+        value = comma_list(value)
         levels = {"concurrency", "request_rate", "max_tokens", "reasoning_effort", "thinking_budget"}
         if info.field_name in levels and isinstance(value, list) and len(set(map(str, value))) < len(value):
             raise ValueError(f"a level is given twice: {', '.join(map(str, value))}")
@@ -369,33 +370,3 @@ class RunConfig(BaseModel):
     def data_for(self, task: str, ref: str | None = None) -> Path | None:
         keys = (ref or task, task, task.split(":", 1)[0], "*")  # what --task said, the task's name, its base, PATH
         return next((self.data[k] for k in keys if k in self.data), None)
-
-
-def _comma_list(value: Any) -> Any:
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        value = [value]
-    if isinstance(value, list):
-        parts = [p for v in value for p in (v.split(",") if isinstance(v, str) else [v])]
-        return [p.strip() if isinstance(p, str) else p for p in parts if str(p).strip()]
-    return value
-
-
-_FORMS = {"published": "TASK=PERCENT", "slo": "NAME=MILLISECONDS", "sampling": "MODE.NAME=VALUE (thinking.top_p=0.95)"}
-
-
-def named_values(value: Any, field: str) -> Any:
-    """A flag's `NAME=VALUE` items as a mapping (`MODE.NAME=VALUE` nests: sampling's thinking.top_p); a mapping
-    (a profile's, the API's) as it is. The values are left to the field's type to check."""
-    if not isinstance(value, (str, list)):
-        return value
-    out: dict[str, Any] = {}
-    for part in _comma_list(value):
-        name, sep, text = str(part).partition("=")
-        mode, dot, setting = name.strip().partition(".")
-        if not sep or not text.strip() or (field == "sampling") != bool(dot):
-            raise ValueError(f"'{part}' is not {_FORMS[field]}")
-        if field == "sampling":
-            out.setdefault(mode, {})[setting] = text.strip()
-        else:
-            out[name.strip()] = text.strip()
-    return out
