@@ -62,10 +62,10 @@ class Served:
 
     @classmethod
     def of(cls, record: Record) -> Served:
-        timings = record.server_timings or {}
+        timings = record.server_timings
         processed = None
-        if isinstance(timings.get("prompt_n"), int):
-            processed = timings["prompt_n"] + (timings.get("cache_n") or 0)
+        if timings is not None and timings.prompt_n is not None:
+            processed = timings.prompt_n + (timings.cache_n or 0)
         return cls(
             record.timed(),
             record.task,
