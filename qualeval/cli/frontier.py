@@ -35,7 +35,8 @@ def print_frontier(summary: RunSummary) -> None:
     for name, report in summary.tasks.items():
         if report.frontier is None:
             continue
-        table = Table("level", title=f"{name}: accuracy against cost", title_justify="left", show_edge=False)
+        table = Table(title=f"{name}: accuracy against cost", title_justify="left", show_edge=False)
+        table.add_column("level", overflow="fold")  # a narrow terminal folds a label, never cuts it
         for column in ("accuracy", "tokens", "cut", "lat p50", "Pareto", "vs before"):
             table.add_column(column, justify="right")
         for lv in report.frontier.levels:

@@ -107,7 +107,8 @@ def print_speed(summary: RunSummary) -> None:
     one = len(summary.tasks) == 1
     title = f"{next(iter(summary.tasks))}: speed" if one else "speed"
     title += " (ms, warm-up excluded; answer = first token of the answer)"
-    table = Table("level" if one else "task", title=title, title_justify="left", show_edge=False)
+    table = Table(title=title, title_justify="left", show_edge=False)
+    table.add_column("level" if one else "task", overflow="fold")  # a narrow terminal folds a label, never cuts it
     for column in ("requests", "TTFT p50/p90", "answer p50", "latency p50", "tok/s", "req/s"):
         table.add_column(column, justify="right")
     for name, report in summary.tasks.items():
