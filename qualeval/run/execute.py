@@ -20,7 +20,7 @@ import orjson
 from qualeval._version import __version__
 from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
 from qualeval.reasoning.formats import builtin_formats
-from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, TaskEntry
+from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, Shaping, TaskEntry
 from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.report.summary import summarize_records
 from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
@@ -167,7 +167,7 @@ async def execute(
     """Run (or resume) everything the config asks for; returns the summary written to summary.json."""
     work = load_run_tasks(config)
     swept = levels(config)
-    shaping: dict[str, Any] = {}
+    shaping = Shaping()
     if needs_shaping(config):  # a workload, context lengths or a shard: prompts are counted on the endpoint
         work, shaping = await shape_work(config, work)
     assert config.out is not None

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 
 from qualeval.errors import InputError
-from qualeval.records import Manifest, RunSummary
+from qualeval.records import Manifest, RunSummary, Shaping
 from qualeval.records.store import RunStore
 from qualeval.report.summary import summarize_records
 from qualeval.serving.shaping import parse_shard
@@ -89,7 +89,7 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     digest = hashlib.sha256(b"".join(str(m.fingerprint).encode() for _, _, m in shards)).hexdigest()[:16]
     store = RunStore(out)
     store.check(Manifest(fingerprint=digest))  # a directory holding another run is refused, the same merge redone
-    shaping = {k: v for k, v in (first.shaping or {}).items() if k != "shard"}
+    shaping = (first.shaping or Shaping()).model_copy(update={"shard": None})
     manifest = first.model_copy(
         update={
             "config": {**first.config, "shard": None, "out": str(out)},

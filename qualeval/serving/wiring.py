@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from qualeval.records import RunSummary
+from qualeval.records import RunSummary, Shaping
 from qualeval.records.store import RunStore
 from qualeval.run.config import RunConfig
 from qualeval.serving.endpoints import Router
@@ -58,11 +58,10 @@ async def batch_loop(todo: list[Any], size: int, run: Callable[[Any], Awaitable[
 
 
 def attach_figures(
-    summary: RunSummary, store: RunStore, config: RunConfig, shaping: dict[str, Any] | None, series: Path | None = None
+    summary: RunSummary, store: RunStore, config: RunConfig, shaping: Shaping | None, series: Path | None = None
 ) -> RunSummary:
     """The serving figures (workload, context lengths, replicas) and the server's metrics, into the summary."""
-    serving = collect(store.records(), shaping, config.slo)
-    summary.serving = serving or None
+    summary.serving = collect(store.records(), shaping, config.slo)
     server = server_summary(series or store.root)
     summary.server = server or None
     return summary
