@@ -32,7 +32,7 @@ from qualeval.run.probe import check_thinking_budget, is_simulated, probe
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.verdict import decide
 from qualeval.serving.shaping import needs_shaping, shape_work
-from qualeval.serving.wiring import attach_figures, batch_loop, serving_client
+from qualeval.serving.wiring import attach_figures, serving_client
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.load import load_tasks
 from qualeval.tasks.spec import SAMPLING, TaskSpec
@@ -207,7 +207,8 @@ async def execute(
     finally:
         store.close()
     wall = time.perf_counter() - started
-    summary = summarize_records(store, config, [t for t, _ in work], manifest.simulated)
+    labels = [level.label for level in swept]
+    summary = summarize_records(store, config, [t for t, _ in work], labels, manifest.simulated)
     summary.started = manifest.started
     summary.wall_s = wall
     summary.notes = [KEYLESS] if keyless(models) else []
@@ -269,12 +270,18 @@ async def _send_all(
                 await one(item, at, True)
         todo = [x for x in items[config.warmup :] if (x[1].id, x[2], at.label) not in done]
         if config.batch:  # llama-benchy's batches, whatever the rate
-            await batch_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
+            await _batch_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
         elif at.rate is None:
             await _closed_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
         else:
             rng = random.Random(f"{config.arrival_seed}|{at.label}")
             await _open_loop(todo, at.rate, config.burstiness, rng, lambda x, lev=at: one(x, lev, False))
+
+
+async def _batch_loop(todo: list[Any], size: int, run: Callable[[Any], Awaitable[None]]) -> None:
+    """llama-benchy's load: `size` requests sent at once, the next batch only when all of them have ended."""
+    for start in range(0, len(todo), size):
+        await asyncio.gather(*(run(item) for item in todo[start : start + size]))
 
 
 async def _closed_loop(todo: list[Any], workers: int, run: Callable[[Any], Awaitable[None]]) -> None:
@@ -341,7 +348,8 @@ def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False)
                 yield _rejudged(task, record, use_rescue, allow_code=allow_code).model_dump_json().encode()
 
     out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
-    summary = summarize_records(out, config, list(tasks.values()), manifest.simulated)
+    labels = [level.label for level in levels(config)]
+    summary = summarize_records(out, config, list(tasks.values()), labels, manifest.simulated)
     summary.rescored = True
     attach_figures(summary, out, config, manifest.shaping, series=root)
     out.write_json("summary.json", summary.model_dump(mode="json"))

@@ -18,6 +18,7 @@ from qualeval.errors import InputError
 from qualeval.records import Manifest, RunSummary, Shaping
 from qualeval.records.store import RunStore
 from qualeval.report.summary import summarize_records
+from qualeval.run.levels import levels
 from qualeval.serving.shaping import parse_shard
 from qualeval.serving.wiring import attach_figures
 
@@ -103,7 +104,8 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     store.write_lines("timeseries.jsonl", _joined(roots, "timeseries.jsonl", True))
     config = _run_config(manifest, out)
     tasks = [_task_of(name, saved) for name, saved in manifest.tasks.items()]
-    summary = summarize_records(store, config, tasks, manifest.simulated)
+    labels = [level.label for level in levels(config)]
+    summary = summarize_records(store, config, tasks, labels, manifest.simulated)
     summary.started = first.started
     attach_figures(summary, store, config, shaping)
     store.write_json("summary.json", summary.model_dump(mode="json"))

@@ -105,8 +105,10 @@ def kind_of(now: dict[str, float], maps: dict[str, dict[str, Any]]) -> str | Non
 class Sampler:
     """Writes one line a second while the run lasts; `record()` is told of every finished request."""
 
-    def __init__(self, path: Path, router: Any, urls: Sequence[str], headers: dict[str, str], interval: float = 1.0):
-        self.path, self.router, self.interval = path, router, interval
+    def __init__(self, path: Path, urls: Sequence[str], headers: dict[str, str], interval: float = 1.0):
+        self.path, self.interval = path, interval
+        self.router: Any = None
+        """What is in flight and queued (qualeval.serving.endpoints.Router), from `start()` on."""
         self.roots = [root_of(u) for u in urls]
         self.urls = list(urls)
         self.headers = headers
@@ -182,7 +184,9 @@ class Sampler:
                     await self._tick(http, handle, since)  # the last partial second counts too
                     raise
 
-    def start(self) -> None:
+    def start(self, router: Any) -> None:
+        """Sample `router`'s requests from now on."""
+        self.router = router
         # a resumed run goes on from its last second, so the series stays in time order
         last = max((point.t for point in read_series(self.path.parent)), default=-1.0)
         self._started = time.perf_counter() - (last + 1.0 if last >= 0 else 0.0)
