@@ -32,7 +32,7 @@ from qualeval.run.probe import check_thinking_budget, is_simulated, probe
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.verdict import decide
 from qualeval.serving.shaping import needs_shaping, shape_work
-from qualeval.serving.wiring import attach_figures, serving_client
+from qualeval.serving.wiring import serving_client, serving_figures
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.load import load_tasks
 from qualeval.tasks.spec import SAMPLING, TaskSpec
@@ -180,6 +180,7 @@ async def execute(
     started = time.perf_counter()
     bare = {t.name: t.spec.prompt.bare for t, _ in work}
     models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old, bare)
+    notes = [KEYLESS] if keyless(models) else []
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,
@@ -188,31 +189,28 @@ async def execute(
             "simulated": bool(found and found.simulated) or is_simulated(models),
         }
     )
-    done = store.open(manifest)
-    for note in pinned.notes if fresh else ():
-        print(f"note: {note}", file=sys.stderr, flush=True)
-    items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
-    if on_start:
-        remaining = sum((s.id, a, level.label) not in done for level in swept for _, s, a in items)
-        on_start(len(items) * len(swept) - remaining, len(items) * len(swept))
     cap = max(level.cap for level in swept)
-    client_config = _client_config(config, cap, pinned.thinking_switch)
-    try:
-        async with (
-            serving_client(config, client_config, cap, on_record) as (client, told),
-            model_judge_for(config.judge_base_url, config.judge_model, cap) as model_judge,
-        ):
-            session = manifest.started or ""
-            await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge)
-    finally:
-        store.close()
+    async with model_judge_for(config.judge_base_url, config.judge_model, cap) as model_judge:
+        done = store.open(manifest)
+        for note in pinned.notes if fresh else ():
+            print(f"note: {note}", file=sys.stderr, flush=True)
+        items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
+        if on_start:
+            remaining = sum((s.id, a, level.label) not in done for level in swept for _, s, a in items)
+            on_start(len(items) * len(swept) - remaining, len(items) * len(swept))
+        client_config = _client_config(config, cap, pinned.thinking_switch)
+        try:
+            async with serving_client(config, client_config, cap, on_record) as (client, told):
+                session = manifest.started or ""
+                await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge)
+        finally:
+            store.close()
     wall = time.perf_counter() - started
+    serving, server = serving_figures(store, config, shaping)
     labels = [level.label for level in swept]
     summary = summarize_records(store, config, [t for t, _ in work], labels, manifest.simulated)
-    summary.started = manifest.started
-    summary.wall_s = wall
-    summary.notes = [KEYLESS] if keyless(models) else []
-    attach_figures(summary, store, config, shaping)
+    summary.started, summary.wall_s, summary.notes = manifest.started, wall, notes
+    summary.serving, summary.server = serving, server
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary
 
@@ -351,7 +349,7 @@ def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False)
     labels = [level.label for level in levels(config)]
     summary = summarize_records(out, config, list(tasks.values()), labels, manifest.simulated)
     summary.rescored = True
-    attach_figures(summary, out, config, manifest.shaping, series=root)
+    summary.serving, summary.server = serving_figures(out, config, manifest.shaping, series=root)
     out.write_json("summary.json", summary.model_dump(mode="json"))
     return summary, out
 

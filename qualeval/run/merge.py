@@ -20,7 +20,7 @@ from qualeval.records.store import RunStore
 from qualeval.report.summary import summarize_records
 from qualeval.run.levels import levels
 from qualeval.serving.shaping import parse_shard
-from qualeval.serving.wiring import attach_figures
+from qualeval.serving.wiring import serving_figures
 
 __all__ = ["merge_runs"]
 
@@ -107,6 +107,6 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     labels = [level.label for level in levels(config)]
     summary = summarize_records(store, config, tasks, labels, manifest.simulated)
     summary.started = first.started
-    attach_figures(summary, store, config, shaping)
+    summary.serving, summary.server = serving_figures(store, config, shaping)
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary, store

@@ -1,5 +1,5 @@
 """What a run adds for serving benchmarks, kept out of run.py: the client over one or several replicas, the
-once-a-second sampler, and the serving figures written into the summary."""
+once-a-second sampler, and the serving figures for the summary."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from qualeval.records import RunSummary, Shaping
+from qualeval.records import MeanMax, ServingFigures, Shaping
 from qualeval.records.store import RunStore
 from qualeval.run.config import RunConfig
 from qualeval.serving.endpoints import Router
@@ -17,7 +17,7 @@ from qualeval.serving.lengths import headers_of
 from qualeval.serving.timeseries import Sampler, server_summary
 from qualeval.wire.client import ClientConfig
 
-__all__ = ["attach_figures", "endpoints_of", "serving_client"]
+__all__ = ["endpoints_of", "serving_client", "serving_figures"]
 
 
 def endpoints_of(config: RunConfig) -> list[str]:
@@ -49,11 +49,9 @@ async def serving_client(
             await sampler.stop()
 
 
-def attach_figures(
-    summary: RunSummary, store: RunStore, config: RunConfig, shaping: Shaping | None, series: Path | None = None
-) -> RunSummary:
-    """The serving figures (workload, context lengths, replicas) and the server's metrics, into the summary."""
-    summary.serving = collect(store.records(), shaping, config.slo)
-    server = server_summary(series or store.root)
-    summary.server = server or None
-    return summary
+def serving_figures(
+    store: RunStore, config: RunConfig, shaping: Shaping | None, series: Path | None = None
+) -> tuple[ServingFigures | None, dict[str, dict[str, MeanMax]] | None]:
+    """The summary's `serving` (workload, context lengths, replicas) and `server` (the server's own metrics), from
+    the records in `store` and the time series in `series` (the store's own by default)."""
+    return collect(store.records(), shaping, config.slo), server_summary(series or store.root) or None
