@@ -1,12 +1,14 @@
 """Every type a run persists, one submodule per file written:
 
     record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
-    summary.py      summary.json     RunSummary and what it holds per task (a run's, and `qualeval score`'s)
+    summary.py      summary.json     RunSummary and what it holds per task (a run's, and `qualeval score`'s),
+                                     and its ServingFigures (workload, context lengths, replicas)
     comparison.py   compare.json     Comparison
     manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
+    shaping.py      manifest.json    Shaping: what serving made of the items (a workload's PromptSpec, lengths, shard)
     probe.py        probe --json     ProbeResult and the structured-output conventions it names
     scored.py       items.jsonl      OfflineItem (`qualeval score`)
-    series.py       timeseries.jsonl SeriesPoint, one second of the run from both ends
+    series.py       timeseries.jsonl SeriesPoint, one second of the run from both ends (ServerSample per replica)
 
 and views.py, the compact views of a record that the figures read (never written). Definitions only: the modules
 that compute the figures import these types, never the other way round, so nothing here imports them.
@@ -38,21 +40,33 @@ from qualeval.records.record import (
     Timing,
     Usage,
 )
-from qualeval.records.series import SeriesPoint
+from qualeval.records.series import SeriesPoint, ServerSample
+from qualeval.records.shaping import ContextShaping, PromptSpec, ShapedWorkload, Shaping, Shard, TemplateTokens
 from qualeval.records.summary import (
+    BenchyFigures,
     Cell,
+    ContextFigures,
     Distribution,
     Frontier,
     FrontierLevel,
+    LengthFigures,
     LevelReport,
     Linked,
+    MeanMax,
+    MeanStd,
     Paired,
     Repeated,
     RunSummary,
+    ServingFigures,
     Speed,
+    Stats,
+    Targets,
     TaskReport,
     TaskSummary,
     Truncation,
+    VllmFigures,
+    WorkloadFigures,
+    WorkloadLevel,
 )
 from qualeval.records.views import Outcome, Timed
 
@@ -65,9 +79,12 @@ __all__ = [
     "STYLES",
     "TRUNCATED",
     "Agreement",
+    "BenchyFigures",
     "Cell",
     "Comparison",
     "ConstraintRecord",
+    "ContextFigures",
+    "ContextShaping",
     "Distribution",
     "Extraction",
     "FollowupRecord",
@@ -75,9 +92,12 @@ __all__ = [
     "FrontierLevel",
     "Grade",
     "ItlSummary",
+    "LengthFigures",
     "LevelReport",
     "Linked",
     "Manifest",
+    "MeanMax",
+    "MeanStd",
     "ModeResult",
     "Noise",
     "OfflineItem",
@@ -85,6 +105,7 @@ __all__ = [
     "Paired",
     "Pinned",
     "ProbeResult",
+    "PromptSpec",
     "Ratio",
     "ReasoningSource",
     "Record",
@@ -94,19 +115,30 @@ __all__ = [
     "Score",
     "SeriesPoint",
     "ServerInfo",
+    "ServerSample",
     "ServerTimings",
+    "ServingFigures",
+    "ShapedWorkload",
+    "Shaping",
+    "Shard",
     "Speed",
+    "Stats",
     "Status",
     "Style",
+    "Targets",
     "TaskComparison",
     "TaskEntry",
     "TaskReport",
     "TaskSummary",
+    "TemplateTokens",
     "ThinkingSwitch",
     "Timed",
     "Timing",
     "Truncation",
     "Usage",
     "Verdict",
+    "VllmFigures",
+    "WorkloadFigures",
+    "WorkloadLevel",
     "styles_from_probe",
 ]

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.records.probe import ProbeResult, Style
+from qualeval.records.shaping import Shaping
 
 __all__ = ["Manifest", "Pinned", "ServerInfo", "TaskEntry", "ThinkingSwitch"]
 
@@ -66,8 +67,9 @@ class Manifest(BaseModel):
     tasks: dict[str, TaskEntry] = Field(default_factory=dict)
     started: str | None = None
     server: ServerInfo | None = None
-    shaping: dict[str, Any] | None = None
-    """What qualeval.serving.shaping did to the items (workload, context lengths, shard)."""
+    shaping: Shaping | None = None
+    """What qualeval.serving.shaping did to the items (workload, context lengths, shard); None in a manifest
+    written before it was recorded."""
     simulated: bool = False
     resumed: list[str | None] | None = None
     """When each later session started (None until the run is resumed)."""

@@ -2,11 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
-__all__ = ["SeriesPoint"]
+__all__ = ["SeriesPoint", "ServerSample"]
+
+
+class ServerSample(BaseModel):
+    """One replica's second: its kind and the figures its /metrics gave, through the names servermetrics.yaml maps
+    for that kind (a figure its server does not expose, or a counter's in the first second, is absent)."""
+
+    server: str
+    """The kind recognised from the metric names: vllm, sglang, llamacpp."""
+    running: float | None = None
+    waiting: float | None = None
+    kv_cache_usage: float | None = None
+    prefix_cache_hit_rate: float | None = None
+    preemptions: float | None = None
+    generation_throughput: float | None = None
+    prompt_throughput: float | None = None
+    spec_acceptance_rate: float | None = None
+    spec_mean_accepted_length: float | None = None
+
+    def figures(self) -> dict[str, float]:
+        """The figures sampled, by name."""
+        return self.model_dump(exclude={"server"}, exclude_none=True)
 
 
 class SeriesPoint(BaseModel):
@@ -25,7 +44,7 @@ class SeriesPoint(BaseModel):
     scored: int = 0
     warmup: bool = False
     """The second belongs to a level's warm-up: left out of the server figures."""
-    server: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Per replica URL: its kind (`server`) and the figures read from its /metrics."""
+    server: dict[str, ServerSample] = Field(default_factory=dict)
+    """Per replica URL."""
     shard: int | None = None
     """Set by `qualeval merge`: which shard's run the second comes from."""

@@ -4,24 +4,35 @@ qualeval.report.accuracy, qualeval.report.speed and qualeval.report.summary comp
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
+from qualeval.records.shaping import PromptSpec, TemplateTokens
+
 __all__ = [
+    "BenchyFigures",
     "Cell",
+    "ContextFigures",
     "Distribution",
     "Frontier",
     "FrontierLevel",
+    "LengthFigures",
     "LevelReport",
     "Linked",
+    "MeanMax",
+    "MeanStd",
     "Paired",
     "Repeated",
     "RunSummary",
+    "ServingFigures",
     "Speed",
+    "Stats",
+    "Targets",
     "TaskReport",
     "TaskSummary",
     "Truncation",
+    "VllmFigures",
+    "WorkloadFigures",
+    "WorkloadLevel",
 ]
 
 
@@ -236,6 +247,132 @@ class TaskReport(BaseModel):
     """False for a workload's synthetic prompts: there is no right answer, so no accuracy to show."""
 
 
+Stats = dict[str, float]
+"""n, mean, median, std (not for ITL, pooled from histograms) and the percentiles asked for, `p50`, `p99.9`:
+open-ended, since a workload names its own percentiles (qualeval.serving.figures.stats)."""
+
+
+class VllmFigures(BaseModel):
+    """One level's figures in vllm bench serve's names and definitions, and what it lacks (first_answer,
+    reasoning_tokens, decode_per_user)."""
+
+    completed: int
+    duration_s: float | None
+    total_input_tokens: int
+    """The prompts' tokens as shaping counted them (else as the server reported them)."""
+    total_input_tokens_server: int
+    """The server's usage.prompt_tokens, summed."""
+    total_output_tokens: int
+    request_throughput: float | None
+    output_throughput: float | None
+    total_token_throughput: float | None
+    ttft: Stats | None
+    tpot: Stats | None
+    itl: Stats | None
+    e2el: Stats | None
+    first_answer: Stats | None
+    reasoning_tokens: Stats | None
+    decode_per_user: Stats | None
+
+
+class MeanStd(BaseModel):
+    mean: float
+    std: float
+    n: int
+
+
+class BenchyFigures(BaseModel):
+    """One level's figures as llama-benchy's results.py computes them: `*_total` per batch (a "run"),
+    `*_per_user` per request. The peaks, e2e_ttft and the prompt tokens are absent from a summary written
+    before qualeval had them."""
+
+    runs: int
+    pp_total: MeanStd | None = None
+    tg_total: MeanStd | None = None
+    peak_total: MeanStd | None = None
+    tg_per_user: MeanStd | None = None
+    peak_per_user: MeanStd | None = None
+    ttfr: MeanStd | None = None
+    e2e_ttft: MeanStd | None = None
+    prompt_tokens: MeanStd | None = None
+    """As llama-benchy counts them."""
+    prompt_processed: MeanStd | None = None
+    """As llama.cpp's timings report them (prompt_n + cache_n)."""
+
+
+class WorkloadLevel(BaseModel):
+    vllm: VllmFigures
+    llama_benchy: BenchyFigures
+
+
+class Targets(BaseModel):
+    """How the measured requests stood to their target lengths."""
+
+    requests: int
+    output_short: int
+    """Requests that stopped short of their target output length."""
+    output_short_mean_ratio: float | None
+    prompt_off_target: int
+    """Prompts more than 1% off their target length."""
+    prompt_count: list[str]
+    """Who counted the prompts' tokens."""
+
+
+class WorkloadFigures(BaseModel):
+    """The workload's figures per load level, beside what shaping decided (forcing keys, template tokens)."""
+
+    name: str
+    style: str = "vllm"
+    mirrors: str = ""
+    prompts: PromptSpec = Field(default_factory=PromptSpec)
+    percentiles: list[float] = Field(default_factory=lambda: [50.0, 90.0, 95.0, 99.0])
+    levels: dict[str, WorkloadLevel]
+    targets: Targets
+    forcing: dict[str, bool] | None = None
+    template: list[TemplateTokens] | None = None
+    notes: list[str] = Field(default_factory=list)
+    """The length rule the prompts followed and the tool's definitions, for the report."""
+
+
+class LengthFigures(BaseModel):
+    """One task at one target context length."""
+
+    accuracy: Cell
+    """Over the items answered, once each."""
+    endpoint_errors: int = 0
+    prompt_tokens: Stats | None = None
+    ttft: Stats | None = None
+    first_answer: Stats | None = None
+    decode_rate: Stats | None = None
+
+
+class ContextFigures(BaseModel):
+    depth: float | None
+    tasks: dict[str, dict[str, LengthFigures]]
+    """Per task, per target context length (its tokens, as a string)."""
+
+
+def _unset(value: object) -> bool:
+    return value is None
+
+
+class ServingFigures(BaseModel):
+    """What a serving run adds to summary.json: each part only where the run has it (the key is left out)."""
+
+    workload: WorkloadFigures | None = Field(default=None, exclude_if=_unset)
+    context: ContextFigures | None = Field(default=None, exclude_if=_unset)
+    endpoints: dict[str, Speed] | None = Field(default=None, exclude_if=_unset)
+    """Speed per replica, when the run spread its requests over two or more."""
+
+
+class MeanMax(BaseModel):
+    """A server figure over the run's measured seconds."""
+
+    mean: float
+    max: float
+    n: int
+
+
 class RunSummary(BaseModel):
     model: str
     base_url: str
@@ -249,8 +386,9 @@ class RunSummary(BaseModel):
     """What the reports say first, where a figure would not mean what it seems (a simulated server with no answer
     key: every accuracy is 0 by construction)."""
     tasks: dict[str, TaskReport]
-    serving: dict[str, Any] | None = None
+    serving: ServingFigures | None = None
     """Workload figures as vllm bench serve and llama-benchy define them, accuracy by context length, speed per
     replica (qualeval.serving.figures)."""
-    server: dict[str, Any] | None = None
-    """The server's own metrics per replica over the run, from timeseries.jsonl (qualeval.serving.timeseries)."""
+    server: dict[str, dict[str, MeanMax]] | None = None
+    """The server's own metrics per replica and figure over the run, from timeseries.jsonl
+    (qualeval.serving.timeseries)."""

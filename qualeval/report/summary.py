@@ -18,7 +18,6 @@ from qualeval.report.accuracy import Repeat, answered_cell, repeated, summarize
 from qualeval.report.frontier import Answer, answer_of, frontier, under_load
 from qualeval.report.speed import linked, speed
 from qualeval.run.config import RunConfig
-from qualeval.run.levels import levels
 from qualeval.tasks import Task
 
 __all__ = ["summarize_records"]
@@ -55,10 +54,11 @@ def _collect(records: Iterable[Record], tasks: list[Task]) -> tuple[dict[str, _R
     return rows, count
 
 
-def summarize_records(store: RunStore, config: RunConfig, tasks: list[Task], simulated: bool) -> RunSummary:
-    """Every task's figures from the final records in `store`."""
+def summarize_records(
+    store: RunStore, config: RunConfig, tasks: list[Task], labels: list[str], simulated: bool
+) -> RunSummary:
+    """Every task's figures from the final records in `store`, at the run's levels (`labels`, in run order)."""
     rows, count = _collect(store.records(), tasks)
-    labels = [level.label for level in levels(config)]
     return RunSummary(
         model=config.model,
         base_url=config.base_url,

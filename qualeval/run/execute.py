@@ -20,7 +20,7 @@ import orjson
 from qualeval._version import __version__
 from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
 from qualeval.reasoning.formats import builtin_formats
-from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, TaskEntry
+from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, Shaping, TaskEntry
 from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.report.summary import summarize_records
 from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
@@ -32,7 +32,7 @@ from qualeval.run.probe import check_thinking_budget, is_simulated, probe
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.verdict import decide
 from qualeval.serving.shaping import needs_shaping, shape_work
-from qualeval.serving.wiring import attach_figures, batch_loop, serving_client
+from qualeval.serving.wiring import serving_client, serving_figures
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.load import load_tasks
 from qualeval.tasks.spec import SAMPLING, TaskSpec
@@ -167,7 +167,7 @@ async def execute(
     """Run (or resume) everything the config asks for; returns the summary written to summary.json."""
     work = load_run_tasks(config)
     swept = levels(config)
-    shaping: dict[str, Any] = {}
+    shaping = Shaping()
     if needs_shaping(config):  # a workload, context lengths or a shard: prompts are counted on the endpoint
         work, shaping = await shape_work(config, work)
     assert config.out is not None
@@ -180,6 +180,7 @@ async def execute(
     started = time.perf_counter()
     bare = {t.name: t.spec.prompt.bare for t, _ in work}
     models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old, bare)
+    notes = [KEYLESS] if keyless(models) else []
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,
@@ -188,30 +189,28 @@ async def execute(
             "simulated": bool(found and found.simulated) or is_simulated(models),
         }
     )
-    done = store.open(manifest)
-    for note in pinned.notes if fresh else ():
-        print(f"note: {note}", file=sys.stderr, flush=True)
-    items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
-    if on_start:
-        remaining = sum((s.id, a, level.label) not in done for level in swept for _, s, a in items)
-        on_start(len(items) * len(swept) - remaining, len(items) * len(swept))
     cap = max(level.cap for level in swept)
-    client_config = _client_config(config, cap, pinned.thinking_switch)
-    try:
-        async with (
-            serving_client(config, client_config, cap, on_record) as (client, told),
-            model_judge_for(config.judge_base_url, config.judge_model, cap) as model_judge,
-        ):
-            session = manifest.started or ""
-            await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge)
-    finally:
-        store.close()
+    async with model_judge_for(config.judge_base_url, config.judge_model, cap) as model_judge:
+        done = store.open(manifest)
+        for note in pinned.notes if fresh else ():
+            print(f"note: {note}", file=sys.stderr, flush=True)
+        items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
+        if on_start:
+            remaining = sum((s.id, a, level.label) not in done for level in swept for _, s, a in items)
+            on_start(len(items) * len(swept) - remaining, len(items) * len(swept))
+        client_config = _client_config(config, cap, pinned.thinking_switch)
+        try:
+            async with serving_client(config, client_config, cap, on_record) as (client, told):
+                session = manifest.started or ""
+                await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge)
+        finally:
+            store.close()
     wall = time.perf_counter() - started
-    summary = summarize_records(store, config, [t for t, _ in work], manifest.simulated)
-    summary.started = manifest.started
-    summary.wall_s = wall
-    summary.notes = [KEYLESS] if keyless(models) else []
-    attach_figures(summary, store, config, shaping)
+    serving, server = serving_figures(store, config, shaping)
+    labels = [level.label for level in swept]
+    summary = summarize_records(store, config, [t for t, _ in work], labels, manifest.simulated)
+    summary.started, summary.wall_s, summary.notes = manifest.started, wall, notes
+    summary.serving, summary.server = serving, server
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary
 
@@ -269,12 +268,18 @@ async def _send_all(
                 await one(item, at, True)
         todo = [x for x in items[config.warmup :] if (x[1].id, x[2], at.label) not in done]
         if config.batch:  # llama-benchy's batches, whatever the rate
-            await batch_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
+            await _batch_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
         elif at.rate is None:
             await _closed_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
         else:
             rng = random.Random(f"{config.arrival_seed}|{at.label}")
             await _open_loop(todo, at.rate, config.burstiness, rng, lambda x, lev=at: one(x, lev, False))
+
+
+async def _batch_loop(todo: list[Any], size: int, run: Callable[[Any], Awaitable[None]]) -> None:
+    """llama-benchy's load: `size` requests sent at once, the next batch only when all of them have ended."""
+    for start in range(0, len(todo), size):
+        await asyncio.gather(*(run(item) for item in todo[start : start + size]))
 
 
 async def _closed_loop(todo: list[Any], workers: int, run: Callable[[Any], Awaitable[None]]) -> None:
@@ -341,9 +346,10 @@ def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False)
                 yield _rejudged(task, record, use_rescue, allow_code=allow_code).model_dump_json().encode()
 
     out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
-    summary = summarize_records(out, config, list(tasks.values()), manifest.simulated)
+    labels = [level.label for level in levels(config)]
+    summary = summarize_records(out, config, list(tasks.values()), labels, manifest.simulated)
     summary.rescored = True
-    attach_figures(summary, out, config, manifest.shaping, series=root)
+    summary.serving, summary.server = serving_figures(out, config, manifest.shaping, series=root)
     out.write_json("summary.json", summary.model_dump(mode="json"))
     return summary, out
 

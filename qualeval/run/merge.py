@@ -15,11 +15,12 @@ from pathlib import Path
 import orjson
 
 from qualeval.errors import InputError
-from qualeval.records import Manifest, RunSummary
+from qualeval.records import Manifest, RunSummary, Shaping
 from qualeval.records.store import RunStore
 from qualeval.report.summary import summarize_records
+from qualeval.run.levels import levels
 from qualeval.serving.shaping import parse_shard
-from qualeval.serving.wiring import attach_figures
+from qualeval.serving.wiring import serving_figures
 
 __all__ = ["merge_runs"]
 
@@ -89,7 +90,7 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     digest = hashlib.sha256(b"".join(str(m.fingerprint).encode() for _, _, m in shards)).hexdigest()[:16]
     store = RunStore(out)
     store.check(Manifest(fingerprint=digest))  # a directory holding another run is refused, the same merge redone
-    shaping = {k: v for k, v in (first.shaping or {}).items() if k != "shard"}
+    shaping = (first.shaping or Shaping()).model_copy(update={"shard": None})
     manifest = first.model_copy(
         update={
             "config": {**first.config, "shard": None, "out": str(out)},
@@ -103,8 +104,9 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     store.write_lines("timeseries.jsonl", _joined(roots, "timeseries.jsonl", True))
     config = _run_config(manifest, out)
     tasks = [_task_of(name, saved) for name, saved in manifest.tasks.items()]
-    summary = summarize_records(store, config, tasks, manifest.simulated)
+    labels = [level.label for level in levels(config)]
+    summary = summarize_records(store, config, tasks, labels, manifest.simulated)
     summary.started = first.started
-    attach_figures(summary, store, config, shaping)
+    summary.serving, summary.server = serving_figures(store, config, shaping)
     store.write_json("summary.json", summary.model_dump(mode="json"))
     return summary, store

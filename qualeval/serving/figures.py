@@ -21,15 +21,32 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualeval.records import ENDPOINT_FAILED, Record, Timed
+from qualeval.records import (
+    ENDPOINT_FAILED,
+    BenchyFigures,
+    ContextFigures,
+    LengthFigures,
+    MeanStd,
+    Record,
+    ServingFigures,
+    ShapedWorkload,
+    Shaping,
+    Stats,
+    Targets,
+    Timed,
+    VllmFigures,
+    WorkloadFigures,
+    WorkloadLevel,
+)
 from qualeval.report.accuracy import answered_cell
 from qualeval.report.speed import duration_of, speed
+from qualeval.serving.rulenotes import rule_notes
 from qualeval.wire.histogram import interpolated, merge, percentile
 
 __all__ = ["collect", "stats"]
 
 
-def stats(values: Iterable[float | None], percentiles: Sequence[float]) -> dict[str, float] | None:
+def stats(values: Iterable[float | None], percentiles: Sequence[float]) -> Stats | None:
     """mean, median, std and the asked percentiles (numpy's linear interpolation, as vllm computes them)."""
     ordered = sorted(v for v in values if v is not None)
     if not ordered:
@@ -124,7 +141,7 @@ class Served:
         return self.timed.sent_at + self.timed.end / 1000.0  # type: ignore[operator]
 
 
-def _itl(rows: Sequence[Served], percentiles: Sequence[float]) -> dict[str, float] | None:
+def _itl(rows: Sequence[Served], percentiles: Sequence[float]) -> Stats | None:
     """Pooled over every gap of every request, from the requests' histograms."""
     count = sum(r.timed.itl_count for r in rows)
     if not count:
@@ -136,34 +153,34 @@ def _itl(rows: Sequence[Served], percentiles: Sequence[float]) -> dict[str, floa
     return out
 
 
-def vllm_figures(rows: Sequence[Served], percentiles: Sequence[float]) -> dict[str, Any]:
+def vllm_figures(rows: Sequence[Served], percentiles: Sequence[float]) -> VllmFigures:
     duration = duration_of([r.timed for r in rows])
     prompt = sum(r.prompt_tokens for r in rows)
     output = sum(r.output_tokens for r in rows)
-    return {
-        "completed": len(rows),
-        "duration_s": duration,
-        "total_input_tokens": prompt,
-        "total_input_tokens_server": sum(r.server_prompt_tokens or 0 for r in rows),
-        "total_output_tokens": output,
-        "request_throughput": len(rows) / duration if duration else None,
-        "output_throughput": output / duration if duration else None,
-        "total_token_throughput": (prompt + output) / duration if duration else None,
-        "ttft": stats((r.timed.ttft for r in rows), percentiles),
-        "tpot": stats((r.timed.tpot for r in rows), percentiles),
-        "itl": _itl(rows, percentiles),
-        "e2el": stats((r.timed.end for r in rows), percentiles),
-        "first_answer": stats((r.timed.first_content for r in rows), percentiles),
-        "reasoning_tokens": stats((r.timed.reasoning_tokens for r in rows), percentiles),
-        "decode_per_user": stats((r.decode_rate for r in rows), percentiles),
-    }
+    return VllmFigures(
+        completed=len(rows),
+        duration_s=duration,
+        total_input_tokens=prompt,
+        total_input_tokens_server=sum(r.server_prompt_tokens or 0 for r in rows),
+        total_output_tokens=output,
+        request_throughput=len(rows) / duration if duration else None,
+        output_throughput=output / duration if duration else None,
+        total_token_throughput=(prompt + output) / duration if duration else None,
+        ttft=stats((r.timed.ttft for r in rows), percentiles),
+        tpot=stats((r.timed.tpot for r in rows), percentiles),
+        itl=_itl(rows, percentiles),
+        e2el=stats((r.timed.end for r in rows), percentiles),
+        first_answer=stats((r.timed.first_content for r in rows), percentiles),
+        reasoning_tokens=stats((r.timed.reasoning_tokens for r in rows), percentiles),
+        decode_per_user=stats((r.decode_rate for r in rows), percentiles),
+    )
 
 
-def _mean_std(values: Sequence[float]) -> dict[str, float] | None:
+def _mean_std(values: Sequence[float]) -> MeanStd | None:
     if not values:
         return None
     mean = sum(values) / len(values)
-    return {"mean": mean, "std": math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)), "n": len(values)}
+    return MeanStd(mean=mean, std=math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)), n=len(values))
 
 
 def _batches(rows: Sequence[Served]) -> list[list[Served]]:
@@ -225,26 +242,26 @@ def _tg_per_user(row: Served) -> float | None:
     return (n - 1) / ((last - first) / 1000.0)
 
 
-def benchy_figures(rows: Sequence[Served]) -> dict[str, Any]:
+def benchy_figures(rows: Sequence[Served]) -> BenchyFigures:
     """llama-benchy's table: pp, tg and peak t/s per batch (total over the batch); tg and peak t/s per request;
     ttfr and e2e_ttft; and the prompt tokens counted (its rule) and processed (llama.cpp's timings)."""
     batches = _batches(rows)
     rates = [_batch_rates(batch) for batch in batches]
-    return {
-        "runs": len(batches),
-        "pp_total": _mean_std([pp for pp, _, _ in rates if pp is not None]),
-        "tg_total": _mean_std([tg for _, tg, _ in rates if tg is not None]),
-        "peak_total": _mean_std([p for _, _, p in rates if p is not None]),
-        "tg_per_user": _mean_std([v for r in rows if (v := _tg_per_user(r)) is not None]),
-        "peak_per_user": _mean_std([v for r in rows if (v := peak(r.token_times())) is not None]),
-        "ttfr": _mean_std([r.first_byte for r in rows if r.first_byte is not None]),
-        "e2e_ttft": _mean_std([r.timed.ttft for r in rows if r.timed.ttft is not None]),
-        "prompt_tokens": _mean_std([float(r.benchy_prompt_tokens) for r in rows]),
-        "prompt_processed": _mean_std([float(r.processed) for r in rows if r.processed is not None]),
-    }
+    return BenchyFigures(
+        runs=len(batches),
+        pp_total=_mean_std([pp for pp, _, _ in rates if pp is not None]),
+        tg_total=_mean_std([tg for _, tg, _ in rates if tg is not None]),
+        peak_total=_mean_std([p for _, _, p in rates if p is not None]),
+        tg_per_user=_mean_std([v for r in rows if (v := _tg_per_user(r)) is not None]),
+        peak_per_user=_mean_std([v for r in rows if (v := peak(r.token_times())) is not None]),
+        ttfr=_mean_std([r.first_byte for r in rows if r.first_byte is not None]),
+        e2e_ttft=_mean_std([r.timed.ttft for r in rows if r.timed.ttft is not None]),
+        prompt_tokens=_mean_std([float(r.benchy_prompt_tokens) for r in rows]),
+        prompt_processed=_mean_std([float(r.processed) for r in rows if r.processed is not None]),
+    )
 
 
-def targets(rows: Sequence[Served]) -> dict[str, Any]:
+def targets(rows: Sequence[Served]) -> Targets:
     """How many requests fell short of their target output length, and prompts off their target length."""
     short = [r for r in rows if (m := r.meta.get("output_target")) and r.output_tokens < m]
     off = [
@@ -253,15 +270,15 @@ def targets(rows: Sequence[Served]) -> dict[str, Any]:
         if (n := r.meta.get("prompt_target")) and abs((r.meta.get("prompt_tokens") or 0) - n) > max(1, n // 100)
     ]
     counted = sorted({str(r.meta.get("prompt_count")) for r in rows if r.meta.get("prompt_count")})
-    return {
-        "requests": len(rows),
-        "output_short": len(short),
-        "output_short_mean_ratio": (
+    return Targets(
+        requests=len(rows),
+        output_short=len(short),
+        output_short_mean_ratio=(
             sum(r.output_tokens / r.meta["output_target"] for r in short) / len(short) if short else None
         ),
-        "prompt_off_target": len(off),
-        "prompt_count": counted,
-    }
+        prompt_off_target=len(off),
+        prompt_count=counted,
+    )
 
 
 def _measured(row: Served) -> bool:
@@ -269,7 +286,7 @@ def _measured(row: Served) -> bool:
     return not row.timed.warmup and row.timed.status not in ENDPOINT_FAILED
 
 
-def by_length(rows: Sequence[Served]) -> dict[str, dict[str, Any]]:
+def by_length(rows: Sequence[Served]) -> dict[str, dict[str, LengthFigures]]:
     """Per task and target context length: accuracy over the items answered (once each), the requests the
     endpoint failed (a context too long for the server is an error, not a wrong answer), TTFT and decode rate
     (warm-up left out)."""
@@ -277,104 +294,55 @@ def by_length(rows: Sequence[Served]) -> dict[str, dict[str, Any]]:
     for r in rows:
         if r.meta.get("context_tokens") is not None:
             groups[(r.task, int(r.meta["context_tokens"]))].append(r)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, LengthFigures]] = {}
     for (task, length), group in sorted(groups.items()):
         cell, failed = answered_cell((r.item, r.timed.correct, r.timed.status) for r in group)
         timed = [r for r in group if _measured(r)]
-        out.setdefault(task, {})[str(length)] = {
-            "accuracy": cell.model_dump(),
-            "endpoint_errors": failed,
-            "prompt_tokens": stats((r.meta.get("prompt_tokens") for r in group), ()),
-            "ttft": stats((r.timed.ttft for r in timed), (50, 90)),
-            "first_answer": stats((r.timed.first_content for r in timed), (50, 90)),
-            "decode_rate": stats((r.decode_rate for r in timed), (50,)),
-        }
+        out.setdefault(task, {})[str(length)] = LengthFigures(
+            accuracy=cell,
+            endpoint_errors=failed,
+            prompt_tokens=stats((r.meta.get("prompt_tokens") for r in group), ()),
+            ttft=stats((r.timed.ttft for r in timed), (50, 90)),
+            first_answer=stats((r.timed.first_content for r in timed), (50, 90)),
+            decode_rate=stats((r.decode_rate for r in timed), (50,)),
+        )
     return out
 
 
-BENCHY_TERMS = (
-    "llama-benchy's figures as its results.py computes them, in its words: pp t/s (total), 'Prefill tokens per "
-    "second (total)': a batch's prompt tokens (the server's usage.prompt_tokens where within 20% of the text's own "
-    "tokens, which it expects, else those) over the time from its first request sent to its last first token; "
-    "tg t/s (total), 'Generation "
-    "tokens per second (total)': the tokens after each request's first, over the time from the batch's first "
-    "first token to its last token; tg t/s (per user), 'Generation tokens per second (per request)'; peak t/s, "
-    "'Peak generation tokens per second (total)': the most tokens in any 1-second window of a batch, each "
-    "request's tokens spread evenly from its first to its last, as llama-benchy spreads them when the server "
-    "sends no token_ids (summary.json: peak_total, peak_per_user); e2e_ttft, 'End-to-end Time to First Token': "
-    "from sending to the first chunk with text or reasoning. ttfr is not llama-benchy's: here it is the first "
-    "byte of the response (its status line, which llama-server sends before it reads the prompt), where "
-    "llama-benchy's ttfr, 'Time to First Response', is the first SSE chunk with choices (llama-server sends it "
-    "with the first token)."
-)
+def _prompt_tokens(rows: Sequence[Served]) -> tuple[int, int]:
+    """The prompts' tokens as shaping counted them, and as the server reported them (usage.prompt_tokens)."""
+    return sum(r.prompt_tokens for r in rows), sum(r.server_prompt_tokens or 0 for r in rows)
 
 
-def _template(shaping: dict[str, Any]) -> str:
-    found = shaping.get("template") or []
-    parts = [f"{t['tokens']} for [{', '.join(t['roles'])}] ({t['server']} - {t['text']})" for t in found]
-    return "; ".join(parts) or "not measured"
-
-
-def rule_notes(workload: dict[str, Any], shaping: dict[str, Any], rows: Sequence[Served]) -> list[str]:
-    """Which tool's length rule the prompts followed and how they were counted, for the report."""
-    prompts, specials = workload.get("prompts") or {}, shaping.get("specials", 0)
-    served = sum(r.server_prompt_tokens or 0 for r in rows)
-    if workload.get("style") == "llama-benchy":
-        context = f" and its context ({prompts['context']}, llama-benchy's --depth)" if prompts.get("context") else ""
-        rule = (
-            f"llama-benchy's length rule: pp{prompts.get('input_len')}{context} count{'' if context else 's'} the "
-            "tokens the server "
-            "processes, its chat template's included. The template's tokens, measured as llama-benchy measures "
-            "them in its warm-up (usage.prompt_tokens of one request of 'Warmup ' × 10, less the text's own "
-            f"tokens): {_template(shaping)}; taken off the context where there is one, else off the prompt."
-        )
-        return [rule, f"The server reported {served:,} prompt tokens in all (usage.prompt_tokens).", BENCHY_TERMS]
-    if prompts.get("kind") == "sharegpt":
-        rule = (
-            "vllm bench serve's sharegpt rule: prompt_len and output_len are the tokenizer's counts of each "
-            f"conversation's first turn and its reply, with the {specials} special tokens it adds; kept where both "
-            "have at least 4 tokens, the prompt at most 1,024 and both at most 2,048, in random.seed(seed)'s "
-            "shuffled order, oversampled with random.choice when too few pass."
-        )
-    else:
-        rule = (
-            f"vllm bench serve's random rule: input_len counts the prompt's text, input_len less the {specials} "
-            "special tokens the tokenizer adds (num_special_tokens_to_add), each length drawn from "
-            "[floor(L(1 - r)), ceil(L(1 + r))] with numpy's default_rng(seed) as vllm's RandomDataset draws them."
-        )
-    total = sum(r.prompt_tokens for r in rows)
-    return [
-        rule,
-        f"Total input tokens counts the text ({total:,}), as vllm bench serve's prompt_len does; the chat "
-        f"template comes on top: the server's usage.prompt_tokens, which newer vllm bench serve reads instead, "
-        f"sum to {served:,}.",
-    ]
-
-
-def _workload(workload: dict[str, Any], measured: list[Served], shaping: dict[str, Any]) -> dict[str, Any]:
+def _workload(workload: ShapedWorkload, measured: list[Served], shaping: Shaping) -> WorkloadFigures:
     levels: dict[str, list[Served]] = defaultdict(list)
     for r in measured:
         levels[r.timed.level].append(r)
-    percentiles = workload.get("percentiles") or [50, 90, 95, 99]
-    return {
-        **{k: workload.get(k) for k in ("name", "style", "mirrors", "prompts", "percentiles")},
-        "levels": {
-            label: {"vllm": vllm_figures(rows, percentiles), "llama_benchy": benchy_figures(rows)}
+    percentiles = workload.percentiles or [50, 90, 95, 99]
+    return WorkloadFigures(
+        name=workload.name,
+        style=workload.style,
+        mirrors=workload.mirrors,
+        prompts=workload.prompts,
+        percentiles=workload.percentiles,
+        levels={
+            label: WorkloadLevel(vllm=vllm_figures(rows, percentiles), llama_benchy=benchy_figures(rows))
             for label, rows in levels.items()
         },
-        "targets": targets(measured),
-        "forcing": shaping.get("forcing"),
-        "template": shaping.get("template"),
-        "notes": rule_notes(workload, shaping, measured) if workload.get("prompts", {}).get("kind") != "task" else [],
-    }
+        targets=targets(measured),
+        forcing=shaping.forcing,
+        template=shaping.template,
+        notes=rule_notes(workload, shaping, _prompt_tokens(measured)) if workload.prompts.kind != "task" else [],
+    )
 
 
 def collect(
-    records: Iterable[Record], shaping: dict[str, Any] | None, slo: dict[str, float] | None = None
-) -> dict[str, Any]:
-    """Everything this module adds to summary.json, from the final records (one pass, kept compact)."""
-    shaping = shaping or {}
-    workload = shaping.get("workload")
+    records: Iterable[Record], shaping: Shaping | None, slo: dict[str, float] | None = None
+) -> ServingFigures | None:
+    """Everything this module adds to summary.json, from the final records (one pass, kept compact); None when
+    the run has none of it."""
+    shaping = shaping or Shaping()
+    workload = shaping.workload
     kept: list[Served] = []
     per_endpoint: dict[str, list[Timed]] = defaultdict(list)
     for record in records:
@@ -382,14 +350,12 @@ def collect(
             per_endpoint[record.endpoint].append(record.timed())
         if workload or record.meta.get("context_tokens") is not None:
             kept.append(Served.of(record))  # nothing reads the others: a plain run of 100,000 records stays small
-    out: dict[str, Any] = {}
+    out = ServingFigures()
     if workload:
-        out["workload"] = _workload(workload, [r for r in kept if _measured(r)], shaping)
+        out.workload = _workload(workload, [r for r in kept if _measured(r)], shaping)
     lengths = by_length(kept)
     if lengths:
-        out["context"] = {"depth": (shaping.get("context") or {}).get("depth"), "tasks": lengths}
+        out.context = ContextFigures(depth=shaping.context.depth if shaping.context else None, tasks=lengths)
     if len(per_endpoint) > 1:
-        out["endpoints"] = {
-            url: speed(rows, slo or {}).model_dump(mode="json") for url, rows in sorted(per_endpoint.items())
-        }
-    return out
+        out.endpoints = {url: speed(rows, slo or {}) for url, rows in sorted(per_endpoint.items())}
+    return out if out.workload or out.context or out.endpoints else None

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from qualeval.records import SeriesPoint
+from qualeval.records import ContextFigures, SeriesPoint
 from qualeval.report.plots import _figure, _uri
 from qualeval.serving.timeseries import read_series
 
@@ -15,23 +14,23 @@ ROLLING_S = 10
 """Rolling accuracy over the answers scored in the last this-many seconds."""
 
 
-def by_length(context: dict[str, Any]) -> str | None:
+def by_length(context: ContextFigures) -> str | None:
     """Accuracy (with its interval) and TTFT p50 against the context length, one line per task."""
-    tasks = context.get("tasks") or {}
+    tasks = context.tasks
     if not tasks:
         return None
     fig, ax = _figure(6.0, 3.2)
     ax2 = ax.twinx()
     for task, lengths in tasks.items():
-        measured = {k: v for k, v in lengths.items() if v["accuracy"]["n"]}  # a refused length has no accuracy
+        measured = {k: v.accuracy for k, v in lengths.items() if v.accuracy.n}  # a refused length has no accuracy
         x = [int(k) for k in measured]
-        acc = [v["accuracy"]["accuracy"] for v in measured.values()]
+        acc = [c.accuracy for c in measured.values()]
         err = [
-            [max(0.0, a - v["accuracy"]["low"]) for a, v in zip(acc, measured.values(), strict=True)],
-            [max(0.0, v["accuracy"]["high"] - a) for a, v in zip(acc, measured.values(), strict=True)],
+            [max(0.0, c.accuracy - c.low) for c in measured.values()],
+            [max(0.0, c.high - c.accuracy) for c in measured.values()],
         ]
         ax.errorbar(x, acc, yerr=err, marker="o", capsize=3, label=f"{task} accuracy")
-        ttft = [(v["ttft"] or {}).get("p50") or 0.0 for v in measured.values()]
+        ttft = [(lengths[k].ttft or {}).get("p50") or 0.0 for k in measured]
         ax2.plot(x, [t / 1000 for t in ttft], marker="s", linestyle="--", label=f"{task} TTFT p50")
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("accuracy")
@@ -64,10 +63,10 @@ def over_time(root: Path) -> str | None:
     axes[0].plot(t, [x.output_tokens_per_s for x in lines], label="client: output tok/s")
     servers = sorted({url for x in lines for url in x.server})
     for url in servers:
-        gen = [x.server.get(url, {}).get("generation_throughput") for x in lines]
+        gen = [s.generation_throughput if (s := x.server.get(url)) else None for x in lines]
         if any(g is not None for g in gen):
             axes[0].plot(t, [g if g is not None else float("nan") for g in gen], "--", label=f"server: {url}")
-        kv = [x.server.get(url, {}).get("kv_cache_usage") for x in lines]
+        kv = [s.kv_cache_usage if (s := x.server.get(url)) else None for x in lines]
         axes[2].plot(t, [k if k is not None else float("nan") for k in kv], label=url)
     axes[0].set_ylabel("tokens/s")
     axes[0].legend(fontsize=6, loc="best")

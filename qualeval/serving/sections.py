@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from qualeval.records import RunSummary
+from qualeval.records import MeanStd, PromptSpec, RunSummary, Stats, WorkloadLevel
 
 __all__ = ["serving_markdown", "serving_sections", "terminal_lines"]
 
@@ -25,100 +25,102 @@ def _f(x: Any, digits: int = 2) -> str:
     return f"{x:,.{digits}f}" if isinstance(x, float) else f"{x:,}"
 
 
-def _pm(d: dict[str, float] | None) -> str:
-    return "–" if not d else f"{d['mean']:,.2f} ± {d['std']:,.2f}"
+def _pm(d: MeanStd | None) -> str:
+    return "–" if not d else f"{d.mean:,.2f} ± {d.std:,.2f}"
 
 
-def _vllm_table(levels: dict[str, Any], percentiles: list[float]) -> dict[str, Any]:
+def _stat(figures: Stats | None, stat: str) -> float | None:
+    return (figures or {}).get(stat)
+
+
+def _vllm_table(levels: dict[str, WorkloadLevel], percentiles: list[float]) -> dict[str, Any]:
     names = list(levels)
-    figs = [levels[n]["vllm"] for n in names]
+    figs = [levels[n].vllm for n in names]
     rows = [
-        ["Successful requests", *(_f(f["completed"]) for f in figs)],
-        ["Benchmark duration (s)", *(_f(f["duration_s"]) for f in figs)],
-        ["Total input tokens", *(_f(f["total_input_tokens"]) for f in figs)],
-        ["Total generated tokens", *(_f(f["total_output_tokens"]) for f in figs)],
-        ["Request throughput (req/s)", *(_f(f["request_throughput"]) for f in figs)],
-        ["Output token throughput (tok/s)", *(_f(f["output_throughput"]) for f in figs)],
-        ["Total token throughput (tok/s)", *(_f(f["total_token_throughput"]) for f in figs)],
-        ["Decode tok/s per user (mean)", *(_f((f["decode_per_user"] or {}).get("mean")) for f in figs)],
+        ["Successful requests", *(_f(f.completed) for f in figs)],
+        ["Benchmark duration (s)", *(_f(f.duration_s) for f in figs)],
+        ["Total input tokens", *(_f(f.total_input_tokens) for f in figs)],
+        ["Total generated tokens", *(_f(f.total_output_tokens) for f in figs)],
+        ["Request throughput (req/s)", *(_f(f.request_throughput) for f in figs)],
+        ["Output token throughput (tok/s)", *(_f(f.output_throughput) for f in figs)],
+        ["Total token throughput (tok/s)", *(_f(f.total_token_throughput) for f in figs)],
+        ["Decode tok/s per user (mean)", *(_f(_stat(f.decode_per_user, "mean")) for f in figs)],
     ]
     for key, label in _TIMES:
         for stat in ("mean", "median", *(f"p{p:g}" for p in percentiles)):
             shown = stat.capitalize() if stat in ("mean", "median") else stat.upper()
-            rows.append([f"{shown} {label} (ms)", *(_f((f[key] or {}).get(stat)) for f in figs)])
-    rows.append(["Mean reasoning tokens", *(_f((f["reasoning_tokens"] or {}).get("mean")) for f in figs)])
+            rows.append([f"{shown} {label} (ms)", *(_f(_stat(getattr(f, key), stat)) for f in figs)])
+    rows.append(["Mean reasoning tokens", *(_f(_stat(f.reasoning_tokens, "mean")) for f in figs)])
     return {"head": ["vllm bench serve", *names], "rows": rows}
 
 
-def _benchy_table(levels: dict[str, Any], prompts: dict[str, Any]) -> dict[str, Any]:
+def _benchy_table(levels: dict[str, WorkloadLevel], prompts: PromptSpec) -> dict[str, Any]:
     rows = []
-    depth = f" @ depth {prompts.get('depth')}" if prompts.get("depth") else ""
+    depth = f" @ depth {prompts.depth}" if prompts.depth else ""
     for name, level in levels.items():
-        b = level["llama_benchy"]
+        b = level.llama_benchy
         rows += [
-            [name, f"pp{prompts.get('input_len')}{depth} (total)", _pm(b["pp_total"]), "", _pm(b["e2e_ttft"])],
-            [name, f"tg{prompts.get('output_len')}{depth} (total)", _pm(b["tg_total"]), "", ""],
-            [name, f"tg{prompts.get('output_len')}{depth} (per user)", _pm(b["tg_per_user"]), _pm(b["ttfr"]), ""],
+            [name, f"pp{prompts.input_len}{depth} (total)", _pm(b.pp_total), "", _pm(b.e2e_ttft)],
+            [name, f"tg{prompts.output_len}{depth} (total)", _pm(b.tg_total), "", ""],
+            [name, f"tg{prompts.output_len}{depth} (per user)", _pm(b.tg_per_user), _pm(b.ttfr), ""],
         ]
     return {"head": ["level", "test", "t/s", "ttfr (ms)", "e2e_ttft (ms)"], "rows": rows}
 
 
 def _workload(summary: RunSummary) -> dict[str, Any] | None:
-    w = (summary.serving or {}).get("workload")
+    w = summary.serving.workload if summary.serving else None
     if not w:
         return None
-    t = w["targets"]
-    notes = [f"Reproduces: {w['mirrors']}"] if w.get("mirrors") else []
-    forcing = w.get("forcing")
-    if forcing is not None:
-        keys = ", ".join(forcing) or "none (the server refused them, or --force-output off)"
+    t = w.targets
+    notes = [f"Reproduces: {w.mirrors}"] if w.mirrors else []
+    if w.forcing is not None:
+        keys = ", ".join(w.forcing) or "none (the server refused them, or --force-output off)"
         notes.append(f"Output length forced with: {keys}.")
-    if t["prompt_count"]:
-        notes.append(f"Prompt tokens counted by: {', '.join(t['prompt_count'])}.")
-    if t["output_short"]:
-        ratio = t["output_short_mean_ratio"] or 0.0
+    if t.prompt_count:
+        notes.append(f"Prompt tokens counted by: {', '.join(t.prompt_count)}.")
+    if t.output_short:
+        ratio = t.output_short_mean_ratio or 0.0
         notes.append(
-            f"Target output length not reached by {t['output_short']} of {t['requests']} requests "
+            f"Target output length not reached by {t.output_short} of {t.requests} requests "
             f"(they stopped at {ratio:.0%} of it on average): their decode figures cover shorter outputs."
         )
-    if t["prompt_off_target"]:
-        notes.append(f"{t['prompt_off_target']} prompts are more than 1% off their target length.")
-    notes += w.get("notes") or []  # the length rule followed, and the tool's definitions (loadfigures)
-    prompts = w.get("prompts") or {}
-    tables = [_vllm_table(w["levels"], w.get("percentiles") or [50, 90, 95, 99])] if w["levels"] else []
-    if w["levels"]:
-        benchy = _benchy_table(w["levels"], prompts or {"input_len": "", "output_len": ""})
-        tables = [benchy, *tables] if w.get("style") == "llama-benchy" else [*tables, benchy]
-    return {"title": f"Serving workload: {w['name']}", "notes": notes, "tables": tables, "plots": []}
+    if t.prompt_off_target:
+        notes.append(f"{t.prompt_off_target} prompts are more than 1% off their target length.")
+    notes += w.notes  # the length rule followed, and the tool's definitions (loadfigures)
+    tables = [_vllm_table(w.levels, w.percentiles or [50, 90, 95, 99])] if w.levels else []
+    if w.levels:
+        benchy = _benchy_table(w.levels, w.prompts)
+        tables = [benchy, *tables] if w.style == "llama-benchy" else [*tables, benchy]
+    return {"title": f"Serving workload: {w.name}", "notes": notes, "tables": tables, "plots": []}
 
 
 def _context(summary: RunSummary) -> dict[str, Any] | None:
-    c = (summary.serving or {}).get("context")
+    c = summary.serving.context if summary.serving else None
     if not c:
         return None
     rows = []
-    for task, lengths in c["tasks"].items():
+    for task, lengths in c.tasks.items():
         for length, v in lengths.items():
-            a = v["accuracy"]
-            answered = bool(a["n"])  # a length the server refused for every item measured nothing
+            a = v.accuracy
+            answered = bool(a.n)  # a length the server refused for every item measured nothing
             rows.append(
                 [
                     task,
                     length,
-                    str(a["n"]),
-                    f"{a['accuracy']:.1%}" if answered else "–",
-                    f"{a['low']:.1%} – {a['high']:.1%}" if answered else "–",
-                    str(v.get("endpoint_errors", 0)),
-                    _f((v["prompt_tokens"] or {}).get("mean"), 0),
-                    _f((v["ttft"] or {}).get("p50"), 1),
-                    _f((v["first_answer"] or {}).get("p50"), 1),
-                    _f((v["decode_rate"] or {}).get("p50"), 1),
+                    str(a.n),
+                    f"{a.accuracy:.1%}" if answered else "–",
+                    f"{a.low:.1%} – {a.high:.1%}" if answered else "–",
+                    str(v.endpoint_errors),
+                    _f(_stat(v.prompt_tokens, "mean"), 0),
+                    _f(_stat(v.ttft, "p50"), 1),
+                    _f(_stat(v.first_answer, "p50"), 1),
+                    _f(_stat(v.decode_rate, "p50"), 1),
                 ]
             )
     head = ["task", "context tokens", "items answered", "accuracy", "95% interval", "endpoint errors"]
     head += ["prompt tokens (mean)", "TTFT p50", "first answer p50", "decode tok/s p50"]
     notes = [
-        f"Each item placed in filler text at depth {c.get('depth')} (1 = after the filler).",
+        f"Each item placed in filler text at depth {c.depth} (1 = after the filler).",
         "A request the server refused (a context longer than it holds) is an endpoint error, not a wrong answer: "
         "it is counted apart, never in the accuracy.",
     ]
@@ -126,17 +128,17 @@ def _context(summary: RunSummary) -> dict[str, Any] | None:
 
 
 def _replicas(summary: RunSummary) -> dict[str, Any] | None:
-    e = (summary.serving or {}).get("endpoints")
+    e = summary.serving.endpoints if summary.serving else None
     if not e:
         return None
     rows = [
         [
             url,
-            str(s["requests"]),
-            _f((s.get("ttft") or {}).get("p50"), 1),
-            _f((s.get("latency") or {}).get("p50"), 1),
-            _f(s.get("output_throughput"), 1),
-            _f(s.get("request_throughput"), 2),
+            str(s.requests),
+            _f(s.ttft.p50 if s.ttft else None, 1),
+            _f(s.latency.p50 if s.latency else None, 1),
+            _f(s.output_throughput, 1),
+            _f(s.request_throughput, 2),
         ]
         for url, s in e.items()
     ]
@@ -148,7 +150,7 @@ def _server(summary: RunSummary) -> dict[str, Any] | None:
     if not summary.server:
         return None
     rows = [
-        [url, name, _f(v["mean"], 3), _f(v["max"], 3)]
+        [url, name, _f(v.mean, 3), _f(v.max, 3)]
         for url, figs in summary.server.items()
         for name, v in sorted(figs.items())
     ]
@@ -165,8 +167,8 @@ def serving_sections(summary: RunSummary, root: Path | None = None) -> list[dict
     from qualeval.serving import plots as serveplots
 
     context = next((s for s in sections if s["title"] == "Quality at every length"), None)
-    if context is not None:
-        context["plots"] += _drawn(serveplots.by_length, summary.serving["context"])
+    if context is not None and summary.serving and summary.serving.context:
+        context["plots"] += _drawn(serveplots.by_length, summary.serving.context)
     over_time = _drawn(serveplots.over_time, root)
     if over_time:
         notes = ["Sampled once a second from both ends; the warm-up is shaded."]
@@ -196,17 +198,19 @@ def serving_markdown(summary: RunSummary) -> list[str]:
 
 def terminal_lines(summary: RunSummary) -> list[str]:
     """A few lines for the terminal: the workload's headline figures and any length not reached."""
-    w = (summary.serving or {}).get("workload")
+    w = summary.serving.workload if summary.serving else None
+    if w is None:
+        return []
     out = []
-    for label, level in (w or {}).get("levels", {}).items():
-        v = level["vllm"]
-        ttft = (v["ttft"] or {}).get("p50")
+    for label, level in w.levels.items():
+        v = level.vllm
+        ttft = _stat(v.ttft, "p50")
         out.append(
-            f"{w['name']} @ {label}: {v['completed']} requests · output {_f(v['output_throughput'], 1)} tok/s · "
-            f"decode {_f((v['decode_per_user'] or {}).get('mean'), 1)} tok/s per user · TTFT p50 {_f(ttft, 1)} ms"
+            f"{w.name} @ {label}: {v.completed} requests · output {_f(v.output_throughput, 1)} tok/s · "
+            f"decode {_f(_stat(v.decode_per_user, 'mean'), 1)} tok/s per user · TTFT p50 {_f(ttft, 1)} ms"
         )
-    if w and w["targets"]["output_short"]:
-        out.append(f"{w['targets']['output_short']} requests stopped short of their target output length")
+    if w.targets.output_short:
+        out.append(f"{w.targets.output_short} requests stopped short of their target output length")
     return out
 
 
@@ -214,7 +218,7 @@ def _server_means(summary: RunSummary | None) -> dict[str, float]:
     figures: dict[str, list[float]] = {}
     for figs in ((summary.server if summary else None) or {}).values():
         for name, value in figs.items():
-            figures.setdefault(name, []).append(value["mean"])
+            figures.setdefault(name, []).append(value.mean)
     return {name: sum(v) / len(v) for name, v in figures.items()}
 
 

@@ -6,12 +6,12 @@ into the manifest under `shaping`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 import httpx
 import orjson
 
 from qualeval.errors import InputError
+from qualeval.records import ContextShaping, ShapedWorkload, Shaping, Shard, TemplateTokens
 from qualeval.run.config import RunConfig
 from qualeval.serving.lengths import (
     Counter,
@@ -22,7 +22,7 @@ from qualeval.serving.lengths import (
     place,
     template_overhead,
 )
-from qualeval.serving.workloads import Measures, load_workload, workload_samples
+from qualeval.serving.workloads import Forcing, Measures, load_workload, workload_samples
 from qualeval.tasks import Task
 from qualeval.wire.models import Message, Sample, Shape
 
@@ -48,9 +48,9 @@ def shard_of(samples: Sequence[Sample], index: int, count: int) -> list[Sample]:
     return [s for i, s in enumerate(samples) if i % count == index]
 
 
-async def _forcing(http: httpx.AsyncClient, base_url: str, model: str) -> dict[str, Any]:
+async def _forcing(http: httpx.AsyncClient, base_url: str, model: str) -> Forcing:
     """The output-forcing keys the server accepts (a 4xx means it refuses a key; OpenAI's API does)."""
-    accepted: dict[str, Any] = {}
+    accepted: Forcing = {}
     for keys in (("ignore_eos", "min_tokens"), ("ignore_eos",), ("min_tokens",)):
         body = {"model": model, "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 4}
         body.update({k: (True if k == "ignore_eos" else 4) for k in keys})
@@ -87,7 +87,7 @@ def _usage_of(http: httpx.AsyncClient, base_url: str, model: str) -> Callable[[s
     return usage
 
 
-def _measures(config: RunConfig, http: httpx.AsyncClient, headers: dict[str, str], info: dict[str, Any]) -> Measures:
+def _measures(config: RunConfig, http: httpx.AsyncClient, headers: dict[str, str], info: Shaping) -> Measures:
     """The workload's questions to the server, each asked once when first needed; what was found goes into
     `info` (the manifest's `shaping`): the counter, the forcing keys, the template's tokens, the special tokens."""
     counted: list[Counter] = []
@@ -98,15 +98,15 @@ def _measures(config: RunConfig, http: httpx.AsyncClient, headers: dict[str, str
             usage = _usage_of(http, config.base_url, config.model)
             tokenizer = getattr(config, "tokenizer", None)
             counted.append(await counter_for(config.base_url, config.model, headers, tokenizer, usage, http))
-            info["prompt_count"] = counted[0].source
+            info.prompt_count = counted[0].source
         return counted[0]
 
-    async def forcing() -> dict[str, Any]:
+    async def forcing() -> Forcing:
         if getattr(config, "force_output", "auto") == "off":
-            info["forcing"] = {}
-        elif "forcing" not in info:
-            info["forcing"] = await _forcing(http, config.base_url, config.model)
-        return info["forcing"]
+            info.forcing = {}
+        elif info.forcing is None:
+            info.forcing = await _forcing(http, config.base_url, config.model)
+        return info.forcing
 
     async def overhead(roles: tuple[str, ...]) -> int:
         if roles not in overheads:
@@ -114,14 +114,14 @@ def _measures(config: RunConfig, http: httpx.AsyncClient, headers: dict[str, str
                 await counter(), _prompt_tokens_of(http, config.base_url, config.model), roles
             )
             overheads[roles] = found.tokens
-            entry = {"roles": list(roles), "server": found.server, "text": found.text, "tokens": found.tokens}
-            info.setdefault("template", []).append(entry)
+            entry = TemplateTokens(roles=list(roles), server=found.server, text=found.text, tokens=found.tokens)
+            info.template = [*(info.template or []), entry]
         return overheads[roles]
 
     async def specials() -> int:
-        if "specials" not in info:
-            info["specials"] = await (await counter()).added()
-        return int(info["specials"])
+        if info.specials is None:
+            info.specials = await (await counter()).added()
+        return info.specials
 
     return Measures(counter, forcing, overhead, specials)
 
@@ -150,9 +150,9 @@ async def at_lengths(work: Work, lengths: Sequence[int], depth: float, counter: 
     return out
 
 
-async def shape_work(config: RunConfig, work: Work) -> tuple[Work, dict[str, Any]]:
+async def shape_work(config: RunConfig, work: Work) -> tuple[Work, Shaping]:
     """The run's items after its workload, context lengths and shard; and what the manifest keeps of it."""
-    info: dict[str, Any] = {}
+    info = Shaping()
     workload_ref = getattr(config, "workload", None)
     lengths = list(getattr(config, "context_lengths", None) or [])
     filler = Filler(getattr(config, "filler", None))
@@ -164,23 +164,23 @@ async def shape_work(config: RunConfig, work: Work) -> tuple[Work, dict[str, Any
             workload = workload.shaped(list(getattr(config, "workload_set", None) or []), str(path))
             batch = config.concurrency[0] if getattr(config, "batch", False) else 0
             work = await workload_samples(workload, str(path), measures, filler, work, batch)
-            info["workload"] = {
-                "name": workload.name,
-                "file": str(path),
-                "style": workload.style,
-                "mirrors": workload.mirrors,
-                "percentiles": workload.percentiles,
-                "prompts": workload.prompts.model_dump(mode="json"),
-            }
+            info.workload = ShapedWorkload(
+                name=workload.name,
+                file=str(path),
+                style=workload.style,
+                mirrors=workload.mirrors,
+                percentiles=workload.percentiles,
+                prompts=workload.prompts,
+            )
         if lengths:
             depth = float(getattr(config, "context_depth", 1.0))
             work = await at_lengths(work, lengths, depth, await measures.counter(), filler)
-            info["context"] = {"lengths": lengths, "depth": depth}
+            info.context = ContextShaping(lengths=lengths, depth=depth)
     shard = getattr(config, "shard", None)
     if shard:
         index, count = parse_shard(shard)
         work = [(t, shard_of(s, index, count)) for t, s in work]
-        info["shard"] = {"index": index, "count": count}
+        info.shard = Shard(index=index, count=count)
     return work, info
 
 

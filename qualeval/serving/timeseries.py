@@ -22,22 +22,12 @@ import yaml
 from pydantic import ValidationError
 
 from qualeval.errors import InputError
-from qualeval.records import SeriesPoint
+from qualeval.records import MeanMax, SeriesPoint, ServerSample
 from qualeval.serving.lengths import root_of
 
 __all__ = ["Sampler", "metric_maps", "read_metrics", "read_series", "server_summary"]
 
-FIGURES = (
-    "running",
-    "waiting",
-    "kv_cache_usage",
-    "prefix_cache_hit_rate",
-    "preemptions",
-    "generation_throughput",
-    "prompt_throughput",
-    "spec_acceptance_rate",
-    "spec_mean_accepted_length",
-)
+FIGURES = tuple(name for name in ServerSample.model_fields if name != "server")
 
 
 @cache
@@ -115,8 +105,10 @@ def kind_of(now: dict[str, float], maps: dict[str, dict[str, Any]]) -> str | Non
 class Sampler:
     """Writes one line a second while the run lasts; `record()` is told of every finished request."""
 
-    def __init__(self, path: Path, router: Any, urls: Sequence[str], headers: dict[str, str], interval: float = 1.0):
-        self.path, self.router, self.interval = path, router, interval
+    def __init__(self, path: Path, urls: Sequence[str], headers: dict[str, str], interval: float = 1.0):
+        self.path, self.interval = path, interval
+        self.router: Any = None
+        """What is in flight and queued (qualeval.serving.endpoints.Router), from `start()` on."""
         self.roots = [root_of(u) for u in urls]
         self.urls = list(urls)
         self.headers = headers
@@ -154,14 +146,15 @@ class Sampler:
     async def _tick(self, http: httpx.AsyncClient, handle: Any, since: float) -> float:
         now = time.perf_counter()
         seconds = max(now - since, 1e-9)
-        server: dict[str, Any] = {}
+        server: dict[str, ServerSample] = {}
         for url, root in zip(self.urls, self.roots, strict=True):
             got = await self._scrape(http, url, root)
             if got is None:
                 continue
             kind = self.kinds[url]
             assert kind is not None
-            server[url] = {"server": kind, **figures(metric_maps()[kind], got, self.last.get(url), seconds)}
+            sampled = figures(metric_maps()[kind], got, self.last.get(url), seconds)
+            server[url] = ServerSample.model_validate({"server": kind, **sampled})
             self.first.setdefault(url, got)
             self.last[url] = got
         counts = dict(self.counts)
@@ -191,7 +184,9 @@ class Sampler:
                     await self._tick(http, handle, since)  # the last partial second counts too
                     raise
 
-    def start(self) -> None:
+    def start(self, router: Any) -> None:
+        """Sample `router`'s requests from now on."""
+        self.router = router
         # a resumed run goes on from its last second, so the series stays in time order
         last = max((point.t for point in read_series(self.path.parent)), default=-1.0)
         self._started = time.perf_counter() - (last + 1.0 if last >= 0 else 0.0)
@@ -217,7 +212,7 @@ def read_series(root: Path) -> Iterator[SeriesPoint]:
                     yield SeriesPoint.model_validate_json(line)
 
 
-def server_summary(root: Path) -> dict[str, dict[str, dict[str, float]]]:
+def server_summary(root: Path) -> dict[str, dict[str, MeanMax]]:
     """Per replica and figure: mean and max over the measured seconds (warm-up left out), as the report and
     `compare` show them."""
     values: dict[str, dict[str, list[float]]] = {}
@@ -225,10 +220,9 @@ def server_summary(root: Path) -> dict[str, dict[str, dict[str, float]]]:
         if point.warmup:
             continue
         for url, got in point.server.items():
-            for name, value in got.items():
-                if name != "server" and isinstance(value, (int, float)):
-                    values.setdefault(url, {}).setdefault(name, []).append(float(value))
+            for name, value in got.figures().items():
+                values.setdefault(url, {}).setdefault(name, []).append(value)
     return {
-        url: {name: {"mean": sum(v) / len(v), "max": max(v), "n": len(v)} for name, v in figs.items() if v}
+        url: {name: MeanMax(mean=sum(v) / len(v), max=max(v), n=len(v)) for name, v in figs.items()}
         for url, figs in values.items()
     }

@@ -1,15 +1,14 @@
 """What a run adds for serving benchmarks, kept out of run.py: the client over one or several replicas, the
-once-a-second sampler, llama-benchy's batches, and the serving figures written into the summary."""
+once-a-second sampler, and the serving figures for the summary."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from qualeval.records import RunSummary
+from qualeval.records import MeanMax, ServingFigures, Shaping
 from qualeval.records.store import RunStore
 from qualeval.run.config import RunConfig
 from qualeval.serving.endpoints import Router
@@ -18,7 +17,7 @@ from qualeval.serving.lengths import headers_of
 from qualeval.serving.timeseries import Sampler, server_summary
 from qualeval.wire.client import ClientConfig
 
-__all__ = ["attach_figures", "batch_loop", "endpoints_of", "serving_client"]
+__all__ = ["endpoints_of", "serving_client", "serving_figures"]
 
 
 def endpoints_of(config: RunConfig) -> list[str]:
@@ -35,34 +34,24 @@ async def serving_client(
     and the record callback that tells both the sampler and the caller's own callback."""
     urls = endpoints_of(config)
     assert config.out is not None
-    headers = headers_of(getattr(config, "api_key", None))
+    sampler = Sampler(config.out / "timeseries.jsonl", urls, headers_of(getattr(config, "api_key", None)))
     async with Router(urls, lambda url: client_config.model_copy(update={"base_url": url.rstrip("/")}), cap) as router:
-        sampler = Sampler(config.out / "timeseries.jsonl", router, urls, headers)
 
         def recorded(record: Any) -> None:
             sampler.record(record)
             if on_record is not None:
                 on_record(record)
 
-        sampler.start()
+        sampler.start(router)
         try:
             yield router, recorded
         finally:
             await sampler.stop()
 
 
-async def batch_loop(todo: list[Any], size: int, run: Callable[[Any], Awaitable[None]]) -> None:
-    """llama-benchy's load: `size` requests sent at once, the next batch only when all of them have ended."""
-    for start in range(0, len(todo), size):
-        await asyncio.gather(*(run(item) for item in todo[start : start + size]))
-
-
-def attach_figures(
-    summary: RunSummary, store: RunStore, config: RunConfig, shaping: dict[str, Any] | None, series: Path | None = None
-) -> RunSummary:
-    """The serving figures (workload, context lengths, replicas) and the server's metrics, into the summary."""
-    serving = collect(store.records(), shaping, config.slo)
-    summary.serving = serving or None
-    server = server_summary(series or store.root)
-    summary.server = server or None
-    return summary
+def serving_figures(
+    store: RunStore, config: RunConfig, shaping: Shaping | None, series: Path | None = None
+) -> tuple[ServingFigures | None, dict[str, dict[str, MeanMax]] | None]:
+    """The summary's `serving` (workload, context lengths, replicas) and `server` (the server's own metrics), from
+    the records in `store` and the time series in `series` (the store's own by default)."""
+    return collect(store.records(), shaping, config.slo), server_summary(series or store.root) or None

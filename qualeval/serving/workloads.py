@@ -31,62 +31,18 @@ from typing import Any, Literal
 
 import orjson
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
+from qualeval.records import PromptSpec
 from qualeval.serving.lengths import Counter, Filler, fit, place
 from qualeval.tasks import Task, TaskSpec
 from qualeval.wire.models import Message, Sample, Shape
 
-__all__ = ["Measures", "PromptSpec", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]
+__all__ = ["Measures", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]
 
 _INSTRUCTION = "Read the passage above, then continue it in the same style."
-
-
-class PromptSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Literal["random", "sharegpt", "task"] = "random"
-    """random: filler text of `input_len` tokens (vllm's random dataset, llama-benchy's book text);
-    sharegpt: the first turn of each conversation in `path`; task: the items of `task`, as they are."""
-    input_len: int = 1024
-    output_len: int | None = 128
-    range_ratio: float = 0.0
-    """Lengths drawn uniformly from [len × (1 − r), len × (1 + r)], as vllm bench serve draws them."""
-    num_prompts: int = 10
-    depth: int = 0
-    """Earlier exchanges in the conversation: each a user turn of `input_len` and a reply of `output_len`."""
-    context: int = 0
-    """Tokens of earlier context before the prompt, in a system message: what llama-benchy's `--depth` is."""
-    seed: int = 0
-    path: Path | None = None
-    """sharegpt: a JSON list of {conversations: [{from, value}, …]}, as ShareGPT_V3 is published."""
-    task: str | None = None
-    max_tokens: int | None = None
-    """kind task: the token budget of each request (the task's default otherwise)."""
-    thinking: bool | None = None
-
-    @field_validator("input_len", "num_prompts")
-    @classmethod
-    def _positive(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f"must be at least 1, got {value}")
-        return value
-
-    @field_validator("depth", "context")
-    @classmethod
-    def _not_negative(cls, value: int) -> int:
-        if value < 0:
-            raise ValueError(f"must be at least 0, got {value}")
-        return value
-
-    @field_validator("range_ratio")
-    @classmethod
-    def _ratio(cls, value: float) -> float:
-        if not 0 <= value < 1:
-            raise ValueError(f"must be in [0, 1), got {value}")
-        return value
 
 
 class Workload(BaseModel):
@@ -154,7 +110,7 @@ def synthetic_task(workload: Workload) -> Task:
     return Task(spec, None)
 
 
-Forcing = dict[str, Any]
+Forcing = dict[str, bool]
 """The request keys that force an output length where the server accepts them: ignore_eos, min_tokens."""
 
 

@@ -82,10 +82,10 @@ def test_a_context_too_long_for_the_server_is_an_error_at_that_length_not_a_wron
         code, stderr = _run(url, tmp_path / "run", "--context-length", "300,4000", "--max-tokens", "256")
     assert code == 3, stderr
     context = RunSummary.model_validate_json((tmp_path / "run" / "summary.json").read_bytes()).serving
-    assert context is not None
-    at = context["context"]["tasks"]["knowledge_qa"]
-    assert at["300"]["accuracy"]["n"] == ITEMS and at["300"]["endpoint_errors"] == 0
-    assert at["4000"]["accuracy"]["n"] == 0 and at["4000"]["endpoint_errors"] == ITEMS
+    assert context is not None and context.context is not None
+    at = context.context.tasks["knowledge_qa"]
+    assert at["300"].accuracy.n == ITEMS and at["300"].endpoint_errors == 0
+    assert at["4000"].accuracy.n == 0 and at["4000"].endpoint_errors == ITEMS
     report = (tmp_path / "run" / "report.md").read_text()
     assert f"| knowledge_qa | 4000 | 0 | – | – | {ITEMS} |" in report  # never "0.0%"
     s = RunSummary.model_validate_json((tmp_path / "run" / "summary.json").read_bytes()).tasks["knowledge_qa"].summary

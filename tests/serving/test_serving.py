@@ -39,18 +39,20 @@ def test_context_scaling_shows_what_the_latency_model_implies(tmp_path: Path) ->
     with running_server(config) as url:
         result = evaluate(url, tmp_path / "run", tasks=["knowledge_qa"], limit=60, context_lengths=lengths,
                           concurrency=[8], max_tokens=512)  # fmt: skip
-    table = result.summary.serving["context"]["tasks"]["knowledge_qa"]
+    assert result.summary.serving is not None and result.summary.serving.context is not None
+    table = result.summary.serving.context.tasks["knowledge_qa"]
     assert list(table) == [str(n) for n in lengths]
-    accuracy = [table[str(n)]["accuracy"]["accuracy"] for n in lengths]
+    accuracy = [table[str(n)].accuracy.accuracy for n in lengths]
     assert accuracy[0] > accuracy[1] > accuracy[2]
     for n in lengths:
         row = table[str(n)]
-        implied = decay(0.9, round(row["prompt_tokens"]["mean"]) + 4, 2000)  # 4 template tokens per message
-        low, high = wilson(row["accuracy"]["correct"], row["accuracy"]["n"])
+        assert row.prompt_tokens is not None
+        implied = decay(0.9, round(row.prompt_tokens["mean"]) + 4, 2000)  # 4 template tokens per message
+        low, high = wilson(row.accuracy.correct, row.accuracy.n)
         assert low <= implied <= high, (n, implied, low, high)
-        assert abs(row["prompt_tokens"]["mean"] - n) <= n / 100
+        assert abs(row.prompt_tokens["mean"] - n) <= n / 100
     # TTFT: the prefill slope between the shortest and longest prompts, as a ratio to the configured rate
-    ttft = [table[str(n)]["ttft"]["p50"] for n in lengths]
+    ttft = [(table[str(n)].ttft or {})["p50"] for n in lengths]
     assert ttft[0] < ttft[1] < ttft[2]
     slope = (ttft[2] - ttft[0]) / (lengths[2] - lengths[0])
     assert 0.8 < slope / 0.05 < 1.5
@@ -92,9 +94,10 @@ def test_time_series_and_server_metrics(tmp_path: Path) -> None:
     figs = next(iter(server.values()))
     assert {"running", "waiting", "kv_cache_usage", "generation_throughput", "spec_acceptance_rate"} <= set(figs)
     # each of 4 draft tokens accepted at 0.7 until the first rejection: (0.7 + 0.7^2 + 0.7^3 + 0.7^4) / 4 = 0.44
-    assert 0.35 < figs["spec_acceptance_rate"]["mean"] < 0.55
-    assert 2.4 < figs["spec_mean_accepted_length"]["mean"] < 3.2  # 1 + 1.77 accepted per step
-    assert figs["running"]["max"] <= 4 and figs["waiting"]["max"] >= 1  # --max-running 4 under 8 in flight
+    assert 0.35 < figs["spec_acceptance_rate"].mean < 0.55
+    assert 2.4 < figs["spec_mean_accepted_length"].mean < 3.2  # 1 + 1.77 accepted per step
+    assert figs["running"].max <= 4 and figs["waiting"].max >= 1  # --max-running 4 under 8 in flight
+    assert runs["base"].summary.server is not None
     assert "spec_acceptance_rate" not in next(iter(runs["base"].summary.server.values()))
     html = (tmp_path / "spec" / "report.html").read_text()
     assert "Over time" in html and "Server metrics" in html
@@ -134,8 +137,9 @@ def test_replicas_least_in_flight(tmp_path: Path) -> None:
     rows = [json.loads(x) for x in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
     served = {url: sum(r["endpoint"] == url for r in rows) for url in (a, b)}
     assert served[b] > served[a] > 0
-    per = result.summary.serving["endpoints"]
-    assert set(per) == {a, b} and per[a]["requests"] + per[b]["requests"] == 29  # the warm-up left out
+    assert result.summary.serving is not None and result.summary.serving.endpoints is not None
+    per = result.summary.serving.endpoints
+    assert set(per) == {a, b} and per[a].requests + per[b].requests == 29  # the warm-up left out
     assert "## Speed per replica" in (tmp_path / "run" / "report.md").read_text()
 
 

@@ -89,24 +89,24 @@ def test_each_workload_runs_by_name(name: str, tmp_path: Path) -> None:
     records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
     assert len(records) == wanted and all(r["status"] != "transport_error" for r in records)
     serving = result.summary.serving
-    assert serving is not None
-    figures = next(iter(serving["workload"]["levels"].values()))
-    assert figures["vllm"]["completed"] == wanted - 1  # the warm-up stays out of speed figures
+    assert serving is not None and serving.workload is not None
+    figures = next(iter(serving.workload.levels.values()))
+    assert figures.vllm.completed == wanted - 1  # the warm-up stays out of speed figures
     for metric in ("ttft", "tpot", "itl", "e2el"):
-        assert set(figures["vllm"][metric]) >= {"mean", "median", "p50", "p90", "p95", "p99"}
-    assert figures["vllm"]["output_throughput"] > 0 and figures["vllm"]["request_throughput"] > 0
+        assert set(getattr(figures.vllm, metric)) >= {"mean", "median", "p50", "p90", "p95", "p99"}
+    assert (figures.vllm.output_throughput or 0) > 0 and (figures.vllm.request_throughput or 0) > 0
     # tg t/s per user needs a response seen to grow: on a loaded machine the client can read all its tokens in a
     # single read (last token == first), which has no rate and is left out rather than counted as infinite
     growing = [r for r in records if not r["warmup"] and r["timing"]["itl"] and r["timing"]["itl"]["mean"] > 0]
-    per_user = figures["llama_benchy"]["tg_per_user"]
-    assert (per_user or {}).get("n", 0) == len(growing) and (not growing or per_user["mean"] > 0)
+    per_user = figures.llama_benchy.tg_per_user
+    assert (per_user.n if per_user else 0) == len(growing) and (not growing or (per_user and per_user.mean > 0))
     report = (tmp_path / "run" / "report.md").read_text()
     assert f"## Serving workload: {name}" in report and "P99 TTFT (ms)" in report
     assert (tmp_path / "run" / "timeseries.jsonl").exists()
     if workload.prompts.kind == "task":  # the reasoning workload is scored, thinking and all
         task = result.summary.tasks["syllogisms"]
         assert task.scored and task.summary.n == wanted and task.summary.accuracy > 0
-        assert figures["vllm"]["reasoning_tokens"]["mean"] > 0
+        assert (figures.vllm.reasoning_tokens or {})["mean"] > 0
         return
     task = result.summary.tasks[name]
     assert not task.scored and all(r["score"]["detail"] == "not scored: synthetic" for r in records)
@@ -131,8 +131,8 @@ def test_each_workload_runs_by_name(name: str, tmp_path: Path) -> None:
             if not workload.prompts.depth:
                 assert lo - 1 <= r["meta"]["prompt_target"] <= hi + 1
     # the server accepts ignore_eos and min_tokens: every output reaches its target length
-    assert serving["workload"]["forcing"] == {"ignore_eos": True, "min_tokens": True}
-    assert serving["workload"]["targets"]["output_short"] == 0
+    assert serving.workload.forcing == {"ignore_eos": True, "min_tokens": True}
+    assert serving.workload.targets.output_short == 0
     for r in records:
         assert r["usage"]["completion_tokens"] == r["meta"]["output_target"] == r["request"]["max_tokens"]
 
@@ -254,8 +254,9 @@ def test_batches_of_llama_benchy(tmp_path: Path) -> None:
     measured = sorted((r for r in rows if not r["warmup"]), key=lambda r: r["sent_at"])
     first, second = measured[:3], measured[3:]
     assert min(r["sent_at"] for r in second) >= max(r["sent_at"] + r["timing"]["end"] / 1000 for r in first)
-    benchy = next(iter(result.summary.serving["workload"]["levels"].values()))["llama_benchy"]
-    assert benchy["runs"] == 2 and benchy["pp_total"]["n"] == 2
+    assert result.summary.serving is not None and result.summary.serving.workload is not None
+    benchy = next(iter(result.summary.serving.workload.levels.values())).llama_benchy
+    assert benchy.runs == 2 and benchy.pp_total is not None and benchy.pp_total.n == 2
 
 
 def test_a_server_that_refuses_forcing_keys_is_reported_short(tmp_path: Path) -> None:
@@ -269,10 +270,12 @@ def test_a_server_that_refuses_forcing_keys_is_reported_short(tmp_path: Path) ->
             ["num_prompts=4", "input_len=100", "output_len=400"],
             request_rate=[40.0],
         )
-    workload = result.summary.serving["workload"]
-    assert workload["forcing"] == {}
-    assert workload["targets"]["output_short"] == 3
-    assert workload["targets"]["prompt_count"] == ["calibrated"]  # no /tokenize there: calibrated from usage
+    assert result.summary.serving is not None
+    workload = result.summary.serving.workload
+    assert workload is not None
+    assert workload.forcing == {}
+    assert workload.targets.output_short == 3
+    assert workload.targets.prompt_count == ["calibrated"]  # no /tokenize there: calibrated from usage
     assert "Target output length not reached by 3 of 3 requests" in (tmp_path / "run" / "report.md").read_text()
 
 

@@ -1,0 +1,108 @@
+"""manifest.json's `shaping`: what qualeval.serving.shaping made of the items before the first request (a
+workload's prompts, target context lengths, this shard's share) and what it asked the server to do so. A key is
+written only once shaping decided it, so a run that shaped nothing writes `{}`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["ContextShaping", "PromptSpec", "ShapedWorkload", "Shaping", "Shard", "TemplateTokens"]
+
+
+def _unset(value: object) -> bool:
+    return value is None
+
+
+class PromptSpec(BaseModel):
+    """A workload's `prompts` section, as its file gives it and as the manifest and summary keep it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["random", "sharegpt", "task"] = "random"
+    """random: filler text of `input_len` tokens (vllm's random dataset, llama-benchy's book text);
+    sharegpt: the first turn of each conversation in `path`; task: the items of `task`, as they are."""
+    input_len: int = 1024
+    output_len: int | None = 128
+    range_ratio: float = 0.0
+    """Lengths drawn uniformly from [len × (1 − r), len × (1 + r)], as vllm bench serve draws them."""
+    num_prompts: int = 10
+    depth: int = 0
+    """Earlier exchanges in the conversation: each a user turn of `input_len` and a reply of `output_len`."""
+    context: int = 0
+    """Tokens of earlier context before the prompt, in a system message: what llama-benchy's `--depth` is."""
+    seed: int = 0
+    path: Path | None = None
+    """sharegpt: a JSON list of {conversations: [{from, value}, …]}, as ShareGPT_V3 is published."""
+    task: str | None = None
+    max_tokens: int | None = None
+    """kind task: the token budget of each request (the task's default otherwise)."""
+    thinking: bool | None = None
+
+    @field_validator("input_len", "num_prompts")
+    @classmethod
+    def _positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"must be at least 1, got {value}")
+        return value
+
+    @field_validator("depth", "context")
+    @classmethod
+    def _not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"must be at least 0, got {value}")
+        return value
+
+    @field_validator("range_ratio")
+    @classmethod
+    def _ratio(cls, value: float) -> float:
+        if not 0 <= value < 1:
+            raise ValueError(f"must be in [0, 1), got {value}")
+        return value
+
+
+class ShapedWorkload(BaseModel):
+    """The workload the prompts came from, with its `--workload-set` overrides applied."""
+
+    name: str
+    file: str | None = None
+    style: Literal["vllm", "llama-benchy"] = "vllm"
+    mirrors: str = ""
+    percentiles: list[float] = Field(default_factory=lambda: [50.0, 90.0, 95.0, 99.0])
+    prompts: PromptSpec = Field(default_factory=PromptSpec)
+
+
+class TemplateTokens(BaseModel):
+    """The chat template's tokens for a conversation of these roles, as llama-benchy measures them."""
+
+    roles: list[str]
+    server: int | None
+    """usage.prompt_tokens of the warm-up request; None: the server reported none."""
+    text: int
+    """The warm-up messages' own tokens."""
+    tokens: int
+
+
+class ContextShaping(BaseModel):
+    lengths: list[int]
+    depth: float
+
+
+class Shard(BaseModel):
+    index: int
+    count: int
+
+
+class Shaping(BaseModel):
+    prompt_count: str | None = Field(default=None, exclude_if=_unset)
+    """Who counted the prompts' tokens (qualeval.serving.lengths.Counter.source)."""
+    forcing: dict[str, bool] | None = Field(default=None, exclude_if=_unset)
+    """The output-forcing keys the server accepts (ignore_eos, min_tokens); {}: none, or --force-output off."""
+    template: list[TemplateTokens] | None = Field(default=None, exclude_if=_unset)
+    specials: int | None = Field(default=None, exclude_if=_unset)
+    """The special tokens the tokenizer adds to a text (vllm's num_special_tokens_to_add)."""
+    workload: ShapedWorkload | None = Field(default=None, exclude_if=_unset)
+    context: ContextShaping | None = Field(default=None, exclude_if=_unset)
+    shard: Shard | None = Field(default=None, exclude_if=_unset)
