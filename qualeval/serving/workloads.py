@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -192,18 +192,16 @@ async def synthetic_samples(workload: Workload, measures: Measures, filler: Fill
         messages, counted = await _conversation(counter, filler, spec, n, m, (spec.seed, i), overhead)
         target = spec.context + spec.depth * (n + (m or spec.output_len or 128)) + n  # every turn counts in it
         shape = _shape(target, counted + overhead, counter.source, m, i, batch, _rule(workload, overhead))
-        samples.append(
-            Sample(
-                id=f"{workload.name}/{i}",
-                task=workload.name,
-                messages=messages,
-                gold="",
-                scored=False,
-                shape=shape,
-                **_budget(m, forced),
-            )
-        )
+        samples.append(_unscored(workload, i, messages, shape, _budget(m, forced)))
     return samples
+
+
+def _unscored(workload: Workload, i: int, messages: Sequence[Message], shape: Shape, budget: dict[str, Any]) -> Sample:
+    """A synthetic prompt: timed, never scored."""
+    return Sample(
+        id=f"{workload.name}/{i}", task=workload.name, messages=tuple(messages), gold="", scored=False, shape=shape,
+        **budget,
+    )  # fmt: skip
 
 
 def _rule(workload: Workload, overhead: int) -> dict[str, Any]:
@@ -257,18 +255,7 @@ async def sharegpt_samples(workload: Workload, measures: Measures, where: str) -
     samples = []
     for i, (prompt, n, m) in enumerate(kept):
         shape = _shape(n, n, counter.source, m, i, 0, _rule(workload, 0))
-        messages = (Message(role="user", content=prompt),)
-        samples.append(
-            Sample(
-                id=f"{workload.name}/{i}",
-                task=workload.name,
-                messages=messages,
-                gold="",
-                scored=False,
-                shape=shape,
-                **_budget(m, forced),
-            )
-        )
+        samples.append(_unscored(workload, i, [Message(role="user", content=prompt)], shape, _budget(m, forced)))
     return samples
 
 
