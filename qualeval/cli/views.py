@@ -93,7 +93,7 @@ def print_run(summary: RunSummary) -> None:
 
 
 def _speed_row(label: str, p: Speed) -> list[str]:
-    from qualeval.report.markdown import dist, num
+    from qualeval.report.numbers import dist, num
 
     first = num(p.first_answer.p50) if p.first_answer else "–"
     latency = num(p.latency.p50) if p.latency else "–"

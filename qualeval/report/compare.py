@@ -35,7 +35,7 @@ from qualeval.records.store import RunStore
 from qualeval.report.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
 from qualeval.serving.sections import side_by_side
 
-__all__ = ["compare_runs", "mcnemar_exact"]
+__all__ = ["compare_runs"]
 
 BOOTSTRAP = 2000
 

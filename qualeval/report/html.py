@@ -31,7 +31,8 @@ from qualeval.report.frontier_sections import (
     load_rows,
     smallest_line,
 )
-from qualeval.report.markdown import OFFLINE, dist, errors_cell, has_linked, markdown_report, num, pct, timed
+from qualeval.report.markdown import OFFLINE, errors_cell, has_linked, markdown_report, timed
+from qualeval.report.numbers import dist, num, pct
 
 __all__ = [
     "ITEM_CAP",

@@ -11,7 +11,7 @@ from qualeval.records import RunSummary, TaskReport
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown
 from qualeval.report.numbers import dist, num, pct
 
-__all__ = ["OFFLINE", "dist", "errors_cell", "has_linked", "markdown_report", "num", "pct", "timed"]
+__all__ = ["OFFLINE", "errors_cell", "has_linked", "markdown_report", "timed"]
 
 OFFLINE = "JudgedLine offline (qualeval score): no request was sent, so timing is not known and no speed is shown."
 

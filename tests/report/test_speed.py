@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from qualeval.records import ConstraintRecord, Extraction, Record, Score, Timed, Timing, Usage
-from qualeval.report.compare import compare_runs, mcnemar_exact
+from qualeval.report.compare import compare_runs
+from qualeval.report.noise import mcnemar_exact
 from qualeval.report.speed import length_bucket, linked, speed
 from qualeval.wire.histogram import bucket_of, percentile
 from tests.conftest import sim_process
