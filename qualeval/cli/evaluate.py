@@ -98,8 +98,9 @@ def compare_cmd(
     runs: Annotated[
         list[Path],
         typer.Argument(
+            metavar="A [A2] B",
             help="A B: the baseline run and the run to compare with it; A A2 B: with A2 a second run of A's "
-            "configuration, to measure the run-to-run noise."
+            "configuration, to measure the run-to-run noise.",
         ),
     ],
     out: _CompareOut = None,
