@@ -21,6 +21,8 @@ DATA = ROOT / "tests" / "data"
 """The test suite's own data files (cases, fixtures)."""
 SHARED = ROOT.parent / "shared" / "data"
 GSM8K = SHARED / "gsm8k" / "test.jsonl"
+needs_gsm8k = pytest.mark.skipif(not GSM8K.exists(), reason="../shared/data/gsm8k missing")
+"""For a test that reads GSM8K from ../shared/data: a clone without it skips, as the README says."""
 
 
 def fast_sim(flavour: str = "vllm", **kw: Any) -> SimConfig:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import GSM8K, sim_process
+from tests.conftest import GSM8K, needs_gsm8k, sim_process
 
 
 def qualeval(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -47,6 +47,7 @@ def qualeval(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str
         ("inline-think", "inline:paired", "chat_template_kwargs", {"response_format.json"}),
     ],
 )
+@needs_gsm8k
 def test_probe_reports_what_the_server_honours(flavour: str, source: str, switch: str, enforced: set[str]) -> None:
     with sim_process("--flavor", flavour, "--answers", str(GSM8K)) as url:
         done = qualeval("probe", "--base-url", url, "--model", "sim", "--format", "json")
@@ -349,7 +350,7 @@ def test_run_data_is_keyed_by_what_task_says(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.skipif(not GSM8K.exists(), reason="../shared/data/gsm8k missing")
+@needs_gsm8k
 def test_an_lm_eval_task_takes_data_under_its_lm_eval_name(tmp_path: Path) -> None:
     pytest.importorskip("lm_eval")
     from typer.testing import CliRunner

@@ -13,9 +13,7 @@ from qualeval.errors import InputError
 from qualeval.records import RunSummary
 from qualeval.run.offline import score_file
 from qualeval.tasks import load_task
-from tests.conftest import GSM8K, SHARED
-
-needs_gsm8k = pytest.mark.skipif(not GSM8K.exists(), reason="../shared/data/gsm8k missing")
+from tests.conftest import GSM8K, SHARED, needs_gsm8k
 
 
 def write(path: Path, rows: list[dict[str, object]]) -> Path:
