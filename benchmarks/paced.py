@@ -34,7 +34,8 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.records import ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.histogram import interpolated
 from qualeval.wire.models import ChatRequest, Message
 

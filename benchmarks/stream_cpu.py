@@ -17,8 +17,9 @@ import time
 
 import openai
 
+from qualeval.records import ClientConfig
 from qualeval.sim import server_process
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatRequest, Message
 from qualeval.wire.transport import run_async
 

@@ -13,11 +13,10 @@ from qualeval.wire.models import ChatRequest, ChatResponse, Completion, Message,
 
 if TYPE_CHECKING:
     from qualeval.api import RunResult, evaluate, evaluate_async, open_run
-    from qualeval.records import Record
-    from qualeval.run.config import RunConfig
+    from qualeval.records import ClientConfig, Record, RunConfig
     from qualeval.run.offline import score_file
     from qualeval.tasks import load_task
-    from qualeval.wire.client import ChatClient, ClientConfig
+    from qualeval.wire.client import ChatClient
 
 _LAZY = {
     "RunResult": "qualeval.api",
@@ -26,7 +25,7 @@ _LAZY = {
     "open_run": "qualeval.api",
     "ChatClient": "qualeval.wire.client",
     "ClientConfig": "qualeval.wire.client",
-    "RunConfig": "qualeval.run.config",
+    "RunConfig": "qualeval.records",
     "score_file": "qualeval.run.offline",
     "Record": "qualeval.records",
     "load_task": "qualeval.tasks",

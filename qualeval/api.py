@@ -1,5 +1,5 @@
 """The Python API: `qualeval.evaluate(...)` takes the same options as `qualeval run` (both are made from
-qualeval.run.config.RunConfig), and `qualeval.open_run(DIR)` reads a finished run back."""
+qualeval.records.RunConfig), and `qualeval.open_run(DIR)` reads a finished run back."""
 
 from __future__ import annotations
 
@@ -15,10 +15,9 @@ from typing import Any
 
 from qualeval.cli.progress import progress_bar
 from qualeval.errors import EndpointError, InputError
-from qualeval.records import Record, RunSummary
+from qualeval.records import Record, RunConfig, RunSummary
 from qualeval.records.store import RunStore
 from qualeval.report.html import write_reports_or_warn
-from qualeval.run.config import RunConfig
 from qualeval.run.execute import execute
 from qualeval.run.options import api_parameters, load_config
 from qualeval.wire.transport import run_async

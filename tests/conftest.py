@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from qualeval.records import ClientConfig
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server, server_process
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ import yaml
 
 import qualeval
 from qualeval.errors import InputError
-from qualeval.run.config import RunConfig
+from qualeval.records import RunConfig
 from qualeval.run.options import load_config
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
@@ -69,8 +69,8 @@ def test_options_shared_with_the_client_are_declared_once() -> None:
 
     from qualeval.cli import app
     from qualeval.cli.evaluate import _SCORE_HELP, SCORE_OPTIONS
+    from qualeval.records import ClientConfig
     from qualeval.run.probe import ProbeOptions
-    from qualeval.wire.client import ClientConfig
 
     client = ClientConfig.model_fields
     for model in (RunConfig, ProbeOptions):

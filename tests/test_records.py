@@ -6,13 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
 import qualeval
 from qualeval.cli.commands import compare_and_write
+from qualeval.errors import InputError
 from qualeval.records import Comparison, Manifest, Record, RunSummary, SeriesPoint, ServerTimings
 from qualeval.records.store import RunStore
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+from qualeval.tasks import load_task
 
 TYPES: dict[str, type[BaseModel]] = {
     "records.jsonl": Record,
@@ -97,3 +100,34 @@ def test_server_timings_keep_the_keys_llama_cpp_sent() -> None:
     timings = ServerTimings.model_validate(sent)
     assert (timings.prompt_n, timings.predicted_ms, timings.cache_n) == (84, 391.773, None)
     assert json.loads(timings.model_dump_json()) == sent
+
+
+def test_a_run_directory_rescores_with_its_task_and_format_files_gone(tmp_path: Path) -> None:
+    from qualeval.run.execute import rescore
+
+    task = tmp_path / "mine.yaml"
+    task.write_text((Path(qualeval.__file__).parents[1] / "tasks" / "word_problems.yaml").read_text())
+    fmt = tmp_path / "brackets.yaml"
+    fmt.write_text("name: brackets\nstart: '[[THINKING]]'\nend: '[[/THINKING]]'\n")
+    sim = SimConfig(port=0, tasks=("word_problems",), latency=Latency(burst=True))
+    with running_server(sim) as url:
+        run = qualeval.evaluate(
+            "sim", str(task), base_url=url, out=tmp_path / "run", limit=3, reasoning_format=[str(fmt)], probe=False
+        )
+    manifest = RunStore(tmp_path / "run").manifest()
+    assert manifest is not None and manifest.config is not None and manifest.config.reasoning_format == [str(fmt)]
+    assert manifest.tasks["word_problems"].spec == load_task(str(task)).spec  # the task as its file said
+    task.unlink()
+    fmt.unlink()
+    summary, _ = rescore(tmp_path / "run")  # offline: the manifest holds all it needs
+    rescored, first = summary.tasks["word_problems"].summary, run.summary.tasks["word_problems"].summary
+    assert summary.rescored and rescored.n == 3 and rescored.correct == first.correct
+
+
+def test_a_manifest_whose_configuration_does_not_load_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text(json.dumps({"fingerprint": "f", "config": {"tasks": ["gsm8k"]}}))
+    with pytest.raises(InputError, match=r"manifest.json: field 'config' does not load \(--model is needed\)"):
+        RunStore(tmp_path).manifest()
+    (tmp_path / "manifest.json").write_text(json.dumps({"fingerprint": "f", "tasks": {"t": {"spec": {"x": 1}}}}))
+    with pytest.raises(InputError, match=r"field 'tasks\.t\.spec\.name' does not load"):
+        RunStore(tmp_path).manifest()

@@ -19,12 +19,10 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from qualeval.api import RunResult
-    from qualeval.records import Comparison, ProbeResult, RunSummary, TaskSummary
+    from qualeval.records import ClientConfig, Comparison, ProbeResult, RunConfig, RunSummary, TaskSummary
     from qualeval.records.store import RunStore
-    from qualeval.run.config import RunConfig
     from qualeval.run.probe import ProbeOptions
     from qualeval.sim import SimConfig, SimServer
-    from qualeval.wire.client import ClientConfig
     from qualeval.wire.models import Sample
 
 __all__ = [

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.api import RunResult, finish_run
-from qualeval.run.config import RunConfig
+from qualeval.records import RunConfig
 from qualeval.run.execute import execute
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.wire.transport import run_async

@@ -18,8 +18,7 @@ from typer.core import TyperGroup
 from qualeval.errors import EndpointError, QualevalError
 
 if TYPE_CHECKING:
-    from qualeval.records import RunSummary
-    from qualeval.run.config import RunConfig
+    from qualeval.records import RunConfig, RunSummary
 
 __all__ = ["OneLineUsageErrors", "exit_code", "fail", "note", "stderr", "stdout", "with_progress"]
 

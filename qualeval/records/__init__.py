@@ -5,9 +5,12 @@
                                      and its ServingFigures (workload, context lengths, replicas)
     comparison.py   compare.json     Comparison
     manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
-    shaping.py      manifest.json    Shaping: what serving made of the items (a workload's PromptSpec, lengths, shard)
+    runconfig.py    manifest.json    RunConfig: every option of a run, declared once (flags, profiles, the API)
+    clientconfig.py manifest.json    ClientConfig: the options a run hands on to its client, declared there
+    taskspec.py     manifest.json    TaskSpec: the task file format, kept so that a rescore needs no file
+    shaping.py      manifest.json    Shaping: what serving made of the items (WorkloadPrompts, lengths, shard)
     probe.py        probe --json     ProbeResult and the structured-output conventions it names
-    scored.py       items.jsonl      OfflineItem (`qualeval score`)
+    items.py        items.jsonl      OfflineItem (`qualeval score`)
     series.py       timeseries.jsonl SeriesPoint, one second of the run from both ends (ServerSample per replica)
 
 and views.py, the compact views of a record that the figures read (never written). Definitions only: the modules
@@ -16,10 +19,28 @@ that compute the figures import these types, never the other way round, so nothi
 
 from __future__ import annotations
 
+from qualeval.records.clientconfig import (
+    DEFAULT_BASE_URL,
+    ClientConfig,
+    MaxTokensField,
+    ThinkingSwitch,
+    client_option,
+    env_base_url,
+)
 from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
 from qualeval.records.items import OfflineItem
-from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry, ThinkingSwitch
-from qualeval.records.probe import BUDGET, SEED, STYLES, ModeResult, ProbeResult, Style, Verdict, styles_from_probe
+from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry
+from qualeval.records.probe import (
+    BUDGET,
+    SEED,
+    STYLES,
+    Mode,
+    ModeResult,
+    ProbeResult,
+    Style,
+    Verdict,
+    styles_from_probe,
+)
 from qualeval.records.record import (
     ANSWERED,
     DISAGREEING,
@@ -40,8 +61,9 @@ from qualeval.records.record import (
     Timing,
     Usage,
 )
+from qualeval.records.runconfig import RunConfig
 from qualeval.records.series import SeriesPoint, ServerSample
-from qualeval.records.shaping import ContextShaping, PromptSpec, ShapedWorkload, Shaping, Shard, TemplateTokens
+from qualeval.records.shaping import ContextShaping, ShapedWorkload, Shaping, Shard, TemplateTokens, WorkloadPrompts
 from qualeval.records.summary import (
     BenchyFigures,
     Cell,
@@ -68,19 +90,35 @@ from qualeval.records.summary import (
     WorkloadFigures,
     WorkloadLevel,
 )
+from qualeval.records.taskspec import (
+    SAMPLING,
+    AnswerSpec,
+    ByThinking,
+    Generation,
+    PromptSpec,
+    Sampling,
+    ScorerSpec,
+    SubsetSpec,
+    TaskSpec,
+)
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
     "ANSWERED",
     "BUDGET",
+    "DEFAULT_BASE_URL",
     "DISAGREEING",
     "ENDPOINT_FAILED",
+    "SAMPLING",
     "SEED",
     "STYLES",
     "TRUNCATED",
     "Agreement",
+    "AnswerSpec",
     "BenchyFigures",
+    "ByThinking",
     "Cell",
+    "ClientConfig",
     "Comparison",
     "ConstraintRecord",
     "ContextFigures",
@@ -90,14 +128,17 @@ __all__ = [
     "FollowupRecord",
     "Frontier",
     "FrontierLevel",
+    "Generation",
     "Grade",
     "ItlSummary",
     "LengthFigures",
     "LevelReport",
     "Linked",
     "Manifest",
+    "MaxTokensField",
     "MeanMax",
     "MeanStd",
+    "Mode",
     "ModeResult",
     "Noise",
     "OfflineItem",
@@ -110,9 +151,12 @@ __all__ = [
     "ReasoningSource",
     "Record",
     "Repeated",
+    "RunConfig",
     "RunSummary",
     "Rung",
+    "Sampling",
     "Score",
+    "ScorerSpec",
     "SeriesPoint",
     "ServerInfo",
     "ServerSample",
@@ -125,10 +169,12 @@ __all__ = [
     "Stats",
     "Status",
     "Style",
+    "SubsetSpec",
     "Targets",
     "TaskComparison",
     "TaskEntry",
     "TaskReport",
+    "TaskSpec",
     "TaskSummary",
     "TemplateTokens",
     "ThinkingSwitch",
@@ -140,5 +186,8 @@ __all__ = [
     "VllmFigures",
     "WorkloadFigures",
     "WorkloadLevel",
+    "WorkloadPrompts",
+    "client_option",
+    "env_base_url",
     "styles_from_probe",
 ]

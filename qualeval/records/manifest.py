@@ -8,14 +8,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from qualeval.records.clientconfig import ThinkingSwitch
 from qualeval.records.probe import ProbeResult, Style
+from qualeval.records.runconfig import RunConfig
 from qualeval.records.shaping import Shaping
+from qualeval.records.taskspec import TaskSpec
 
-__all__ = ["Manifest", "Pinned", "ServerInfo", "TaskEntry", "ThinkingSwitch"]
-
-ThinkingSwitch = Literal["chat_template_kwargs", "reasoning_effort", "deepseek", "none"]
-"""How a server is told to think or not; one vocabulary for the client, the probe, the run's pinned choice and
-the reference server."""
+__all__ = ["Manifest", "Pinned", "ServerInfo", "TaskEntry"]
 
 
 class Pinned(BaseModel):
@@ -43,8 +42,8 @@ class TaskEntry(BaseModel):
     file: str | None = None
     version: str | None = None
     samples: int = 0
-    spec: dict[str, Any] = Field(default_factory=dict)
-    """The task's spec (qualeval.tasks.spec.TaskSpec), so that a rescore works when the file is gone."""
+    spec: TaskSpec | None = None
+    """The task as its file said, so that a rescore works when the file is gone (None: written before it was kept)."""
 
 
 class ServerInfo(BaseModel):
@@ -59,8 +58,9 @@ class Manifest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     qualeval_version: str | None = None
-    config: dict[str, Any] = Field(default_factory=dict)
-    """The RunConfig, as JSON (it never holds the API key); qualeval.run.execute validates it when a run is reopened."""
+    config: RunConfig | None = None
+    """The run's options (never the API key, which RunConfig does not write); None only in a manifest that is not a
+    run's own (the marker a merge checks its output directory with)."""
     fingerprint: str | None = None
     """A digest of the samples, the settings and what was pinned: a resumed run must match it."""
     pinned: Pinned | None = None

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from qualeval.records.record import ReasoningSource
 
-__all__ = ["BUDGET", "SEED", "STYLES", "ModeResult", "ProbeResult", "Style", "Verdict", "styles_from_probe"]
+__all__ = ["BUDGET", "SEED", "STYLES", "Mode", "ModeResult", "ProbeResult", "Style", "Verdict", "styles_from_probe"]
 
 BUDGET = 2048
 """Start token budget of each probe request (a sample that runs out is sent again with more)."""
@@ -21,6 +21,10 @@ Style = Literal["structured_outputs", "guided", "sglang", "response_format", "js
 STYLES: tuple[Style, ...] = ("structured_outputs", "guided", "sglang", "response_format", "json_schema", "grammar")
 """Every convention, best first: native choice/regex before JSON, and a grammar that binds from the first token
 last."""
+
+Mode = Literal["auto", "single", "followup", "off"]
+"""How a run constrains the answer: auto (the run picks), single (the request itself carries it), followup (a second
+turn asks for the answer under it) or off."""
 
 Verdict = Literal["enforced", "ignored", "rejected", "inconclusive"]
 

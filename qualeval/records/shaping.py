@@ -9,14 +9,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["ContextShaping", "PromptSpec", "ShapedWorkload", "Shaping", "Shard", "TemplateTokens"]
+__all__ = ["ContextShaping", "ShapedWorkload", "Shaping", "Shard", "TemplateTokens", "WorkloadPrompts"]
 
 
 def _unset(value: object) -> bool:
     return value is None
 
 
-class PromptSpec(BaseModel):
+class WorkloadPrompts(BaseModel):
     """A workload's `prompts` section, as its file gives it and as the manifest and summary keep it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -71,7 +71,7 @@ class ShapedWorkload(BaseModel):
     style: Literal["vllm", "llama-benchy"] = "vllm"
     mirrors: str = ""
     percentiles: list[float] = Field(default_factory=lambda: [50.0, 90.0, 95.0, 99.0])
-    prompts: PromptSpec = Field(default_factory=PromptSpec)
+    prompts: WorkloadPrompts = Field(default_factory=WorkloadPrompts)
 
 
 class TemplateTokens(BaseModel):

@@ -78,7 +78,9 @@ class RunStore:
             raise InputError(f"{path}: not a readable manifest; is this a qualeval run directory?") from None
         except ValidationError as exc:
             problem = validation_problem(exc)
-            raise InputError(f"{path}: field '{problem.field}' does not load; was it edited?") from None
+            raise InputError(
+                f"{path}: field '{problem.field}' does not load ({problem.message}); was it edited?"
+            ) from None
 
     def check(self, manifest: Manifest) -> None:
         """Create the directory, or make sure the run already in it is this one: before any request is sent."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from qualeval.records.shaping import PromptSpec, TemplateTokens
+from qualeval.records.shaping import TemplateTokens, WorkloadPrompts
 
 __all__ = [
     "BenchyFigures",
@@ -324,7 +324,7 @@ class WorkloadFigures(BaseModel):
     name: str
     style: str = "vllm"
     mirrors: str = ""
-    prompts: PromptSpec = Field(default_factory=PromptSpec)
+    prompts: WorkloadPrompts = Field(default_factory=WorkloadPrompts)
     percentiles: list[float] = Field(default_factory=lambda: [50.0, 90.0, 95.0, 99.0])
     levels: dict[str, WorkloadLevel]
     targets: Targets

@@ -218,7 +218,8 @@ def _settings(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
 
     def flat(m: Manifest) -> dict[str, Any]:
         pinned = m.pinned.model_dump(mode="json", exclude={"notes"}) if m.pinned else {}
-        return _flat({k: v for k, v in m.config.items() if k != "out"}) | _flat(pinned, "pinned.")
+        config = m.config.model_dump(mode="json", exclude={"out"}) if m.config else {}
+        return _flat(config) | _flat(pinned, "pinned.")
 
     fa, fb = flat(a), flat(b)
     keys = [*fa, *(k for k in fb if k not in fa)]

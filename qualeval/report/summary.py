@@ -12,12 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from qualeval._version import __version__
-from qualeval.records import LevelReport, Outcome, Record, RunSummary, TaskReport, Timed
+from qualeval.records import LevelReport, Outcome, Record, RunConfig, RunSummary, TaskReport, Timed
 from qualeval.records.store import RunStore
 from qualeval.report.accuracy import Repeat, answered_cell, repeated, summarize
 from qualeval.report.frontier import Answer, answer_of, frontier, under_load
 from qualeval.report.speed import linked, speed
-from qualeval.run.config import RunConfig
 from qualeval.tasks import Task
 
 __all__ = ["summarize_records"]

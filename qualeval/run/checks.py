@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.run.config import RunConfig
+from qualeval.records import RunConfig
 from qualeval.run.pipeline import sampling_for
 from qualeval.run.probe import is_simulated
 from qualeval.scoring.code import REFUSAL

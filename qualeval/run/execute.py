@@ -20,11 +20,22 @@ import orjson
 from qualeval._version import __version__
 from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
 from qualeval.reasoning.formats import builtin_formats
-from qualeval.records import Manifest, Pinned, ProbeResult, Record, RunSummary, ServerInfo, Shaping, TaskEntry
+from qualeval.records import (
+    SAMPLING,
+    ClientConfig,
+    Manifest,
+    Pinned,
+    ProbeResult,
+    Record,
+    RunConfig,
+    RunSummary,
+    ServerInfo,
+    Shaping,
+    TaskEntry,
+)
 from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.report.summary import summarize_records
 from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
-from qualeval.run.config import RunConfig
 from qualeval.run.levels import Level, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
@@ -35,8 +46,7 @@ from qualeval.serving.shaping import needs_shaping, shape_work
 from qualeval.serving.wiring import serving_client, serving_figures
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.load import load_tasks
-from qualeval.tasks.spec import SAMPLING, TaskSpec
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import Completion, Sample
 
 __all__ = ["execute", "load_run_tasks", "rescore"]
@@ -83,7 +93,7 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
         rows.append(("pinned", orjson.dumps(pinned.fingerprinted(), option=orjson.OPT_SORT_KEYS).decode(), ""))
     return Manifest(
         qualeval_version=__version__,
-        config=config.model_dump(mode="json"),  # holds no secret: the API key is never part of it
+        config=config,  # holds no secret: RunConfig never writes the API key
         fingerprint=fingerprint(rows),
         pinned=pinned,
         tasks={
@@ -91,7 +101,7 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
                 file=str(t.path) if t.path else None,
                 version=t.spec.version,
                 samples=len(s),
-                spec=t.spec.model_dump(mode="json"),
+                spec=t.spec,
             )
             for t, s in work
         },
@@ -174,7 +184,7 @@ async def execute(
     store = RunStore(config.out)
     old = store.manifest()
     if old is not None:
-        refuse_conflicts(config.out, old, config.model_dump(mode="json"))
+        refuse_conflicts(config.out, old, config)
     manifest = _manifest(config, work, old.pinned if old else None)
     store.check(manifest)  # local mistakes surface before the endpoint is contacted
     started = time.perf_counter()
@@ -307,10 +317,10 @@ async def _open_loop(
 
 
 def _run_config(manifest: Manifest, root: Path) -> RunConfig:
-    try:
-        return RunConfig.model_validate({**manifest.config, "out": str(root)})
-    except Exception as exc:  # an old or edited manifest
-        raise InputError(f"{root / 'manifest.json'}: the run's configuration does not load ({exc})") from None
+    """The run's own configuration, at the directory it is now in."""
+    if manifest.config is None:
+        raise InputError(f"{root / 'manifest.json'}: holds no run configuration; was it edited?")
+    return manifest.config.model_copy(update={"out": root})
 
 
 def _task_of(name: str, saved: TaskEntry) -> Task:
@@ -318,7 +328,9 @@ def _task_of(name: str, saved: TaskEntry) -> Task:
     try:
         return load_task(name)
     except InputError:
-        return Task(TaskSpec.model_validate(saved.spec), None, name.partition(":")[2] or None)
+        if saved.spec is None:
+            raise
+        return Task(saved.spec, None, name.partition(":")[2] or None)
 
 
 def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False) -> tuple[RunSummary, RunStore]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
 
-from qualeval.run.config import RunConfig
+from qualeval.records import RunConfig
 from qualeval.wire.client import THINKING_BUDGET_FIELD
 
 __all__ = ["Level", "budget_levels", "levels"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -33,7 +34,7 @@ def _shards(dirs: Sequence[Path]) -> list[tuple[int, Path, Manifest]]:
         manifest = RunStore(root).manifest()
         if manifest is None:
             raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
-        shard = manifest.config.get("shard")
+        shard = manifest.config.shard if manifest.config else None
         if not shard:
             raise InputError(f"{root}: not a shard (it was run without --shard K/N)")
         index, count = parse_shard(str(shard))
@@ -49,11 +50,15 @@ def _shards(dirs: Sequence[Path]) -> list[tuple[int, Path, Manifest]]:
     return [(i, root, m) for i, _, root, m in sorted(found, key=lambda x: x[0])]
 
 
+def _settings(manifest: Manifest) -> dict[str, Any]:
+    return manifest.config.model_dump(mode="json", exclude=_MAY_DIFFER) if manifest.config else {}
+
+
 def _check_same(shards: list[tuple[int, Path, Manifest]]) -> None:
     _, first_root, first = shards[0]
-    base = {k: v for k, v in first.config.items() if k not in _MAY_DIFFER}
+    base = _settings(first)
     for _, root, manifest in shards[1:]:
-        other = {k: v for k, v in manifest.config.items() if k not in _MAY_DIFFER}
+        other = _settings(manifest)
         for key in sorted(set(base) | set(other)):
             if base.get(key) != other.get(key):
                 raise InputError(
@@ -93,7 +98,7 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     shaping = (first.shaping or Shaping()).model_copy(update={"shard": None})
     manifest = first.model_copy(
         update={
-            "config": {**first.config, "shard": None, "out": str(out)},
+            "config": first.config and first.config.model_copy(update={"shard": None, "out": out}),
             "fingerprint": digest,
             "merged_from": [str(r) for r in roots],
             "shaping": shaping,

@@ -1,4 +1,4 @@
-"""Run options are declared once, as the fields of qualeval.run.config.RunConfig (name, type, default, help; an
+"""Run options are declared once, as the fields of qualeval.records.RunConfig (name, type, default, help; an
 option handed on to the client is ClientConfig's). This module turns that declaration into the `qualeval run`
 flags, the run options `qualeval score` takes, and the keyword parameters of qualeval.evaluate, and loads a
 profile file with flags on top, so the flags, the profile-file keys and the API keywords cannot drift apart (a
@@ -20,7 +20,8 @@ from pydantic.fields import FieldInfo
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
-from qualeval.run.config import RunConfig
+from qualeval.reasoning.formats import resolve_formats
+from qualeval.records import RunConfig
 
 __all__ = ["api_parameters", "cli_parameters", "flag_of", "given_or_default", "load_config", "profile_path", "profiles"]
 
@@ -201,11 +202,13 @@ def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
             raise InputError(f"{where}: field 'run.{unknown[0]}': not a run option")
         values = {**workload.run, **values}
     try:
-        return RunConfig.model_validate(values)
+        config = RunConfig.model_validate(values)
     except ValidationError as exc:
         raise _error(
             exc, str(path) if path and not any(k in flags and flags[k] is not None for k in _fields(exc)) else ""
         ) from None
+    resolve_formats(config.reasoning_format)  # a missing or malformed format file is one line now, not mid-run
+    return config
 
 
 def _fields(exc: ValidationError) -> list[str]:

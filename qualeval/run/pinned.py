@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.records import Manifest, Pinned, ProbeResult, Style, ThinkingSwitch
-from qualeval.run.config import RunConfig
+from qualeval.records import Manifest, Pinned, ProbeResult, RunConfig, Style, ThinkingSwitch
 from qualeval.run.pipeline import resolve_mode
 from qualeval.wire.client import THINKING_SWITCHES
 
@@ -112,10 +111,11 @@ def _pin_of(key: str, pinned: Pinned | None) -> str:
     return ""
 
 
-def refuse_conflicts(root: Path, old: Manifest, config: dict[str, Any]) -> None:
+def refuse_conflicts(root: Path, old: Manifest, config: RunConfig) -> None:
     """A resumed run keeps its settings: a flag that now asks for something else is refused, by name."""
-    before, pinned = old.config, old.pinned
-    for key, now in config.items():
+    before = old.config.model_dump(mode="json") if old.config else {}
+    pinned = old.pinned
+    for key, now in config.model_dump(mode="json").items():
         if key in SETTINGS_EXCLUDED or key not in before or before[key] == now:
             continue
         flag = "--task" if key == "tasks" else "--" + key.replace("_", "-")

@@ -19,13 +19,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.records import ANSWERED, ConstraintRecord, FollowupRecord, Grade, Record
-from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, Mode, Style, constraint_for, request_params
+from qualeval.records import (
+    ANSWERED,
+    SAMPLING,
+    ByThinking,
+    ConstraintRecord,
+    FollowupRecord,
+    Grade,
+    Mode,
+    Record,
+    Style,
+)
+from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, request_params
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge
 from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER
-from qualeval.tasks.spec import SAMPLING, ByThinking
 from qualeval.tasks.task import Task
 from qualeval.wire.client import ChatClient, build_body
 from qualeval.wire.models import ChatRequest, ChatResponse, Completion, Message, Sample

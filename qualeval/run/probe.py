@@ -20,9 +20,9 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.errors import EndpointError, InputError
-from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style
+from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style, client_option
 from qualeval.scoring.constrain import Constraint, request_params
-from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, client_option, switch_params
+from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, switch_params
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
 __all__ = ["REPEATS", "ProbeOptions", "check_thinking_budget", "probe", "settle"]

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 
 from qualeval.errors import InputError
+from qualeval.records import ScorerSpec
 from qualeval.scoring.rules import Score
 from qualeval.scoring.sandbox import Limits, isolation, run_python
-from qualeval.tasks.spec import ScorerSpec
 from qualeval.wire.models import Sample
 
 __all__ = ["REFUSAL", "answer_code", "program", "score_code"]

@@ -24,15 +24,13 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel
 
-from qualeval.records import STYLES, ConstraintRecord, Style, styles_from_probe
-from qualeval.tasks.spec import AnswerSpec
+from qualeval.records import STYLES, AnswerSpec, ConstraintRecord, Style, styles_from_probe
 
 __all__ = [
     "FIRST_TOKEN",
     "STYLES",
     "Constraint",
     "ConstraintRecord",
-    "Mode",
     "Style",
     "constraint_for",
     "gbnf",
@@ -41,7 +39,6 @@ __all__ = [
     "validate",
 ]
 
-Mode = Literal["auto", "single", "followup", "off"]
 FIRST_TOKEN: frozenset[str] = frozenset({"grammar"})
 """Conventions that constrain from the first token even where the server separates reasoning."""
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 
-from qualeval.records import Agreement
+from qualeval.records import Agreement, AnswerSpec
 from qualeval.scoring.extract import Extraction, find_number, math_equal, normalize
-from qualeval.tasks.spec import AnswerSpec
 from qualeval.wire.models import Sample
 
 __all__ = ["followup_prompt", "reconcile"]

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.records import ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatRequest, Grade, Message, Sample
 
 __all__ = ["GRADER_MARK", "ModelJudge", "grade_prompt", "model_judge_for", "read_grade"]

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from qualeval.records import Score
+from qualeval.records import AnswerSpec, Score, ScorerSpec
 from qualeval.scoring.extract import find_number, math_equal, normalize, token_f1, words_to_digits
-from qualeval.tasks.spec import AnswerSpec, ScorerSpec
 from qualeval.wire.models import Sample
 
 __all__ = ["SCORERS", "Score", "ValueScorer", "score"]

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from time import perf_counter
 from typing import Any
 
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.records import ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatRequest, ChatResponse
 
 __all__ = ["Router"]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from qualeval.records import MeanStd, PromptSpec, RunSummary, Stats, WorkloadLevel
+from qualeval.records import MeanStd, RunSummary, Stats, WorkloadLevel, WorkloadPrompts
 
 __all__ = ["serving_markdown", "serving_sections", "terminal_lines"]
 
@@ -54,7 +54,7 @@ def _vllm_table(levels: dict[str, WorkloadLevel], percentiles: list[float]) -> d
     return {"head": ["vllm bench serve", *names], "rows": rows}
 
 
-def _benchy_table(levels: dict[str, WorkloadLevel], prompts: PromptSpec) -> dict[str, Any]:
+def _benchy_table(levels: dict[str, WorkloadLevel], prompts: WorkloadPrompts) -> dict[str, Any]:
     rows = []
     depth = f" @ depth {prompts.depth}" if prompts.depth else ""
     for name, level in levels.items():

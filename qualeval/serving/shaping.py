@@ -11,8 +11,7 @@ import httpx
 import orjson
 
 from qualeval.errors import InputError
-from qualeval.records import ContextShaping, ShapedWorkload, Shaping, Shard, TemplateTokens
-from qualeval.run.config import RunConfig
+from qualeval.records import ContextShaping, RunConfig, ShapedWorkload, Shaping, Shard, TemplateTokens
 from qualeval.serving.lengths import (
     Counter,
     Filler,

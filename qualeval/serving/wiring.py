@@ -8,14 +8,12 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from qualeval.records import MeanMax, ServingFigures, Shaping
+from qualeval.records import ClientConfig, MeanMax, RunConfig, ServingFigures, Shaping
 from qualeval.records.store import RunStore
-from qualeval.run.config import RunConfig
 from qualeval.serving.endpoints import Router
 from qualeval.serving.figures import collect
 from qualeval.serving.lengths import headers_of
 from qualeval.serving.timeseries import Sampler, server_summary
-from qualeval.wire.client import ClientConfig
 
 __all__ = ["endpoints_of", "serving_client", "serving_figures"]
 

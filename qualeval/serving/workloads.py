@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
-from qualeval.records import PromptSpec
+from qualeval.records import WorkloadPrompts
 from qualeval.serving.lengths import Counter, Filler, fit, place
 from qualeval.tasks import Task, TaskSpec
 from qualeval.wire.models import Message, Sample, Shape
@@ -55,7 +55,7 @@ class Workload(BaseModel):
     mirrors: str = ""
     """The command line of the tool this reproduces, for reference."""
     percentiles: list[float] = Field(default_factory=lambda: [50, 90, 95, 99])
-    prompts: PromptSpec = Field(default_factory=PromptSpec)
+    prompts: WorkloadPrompts = Field(default_factory=WorkloadPrompts)
     run: dict[str, Any] = Field(default_factory=dict)
     """Run options (concurrency, request_rate, burstiness, arrival_seed, batch, warmup): under the flags."""
 
@@ -65,11 +65,11 @@ class Workload(BaseModel):
         for item in sets:
             key, sep, value = item.partition("=")
             key = key.strip().removeprefix("prompts.")
-            if not sep or key not in PromptSpec.model_fields:
+            if not sep or key not in WorkloadPrompts.model_fields:
                 raise InputError(f"--workload-set: '{item}' is not KEY=VALUE with a key of {where}'s prompts")
             values[key] = yaml.safe_load(value)
         try:
-            return self.model_copy(update={"prompts": PromptSpec.model_validate(values)})
+            return self.model_copy(update={"prompts": WorkloadPrompts.model_validate(values)})
         except ValidationError as exc:
             problem = validation_problem(exc)
             raise InputError(f"--workload-set: field 'prompts.{problem.field}': {problem.message}") from None
@@ -126,7 +126,7 @@ class Measures:
     """The special tokens the tokenizer adds to a text (vllm's num_special_tokens_to_add)."""
 
 
-def _lengths(spec: PromptSpec, specials: int = 0) -> list[tuple[int, int | None]]:
+def _lengths(spec: WorkloadPrompts, specials: int = 0) -> list[tuple[int, int | None]]:
     """(input, output) lengths per prompt, drawn as vllm bench serve's random dataset draws them: input_len less
     the tokenizer's special tokens, integers uniform in [floor(L(1 - r)), ceil(L(1 + r))] from numpy's
     default_rng(seed), every input length first, then every output length (at least 1)."""
@@ -150,12 +150,12 @@ def _budget(output: int | None, forcing: Forcing | None) -> dict[str, Any]:
     return {"max_tokens": output, "extra_body": {k: (True if k == "ignore_eos" else output) for k in forcing or {}}}
 
 
-def _roles(spec: PromptSpec) -> tuple[str, ...]:
+def _roles(spec: WorkloadPrompts) -> tuple[str, ...]:
     return ("system",) * bool(spec.context) + ("user", "assistant") * spec.depth + ("user",)
 
 
 async def _conversation(
-    counter: Counter, filler: Filler, spec: PromptSpec, n: int, m: int | None, seed: object, overhead: int
+    counter: Counter, filler: Filler, spec: WorkloadPrompts, n: int, m: int | None, seed: object, overhead: int
 ) -> tuple[list[Message], int]:
     """The context (`context` tokens), the earlier exchanges (`depth`), then the prompt; and their tokens as
     counted. The template's `overhead` comes off the context where there is one, else off the prompt, as

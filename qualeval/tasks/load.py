@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem
-from qualeval.tasks.spec import TaskSpec
+from qualeval.records import TaskSpec
 from qualeval.tasks.task import Task
 
 __all__ = ["Task", "builtin_tasks", "load_task", "load_tasks", "parse_task"]

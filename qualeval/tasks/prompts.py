@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from qualeval.tasks.spec import TaskSpec
+from qualeval.records import TaskSpec
 
 __all__ = ["CHOICE_USER", "instruction_of", "user_template_of", "warn_once"]
 

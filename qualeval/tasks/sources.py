@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from qualeval.errors import InputError
-from qualeval.tasks.spec import TaskSpec
+from qualeval.records import TaskSpec
 
 __all__ = ["jsonl_objects", "read_file", "read_split", "source_label"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qualeval.tasks.spec import TaskSpec
+from qualeval.records import TaskSpec
 
 __all__ = ["Task", "TaskCode"]
 

@@ -46,7 +46,8 @@ def fake_run(
     """Ten items at each level, the first one the warm-up (as `--warmup 1` runs it)."""
     root.mkdir(parents=True)
     pinned = {"constraint": "single", "constraint_style": "structured_outputs", "thinking_switch": "none"}
-    manifest = {"fingerprint": "x", "config": {"out": str(root), **config}, "pinned": pinned}
+    run = {"tasks": ["gsm8k"], "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": str(root), **config}
+    manifest = {"fingerprint": "x", "config": run, "pinned": pinned}
     (root / "manifest.json").write_text(json.dumps(manifest))
     right = round(10 * accuracy)
     with (root / "records.jsonl").open("w") as handle:
@@ -85,7 +86,7 @@ def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_left_out(tmp_
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert page.index("t @ c=1 <small>") < page.index("t @ c=4 <small>") < page.index("t @ c=16 <small>")
     assert "9 paired items; 1 warm-up pair left out" in page
-    assert "<td>slo.ttft_ms</td><td><code>not set</code></td><td><code>200</code></td>" in page
+    assert "<td>slo.ttft_ms</td><td><code>not set</code></td><td><code>200.0</code></td>" in page
 
 
 def test_rates_sort_as_numbers_and_the_same_settings_say_so(tmp_path: Path) -> None:

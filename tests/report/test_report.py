@@ -46,8 +46,8 @@ def test_a_plot_that_fails_is_a_warning_and_the_report_is_still_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from qualeval.api import finish_run
+    from qualeval.records import RunConfig
     from qualeval.report import plots
-    from qualeval.run.config import RunConfig
     from qualeval.run.execute import rescore
 
     out = tmp_path / "run"

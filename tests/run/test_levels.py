@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from qualeval.cli import app
-from qualeval.run.config import RunConfig
+from qualeval.records import RunConfig
 from qualeval.run.levels import levels
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 

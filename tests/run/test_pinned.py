@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from qualeval.errors import InputError
-from qualeval.records import Manifest, ModeResult, ProbeResult
-from qualeval.run.config import RunConfig
+from qualeval.records import Manifest, ModeResult, ProbeResult, RunConfig
 from qualeval.run.pinned import refuse_conflicts, resolve, resolve_switch
 from tests.conftest import sim_process
 
@@ -194,7 +193,10 @@ def test_a_followup_gets_the_switch_that_turns_thinking_off() -> None:
 
 
 def test_a_changed_task_list_is_refused_by_its_flag(tmp_path: Path) -> None:
-    old = Manifest(config={"tasks": ["gsm8k"], "concurrency": [4]})
-    refuse_conflicts(tmp_path, old, {"tasks": ["gsm8k"], "concurrency": [16]})  # concurrency may change
+    def config(tasks: list[str], concurrency: int) -> RunConfig:
+        return RunConfig(base_url="http://x/v1", model="m", tasks=tasks, out=tmp_path, concurrency=[concurrency])
+
+    old = Manifest(config=config(["gsm8k"], 4))
+    refuse_conflicts(tmp_path, old, config(["gsm8k"], 16))  # concurrency may change
     with pytest.raises(InputError, match="--task \\['gsm8k'\\]"):
-        refuse_conflicts(tmp_path, old, {"tasks": ["mmlu"], "concurrency": [4]})
+        refuse_conflicts(tmp_path, old, config(["mmlu"], 4))

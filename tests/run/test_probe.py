@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from qualeval.records import ProbeResult
+from qualeval.records import ClientConfig, ProbeResult
 from qualeval.run import probe as probe_module
 from qualeval.run.probe import probe, settle
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatRequest, ChatResponse
 from tests.conftest import fast_sim, sim_url
 

@@ -10,9 +10,8 @@ import json
 import re
 from pathlib import Path
 
-from qualeval.records import Record
+from qualeval.records import ClientConfig, Record, RunConfig
 from qualeval.records.store import RunStore
-from qualeval.run.config import RunConfig
 from qualeval.run.execute import execute
 from qualeval.run.pipeline import run_one
 from qualeval.scoring.followup import followup_prompt
@@ -20,7 +19,7 @@ from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.protocol import restated
 from qualeval.tasks import build_samples, load_task
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatRequest, Completion, Message, Sample
 
 PLACEHOLDER = re.compile(r"<[a-z_ ]+>|\{[a-z_]+\}")

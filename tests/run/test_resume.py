@@ -8,9 +8,8 @@ import socket
 from collections import Counter
 from pathlib import Path
 
-from qualeval.records import Manifest
+from qualeval.records import Manifest, RunConfig
 from qualeval.records.store import RunStore
-from qualeval.run.config import RunConfig
 from qualeval.run.execute import execute
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 

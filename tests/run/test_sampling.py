@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from qualeval.cli import app
+from qualeval.records import ByThinking
 from qualeval.run.checks import sampling_warnings
 from qualeval.run.options import load_config, profiles
 from qualeval.run.pipeline import request_for
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import build_samples, load_task
-from qualeval.tasks.spec import ByThinking
 
 CARD = {"temperature": 0.6, "top_p": 0.95, "top_k": 20, "min_p": 0.0}
 NO_THINKING = {"temperature": 0.7, "top_p": 0.8, "top_k": 20, "min_p": 0.0}

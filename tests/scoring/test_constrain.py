@@ -10,14 +10,13 @@ from typing import Any
 import pytest
 
 from qualeval.errors import InputError
-from qualeval.records import Record
+from qualeval.records import AnswerSpec, ClientConfig, Record
 from qualeval.report.accuracy import summarize
 from qualeval.run.pipeline import resolve_mode, run_samples
 from qualeval.scoring.constrain import constraint_for, request_params, styles_from_probe, validate
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import build_samples, load_task
-from qualeval.tasks.spec import AnswerSpec
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 
 CHOICE = AnswerSpec(type="choice")
 

@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from qualeval.records import Outcome
+from qualeval.records import AnswerSpec, Outcome, ScorerSpec
 from qualeval.report.accuracy import summarize, wilson
 from qualeval.scoring.extract import extract, naive_extract
 from qualeval.scoring.rules import score
-from qualeval.tasks.spec import AnswerSpec, ScorerSpec
 from qualeval.wire.models import Sample
 from tests.conftest import DATA
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from qualeval.errors import InputError
-from qualeval.run.config import RunConfig
+from qualeval.records import RunConfig
 from qualeval.run.execute import execute, rescore
 from qualeval.scoring.constrain import ConstraintRecord
 from qualeval.scoring.modeljudge import grade_prompt, read_grade
@@ -271,9 +271,9 @@ def test_a_run_with_a_model_judge_stores_its_verdict_and_reports_both_accuracies
 def test_every_scorer_kind_of_the_task_format_is_in_exactly_one_table() -> None:
     from typing import get_args
 
+    from qualeval.records import ScorerSpec
     from qualeval.scoring.rules import SCORERS
     from qualeval.scoring.whole import WHOLE_SCORERS
-    from qualeval.tasks.spec import ScorerSpec
 
     kinds = set(get_args(ScorerSpec.model_fields["kind"].annotation))
     assert set(SCORERS) | set(WHOLE_SCORERS) == kinds and not set(SCORERS) & set(WHOLE_SCORERS)

@@ -8,8 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
+from qualeval.records import ClientConfig
 from qualeval.sim import Latency
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatResponse
 from tests.conftest import ask, chat, fast_sim, sim_url
 

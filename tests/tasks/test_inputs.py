@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from qualeval.errors import InputError
+from qualeval.records import RunConfig
 from qualeval.run.checks import check_run_tasks
-from qualeval.run.config import RunConfig
 from qualeval.sim.behaviour import AnswerKey, KeyEntry
 from qualeval.tasks import build_samples, load_task, sources
 from qualeval.tasks import prompts as prompts_module

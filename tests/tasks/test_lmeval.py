@@ -24,7 +24,7 @@ import pytest
 from jinja2 import meta
 
 from qualeval.errors import InputError
-from qualeval.run.config import RunConfig
+from qualeval.records import RunConfig
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import build_samples, load_task
 from qualeval.tasks.lmeval import find_task_file

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from qualeval.errors import InputError
+from qualeval.records import ClientConfig
 from qualeval.run.pipeline import run_samples
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import build_samples, builtin_tasks, load_task
 from qualeval.tasks.generators import is_valid, syllogism_forms
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 from tests.conftest import ROOT, SHARED
 
 needs_data = pytest.mark.skipif(not SHARED.exists(), reason="../shared/data is not present")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from qualeval.wire.client import ClientConfig, build_body
+from qualeval.records import ClientConfig
+from qualeval.wire.client import build_body
 from tests.conftest import ask
 
 CFG = ClientConfig(base_url="http://x/v1", api_key=None)

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from qualeval.records import ClientConfig
 from qualeval.sim.behaviour import AnswerKey, Behaviour, KeyEntry, generate
 from qualeval.sim.flavours import FLAVOURS
 from qualeval.sim.frames import Ctx
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatResponse
 from qualeval.wire.sse import SSEDecoder
 from tests.conftest import ask

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.records import ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatResponse
 from tests.conftest import ask, sim_process
 

@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qualeval.errors import InputError, ProtocolFailure
+from qualeval.records import ClientConfig
 from qualeval.sim import Latency
-from qualeval.wire.client import ChatClient, ClientConfig
+from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatResponse
 from qualeval.wire.proxied import proxy_for
 from qualeval.wire.stream import StreamState

@@ -5,14 +5,13 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from qualeval.records import Extraction, Rung
+from qualeval.records import AnswerSpec, Extraction, Rung
 from qualeval.scoring.extract.anchors import anchored_spans
 from qualeval.scoring.extract.jsonfind import json_answer
 from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
 from qualeval.scoring.extract.maths import math_parse
 from qualeval.scoring.extract.normalize import normalize
 from qualeval.scoring.extract.numbers import find_number, fmt_number, result_number
-from qualeval.tasks.spec import AnswerSpec
 
 __all__ = ["Extraction", "Rung", "extract", "naive_extract", "typed_value"]
 

@@ -11,12 +11,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem
+from qualeval.records import PromptSpec, TaskSpec
 from qualeval.tasks.lmeval.files import FunctionRef
 from qualeval.tasks.lmeval.functions import documents_function, first_line, resolve_function
 from qualeval.tasks.lmeval.lookup import Found
 from qualeval.tasks.lmeval.scoring import answer_side
 from qualeval.tasks.prompts import warn_once
-from qualeval.tasks.spec import PromptSpec, TaskSpec
 from qualeval.tasks.task import Task, TaskCode
 
 __all__ = ["build_task", "lm_eval_to_spec"]

@@ -10,11 +10,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from qualeval.records import ThinkingSwitch
-from qualeval.run.flagtext import comma_list, named_values
-from qualeval.scoring.constrain import Mode, Style
-from qualeval.tasks.spec import ByThinking, check_sampling
-from qualeval.wire.client import ClientConfig, MaxTokensField, client_option, env_base_url
+from qualeval.records.clientconfig import ClientConfig, MaxTokensField, ThinkingSwitch, client_option, env_base_url
+from qualeval.records.flagtext import comma_list, named_values
+from qualeval.records.probe import Mode, Style
+from qualeval.records.taskspec import ByThinking, check_sampling
 
 __all__ = ["RunConfig"]
 
@@ -269,14 +268,6 @@ class RunConfig(BaseModel):
     @classmethod
     def _sampling_range(cls, value: float | None, info: Any) -> float | None:
         return check_sampling(info.field_name, value)
-
-    @field_validator("reasoning_format")
-    @classmethod
-    def _formats_load(cls, value: list[str]) -> list[str]:
-        from qualeval.reasoning.formats import resolve_formats
-
-        resolve_formats(value)  # a missing or malformed format file is a one-line error now, not mid-run
-        return value
 
     @field_validator("concurrency")
     @classmethod
