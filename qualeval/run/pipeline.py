@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.records import ANSWERED, ConstraintRecord, FollowupRecord, Grade, Record
+from qualeval.records import ANSWERED, ConstraintRecord, FollowupRecord, Grade, Record, SentBody
 from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, Mode, Style, constraint_for, request_params
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge
@@ -95,7 +95,7 @@ async def _followup(
         kind=kind,
         style=style,
         followup=FollowupRecord(
-            request=build_body(ask, client.config),
+            request=SentBody.model_validate(build_body(ask, client.config)),
             content=second.completion.content,
             status=second.completion.status,
             error=second.error,
@@ -180,7 +180,7 @@ async def run_one(
         session=session,
         sent_at=response.sent_at,
         retried=response.retried,
-        request=build_body(sent, client.config),
+        request=SentBody.model_validate(build_body(sent, client.config)),
         reasoning=done.reasoning,
         content=done.content,
         reasoning_source=done.reasoning_source,
