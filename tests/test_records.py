@@ -12,7 +12,16 @@ from pydantic import BaseModel
 import qualeval
 from qualeval.cli.commands import compare_and_write
 from qualeval.errors import InputError
-from qualeval.records import Comparison, Manifest, Record, RunSummary, SeriesPoint, ServerTimings
+from qualeval.records import (
+    Comparison,
+    FollowupRecord,
+    Manifest,
+    Record,
+    RunSummary,
+    SentBody,
+    SeriesPoint,
+    ServerTimings,
+)
 from qualeval.records.store import RunStore
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import load_task
@@ -51,6 +60,8 @@ def test_every_file_a_run_writes_reads_back_into_its_type_whole(tmp_path: Path) 
             # nothing dropped, nothing changed: the type holds every key the file has (an absent key and a null
             # are the same value)
             assert _given(json.loads(typed.model_dump_json())) == _given(json.loads(document)), path.name
+            if path.name == "records.jsonl":  # a record, its request body included, is written back as it was
+                assert typed.model_dump_json() == document
     manifest = Manifest.model_validate_json((tmp_path / "run" / "manifest.json").read_text())
     assert manifest.server is not None and manifest.server.probe is not None and manifest.server.probe.simulated
     assert sorted(r.repeat for r in RunStore(tmp_path / "run").records()) == [0, 0, 0, 0, 1, 1, 1, 1]
@@ -131,3 +142,68 @@ def test_a_manifest_whose_configuration_does_not_load_is_one_line_naming_it(tmp_
     (tmp_path / "manifest.json").write_text(json.dumps({"fingerprint": "f", "tasks": {"t": {"spec": {"x": 1}}}}))
     with pytest.raises(InputError, match=r"field 'tasks\.t\.spec\.name' does not load"):
         RunStore(tmp_path).manifest()
+
+
+# a record line as qualeval wrote it while the request body was a dict: its keys in the order they were sent, not in
+# SentBody's (a server's own keys before reasoning_effort, which SentBody types), an int temperature, a null and a
+# list of parts as content, and a follow-up whose body starts with its messages
+BODY_RECORD = (
+    '{"sample_id":"knowledge_qa/test/0","task":"knowledge_qa","repeat":0,"level":"c=1","warmup":false,'
+    '"session":"","sent_at":null,"retried":[],"final":true,"request":{"model":"sim",'
+    '"messages":[{"role":"system","content":null},{"role":"user","content":[{"type":"text",'
+    '"text":"What is the capital of France?"}]}],"max_tokens":4096,"temperature":0,"seed":7,"stream":true,'
+    '"stream_options":{"include_usage":true},"chat_template_kwargs":{"enable_thinking":true},'
+    '"thinking_token_budget":512,"reasoning_effort":"low"},"reasoning":"r","content":"Paris",'
+    '"reasoning_source":"field:reasoning","status":"ok","finish_reason":"stop","usage":{"prompt_tokens":null,'
+    '"completion_tokens":null,"reasoning_tokens":null,"answer_tokens":null,"reasoning_estimated":false,'
+    '"completion_estimated":false},"timing":{"first_byte":null,"ttft":null,"first_reasoning":null,'
+    '"first_content":null,"end":null,"itl":null,"decode_rate":null,"queued":null},"attempts":1,'
+    '"constraint":{"mode":"followup","kind":null,"style":null,"held":null,"valid":null,"agreement":null,'
+    '"followup":{"request":{"messages":[{"role":"user","content":"Response: Paris"}],"model":"sim",'
+    '"max_tokens":256,"response_format":{"type":"json_object"}},"content":"Paris","status":"ok","error":null,'
+    '"timing":{"first_byte":null,"ttft":null,"first_reasoning":null,"first_content":null,"end":null,'
+    '"itl":null,"decode_rate":null,"queued":null},"usage":{"prompt_tokens":null,"completion_tokens":null,'
+    '"reasoning_tokens":null,"answer_tokens":null,"reasoning_estimated":false,"completion_estimated":false},'
+    '"attempts":1}},"extraction":{"value":"Paris","rung":"anchor","raw":null},"score":{"correct":true,'
+    '"detail":"","f1":null,"measures":null},"naive_correct":null,"rescue":null,"rescue_correct":null,'
+    '"gold":"Paris","choices":[],"aliases":[],"meta":{},"error":null,"server_timings":null,"grade":null,'
+    '"endpoint":null}'
+)
+
+
+def test_a_record_written_before_the_body_was_typed_is_written_back_byte_for_byte() -> None:
+    record = Record.model_validate_json(BODY_RECORD)
+    assert record.model_dump_json() == BODY_RECORD
+    body = record.request
+    typed = (body.model, body.max_tokens, body.temperature, body.seed, body.reasoning_effort)
+    assert typed == ("sim", 4096, 0, 7, "low")
+    assert isinstance(body.temperature, int) and body.budget() == 4096  # written back as 0, never 0.0
+    assert (body.messages[0].role, body.messages[0].content) == ("system", None)
+    assert body.prompt() == str([{"type": "text", "text": "What is the capital of France?"}])
+    assert body.model_extra == {"chat_template_kwargs": {"enable_thinking": True}, "thinking_token_budget": 512}
+    assert list(body.as_sent()) == [
+        "model", "messages", "max_tokens", "temperature", "seed", "stream", "stream_options",
+        "chat_template_kwargs", "thinking_token_budget", "reasoning_effort",
+    ]  # fmt: skip
+    follow = record.constraint.followup
+    assert follow is not None and follow.request.prompt() == "Response: Paris"
+    assert list(follow.request.as_sent()) == ["messages", "model", "max_tokens", "response_format"]
+    assert Record.model_validate(json.loads(record.model_dump_json())) == record
+
+
+def test_a_sent_body_holds_the_keys_that_were_sent_and_no_others() -> None:
+    sent = {"model": "m", "messages": [{"role": "user", "content": "q", "name": "u"}], "max_completion_tokens": 9}
+    body = SentBody.model_validate(sent)
+    assert body.as_sent() == sent and json.loads(body.model_dump_json()) == sent  # nothing padded with nulls
+    assert (body.budget(), body.prompt(), body.messages[0].model_extra) == (9, "q", {"name": "u"})
+    assert body.stream is None and "stream" not in body.as_sent()  # unset is not sent, and not written
+    assert json.loads(SentBody(model="m", stream=False).model_dump_json()) == {"model": "m", "stream": False}
+    later = body.model_copy(update={"seed": 3})  # a key set afterwards follows the ones that came
+    assert list(later.as_sent()) == ["model", "messages", "max_completion_tokens", "seed"]
+    assert body.prompt() == "q" and SentBody().prompt() is None and SentBody().budget() is None
+
+
+def test_offline_scoring_sends_no_body_and_records_an_empty_one() -> None:
+    """`qualeval score` sent nothing: `{}`, as it was written before the body was typed, reads and writes back."""
+    assert SentBody.model_validate_json("{}").model_dump_json() == "{}" == SentBody().model_dump_json()
+    assert json.loads(FollowupRecord().model_dump_json())["request"] == {}

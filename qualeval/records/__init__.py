@@ -1,6 +1,7 @@
 """Every type a run persists, one submodule per file written:
 
     record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
+    body.py         records.jsonl    SentBody, the JSON body a request sent (its SentMessages), kept as sent
     summary.py      summary.json     RunSummary and what it holds per task (a run's, and `qualeval score`'s),
                                      and its ServingFigures (workload, context lengths, replicas)
     comparison.py   compare.json     Comparison
@@ -19,6 +20,7 @@ that compute the figures import these types, never the other way round, so nothi
 
 from __future__ import annotations
 
+from qualeval.records.body import SentBody, SentMessage
 from qualeval.records.clientconfig import (
     DEFAULT_BASE_URL,
     ClientConfig,
@@ -157,6 +159,8 @@ __all__ = [
     "Sampling",
     "Score",
     "ScorerSpec",
+    "SentBody",
+    "SentMessage",
     "SeriesPoint",
     "ServerInfo",
     "ServerSample",

@@ -15,6 +15,7 @@ from pydantic import (
     model_serializer,
 )
 
+from qualeval.records.body import SentBody
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
@@ -172,7 +173,7 @@ class Extraction(BaseModel):
 class FollowupRecord(BaseModel):
     """Followup mode: the second request, what it sent and what came back, kept apart from the main figures."""
 
-    request: dict[str, Any] = Field(default_factory=dict)
+    request: SentBody = Field(default_factory=SentBody)
     """The JSON body it sent (never the API key)."""
     content: str = ""
     status: Status = "ok"
@@ -226,9 +227,9 @@ class Record(BaseModel):
     retried: list[str] = []
     """Fault class of every failed attempt before this result (none of them scored)."""
     final: bool = True
-    request: dict[str, Any]
-    """The JSON body sent, which never holds the API key: free-form by design, it is whatever the server was sent
-    (server-specific keys included)."""
+    request: SentBody
+    """The JSON body sent, which never holds the API key: what qualeval writes typed, server-specific keys kept as
+    they were sent."""
     reasoning: str
     content: str
     reasoning_source: ReasoningSource
@@ -280,8 +281,7 @@ class Record(BaseModel):
 
     def prompt(self) -> str | None:
         """The last user message the request sent: the question as the model saw it."""
-        users = [m for m in self.request.get("messages") or () if isinstance(m, dict) and m.get("role") == "user"]
-        return str(users[-1].get("content") or "") if users else None
+        return self.request.prompt()
 
     def frame_row(self) -> dict[str, Any]:
         """The record as one flat table row (`RunResult.to_pandas`)."""
@@ -338,5 +338,5 @@ class Record(BaseModel):
             completion_tokens=u.completion_tokens,
             reasoning_tokens=u.reasoning_tokens,
             answer_tokens=u.answer_tokens,
-            budget=self.request.get("max_tokens") or self.request.get("max_completion_tokens"),
+            budget=self.request.budget(),
         )

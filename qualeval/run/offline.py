@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from qualeval.errors import InputError, validation_problem
 from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
 from qualeval.reasoning.split import split_completion
-from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, TaskSummary, Timing, Usage
+from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
 from qualeval.report.accuracy import summarize
 from qualeval.scoring.modeljudge import model_judge_for
 from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
@@ -184,7 +184,7 @@ class JudgedLine:
         return Record(
             sample_id=self.item.id,
             task=task,
-            request={},
+            request=SentBody(),
             reasoning=self.done.reasoning,
             content=self.done.content,
             reasoning_source=self.done.reasoning_source,

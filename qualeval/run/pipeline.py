@@ -28,6 +28,7 @@ from qualeval.records import (
     Grade,
     Mode,
     Record,
+    SentBody,
     Style,
 )
 from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, request_params
@@ -104,7 +105,7 @@ async def _followup(
         kind=kind,
         style=style,
         followup=FollowupRecord(
-            request=build_body(ask, client.config),
+            request=SentBody.model_validate(build_body(ask, client.config)),
             content=second.completion.content,
             status=second.completion.status,
             error=second.error,
@@ -189,7 +190,7 @@ async def run_one(
         session=session,
         sent_at=response.sent_at,
         retried=response.retried,
-        request=build_body(sent, client.config),
+        request=SentBody.model_validate(build_body(sent, client.config)),
         reasoning=done.reasoning,
         content=done.content,
         reasoning_source=done.reasoning_source,

@@ -95,7 +95,7 @@ def test_without_a_reasoning_channel_the_default_keeps_the_working(tmp_path: Pat
         free = _run(url, tmp_path / "off", "word_problems", thinking=False, thinking_switch="chat_template_kwargs",
                     constraint="off")  # fmt: skip
     assert {r.constraint.mode for r in records} == {"followup"}
-    assert "structured_outputs" not in records[0].request  # the main request went out unconstrained
+    assert "structured_outputs" not in records[0].request.as_sent()  # the main request went out unconstrained
     assert _accuracy(records) == _content_only(records, "word_problems") == _accuracy(free)
 
 
@@ -123,7 +123,7 @@ def test_a_copyable_placeholder_is_copied_but_never_reaches_the_score(tmp_path: 
     assert PLACEHOLDER.search(copied), copied
     for r in records:
         assert r.constraint.followup is not None
-        shown = r.constraint.followup.request["messages"][0]["content"]
+        shown = r.constraint.followup.request.messages[0].content
         assert not PLACEHOLDER.search(shown), shown
     answered = [r for r in records if r.content.strip()]
     assert {r.constraint.agreement for r in answered} == {"agrees"}

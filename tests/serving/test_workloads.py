@@ -158,7 +158,7 @@ def test_llama_benchy_rule_takes_the_template_off_the_prompt_or_the_context(tmp_
     for result, roles, processed, joined in ((plain, ["user"], 90, 0), (deep, ["system", "user"], 150, 1)):
         assert all(r.usage.prompt_tokens == processed + joined for r in result.records)
         assert all(r.meta["prompt_target"] == processed == r.meta["prompt_tokens"] for r in result.records)
-        assert [m["role"] for m in result.records[0].request["messages"]] == roles
+        assert [m.role for m in result.records[0].request.messages] == roles
     manifest = json.loads((tmp_path / "deep" / "manifest.json").read_text())
     assert manifest["shaping"]["template"] == [{"roles": ["system", "user"], "server": 19, "text": 12, "tokens": 7}]
     assert all(r.meta["template_tokens"] == 7 for r in deep.records)
@@ -211,9 +211,9 @@ def test_vllm_sharegpt_rule_counts_special_tokens_and_oversamples(tmp_path: Path
         result = run(url, tmp_path / "run", "vllm-sharegpt-rate0.3", sets, request_rate=[40.0],
                      tokenizer=bos_tokenizer(tmp_path))  # fmt: skip
     records = sorted(result.records, key=lambda r: int(r.sample_id.split("/")[1]))
-    assert len(records) == 11 and len({r.request["messages"][0]["content"] for r in records}) == 8  # 3 again
-    words = {r.meta["prompt_target"] - len(r.request["messages"][0]["content"].split()) for r in records}
-    assert all(r.meta["output_target"] == 3 == r.request["max_tokens"] for r in records)
+    assert len(records) == 11 and len({r.request.messages[0].content for r in records}) == 8  # 3 again
+    words = {r.meta["prompt_target"] - len(str(r.request.messages[0].content).split()) for r in records}
+    assert all(r.meta["output_target"] == 3 == r.request.max_tokens for r in records)
     assert len(words) == 1 and words.pop() > 1  # the BOS counted in (and the punctuation, word-level)
     assert all(r.meta["prompt_rule"] == "vllm-sharegpt" for r in records)
 
