@@ -11,7 +11,6 @@ from qualeval.records import RunConfig
 from qualeval.run.pipeline import sampling_for
 from qualeval.run.probe import is_simulated
 from qualeval.scoring.code import REFUSAL
-from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
 
 __all__ = [
@@ -101,13 +100,16 @@ def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
     have is a warning naming the keys it does take, since it reads nothing (a task that then lacks its data is
     an error saying so: unread_data_error); so is sampling a model card advises against."""
     check_code_allowed(tasks, config.allow_code_execution)
-    for line in sampling_warnings(config, tasks):
-        warn_once(f"sampling:{line}", line)
+    # printed by every run, never once per process: a second run in the same process (the API, a notebook) is
+    # owed its own warnings
+    keys = ", ".join(data_keys(config, tasks))
+    lines = sampling_warnings(config, tasks)
     for name in _unread(config, tasks):
-        path, keys = config.data[name], ", ".join(data_keys(config, tasks))
-        warn_once(
-            f"data:{name}", f"--data {name}={path}: no task '{name}' in this run, so it is not read (keys: {keys})"
+        lines.append(
+            f"--data {name}={config.data[name]}: no task '{name}' in this run, so it is not read (keys: {keys})"
         )
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr, flush=True)
 
 
 def warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
