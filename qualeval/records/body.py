@@ -10,6 +10,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     ModelWrapValidatorHandler,
     PrivateAttr,
     SerializerFunctionWrapHandler,
@@ -48,7 +49,7 @@ class SentMessage(_AsSent):
     """One chat message as sent; keys beyond role and content (name, tool_calls...) are kept."""
 
     role: str
-    content: str | list[dict[str, Any]] | None = None
+    content: str | list[dict[str, JsonValue]] | None = None
     """Text, or a list of content parts (`{"type": "text", ...}`), or null (an assistant turn of tool calls)."""
 
 
@@ -72,7 +73,7 @@ class SentBody(_AsSent):
     reasoning_effort: str | None = None
     stop: str | list[str] | None = None
     stream: bool | None = None
-    stream_options: dict[str, Any] | None = None
+    stream_options: dict[str, JsonValue] | None = None
 
     def as_sent(self) -> dict[str, Any]:
         """The body as a JSON-ready dict, exactly as it was sent (to send it again, or to read a server's key)."""

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 __all__ = ["Comparison", "Noise", "Ratio", "TaskComparison"]
 
@@ -80,7 +78,7 @@ class Comparison(BaseModel):
     """Tasks left with no pair to compare because every one had an endpoint error, with (A's, B's) counts."""
     server: dict[str, list[float | None]] = {}
     """Each server metric (A, B), beside each task's accuracy and TTFT p99 (qualeval.serving.sections.side_by_side)."""
-    settings: dict[str, tuple[Any, Any]] = {}
+    settings: dict[str, tuple[JsonValue, JsonValue]] = {}
     """The run settings that differ, A's value then B's: the manifests' `config` (nested keys dotted:
     `slo.ttft_ms`) and what each run pinned (`pinned.constraint`...); `out` is left out, and a key one manifest
     lacks (an older version's) is None there."""

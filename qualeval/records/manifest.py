@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from qualeval.records.clientconfig import ThinkingSwitch
 from qualeval.records.probe import ProbeResult, Style
@@ -47,7 +47,7 @@ class TaskEntry(BaseModel):
 
 
 class ServerInfo(BaseModel):
-    models: dict[str, Any] | None = None
+    models: dict[str, JsonValue] | None = None
     """The server's /models answer as it came (None: it has no such route): free-form by design, since servers
     shape it their own way (llama.cpp adds `models`) and the probe reads it defensively."""
     probe: ProbeResult | None = None

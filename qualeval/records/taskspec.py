@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 __all__ = [
     "SAMPLING",
@@ -195,7 +195,7 @@ class TaskSpec(_Strict):
     """A Hugging Face hub dataset id."""
     dataset_name: str | None = None
     """The hub config; `{subset}` is replaced for subset tasks."""
-    dataset_kwargs: dict[str, Any] = Field(default_factory=dict)
+    dataset_kwargs: dict[str, JsonValue] = Field(default_factory=dict)
     """More arguments of the hub load (lm-eval's `data_files`, `data_dir`, `revision`)."""
     test_split: str = "test"
     fewshot_split: str | None = None
@@ -211,13 +211,13 @@ class TaskSpec(_Strict):
     format; a single file given with --data is the test split."""
     columns: tuple[str, ...] = ()
     """Column names for CSV/TSV files without a header row."""
-    samples: tuple[dict[str, Any], ...] = ()
+    samples: tuple[dict[str, JsonValue], ...] = ()
     """Inline documents (the test split)."""
-    fewshot_samples: tuple[dict[str, Any], ...] = ()
+    fewshot_samples: tuple[dict[str, JsonValue], ...] = ()
     """Inline few-shot documents."""
     generator: str | None = None
     """A built-in generated dataset (`syllogisms`) instead of files."""
-    generator_options: dict[str, Any] = Field(default_factory=dict)
+    generator_options: dict[str, JsonValue] = Field(default_factory=dict)
     subsets: SubsetSpec | None = None
     # how a document becomes a question (lm-eval names)
     doc_to_text: str = "{{ question }}"
