@@ -140,7 +140,7 @@ def request_params(constraint: Constraint, style: Style) -> tuple[str, dict[str,
         return ("regex", {"regex": constraint.pattern}) if constraint.pattern else ("json", json_format)
     if constraint.kind == "choice":
         key = {"structured_outputs": ("structured_outputs", "choice"), "guided": (None, "guided_choice")}[style]
-        value = list(constraint.choices)
+        value: list[str] | str | dict[str, Any] | None = list(constraint.choices)
     elif constraint.kind == "regex":
         key = {"structured_outputs": ("structured_outputs", "regex"), "guided": (None, "guided_regex")}[style]
         value = constraint.pattern

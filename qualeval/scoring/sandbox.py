@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 __all__ = ["Limits", "Run", "isolation", "run_python"]
 
@@ -174,7 +174,7 @@ def run_python(source: str, limits: Limits | None = None) -> Run:
     return Run("passed" if code == 0 else "failed", code, output)
 
 
-def _start(source: str, limits: Limits, scratch: Path, out: object) -> subprocess.Popen[bytes]:
+def _start(source: str, limits: Limits, scratch: Path, out: IO[bytes]) -> subprocess.Popen[bytes]:
     if isolation() == "namespaces":
         settings = {
             "tmpfs": ["/tmp", "/var/tmp", "/dev/shm", "/run/lock"],

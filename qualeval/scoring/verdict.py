@@ -66,10 +66,10 @@ def _answer(
     if mode == "single":
         if not done.content.strip():
             return extract(done.content, spec.answer, sample.choices, math=math), constraint
-        valid, held = validate(constraint_for(spec.answer, sample.choices), str(constraint.kind), done.content)
-        judged = constraint.model_copy(update={"held": valid, "valid": valid})
-        if valid and held is not None and (value := typed_value(held, spec.answer, sample.choices)) is not None:
-            return Extraction(value=value, rung="constraint", raw=held), judged
+        satisfied, span = validate(constraint_for(spec.answer, sample.choices), str(constraint.kind), done.content)
+        judged = constraint.model_copy(update={"held": satisfied, "valid": satisfied})
+        if satisfied and span is not None and (value := typed_value(span, spec.answer, sample.choices)) is not None:
+            return Extraction(value=value, rung="constraint", raw=span), judged
         return extract(done.content, spec.answer, sample.choices, math=math), judged
     found = extract(done.content, spec.answer, sample.choices, math=math)
     if constraint.followup is None:  # the main request brought no answer to follow up
