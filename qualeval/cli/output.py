@@ -7,7 +7,7 @@ reached or refused us, or a run ended with requests that failed at the endpoint 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
@@ -49,7 +49,7 @@ def fail(exc: QualevalError) -> NoReturn:
     raise typer.Exit(exit_code(exc))
 
 
-def with_progress(run_config: RunConfig, execute: Callable[..., Awaitable[RunSummary]]) -> RunSummary:
+def with_progress(run_config: RunConfig, execute: Callable[..., Coroutine[Any, Any, RunSummary]]) -> RunSummary:
     """Run with a progress bar on stderr."""
     from qualeval.cli.progress import progress_bar
     from qualeval.wire.transport import run_async

@@ -141,7 +141,10 @@ def _field_default(target: str) -> Any:
     owner, _, name = target.rpartition(".")
     cls = {"": SimConfig, "behaviour": Behaviour, "latency": Latency}[owner]
     found = next(f for f in dataclasses.fields(cls) if f.name == name)
-    return found.default_factory() if found.default is dataclasses.MISSING else found.default  # type: ignore[misc]
+    if found.default is not dataclasses.MISSING:
+        return found.default
+    assert found.default_factory is not dataclasses.MISSING, name  # every option's field has a default
+    return found.default_factory()
 
 
 def _parameter(option: SimOption) -> inspect.Parameter:

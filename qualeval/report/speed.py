@@ -38,8 +38,9 @@ def duration_of(rows: Sequence[Timed]) -> float | None:
     rows span sessions (a resumed run's pause is no part of any rate)."""
     if not rows or len({r.session for r in rows}) > 1 or any(r.sent_at is None or r.end is None for r in rows):
         return None
-    start = min(r.sent_at for r in rows)  # type: ignore[type-var]
-    finish = max(r.sent_at + r.end / 1000.0 for r in rows)  # type: ignore[operator]
+    sent = [(r.sent_at, r.end) for r in rows if r.sent_at is not None and r.end is not None]  # all of them, as checked
+    start = min(at for at, _ in sent)
+    finish = max(at + end / 1000.0 for at, end in sent)
     return max(finish - start, 1e-9)
 
 
