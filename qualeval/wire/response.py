@@ -86,16 +86,17 @@ def usage_of(raw: dict[str, Any] | None, timings: dict[str, Any] | None, reasoni
     if counted is None:
         counted = raw.get("reasoning_tokens")  # SGLang 0.5.x puts it at the top level of usage
     usage = Usage(prompt_tokens=prompt, completion_tokens=completion, reasoning_tokens=counted)
-    if completion is None:
+    made, thought = usage.completion_tokens, usage.reasoning_tokens
+    if made is None:
         # no usage reported: roughly four characters per token for English text
-        usage.completion_tokens = (len(reasoning) + len(content) + 3) // 4
-        usage.completion_estimated = True
-    if counted is None:
+        made = (len(reasoning) + len(content) + 3) // 4
+        usage.completion_tokens, usage.completion_estimated = made, True
+    if thought is None:
         total_chars = len(reasoning) + len(content)
         share = len(reasoning) / total_chars if total_chars else 0.0
-        usage.reasoning_tokens = round(usage.completion_tokens * share)
-        usage.reasoning_estimated = True
-    usage.answer_tokens = max(0, usage.completion_tokens - usage.reasoning_tokens)
+        thought = round(made * share)
+        usage.reasoning_tokens, usage.reasoning_estimated = thought, True
+    usage.answer_tokens = max(0, made - thought)
     return usage
 
 

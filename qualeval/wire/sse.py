@@ -55,7 +55,7 @@ class SSEDecoder:
                 out.append(data[0] if len(data) == 1 else b"\n".join(data))
                 data.clear()
 
-    def close(self) -> None:
+    def close(self) -> list[bytes]:
         """Flush an event the server did not terminate with a blank line."""
         out = self.feed(b"\n\n") if (self._tail or self._data) else []
         self._tail = b""

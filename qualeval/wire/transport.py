@@ -60,6 +60,11 @@ class _Stale(Exception):
 class _Connection(asyncio.Protocol):
     """One connection; at most one exchange at a time. Every read is handled inside `data_received`."""
 
+    sink: Sink | None
+    decompress: zlib._Decompress | None
+    parts: list[bytes]
+    headers: dict[str, str]
+
     def __init__(self, label: str) -> None:
         self.label = label
         self.transport: asyncio.Transport | None = None
@@ -193,7 +198,8 @@ class _Connection(asyncio.Protocol):
         """Undo the chunked framing; a frame and its size line may be split anywhere between reads. The
         payload of one read goes to the sink in one piece: it all carries the same stamp anyway."""
         buf = self.buf + data if self.buf else data
-        pos, size, pieces = 0, len(buf), []
+        pos, size = 0, len(buf)
+        pieces: list[bytes] = []
         if self.left:  # the rest of a chunk begun in an earlier read, or the CRLF after it
             pos = self._chunk_rest(buf, pieces)
         while pos < size:
@@ -252,7 +258,8 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
     def _emit_tail(self, now: float) -> None:
-        tail = self.decompress.flush()  # type: ignore[union-attr]
+        assert self.decompress is not None  # called only while a compressed body is open
+        tail = self.decompress.flush()
         self.decompress = None
         if tail:
             self._emit(tail, now)
