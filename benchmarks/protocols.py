@@ -214,7 +214,14 @@ def decide(setting: Setting, task: Task, mode: str, found: ProbeResult, out: Pat
 def content_only(task: Task, r: Record) -> bool:
     """The record's content read alone, as `qualeval score` reads it: no constraint, no follow-up."""
     sample = Sample(
-        id=r.sample_id, task=r.task, messages=(), gold=r.gold, aliases=r.aliases, choices=r.choices, meta=r.meta
+        id=r.sample_id,
+        task=r.task,
+        messages=(),
+        gold=r.gold,
+        aliases=r.aliases,
+        choices=r.choices,
+        meta=r.meta,
+        scored=r.scored,
     )
     done = Completion(content=r.content, reasoning=r.reasoning, status=r.status)  # type: ignore[arg-type]
     return verdict_of(task, sample, done).score.correct

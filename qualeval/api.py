@@ -44,7 +44,7 @@ class RunResult:
 
     def to_pandas(self) -> Any:
         """One row per record, flattened (Record.frame_row): ids, prompt, reasoning, content, answer,
-        correctness, timing, usage and the sample's meta."""
+        correctness, timing, usage, the sample's meta, whether it is scored and its shape."""
         import pandas as pd
 
         return pd.DataFrame(record.frame_row() for record in RunStore(self.root).records())

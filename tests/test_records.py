@@ -203,3 +203,60 @@ def test_offline_scoring_sends_no_body_and_records_an_empty_one() -> None:
     """`qualeval score` sent nothing: `{}`, as it was written before the body was typed, reads and writes back."""
     assert SentBody.model_validate_json("{}").model_dump_json() == "{}" == SentBody().model_dump_json()
     assert json.loads(FollowupRecord().model_dump_json())["request"] == {}
+
+
+def _shaped_lines(latency: float) -> list[str]:
+    """Three of a workload's synthetic prompts placed in a 6000-token context, as qualeval wrote them before
+    `scored` and `shape` were a record's own fields: both sat in `meta`, beside the task's values."""
+    lines = []
+    for i in range(3):
+        line = json.loads(OLD_RECORD)
+        line["sample_id"] = f"knowledge_qa/test/{i}@6000"
+        line["timing"]["ttft"] = latency
+        shape = {"prompt_tokens": 90, "template_tokens": 7, "context_tokens": 6000}
+        line["meta"] = {"topic": "capital", "scored": False, **shape}
+        lines.append(json.dumps(line))
+    return lines
+
+
+def _old_run(root: Path, latency: float) -> Path:
+    root.mkdir()
+    config = {"tasks": ["knowledge_qa"], "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": str(root)}
+    (root / "manifest.json").write_text(json.dumps({"fingerprint": "x", "config": config}))
+    (root / "records.jsonl").write_text("".join(line + "\n" for line in _shaped_lines(latency)))
+    return root
+
+
+def test_a_record_that_kept_its_shape_in_meta_loads_it_typed_and_reads_the_same(tmp_path: Path) -> None:
+    from qualeval.records import ContextShaping, Shape, ShapedWorkload, Shaping, WorkloadPrompts
+    from qualeval.report.compare import compare_runs
+    from qualeval.serving.figures import Served, collect
+
+    record = Record.model_validate_json(_shaped_lines(50.0)[0])
+    assert record.meta == {"topic": "capital"}  # the task's own values, and only those
+    assert record.scored is False
+    assert record.shape == Shape(prompt_tokens=90, template_tokens=7, context_tokens=6000)
+    written = json.loads(record.model_dump_json())  # written back in the new layout, compactly
+    assert (written["meta"], written["scored"], written["shape"]) == (
+        {"topic": "capital"},
+        False,
+        {"prompt_tokens": 90, "template_tokens": 7, "context_tokens": 6000},
+    )
+    assert Record.model_validate(written) == record
+    # llama-benchy's rule reads the shape as it read meta: the server's 30 tokens are far off the 90 - 7 expected
+    assert Served.of(record).benchy_prompt_tokens == 83 and Served.of(record).prompt_tokens == 90
+    old = _old_run(tmp_path / "a", latency=50.0)
+    records = list(RunStore(old).records())
+    assert [r.shape for r in records] == [record.shape] * 3 and not any(r.scored for r in records)
+    workload = ShapedWorkload(name="benchy-pp1024-tg1024", style="llama-benchy", prompts=WorkloadPrompts())
+    shaping = Shaping(workload=workload, context=ContextShaping(lengths=[6000], depth=0.5))
+    figures = collect(records, shaping)
+    assert figures is not None and figures.workload is not None and figures.context is not None
+    level = figures.workload.levels["c=1"].llama_benchy
+    assert level.prompt_tokens is not None and level.prompt_tokens.mean == 83
+    assert figures.workload.targets.requests == 3 and figures.workload.targets.prompt_off_target == 0
+    at = figures.context.tasks["knowledge_qa"]["6000"]
+    assert at.prompt_tokens is not None and at.prompt_tokens["mean"] == 90
+    # compared on speed alone: a synthetic prompt has no right answer, in the old layout as in the new
+    compared = compare_runs(old, _old_run(tmp_path / "b", latency=100.0)).tasks["knowledge_qa"]
+    assert not compared.scored and compared.accuracy_a is None and compared.ratios["ttft"].ratio == 2.0

@@ -38,7 +38,7 @@ class Bar:
 
     def on_record(self, record: Any) -> None:
         c = self.counts
-        if (record.meta or {}).get("scored", True) is not False:
+        if record.scored:
             c["scored"] += 1
             c["right"] += bool(record.score.correct)
         c["errors"] += record.status == "transport_error"

@@ -10,6 +10,7 @@
     clientconfig.py manifest.json    ClientConfig: the options a run hands on to its client, declared there
     taskspec.py     manifest.json    TaskSpec: the task file format, kept so that a rescore needs no file
     shaping.py      manifest.json    Shaping: what serving made of the items (WorkloadPrompts, lengths, shard)
+                    records.jsonl    Shape: what it made of one item's prompt (a record's `shape`)
     probe.py        probe --json     ProbeResult and the structured-output conventions it names
     items.py        items.jsonl      OfflineItem (`qualeval score`)
     series.py       timeseries.jsonl SeriesPoint, one second of the run from both ends (ServerSample per replica)
@@ -65,7 +66,15 @@ from qualeval.records.record import (
 )
 from qualeval.records.runconfig import RunConfig
 from qualeval.records.series import SeriesPoint, ServerSample
-from qualeval.records.shaping import ContextShaping, ShapedWorkload, Shaping, Shard, TemplateTokens, WorkloadPrompts
+from qualeval.records.shaping import (
+    ContextShaping,
+    Shape,
+    ShapedWorkload,
+    Shaping,
+    Shard,
+    TemplateTokens,
+    WorkloadPrompts,
+)
 from qualeval.records.summary import (
     BenchyFigures,
     Cell,
@@ -166,6 +175,7 @@ __all__ = [
     "ServerSample",
     "ServerTimings",
     "ServingFigures",
+    "Shape",
     "ShapedWorkload",
     "Shaping",
     "Shard",

@@ -13,15 +13,18 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     StringConstraints,
     model_serializer,
+    model_validator,
 )
 
 from qualeval.records.body import SentBody
+from qualeval.records.shaping import SHAPE_KEYS, Shape
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
     "ANSWERED",
     "DISAGREEING",
     "ENDPOINT_FAILED",
+    "META_RESERVED",
     "TRUNCATED",
     "Agreement",
     "ConstraintRecord",
@@ -209,6 +212,19 @@ class Score(BaseModel):
     """Figures a scorer reports besides the verdict, each as (hits, out of): IFEval's instruction-level counts."""
 
 
+META_RESERVED = SHAPE_KEYS | {"scored"}
+"""Names a record's `meta` never holds: a record written before `scored` and `shape` were fields kept them there,
+beside the task's values, so a task may not name a value of its own so (TaskSpec)."""
+
+
+def _true(value: bool) -> bool:
+    return value
+
+
+def _unshaped(value: Shape | None) -> bool:
+    return value is None
+
+
 class Record(BaseModel):
     """One sample's request and everything it produced; the unit written to records.jsonl."""
 
@@ -251,9 +267,15 @@ class Record(BaseModel):
     choices: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     meta: dict[str, Any]
-    """Free-form by design: the task's doc_to_meta values under the names its YAML gives them (breakdowns group
-    by them), then what serving shaping measured of the prompt and `scored: false` for a workload's synthetic
-    prompt (qualeval.wire.models.Sample.recorded_meta)."""
+    """The task's own values and nothing else: its doc_to_meta values under the names its YAML gives them, and
+    its subset labels (breakdowns group by them). Free-form by design; what qualeval itself made of the item has
+    fields of its own (`scored`, `shape`)."""
+    scored: bool = Field(default=True, exclude_if=_true)
+    """False for a workload's synthetic prompt: it has no right answer, so it is neither right nor wrong. Written
+    only when False, so that a task's record stays as compact as before."""
+    shape: Shape | None = Field(default=None, exclude_if=_unshaped)
+    """What serving shaping made of the prompt (a workload's lengths, a context length); None: the task's own
+    item, as rendered."""
     error: str | None = None
     server_timings: ServerTimings | None = None
     """The server's own timing report when it sends one (llama.cpp's `timings`)."""
@@ -261,6 +283,25 @@ class Record(BaseModel):
     """A model judge's verdict, where one was asked (a free-form answer the rules rejected)."""
     endpoint: str | None = None
     """The replica that answered, when the run spread requests over several (`--base-url` repeated)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_from_meta(cls, data: Any) -> Any:
+        # a record written before `scored` and `shape` were fields kept them in `meta`, where every reader looked
+        # for them: they meant this, so they load as it. Task specs reserve these names, so a newer record's meta
+        # never holds them
+        if not isinstance(data, dict) or "scored" in data or "shape" in data:
+            return data
+        meta = data.get("meta")
+        if not isinstance(meta, dict) or META_RESERVED.isdisjoint(meta):
+            return data
+        shape = {k: v for k, v in meta.items() if k in SHAPE_KEYS}
+        return {
+            **data,
+            "meta": {k: v for k, v in meta.items() if k not in META_RESERVED},
+            "scored": meta.get("scored", True) is not False,
+            "shape": shape or None,
+        }
 
     def outcome(self) -> Outcome:
         """The summary's view: one final answer of one item."""
@@ -316,6 +357,8 @@ class Record(BaseModel):
                 for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "answer_tokens")
             },
             **{f"meta_{k}": v for k, v in self.meta.items()},
+            "scored": self.scored,
+            **{f"shape_{k}": v for k, v in (self.shape.model_dump() if self.shape else {}).items()},
         }
 
     def timed(self) -> Timed:

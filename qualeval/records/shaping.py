@@ -1,6 +1,7 @@
 """manifest.json's `shaping`: what qualeval.serving.shaping made of the items before the first request (a
 workload's prompts, target context lengths, this shard's share) and what it asked the server to do so. A key is
-written only once shaping decided it, so a run that shaped nothing writes `{}`."""
+written only once shaping decided it, so a run that shaped nothing writes `{}`. And records.jsonl's `shape`: what
+it made of one item's prompt (Shape)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["ContextShaping", "ShapedWorkload", "Shaping", "Shard", "TemplateTokens", "WorkloadPrompts"]
+__all__ = [
+    "SHAPE_KEYS",
+    "ContextShaping",
+    "Shape",
+    "ShapedWorkload",
+    "Shaping",
+    "Shard",
+    "TemplateTokens",
+    "WorkloadPrompts",
+]
 
 
 def _unset(value: object) -> bool:
@@ -106,3 +116,33 @@ class Shaping(BaseModel):
     workload: ShapedWorkload | None = Field(default=None, exclude_if=_unset)
     context: ContextShaping | None = Field(default=None, exclude_if=_unset)
     shard: Shard | None = Field(default=None, exclude_if=_unset)
+
+
+class Shape(BaseModel):
+    """What qualeval.serving made of one item's prompt (a workload's lengths, a context length), kept in its
+    record's `shape` for the serving figures. Only the values shaping set are written."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_target: int | None = Field(default=None, exclude_if=_unset)
+    """The prompt length in tokens the workload asked for (earlier turns included)."""
+    prompt_tokens: int | None = Field(default=None, exclude_if=_unset)
+    """The prompt's tokens as counted when it was built."""
+    prompt_count: str | None = Field(default=None, exclude_if=_unset)
+    """Who counted them: `server` (its /tokenize), `tokenizer:FILE` or an estimate."""
+    output_target: int | None = Field(default=None, exclude_if=_unset)
+    """The output length the workload asked for (None: the model's own)."""
+    run: int | None = Field(default=None, exclude_if=_unset)
+    """llama-benchy's runs (--batch): which batch of `concurrency` requests the item went in."""
+    context_tokens: int | None = Field(default=None, exclude_if=_unset)
+    """--context-lengths: the context length the item was placed in, and where in the filler (0 to 1)."""
+    context_depth: float | None = Field(default=None, exclude_if=_unset)
+    prompt_rule: str | None = Field(default=None, exclude_if=_unset)
+    """How the prompt was counted: `llama-benchy` (what the server processes, the chat template included) or
+    `vllm-random` / `vllm-sharegpt` (vllm bench serve's rule for that dataset)."""
+    template_tokens: int | None = Field(default=None, exclude_if=_unset)
+    """llama-benchy's rule: the chat template's tokens, taken off the prompt so that the server processes `pp`."""
+
+
+SHAPE_KEYS = frozenset(Shape.model_fields)
+"""The names under which a record written before `shape` was a field of its own kept these values, in its `meta`."""

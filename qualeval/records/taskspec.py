@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
+from qualeval.records.record import META_RESERVED
+
 __all__ = [
     "SAMPLING",
     "AnswerSpec",
@@ -285,8 +287,12 @@ class TaskSpec(_Strict):
             raise ValueError("the choice scorer needs answer.type 'choice'")
         if self.scorer.kind in ("code", "ifeval") and self.answer.type != "text":
             raise ValueError(f"the {self.scorer.kind} scorer reads the whole answer: it needs answer.type 'text'")
+        labels = {self.subsets.label, self.subsets.group_label} if self.subsets else set()
         for name in self.breakdowns:
-            labels = {self.subsets.label, self.subsets.group_label} if self.subsets else set()
             if name not in self.doc_to_meta and name not in labels:
                 raise ValueError(f"breakdown '{name}' is not a doc_to_meta field")
+        if taken := sorted(META_RESERVED.intersection({*self.doc_to_meta, *labels})):
+            raise ValueError(
+                f"'{taken[0]}' is a field qualeval writes in each record: give the task's value another name"
+            )
         return self

@@ -166,7 +166,7 @@ _ACCURACY = ("accuracy_a", "accuracy_b", "difference", "low", "high", "p_value",
 def _accuracy(pairs: list[Pair], rng: Any) -> dict[str, Any]:
     """The accuracy figures of paired items; none for a workload's synthetic prompts, which have no right answer
     (every one of them would count as wrong in both runs: 0% against 0%, measured of nothing)."""
-    if all(r.meta.get("scored", True) is False for pair in pairs for r in pair):
+    if not any(r.scored for pair in pairs for r in pair):
         flips: dict[str, Any] = {
             "a_right_b_wrong": 0,
             "a_wrong_b_right": 0,

@@ -94,7 +94,7 @@ def _environment() -> Environment:
 
 def _unscored(record: Record) -> bool:
     """A synthetic prompt of a workload: it has no right answer, so it is neither right nor wrong."""
-    return (record.meta or {}).get("scored", True) is False
+    return not record.scored
 
 
 def _ordered(records: Iterable[Record], cap: int) -> list[Record]:

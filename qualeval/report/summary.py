@@ -38,7 +38,7 @@ class _Rows:
         self.repeats.append(Repeat(record.sample_id, record.score.correct, record.extraction.value))
         self.timed.append(record.timed())
         self.answers.append(answer_of(record))
-        self.scored = self.scored or record.meta.get("scored", True) is not False
+        self.scored = self.scored or record.scored
         self.faults.update(record.retried)
 
 

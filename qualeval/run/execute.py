@@ -376,7 +376,7 @@ def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> 
         choices=record.choices,
         aliases=record.aliases,
         meta=record.meta,
-        scored=record.meta.get("scored", True) is not False,  # the record's meta says so for a synthetic prompt
+        scored=record.scored,
     )
     done = Completion(
         reasoning=record.reasoning,

@@ -197,7 +197,9 @@ class JudgedLine:
             extraction=self.verdict.extraction,
             score=self.verdict.score,
             gold=self.sample.gold,
-            meta=self.sample.recorded_meta(),
+            meta=self.sample.meta,
+            scored=self.sample.scored,
+            shape=self.sample.shape,
         )
 
 

@@ -19,7 +19,6 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from qualeval.records import (
     ENDPOINT_FAILED,
@@ -29,6 +28,7 @@ from qualeval.records import (
     MeanStd,
     Record,
     ServingFigures,
+    Shape,
     ShapedWorkload,
     Shaping,
     Stats,
@@ -44,6 +44,8 @@ from qualeval.serving.rulenotes import rule_notes
 from qualeval.wire.histogram import interpolated, merge, percentile
 
 __all__ = ["collect", "stats"]
+
+_UNSHAPED = Shape()  # one for every row shaping left alone, so that the rows stay small
 
 
 def stats(values: Iterable[float | None], percentiles: Sequence[float]) -> Stats | None:
@@ -73,7 +75,8 @@ class Served:
     first_byte: float | None
     server_prompt_tokens: int | None
     """The prompt tokens the server reported (usage)."""
-    meta: dict[str, Any]
+    shape: Shape
+    """What shaping made of the prompt (all None: the task's own item)."""
     processed: int | None = None
     """The prompt tokens llama.cpp says it processed or took from its cache (timings: prompt_n + cache_n)."""
 
@@ -89,14 +92,14 @@ class Served:
             record.sample_id,
             record.timing.first_byte,
             record.usage.prompt_tokens,
-            record.meta,
+            record.shape or _UNSHAPED,
             processed,
         )
 
     @property
     def prompt_tokens(self) -> int:
         """The prompt's tokens as shaping counted them, else as the server reported them."""
-        return self.meta.get("prompt_tokens") or self.server_prompt_tokens or 0
+        return self.shape.prompt_tokens or self.server_prompt_tokens or 0
 
     @property
     def output_tokens(self) -> int:
@@ -119,8 +122,8 @@ class Served:
         the count it expected, else that count. It expects the text's own tokens (pp less the template's, the
         context's with a context), so where the template holds more than a fifth of a short prompt its pp t/s
         counts the text alone."""
-        counted = self.meta.get("prompt_tokens") or 0
-        expected, served = counted - (self.meta.get("template_tokens") or 0), self.server_prompt_tokens
+        counted = self.shape.prompt_tokens or 0
+        expected, served = counted - (self.shape.template_tokens or 0), self.server_prompt_tokens
         if served and (not counted or abs(served - expected) < expected * 0.2):
             return served
         return expected
@@ -263,19 +266,13 @@ def benchy_figures(rows: Sequence[Served]) -> BenchyFigures:
 
 def targets(rows: Sequence[Served]) -> Targets:
     """How many requests fell short of their target output length, and prompts off their target length."""
-    short = [r for r in rows if (m := r.meta.get("output_target")) and r.output_tokens < m]
-    off = [
-        r
-        for r in rows
-        if (n := r.meta.get("prompt_target")) and abs((r.meta.get("prompt_tokens") or 0) - n) > max(1, n // 100)
-    ]
-    counted = sorted({str(r.meta.get("prompt_count")) for r in rows if r.meta.get("prompt_count")})
+    short = [(r, m) for r in rows if (m := r.shape.output_target) and r.output_tokens < m]
+    off = [r for r in rows if (n := r.shape.prompt_target) and abs((r.shape.prompt_tokens or 0) - n) > max(1, n // 100)]
+    counted = sorted({r.shape.prompt_count for r in rows if r.shape.prompt_count})
     return Targets(
         requests=len(rows),
         output_short=len(short),
-        output_short_mean_ratio=(
-            sum(r.output_tokens / r.meta["output_target"] for r in short) / len(short) if short else None
-        ),
+        output_short_mean_ratio=(sum(r.output_tokens / target for r, target in short) / len(short) if short else None),
         prompt_off_target=len(off),
         prompt_count=counted,
     )
@@ -292,8 +289,8 @@ def by_length(rows: Sequence[Served]) -> dict[str, dict[str, LengthFigures]]:
     (warm-up left out)."""
     groups: dict[tuple[str, int], list[Served]] = defaultdict(list)
     for r in rows:
-        if r.meta.get("context_tokens") is not None:
-            groups[(r.task, int(r.meta["context_tokens"]))].append(r)
+        if (length := r.shape.context_tokens) is not None:
+            groups[(r.task, length)].append(r)
     out: dict[str, dict[str, LengthFigures]] = {}
     for (task, length), group in sorted(groups.items()):
         cell, failed = answered_cell((r.item, r.timed.correct, r.timed.status) for r in group)
@@ -301,7 +298,7 @@ def by_length(rows: Sequence[Served]) -> dict[str, dict[str, LengthFigures]]:
         out.setdefault(task, {})[str(length)] = LengthFigures(
             accuracy=cell,
             endpoint_errors=failed,
-            prompt_tokens=stats((r.meta.get("prompt_tokens") for r in group), ()),
+            prompt_tokens=stats((r.shape.prompt_tokens for r in group), ()),
             ttft=stats((r.timed.ttft for r in timed), (50, 90)),
             first_answer=stats((r.timed.first_content for r in timed), (50, 90)),
             decode_rate=stats((r.decode_rate for r in timed), (50,)),
@@ -348,7 +345,7 @@ def collect(
     for record in records:
         if record.endpoint:
             per_endpoint[record.endpoint].append(record.timed())
-        if workload or record.meta.get("context_tokens") is not None:
+        if workload or (record.shape is not None and record.shape.context_tokens is not None):
             kept.append(Served.of(record))  # nothing reads the others: a plain run of 100,000 records stays small
     out = ServingFigures()
     if workload:

@@ -11,7 +11,7 @@ import httpx
 import orjson
 
 from qualeval.errors import InputError
-from qualeval.records import ContextShaping, RunConfig, ShapedWorkload, Shaping, Shard, TemplateTokens
+from qualeval.records import ContextShaping, RunConfig, Shape, ShapedWorkload, Shaping, Shard, TemplateTokens
 from qualeval.serving.lengths import (
     Counter,
     Filler,
@@ -23,7 +23,7 @@ from qualeval.serving.lengths import (
 )
 from qualeval.serving.workloads import Forcing, Measures, load_workload, workload_samples
 from qualeval.tasks import Task
-from qualeval.wire.models import Message, Sample, Shape
+from qualeval.wire.models import Message, Sample
 
 __all__ = ["needs_shaping", "parse_shard", "shape_work", "shard_of"]
 

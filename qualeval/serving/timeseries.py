@@ -125,7 +125,7 @@ class Sampler:
         self.counts["completed"] += 1
         self.counts["tokens"] += row.usage.completion_tokens or 0
         self.counts["errors"] += row.status == "transport_error"
-        scored = (row.meta or {}).get("scored", True) is not False and row.status != "transport_error"
+        scored = row.scored and row.status != "transport_error"
         self.counts["scored"] += scored
         self.counts["correct"] += bool(scored and row.score.correct)
         self.counts["warmup"] += bool(row.warmup)

@@ -3,11 +3,11 @@ and the load they are sent under, as qualeval samples.
 
 A workload file has a `prompts` section (how many, of what length, from where) and a `run` section (run options:
 concurrency, request rate, burstiness, batches), which sits under a profile and the flags. Prompts are cut from
-filler text to a length counted in tokens (qualeval.serving.lengths). A synthetic prompt has no right answer: it is
-marked `scored: false`, and the judge leaves it unscored. With `--task`, that task's items are placed at the end
-of prompts of the workload's lengths instead, and scored.
+filler text to a length counted in tokens (qualeval.serving.lengths). A synthetic prompt has no right answer: its
+record says `scored: false`, and the judge leaves it unscored. With `--task`, that task's items are placed at the
+end of prompts of the workload's lengths instead, and scored.
 
-Each style counts a prompt's length as its tool does (`meta.prompt_rule`):
+Each style counts a prompt's length as its tool does (the record's `shape.prompt_rule`):
 - `llama-benchy`: `pp` (input_len) and `context` (llama-benchy's `--depth`: tokens of context before the
   prompt, a system message) count what the server processes. The chat template's own tokens are measured as
   llama-benchy measures them in its warm-up and taken off the text, off the context where there is one, else
@@ -35,10 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
-from qualeval.records import WorkloadPrompts
+from qualeval.records import Shape, WorkloadPrompts
 from qualeval.serving.lengths import Counter, Filler, fit, place
 from qualeval.tasks import Task, TaskSpec
-from qualeval.wire.models import Message, Sample, Shape
+from qualeval.wire.models import Message, Sample
 
 __all__ = ["Measures", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]
 

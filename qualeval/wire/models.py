@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from qualeval.records import Grade, ItlSummary, ReasoningSource, Status, Timing, Usage
+from qualeval.records import Grade, ItlSummary, ReasoningSource, Shape, Status, Timing, Usage
 
 __all__ = [
     "ChatRequest",
@@ -18,7 +18,6 @@ __all__ = [
     "Message",
     "ReasoningSource",
     "Sample",
-    "Shape",
     "Status",
     "Timing",
     "Usage",
@@ -30,32 +29,6 @@ class Message(BaseModel):
 
     role: Literal["system", "user", "assistant"]
     content: str
-
-
-class Shape(BaseModel):
-    """What qualeval.serving made of an item's prompt (a workload's lengths, a context length): the serving
-    figures read it back from the record's `meta`, where the pipeline writes it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    prompt_target: int | None = None
-    """The prompt length in tokens the workload asked for (earlier turns included)."""
-    prompt_tokens: int | None = None
-    """The prompt's tokens as counted when it was built."""
-    prompt_count: str | None = None
-    """Who counted them: `server` (its /tokenize), `tokenizer:FILE` or an estimate."""
-    output_target: int | None = None
-    """The output length the workload asked for (None: the model's own)."""
-    run: int | None = None
-    """llama-benchy's runs (--batch): which batch of `concurrency` requests the item went in."""
-    context_tokens: int | None = None
-    """--context-lengths: the context length the item was placed in, and where in the filler (0 to 1)."""
-    context_depth: float | None = None
-    prompt_rule: str | None = None
-    """How the prompt was counted: `llama-benchy` (what the server processes, the chat template included) or
-    `vllm-random` / `vllm-sharegpt` (vllm bench serve's rule for that dataset)."""
-    template_tokens: int | None = None
-    """llama-benchy's rule: the chat template's tokens, taken off the prompt so that the server processes `pp`."""
 
 
 class Sample(BaseModel):
@@ -78,7 +51,7 @@ class Sample(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
     """The task's doc_to_meta values, by the names its YAML gives them: breakdowns group by them (subject,
     category...) and its scorer reads its own (the code scorer's `test`, IFEval's `kwargs`). Written into the
-    record as they are."""
+    record's `meta` as they are; `scored` and `shape` go into the record's fields of those names."""
     scored: bool = True
     """False for a workload's synthetic prompt: there is no right answer, so nothing to constrain or score."""
     max_tokens: int | None = None
@@ -87,12 +60,6 @@ class Sample(BaseModel):
     """The keys that force a workload item's output to that length (ignore_eos, min_tokens), merged into the body."""
     shape: Shape | None = None
     """What serving made of the prompt (None: the task's own item, as rendered)."""
-
-    def recorded_meta(self) -> dict[str, Any]:
-        """The record's `meta`: the task's values, then the shape and whether it is scored, which the serving
-        figures and the reports read back from there."""
-        shape = self.shape.model_dump(exclude_none=True) if self.shape else {}
-        return {**self.meta, **shape, **({} if self.scored else {"scored": False})}
 
 
 class ChatRequest(BaseModel):

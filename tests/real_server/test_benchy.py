@@ -65,7 +65,7 @@ def test_llama_benchy_style_makes_the_server_process_pp_tokens(smollm2: LlamaSer
     assert len(records) == 2 and all(r["status"] != "transport_error" for r in records)
     for record in records:
         assert near(processed(record), 200), (processed(record), record["server_timings"])
-        assert processed(record) == record["usage"]["prompt_tokens"] == record["meta"]["prompt_tokens"]
+        assert processed(record) == record["usage"]["prompt_tokens"] == record["shape"]["prompt_tokens"]
         assert record["usage"]["completion_tokens"] == 8
     # llama-benchy's warm-up measurement gives the template's tokens the server's own template gives
     (found,) = shaping["template"]
@@ -84,7 +84,7 @@ def test_vllm_style_sends_input_len_of_text(smollm2: LlamaServer, tmp_path: Path
     records, shaping = run(smollm2, tmp_path / "vllm", "vllm-random-4000-500-rate0.3", *sets, request_rate=[20.0])
     assert shaping["specials"] == 0 and "template" not in shaping
     for record in records:
-        assert record["meta"]["prompt_tokens"] == record["meta"]["prompt_target"] == 200
+        assert record["shape"]["prompt_tokens"] == record["shape"]["prompt_target"] == 200
         assert processed(record) == 200 + 30
 
 

@@ -67,14 +67,16 @@ def test_workload_against_llama_server(servers: Servers, tmp_path: Path, name: s
         return
     assert workload["forcing"] and workload["forcing"].get("ignore_eos") is True  # llama-server accepts it
     for record in records:
-        meta = record["meta"]
-        assert meta["prompt_count"] == "server"  # llama-server's own /tokenize
-        assert abs(meta["prompt_tokens"] - meta["prompt_target"]) <= max(1, meta["prompt_target"] // 200) * 9
+        shape = record["shape"]
+        assert shape["prompt_count"] == "server"  # llama-server's own /tokenize
+        assert abs(shape["prompt_tokens"] - shape["prompt_target"]) <= max(1, shape["prompt_target"] // 200) * 9
         timings = record["server_timings"]
         if name.startswith("benchy"):  # llama-benchy's rule: the count is what the server processes, every turn's
-            assert meta["prompt_tokens"] == timings["prompt_n"] + timings["cache_n"] == record["usage"]["prompt_tokens"]
+            assert (
+                shape["prompt_tokens"] == timings["prompt_n"] + timings["cache_n"] == record["usage"]["prompt_tokens"]
+            )
         # ignore_eos: every output runs to its target length, as the server itself counted it
-        assert record["usage"]["completion_tokens"] == meta["output_target"] == record["server_timings"]["predicted_n"]
+        assert record["usage"]["completion_tokens"] == shape["output_target"] == record["server_timings"]["predicted_n"]
     assert workload["targets"]["output_short"] == 0
     level = next(iter(workload["levels"].values()))
     assert level["vllm"]["ttft"]["p99"] >= level["vllm"]["ttft"]["p50"] > 0

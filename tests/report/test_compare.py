@@ -36,7 +36,8 @@ def _record(i: int, level: str, ok: bool, *, warmup: bool, scored: bool, latency
         extraction=Extraction(value=None, rung="none"),
         score=Score(correct=ok and scored, detail="" if scored else "not scored: synthetic"),
         gold="",
-        meta={} if scored else {"scored": False},
+        meta={},
+        scored=scored,
     )
 
 

@@ -60,7 +60,8 @@ def test_context_scaling_shows_what_the_latency_model_implies(tmp_path: Path) ->
     assert "## Quality at every length" in report and "| knowledge_qa | 6000 | 60 |" in report
     assert "Quality at every length" in (tmp_path / "run" / "report.html").read_text()
     record = json.loads((tmp_path / "run" / "records.jsonl").read_text().splitlines()[-1])
-    assert record["sample_id"].endswith("@6000") and record["meta"]["context_tokens"] == 6000
+    assert record["sample_id"].endswith("@6000") and record["shape"]["context_tokens"] == 6000
+    assert "context_tokens" not in record["meta"]
 
 
 def test_the_item_sits_at_the_chosen_depth(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 import qualeval
 from qualeval.errors import InputError
+from qualeval.records import Record, Shape
 from qualeval.serving.workloads import load_workload, workloads
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
@@ -29,6 +30,11 @@ NINE = {
     "vllm-random-4000-500-rate1.5-c25": ["num_prompts=6", "input_len=300", "output_len=24"],
     "vllm-reasoning-rate0.2": ["num_prompts=5", "max_tokens=2048"],
 }
+
+
+def shape(record: Record) -> Shape:
+    assert record.shape is not None, record.sample_id
+    return record.shape
 
 
 def sim(**kw: Any) -> SimConfig:
@@ -110,31 +116,32 @@ def test_each_workload_runs_by_name(name: str, tmp_path: Path) -> None:
         return
     task = result.summary.tasks[name]
     assert not task.scored and all(r["score"]["detail"] == "not scored: synthetic" for r in records)
-    assert all(r["meta"]["prompt_count"] == "server" for r in records)  # the reference server's /tokenize
+    assert all(r["scored"] is False and r["meta"] == {} for r in records)  # measured, not the task's values
+    assert all(r["shape"]["prompt_count"] == "server" for r in records)  # the reference server's /tokenize
     if workload.prompts.kind == "random":
         target = int(next((s.split("=")[1] for s in sets if s.startswith("input_len")), workload.prompts.input_len))
         lo, hi = target * (1 - workload.prompts.range_ratio), target * (1 + workload.prompts.range_ratio)
         for r in records:
             pieces = 2 * workload.prompts.depth + 1  # each turn is cut to within its own tolerance
-            slack = max(1, r["meta"]["prompt_target"] // 200) * pieces
-            assert abs(r["meta"]["prompt_tokens"] - r["meta"]["prompt_target"]) <= slack
+            slack = max(1, r["shape"]["prompt_target"] // 200) * pieces
+            assert abs(r["shape"]["prompt_tokens"] - r["shape"]["prompt_target"]) <= slack
             if workload.style == "llama-benchy":  # llama-benchy's rule: the target is what the server processes
                 # (the reference server joins messages with a newline, which its words absorb: its template's
                 # tokens are one fewer a message after the first in llama-benchy's probe, whose text ends in a
                 # space, than in the prompts, which end in a word)
                 joins = 2 * workload.prompts.depth
-                assert 0 <= r["usage"]["prompt_tokens"] - r["meta"]["prompt_tokens"] <= joins
-                assert r["meta"]["prompt_rule"] == "llama-benchy" and r["meta"]["template_tokens"] > 0
+                assert 0 <= r["usage"]["prompt_tokens"] - r["shape"]["prompt_tokens"] <= joins
+                assert r["shape"]["prompt_rule"] == "llama-benchy" and r["shape"]["template_tokens"] > 0
             else:  # vllm's: the text, the template on top (the reference server's: 4 tokens a message)
-                assert r["usage"]["prompt_tokens"] == r["meta"]["prompt_tokens"] + 4
-                assert r["meta"]["prompt_rule"] == "vllm-random"
+                assert r["usage"]["prompt_tokens"] == r["shape"]["prompt_tokens"] + 4
+                assert r["shape"]["prompt_rule"] == "vllm-random"
             if not workload.prompts.depth:
-                assert lo - 1 <= r["meta"]["prompt_target"] <= hi + 1
+                assert lo - 1 <= r["shape"]["prompt_target"] <= hi + 1
     # the server accepts ignore_eos and min_tokens: every output reaches its target length
     assert serving.workload.forcing == {"ignore_eos": True, "min_tokens": True}
     assert serving.workload.targets.output_short == 0
     for r in records:
-        assert r["usage"]["completion_tokens"] == r["meta"]["output_target"] == r["request"]["max_tokens"]
+        assert r["usage"]["completion_tokens"] == r["shape"]["output_target"] == r["request"]["max_tokens"]
 
 
 def test_depth_is_a_conversation_with_earlier_turns(tmp_path: Path) -> None:
@@ -157,11 +164,11 @@ def test_llama_benchy_rule_takes_the_template_off_the_prompt_or_the_context(tmp_
     # all, 11 + 1 of text), in the prompts the newline joins a word: one token more than llama-benchy's rule says
     for result, roles, processed, joined in ((plain, ["user"], 90, 0), (deep, ["system", "user"], 150, 1)):
         assert all(r.usage.prompt_tokens == processed + joined for r in result.records)
-        assert all(r.meta["prompt_target"] == processed == r.meta["prompt_tokens"] for r in result.records)
+        assert all(shape(r).prompt_target == processed == shape(r).prompt_tokens for r in result.records)
         assert [m.role for m in result.records[0].request.messages] == roles
     manifest = json.loads((tmp_path / "deep" / "manifest.json").read_text())
     assert manifest["shaping"]["template"] == [{"roles": ["system", "user"], "server": 19, "text": 12, "tokens": 7}]
-    assert all(r.meta["template_tokens"] == 7 for r in deep.records)
+    assert all(shape(r).template_tokens == 7 for r in deep.records)
     report = (tmp_path / "deep" / "report.md").read_text()
     assert "llama-benchy's length rule: pp90 and its context (60, llama-benchy's --depth) count the tokens" in report
     assert "7 for [system, user] (19 - 12)" in report and "'Peak generation tokens per second (total)'" in report
@@ -193,9 +200,9 @@ def test_vllm_random_rule_draws_vllms_lengths_less_the_special_tokens(tmp_path: 
     inputs = rng.integers(math.floor(199 * (1 - r)), math.ceil(199 * (1 + r)) + 1, size=5).tolist()
     outputs = rng.integers(math.floor(20 * (1 - r)), math.ceil(20 * (1 + r)) + 1, size=5).tolist()
     records = sorted(result.records, key=lambda r: r.sample_id)
-    assert [r.meta["prompt_target"] for r in records] == inputs
-    assert [r.meta["output_target"] for r in records] == outputs
-    assert all(r.meta["prompt_tokens"] == r.meta["prompt_target"] for r in records)
+    assert [shape(r).prompt_target for r in records] == inputs
+    assert [shape(r).output_target for r in records] == outputs
+    assert all(shape(r).prompt_tokens == shape(r).prompt_target for r in records)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["shaping"]["specials"] == 1 and "template" not in manifest["shaping"]
     report = (tmp_path / "run" / "report.md").read_text()
@@ -212,10 +219,10 @@ def test_vllm_sharegpt_rule_counts_special_tokens_and_oversamples(tmp_path: Path
                      tokenizer=bos_tokenizer(tmp_path))  # fmt: skip
     records = sorted(result.records, key=lambda r: int(r.sample_id.split("/")[1]))
     assert len(records) == 11 and len({r.request.messages[0].content for r in records}) == 8  # 3 again
-    words = {r.meta["prompt_target"] - len(str(r.request.messages[0].content).split()) for r in records}
-    assert all(r.meta["output_target"] == 3 == r.request.max_tokens for r in records)
+    words = {shape(r).prompt_target - len(str(r.request.messages[0].content).split()) for r in records}
+    assert all(shape(r).output_target == 3 == r.request.max_tokens for r in records)
     assert len(words) == 1 and words.pop() > 1  # the BOS counted in (and the punctuation, word-level)
-    assert all(r.meta["prompt_rule"] == "vllm-sharegpt" for r in records)
+    assert all(shape(r).prompt_rule == "vllm-sharegpt" for r in records)
 
 
 def test_llama_benchy_peak_and_decode_rates() -> None:
@@ -228,16 +235,16 @@ def test_llama_benchy_peak_and_decode_rates() -> None:
     assert peak([0.0, 0.5, 1.0, 1.2, 1.4, 3.0]) == 4.0  # 0.5 .. 1.4 inside one second
     assert peak([2.0, 2.0]) == 2.0 and peak([]) is None
     timed = Timed(sent_at=100.0, ttft=200.0, end=1300.0, itl_count=9, itl_mean=100.0, completion_tokens=10)
-    row = Served(timed, "t", "i", 1.0, 50, {"prompt_tokens": 52})
+    row = Served(timed, "t", "i", 1.0, 50, Shape(prompt_tokens=52))
     assert row.last_token == 1100.0 and _tg_per_user(row) == pytest.approx(10.0)  # 9 tokens in 0.9 s, not 1.1
     times = row.token_times()
     assert len(times) == 10 and times[0] == pytest.approx(100.2) and times[-1] == pytest.approx(101.1)
     assert row.benchy_prompt_tokens == 50  # the server's count, within 20% of the expected
-    assert Served(timed, "t", "i", 1.0, 80, {"prompt_tokens": 52}).benchy_prompt_tokens == 52
+    assert Served(timed, "t", "i", 1.0, 80, Shape(prompt_tokens=52)).benchy_prompt_tokens == 52
     # llama-benchy expects the text's tokens: pp128 with a template of 30 expects 98, and 128 is 31% more
-    short = Served(timed, "t", "i", 1.0, 128, {"prompt_tokens": 128, "template_tokens": 30})
+    short = Served(timed, "t", "i", 1.0, 128, Shape(prompt_tokens=128, template_tokens=30))
     assert short.benchy_prompt_tokens == 98
-    assert Served(timed, "t", "i", 1.0, 256, {"prompt_tokens": 256, "template_tokens": 30}).benchy_prompt_tokens == 256
+    assert Served(timed, "t", "i", 1.0, 256, Shape(prompt_tokens=256, template_tokens=30)).benchy_prompt_tokens == 256
 
 
 def test_batches_of_llama_benchy(tmp_path: Path) -> None:
@@ -297,10 +304,10 @@ def test_tokenizer_file_counts_prompts(tmp_path: Path) -> None:
             tokenizer=path,
         )
     for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines():
-        meta = json.loads(line)["meta"]
+        shape = json.loads(line)["shape"]
         assert (
-            meta["prompt_count"] == "tokenizer:tokenizer.json"
-            and abs(meta["prompt_tokens"] - meta["prompt_target"]) <= 1
+            shape["prompt_count"] == "tokenizer:tokenizer.json"
+            and abs(shape["prompt_tokens"] - shape["prompt_target"]) <= 1
         )
 
 
@@ -391,5 +398,5 @@ def test_synthetic_prompts_show_no_accuracy_anywhere(tmp_path: Path) -> None:
         for record in result.records:
             bar.on_record(record)
         assert "acc" not in bar.line() and "tok/s" in bar.line()
-        bar.on_record(result.records[0].model_copy(update={"meta": {}}))  # one scored record, wrong
+        bar.on_record(result.records[0].model_copy(update={"scored": True}))  # one scored record, wrong
         assert bar.line().startswith("acc 0.0% · ")

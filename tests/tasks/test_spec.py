@@ -278,6 +278,9 @@ MALFORMED = [
     (_VALID + "prompt: {sytem: hi}\n", "field 'prompt.sytem'"),
     (_VALID + "prompt: hello\n", "field 'prompt'"),
     (_VALID + "breakdowns: [subject]\n", "breakdown 'subject' is not a doc_to_meta field"),
+    # a record's own fields: an older record kept them in its meta, so a task's value of that name would be misread
+    (_VALID + "doc_to_meta: {prompt_tokens: q}\n", "'prompt_tokens' is a field qualeval writes in each record"),
+    (_VALID + "subsets: {values: [a], label: scored}\n", "'scored' is a field qualeval writes in each record"),
     (_VALID + "generator: syllogisms\n", "give either samples or generator, not both"),
     ("name: t\nscorer: exact\n", "a task needs a dataset"),
     (_VALID + "subsets: {values: [a], groups: {g: [b]}}\n", "group 'g' names unknown subsets: b"),
