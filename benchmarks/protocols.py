@@ -45,13 +45,14 @@ from typing import Any
 import httpx
 
 import qualeval
-from qualeval import ChatClient, ClientConfig, Completion, Record, RunConfig, Sample
+from qualeval import ChatClient, ClientConfig, Completion, Record, RunConfig
 from qualeval.errors import EndpointError, InputError
 from qualeval.records import ENDPOINT_FAILED, Pinned, ProbeResult, Style
 from qualeval.records.store import RunStore
 from qualeval.report.accuracy import wilson
 from qualeval.run.pinned import resolve
 from qualeval.run.probe import probe
+from qualeval.run.rescore import sample_of
 from qualeval.scoring.verdict import decide as verdict_of
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import Task, load_task
@@ -213,18 +214,8 @@ def decide(setting: Setting, task: Task, mode: str, found: ProbeResult, out: Pat
 
 def content_only(task: Task, r: Record) -> bool:
     """The record's content read alone, as `qualeval score` reads it: no constraint, no follow-up."""
-    sample = Sample(
-        id=r.sample_id,
-        task=r.task,
-        messages=(),
-        gold=r.gold,
-        aliases=r.aliases,
-        choices=r.choices,
-        meta=r.meta,
-        scored=r.scored,
-    )
     done = Completion(content=r.content, reasoning=r.reasoning, status=r.status)  # type: ignore[arg-type]
-    return verdict_of(task, sample, done).score.correct
+    return verdict_of(task, sample_of(r), done).score.correct
 
 
 def measure(row: Row, task: Task, result: qualeval.RunResult) -> Row:

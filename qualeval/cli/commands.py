@@ -1,6 +1,6 @@
 """What each command does besides reading its flags and printing: start what it needs, call the library in
 order, write the files. The CLI calls one function here per command and prints what comes back, so the same
-steps can be driven from Python; a whole run (`execute`, `rescore`) is orchestrated in qualeval.run.execute.
+steps can be driven from Python; a whole run is driven by qualeval.run.execute, and rescored by qualeval.run.rescore.
 
 The heavier modules are imported inside the functions that use them: `qualeval --help` should not load them.
 """
@@ -168,7 +168,7 @@ def run_from_flags(config: Path | None, flags: dict[str, Any], progress: Progres
 def rescore_and_report(run_dir: Path, *, rescue: bool | None, allow_code: bool) -> tuple[RunSummary, RunStore]:
     """Re-score a run directory offline and write its reports (a report that fails is a warning)."""
     from qualeval.report.html import write_reports_or_warn
-    from qualeval.run.execute import rescore
+    from qualeval.run.rescore import rescore
 
     # the flag, not the run's manifest: a code task's programs run again only when this rescore is allowed to
     summary, store = rescore(run_dir, rescue=rescue, allow_code=allow_code)

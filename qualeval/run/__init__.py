@@ -1,8 +1,10 @@
 """A whole run: its options, what it pins, each sample from request to record.
 
-config      RunConfig: every run option, declared once
 options     the `qualeval run` flags, `score`'s run options, the API's keywords and profile files, made from RunConfig
-execute     execute() a run (or resume it), rescore() one offline
+            (qualeval.records.RunConfig, which the manifest keeps)
+levels      the levels a run sweeps: load crossed with the reasoning budget
+execute     execute() a run (or resume it)
+rescore     rescore() a run from its directory alone
 pipeline    run_one(): one sample from request to record
 pinned      what a run decides once: constraint mode and convention, thinking switch
 probe       what an endpoint really honours, and the options of `qualeval probe` (ProbeOptions)

@@ -20,6 +20,7 @@ from qualeval.records import Manifest, RunSummary, Shaping
 from qualeval.records.store import RunStore
 from qualeval.report.summary import summarize_records
 from qualeval.run.levels import levels
+from qualeval.run.rescore import run_config_of, task_of
 from qualeval.serving.shaping import parse_shard
 from qualeval.serving.wiring import serving_figures
 
@@ -84,8 +85,6 @@ def _joined(roots: Sequence[Path], name: str, tag: bool) -> Iterator[bytes]:
 
 def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     """Join shard directories into `out`; returns the merged summary (also written as summary.json)."""
-    from qualeval.run.execute import _run_config, _task_of
-
     shards = _shards(dirs)
     _check_same(shards)
     roots = [root for _, root, _ in shards]
@@ -107,8 +106,8 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     store.write_json("manifest.json", manifest.written())
     store.write_lines("records.jsonl", _joined(roots, "records.jsonl", False))
     store.write_lines("timeseries.jsonl", _joined(roots, "timeseries.jsonl", True))
-    config = _run_config(manifest, out)
-    tasks = [_task_of(name, saved) for name, saved in manifest.tasks.items()]
+    config = run_config_of(manifest, out)
+    tasks = [task_of(name, saved) for name, saved in manifest.tasks.items()]
     labels = [level.label for level in levels(config)]
     summary = summarize_records(store, config, tasks, labels, manifest.simulated)
     summary.started = first.started

@@ -48,7 +48,7 @@ def test_a_plot_that_fails_is_a_warning_and_the_report_is_still_written(
     from qualeval.api import finish_run
     from qualeval.records import RunConfig
     from qualeval.report import plots
-    from qualeval.run.execute import rescore
+    from qualeval.run.rescore import rescore
 
     out = tmp_path / "run"
     with sim_process("--task", "knowledge_qa", "--burst") as url:

@@ -12,7 +12,8 @@ import pytest
 
 from qualeval.errors import InputError
 from qualeval.records import RunConfig
-from qualeval.run.execute import execute, rescore
+from qualeval.run.execute import execute
+from qualeval.run.rescore import rescore
 from qualeval.scoring.constrain import ConstraintRecord
 from qualeval.scoring.modeljudge import grade_prompt, read_grade
 from qualeval.scoring.verdict import decide
