@@ -19,7 +19,7 @@ and views.py, the compact views of a record that the figures read (never written
 that compute the figures import these types, never the other way round, so nothing here imports them.
 
 Free-form by design in one place only, `Record.meta`: the task's own values, under the names its file gives them.
-JSON that belongs to someone else is typed as JSON (`JsonValue`) and read by no rule of ours: a task's inline
+JSON whose shape belongs to someone else is typed as JSON (`JsonValue`) and read defensively, if at all: a task's inline
 documents and hub keywords, the server's /models answer, a body's server-specific keys (SentBody's extras).
 """
 
