@@ -4,6 +4,7 @@ config      RunConfig: every run option, declared once
 options     the `qualeval run` flags, `score`'s run options, the API's keywords and profile files, made from RunConfig
 execute     execute() a run (or resume it), rescore() one offline
 pipeline    run_one(): one sample from request to record
+arrivals    how a level's requests go out: in batches, a closed loop or an open one
 pinned      what a run decides once: constraint mode and convention, thinking switch
 probe       what an endpoint really honours, and the options of `qualeval probe` (ProbeOptions)
 checks      what a run must allow before it starts, and its warnings
