@@ -6,6 +6,7 @@ levels      the levels a run sweeps: load crossed with the reasoning budget
 execute     execute() a run (or resume it)
 rescore     rescore() a run from its directory alone
 pipeline    run_one(): one sample from request to record
+arrivals    how a level's requests go out: in batches, a closed loop or an open one
 pinned      what a run decides once: constraint mode and convention, thinking switch
 probe       what an endpoint really honours, and the options of `qualeval probe` (ProbeOptions)
 checks      what a run must allow before it starts, and its warnings

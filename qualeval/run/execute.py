@@ -6,11 +6,11 @@ current extractor and task files, offline, and writes a new summary and reports 
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import random
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -31,9 +31,11 @@ from qualeval.records import (
     ServerInfo,
     Shaping,
     TaskEntry,
+    ThinkingSwitch,
 )
 from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.report.summary import summarize_records
+from qualeval.run.arrivals import batch_loop, closed_loop, open_loop
 from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
 from qualeval.run.levels import Level, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
@@ -44,7 +46,7 @@ from qualeval.serving.shaping import needs_shaping, shape_work
 from qualeval.serving.wiring import serving_client, serving_figures
 from qualeval.tasks import Task, build_samples
 from qualeval.tasks.load import load_tasks
-from qualeval.wire.client import ChatClient
+from qualeval.wire.client import ChatClient, ChatSender
 from qualeval.wire.models import Sample
 
 __all__ = ["execute", "load_run_tasks"]
@@ -107,7 +109,7 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
     )
 
 
-def _client_config(config: RunConfig, concurrency: int, switch: str = "none") -> ClientConfig:
+def _client_config(config: RunConfig, concurrency: int, switch: ThinkingSwitch = "none") -> ClientConfig:
     own = {"api_key": config.api_key} if config.api_key is not None else {}  # else OPENAI_API_KEY, as the SDK does
     formats = (*config.reasoning_format, *builtin_formats()) if config.reasoning_format else None
     return ClientConfig(
@@ -117,7 +119,7 @@ def _client_config(config: RunConfig, concurrency: int, switch: str = "none") ->
         max_retries=config.max_retries,
         thinking_opened=config.thinking_opened,
         max_tokens_field=config.max_tokens_field,
-        thinking_switch=switch,  # type: ignore[arg-type]
+        thinking_switch=switch,
         formats=formats,
         **own,
     )
@@ -224,7 +226,7 @@ async def execute(
 
 
 async def _send_all(
-    client: ChatClient,
+    client: ChatSender,
     config: RunConfig,
     swept: list[Level],
     items: list[tuple[Task, Sample, int]],
@@ -275,40 +277,11 @@ async def _send_all(
             if (item[1].id, item[2], at.label) not in done:
                 await one(item, at, True)
         todo = [x for x in items[config.warmup :] if (x[1].id, x[2], at.label) not in done]
+        send = functools.partial(one, at=at, warmup=False)
         if config.batch:  # llama-benchy's batches, whatever the rate
-            await _batch_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
+            await batch_loop(todo, at.cap, send)
         elif at.rate is None:
-            await _closed_loop(todo, at.cap, lambda x, lev=at: one(x, lev, False))
+            await closed_loop(todo, at.cap, send)
         else:
             rng = random.Random(f"{config.arrival_seed}|{at.label}")
-            await _open_loop(todo, at.rate, config.burstiness, rng, lambda x, lev=at: one(x, lev, False))
-
-
-async def _batch_loop(todo: list[Any], size: int, run: Callable[[Any], Awaitable[None]]) -> None:
-    """llama-benchy's load: `size` requests sent at once, the next batch only when all of them have ended."""
-    for start in range(0, len(todo), size):
-        await asyncio.gather(*(run(item) for item in todo[start : start + size]))
-
-
-async def _closed_loop(todo: list[Any], workers: int, run: Callable[[Any], Awaitable[None]]) -> None:
-    """A fixed number of requests in flight: each worker sends its next item as soon as one finishes."""
-    queue = iter(todo)
-
-    async def worker() -> None:
-        for item in queue:  # workers share one iterator: each item is taken once
-            await run(item)
-
-    await asyncio.gather(*(worker() for _ in range(min(workers, max(len(todo), 1)))))
-
-
-async def _open_loop(
-    todo: list[Any], rate: float, burstiness: float, rng: random.Random, run: Callable[[Any], Awaitable[None]]
-) -> None:
-    """Requests arrive on their own clock, as in vllm bench serve: gamma-distributed gaps with mean 1/rate
-    (shape `burstiness`: 1 is a Poisson process). The client's cap still bounds requests in flight."""
-    pending = []
-    for index, item in enumerate(todo):
-        if index:
-            await asyncio.sleep(rng.gammavariate(burstiness, 1.0 / (rate * burstiness)))
-        pending.append(asyncio.create_task(run(item)))
-    await asyncio.gather(*pending)
+            await open_loop(todo, at.rate, config.burstiness, rng, send)

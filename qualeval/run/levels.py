@@ -56,6 +56,7 @@ def budget_levels(config: RunConfig) -> list[tuple[str, dict[str, Any]]]:
 
 def levels(config: RunConfig) -> list[Level]:
     """Every level, in order: each load level, and within it each budget level."""
+    load: list[tuple[str, int, float | None]]  # (label, cap, rate): no rate for a closed loop
     if config.request_rate:
         load = [(f"rate={r:g}", config.concurrency[0], r) for r in config.request_rate]
     else:

@@ -70,7 +70,10 @@ def flag_of(name: str) -> str:
 
 def _flags(field: FieldInfo, name: str) -> list[str]:
     extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-    return list(extra.get("flags") or [f"--{name.replace('_', '-')}"])  # type: ignore[arg-type]
+    given = extra.get("flags")  # RunConfig's own lists of strings, typed as any JSON value
+    if isinstance(given, list) and given:
+        return [str(flag) for flag in given]
+    return [f"--{name.replace('_', '-')}"]
 
 
 def _bare(annotation: Any) -> Any:
@@ -138,6 +141,7 @@ def cli_parameters(
             metavar=_metavar(field.annotation),
             rich_help_panel=_PANEL_OF.get(name, "Run"),
         )
+        # a type made at run time for typer to read, which no static annotation can be
         annotation = Annotated[kind | None, option]  # type: ignore[valid-type]
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation))
     return params
@@ -151,10 +155,12 @@ def given_or_default(flags: dict[str, Any], source: type[BaseModel] = RunConfig)
 
 def api_parameters() -> list[inspect.Parameter]:
     """qualeval.evaluate's keyword parameters: every RunConfig field, with its own type; None keeps the default."""
-    return [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=field.annotation | None)
-        for name, field in RunConfig.model_fields.items()
-    ]
+    params = []
+    for name, field in RunConfig.model_fields.items():
+        assert field.annotation is not None  # a model's fields all have one; only a FieldInfo of its own may not
+        optional = field.annotation | None
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=optional))
+    return params
 
 
 def _error(exc: ValidationError, where: str) -> InputError:

@@ -9,7 +9,7 @@ ways of switching thinking off. A request that cannot be honoured is an InputErr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from qualeval.errors import InputError
 from qualeval.records import Manifest, Pinned, ProbeResult, RunConfig, Style, ThinkingSwitch
@@ -40,10 +40,12 @@ def _working(found: ProbeResult | None) -> ThinkingSwitch | None:
     return next((switch for switch in THINKING_SWITCHES if verdicts.get(switch) == "works"), None)
 
 
-def resolve_switch(forced: str, found: ProbeResult | None, wanted: bool | None) -> tuple[ThinkingSwitch, str | None]:
+def resolve_switch(
+    forced: Literal["auto"] | ThinkingSwitch, found: ProbeResult | None, wanted: bool | None
+) -> tuple[ThinkingSwitch, str | None]:
     """The thinking switch to send and a note: forced, or the first convention the probe saw work."""
     if forced != "auto":
-        return forced, None  # type: ignore[return-value]
+        return forced, None
     if wanted is None:
         return "none", None  # thinking is left to the server: nothing to send
     flag = "--thinking" if wanted else "--no-thinking"
@@ -97,7 +99,7 @@ def resolve(
     if "followup" in (mode, *tasks.values()) and wanted is None and config.thinking_switch == "auto":
         switch = _working(found) or "none"  # the followup asks with thinking off: it needs the switch
     notes += [why] if why else []
-    return Pinned(constraint=mode, constraint_style=style, tasks=tasks, thinking_switch=switch, notes=notes)  # type: ignore[arg-type]
+    return Pinned(constraint=mode, constraint_style=style, tasks=tasks, thinking_switch=switch, notes=notes)
 
 
 def _pin_of(key: str, pinned: Pinned | None) -> str:

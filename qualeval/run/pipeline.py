@@ -37,7 +37,7 @@ from qualeval.scoring.modeljudge import ModelJudge
 from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER
 from qualeval.tasks.task import Task
-from qualeval.wire.client import ChatClient, build_body
+from qualeval.wire.client import ChatSender, build_body
 from qualeval.wire.models import ChatRequest, ChatResponse, Completion, Message, Sample
 
 __all__ = ["request_for", "resolve_mode", "run_one", "run_samples", "sampling_for"]
@@ -86,7 +86,7 @@ def _constrained(request: ChatRequest, constraint: Constraint, style: Style) -> 
 
 
 async def _followup(
-    client: ChatClient, request: ChatRequest, sample: Sample, task: Task, first: ChatResponse, style: Style | None
+    client: ChatSender, request: ChatRequest, sample: Sample, task: Task, first: ChatResponse, style: Style | None
 ) -> ConstraintRecord:
     """Ask, thinking off, which answer the response gives (qualeval.scoring.followup), under the constraint where there
     is a convention for it. Its timing and tokens are kept apart from the main request's."""
@@ -96,7 +96,7 @@ async def _followup(
         update={"messages": (Message(role="user", content=text),), "thinking": False, "max_tokens": 256, "stop": ()}
     )
     constraint = constraint_for(spec, sample.choices)
-    kind = constraint.kind
+    kind: str = constraint.kind  # what was sent: _constrained may send another kind than the constraint's
     if style is not None:
         ask, kind = _constrained(ask, constraint, style)
     second = await client.chat(ask)
@@ -117,7 +117,7 @@ async def _followup(
 
 
 async def _ask(
-    client: ChatClient, task: Task, sample: Sample, request: ChatRequest, mode: Mode, style: Style | None
+    client: ChatSender, task: Task, sample: Sample, request: ChatRequest, mode: Mode, style: Style | None
 ) -> tuple[ChatRequest, ChatResponse, ConstraintRecord]:
     """Send the request under the constraint `mode` asks for: what was sent, what came back, what happened to
     the constraint (a follow-up request included); the judge decides whether it held."""
@@ -157,7 +157,7 @@ async def _judged(
 
 
 async def run_one(
-    client: ChatClient,
+    client: ChatSender,
     task: Task,
     sample: Sample,
     *,
@@ -275,7 +275,7 @@ def resolve_mode(
 
 
 async def run_samples(
-    client: ChatClient,
+    client: ChatSender,
     task: Task,
     samples: Sequence[Sample],
     *,

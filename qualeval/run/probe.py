@@ -225,16 +225,14 @@ async def probe(client: ChatClient, model: str, *, max_tokens: int = BUDGET, see
     ask = _asker(client, model)
     on = _shared(lambda s, b: ask(_QUESTION, s, b))
     modes = list(_MODES)
-    # everything at once: each check's samples wait only for their own requests
-    base, streamed, *settled = await asyncio.gather(
-        on(seed, max_tokens),
-        ask(_QUESTION, seed, max_tokens, stream=True),
-        *(settle(_switch_sample(ask, body, on), max_tokens, seed=seed) for body in _SWITCHES.values()),
-        *(settle(_mode_sample(ask, m), max_tokens, seed=seed) for m in modes),
-    )
+    # everything at once: each check's samples wait only for their own requests. A gather per kind of result
+    # keeps each one's type, where one gather over them all would type every result as `object`
+    requests = asyncio.gather(on(seed, max_tokens), ask(_QUESTION, seed, max_tokens, stream=True))
+    switched = asyncio.gather(*(settle(_switch_sample(ask, b, on), max_tokens, seed=seed) for b in _SWITCHES.values()))
+    checked = asyncio.gather(*(settle(_mode_sample(ask, m), max_tokens, seed=seed) for m in modes))
+    (base, streamed), switches, checks = await asyncio.gather(requests, switched, checked)
     if base.error and streamed.error:
         raise EndpointError(f"{client.config.base_url}: chat completions failed: {base.error}")
-    switches, checks = settled[: len(_SWITCHES)], settled[len(_SWITCHES) :]
     result = ProbeResult(
         base_url=client.config.base_url,
         model=model,
@@ -250,7 +248,7 @@ async def probe(client: ChatClient, model: str, *, max_tokens: int = BUDGET, see
         for name, (verdict, detail, _) in zip(_SWITCHES, switches, strict=True)
     }
     result.structured_outputs = {
-        m: ModeResult(verdict=verdict, detail=detail, samples=seen)  # type: ignore[arg-type]
+        m: ModeResult(verdict=verdict, detail=detail, samples=seen)
         for m, (verdict, detail, seen) in zip(modes, checks, strict=True)
     }
     return result

@@ -141,6 +141,7 @@ class Served:
     @property
     def finished_at(self) -> float:
         """When the response ended (Unix seconds); only for rows with a send time and an end."""
+        # the callers' filters make both times present, which no type of a row says
         return self.timed.sent_at + self.timed.end / 1000.0  # type: ignore[operator]
 
 
@@ -201,6 +202,7 @@ def _batches(rows: Sequence[Served]) -> list[list[Served]]:
 
 
 def _sent(row: Served) -> float:
+    # only for rows filtered to a send time: a list's filter does not narrow its items' fields
     return row.timed.sent_at  # type: ignore[return-value]
 
 
@@ -228,6 +230,7 @@ def _batch_rates(batch: Sequence[Served]) -> tuple[float | None, float | None, f
     if not timed:
         return None, None, None
     start = min(_sent(r) for r in timed)
+    # `timed` holds only rows with a first token, so with a last one too; mypy cannot narrow through the filter
     firsts = [_sent(r) + r.timed.ttft / 1000.0 for r in timed]  # type: ignore[operator]
     lasts = [_sent(r) + r.last_token / 1000.0 for r in timed]  # type: ignore[operator]
     decoded = sum(r.output_tokens - 1 for r in timed if _tg_per_user(r) is not None)

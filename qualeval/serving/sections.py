@@ -230,8 +230,8 @@ def side_by_side(a: RunSummary | None, b: RunSummary | None) -> dict[str, list[f
     if not ma and not mb:
         return {}
     rows: dict[str, list[float | None]] = {name: [ma.get(name), mb.get(name)] for name in sorted(set(ma) | set(mb))}
-    for task in sorted(set(a.tasks) & set(b.tasks)) if a and b else ():
-        ta, tb = a.tasks[task], b.tasks[task]
+    shared = [(t, a.tasks[t], b.tasks[t]) for t in sorted(set(a.tasks) & set(b.tasks))] if a and b else []
+    for task, ta, tb in shared:
         if ta.scored:
             rows[f"{task}: accuracy"] = [ta.summary.accuracy, tb.summary.accuracy]
         rows[f"{task}: TTFT p99 (ms)"] = [t.speed.ttft.p99 if t.speed.ttft else None for t in (ta, tb)]

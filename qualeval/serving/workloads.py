@@ -54,7 +54,7 @@ class Workload(BaseModel):
     """Which tool's figures the report shows beside qualeval's own."""
     mirrors: str = ""
     """The command line of the tool this reproduces, for reference."""
-    percentiles: list[float] = Field(default_factory=lambda: [50, 90, 95, 99])
+    percentiles: list[float] = Field(default_factory=lambda: [50.0, 90.0, 95.0, 99.0])
     prompts: WorkloadPrompts = Field(default_factory=WorkloadPrompts)
     run: dict[str, Any] = Field(default_factory=dict)
     """Run options (concurrency, request_rate, burstiness, arrival_seed, batch, warmup): under the flags."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 from time import perf_counter, time
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import orjson
@@ -34,7 +34,7 @@ from qualeval.wire.response import build_response, error_text, failed_response, 
 from qualeval.wire.stream import Attempt, StreamState, read_whole
 from qualeval.wire.transport import Endpoint
 
-__all__ = ["ChatClient", "build_body", "check_config"]
+__all__ = ["ChatClient", "ChatSender", "build_body", "check_config"]
 
 THINKING_SWITCHES: tuple[ThinkingSwitch, ...] = ("chat_template_kwargs", "reasoning_effort", "deepseek")
 THINKING_BUDGET_FIELD = "thinking_token_budget"
@@ -81,6 +81,16 @@ def build_body(request: ChatRequest, config: ClientConfig) -> dict[str, Any]:
         body["response_format"] = request.response_format
     body.update(request.extra_body)
     return body
+
+
+class ChatSender(Protocol):
+    """What a run's requests go through: one ChatClient, or the Router over several replicas
+    (qualeval.serving.endpoints), which the run pipeline must not tell apart."""
+
+    @property
+    def config(self) -> ClientConfig: ...
+
+    async def chat(self, request: ChatRequest) -> ChatResponse: ...
 
 
 class ChatClient:
