@@ -110,7 +110,7 @@ _FIGURES = {
 
 
 def _value(timed: Timed, name: str) -> float | None:
-    return getattr(timed, _FIGURES[name])  # type: ignore[no-any-return]
+    return getattr(timed, _FIGURES[name])
 
 
 def _natural(name: str) -> tuple[float | str, ...]:

@@ -69,7 +69,7 @@ def _literal_regex(options: tuple[str, ...]) -> str:
 
     from outlines.types import dsl
 
-    return dsl.to_regex(dsl.python_types_to_terms(L[options]))  # type: ignore[valid-type]
+    return dsl.to_regex(dsl.python_types_to_terms(L[options]))
 
 
 def constraint_for(spec: AnswerSpec, choices: tuple[str, ...] = ()) -> Constraint:

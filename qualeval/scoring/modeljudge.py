@@ -82,7 +82,7 @@ class ModelJudge:
         reply = response.completion.content
         if response.error is not None:
             return Grade(verdict="unreadable", reply=reply, model=self.model, error=response.error)
-        return Grade(verdict=read_grade(reply), reply=reply, model=self.model)  # type: ignore[arg-type]
+        return Grade(verdict=read_grade(reply), reply=reply, model=self.model)
 
 
 @contextlib.asynccontextmanager

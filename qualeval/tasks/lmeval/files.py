@@ -75,7 +75,7 @@ def _trusted_folder(folder: Path) -> bool:
     return root is not None and folder.resolve().is_relative_to(root)
 
 
-class _Loader(_Base):  # type: ignore[misc, valid-type]
+class _Loader(_Base):
     """Safe loading, plus `!function` as a FunctionRef where the file is trusted; every other tag is refused."""
 
     origin: Path
@@ -86,7 +86,7 @@ class _Loader(_Base):  # type: ignore[misc, valid-type]
 
 def _function(loader: _Loader, node: yaml.Node) -> FunctionRef:
     where = f"{loader.origin}:{node.start_mark.line + 1}"
-    name = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    name = str(loader.construct_scalar(node))
     if not loader.allows_code:
         raise InputError(
             f"{where}: YAML tag !function runs code ({name}); qualeval runs lm-eval's functions only from the "
