@@ -15,7 +15,7 @@ from qualeval.run.levels import levels
 from qualeval.scoring.verdict import decide
 from qualeval.serving.wiring import serving_figures
 from qualeval.tasks import Task, load_task
-from qualeval.wire.models import Completion, Sample
+from qualeval.wire.models import Completion, Message, Sample
 
 __all__ = ["rescore", "run_config_of", "sample_of", "task_of"]
 
@@ -71,11 +71,13 @@ def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False)
 
 
 def sample_of(record: Record) -> Sample:
-    """What scoring reads of the sample a record answered: its gold, choices, aliases and the task's values."""
+    """What scoring reads of the sample a record answered: the messages it sent (a scorer reads the question:
+    an alias the question itself holds is no answer), its gold, choices, aliases and the task's values."""
+    sent = record.request.messages
     return Sample(
         id=record.sample_id,
         task=record.task,
-        messages=(),
+        messages=tuple(_message(m.role, m.content) for m in sent if m.role in ("system", "user", "assistant")),
         gold=record.gold,
         choices=record.choices,
         aliases=record.aliases,
@@ -104,3 +106,8 @@ def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> 
             "constraint": verdict.constraint or record.constraint,
         }
     )
+
+
+def _message(role: str, content: object) -> Message:
+    text = content if isinstance(content, str) else "" if content is None else str(content)
+    return Message.model_validate({"role": role, "content": text})  # the caller keeps the roles a Message takes
