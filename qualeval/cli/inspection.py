@@ -13,7 +13,7 @@ from qualeval.cli import commands
 from qualeval.cli.output import fail
 from qualeval.cli.views import print_probe, print_sample, print_tasks
 from qualeval.errors import InputError, QualevalError
-from qualeval.run.options import cli_parameters, given_or_default
+from qualeval.run.options import cli_parameters, options_from
 from qualeval.run.probe import ProbeOptions
 
 __all__ = ["register"]
@@ -32,12 +32,10 @@ def probe_cmd(
     **flags: Any,
 ) -> None:
     """Report what an endpoint really honours: reasoning fields, streaming usage, structured outputs."""
-    options = ProbeOptions(**given_or_default(flags, ProbeOptions))
     if output not in ("table", "json"):
         fail(InputError(f"--format must be 'table' or 'json', got '{output}'"))
     try:
-        if options.max_tokens < 1:
-            raise InputError(f"--max-tokens must be at least 1, got {options.max_tokens}")
+        options = options_from(flags, ProbeOptions)
         result = commands.probe_endpoint(options, sim=sim)
         text = commands.write_json(json_path, result) if json_path is not None else result.model_dump_json(indent=2)
     except QualevalError as exc:

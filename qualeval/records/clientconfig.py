@@ -4,9 +4,10 @@ probe hands on to its client (RunConfig takes them with `client_option`), and ho
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 __all__ = ["DEFAULT_BASE_URL", "ClientConfig", "MaxTokensField", "ThinkingSwitch", "client_option", "env_base_url"]
 
@@ -23,6 +24,27 @@ def env_base_url() -> str | None:
 
 
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+
+
+def _positive(value: float) -> float:
+    if value <= 0:
+        raise ValueError(f"must be positive, got {value}")
+    return value
+
+
+def _at_least(low: int) -> Callable[[int], int]:
+    def check(value: int) -> int:
+        if value < low:
+            raise ValueError(f"must be at least {low}, got {value}")
+        return value
+
+    return check
+
+
+Positive = Annotated[float, AfterValidator(_positive)]
+AtLeast0 = Annotated[int, AfterValidator(_at_least(0))]
+AtLeast1 = Annotated[int, AfterValidator(_at_least(1))]
+"""The checks of an option, declared with its type: client_option hands them on with the option."""
 
 
 class ClientConfig(BaseModel):
@@ -42,14 +64,14 @@ class ClientConfig(BaseModel):
         default_factory=lambda: SecretStr(k) if (k := os.environ.get("OPENAI_API_KEY")) else None,
         description="The endpoint's API key (default OPENAI_API_KEY); never written anywhere.",
     )
-    timeout: float = Field(
+    timeout: Positive = Field(
         600.0, description="Seconds per request attempt; also the longest silence tolerated inside a stream."
     )
-    connect_timeout: float = Field(10.0, description="Seconds to open a connection.")
-    max_retries: int = Field(4, description="Retries on 429, 5xx and connection errors.")
+    connect_timeout: Positive = Field(10.0, description="Seconds to open a connection.")
+    max_retries: AtLeast0 = Field(4, description="Retries on 429, 5xx and connection errors.")
     backoff_base: float = Field(0.5, description="Seconds before the first retry (doubled for each next, jittered).")
     backoff_max: float = Field(30.0, description="The longest wait between two attempts, Retry-After included.")
-    concurrency: int = Field(16, description="Requests in flight at most; the others wait for a free slot.")
+    concurrency: AtLeast1 = Field(16, description="Requests in flight at most; the others wait for a free slot.")
     formats: tuple[str, ...] | None = Field(
         None, description="Inline reasoning formats by name or YAML path; None means all built-in formats."
     )
@@ -76,26 +98,12 @@ class ClientConfig(BaseModel):
             raise ValueError(f"base URL must start with http:// or https://, got '{value}'")
         return value.rstrip("/")
 
-    @field_validator("concurrency", "max_retries")
-    @classmethod
-    def _check_counts(cls, value: int, info: Any) -> int:
-        low = 1 if info.field_name == "concurrency" else 0
-        if value < low:
-            raise ValueError(f"{info.field_name} must be at least {low}, got {value}")
-        return value
 
-    @field_validator("timeout", "connect_timeout")
-    @classmethod
-    def _check_timeouts(cls, value: float) -> float:
-        if value <= 0:
-            raise ValueError(f"timeouts must be positive, got {value}")
-        return value
-
-
-def client_option(name: str, why: str = "", **own: Any) -> Any:
-    """ClientConfig's declaration of option `name` (its default and help) for a model that hands the option on to
-    a client (RunConfig, the probe's options). `own` is what that model declares differently, and `why` says why:
-    it is kept with the field (`differs`), so a difference is never silent."""
+def client_option(name: str, why: str = "", *, checked: bool = True, **own: Any) -> Any:
+    """ClientConfig's declaration of option `name` (its default, help and checks) for a model that hands the option
+    on to a client (RunConfig, the probe's options). `own` is what that model declares differently, and `why` says
+    why: it is kept with the field (`differs`), so a difference is never silent. `checked=False` leaves the checks
+    to a field of another shape (a list of levels), which then checks each value itself."""
     if bool(own.keys() - {"json_schema_extra"}) != bool(why):
         raise TypeError(f"client_option({name!r}): a field of its own needs a why, and a why needs a difference")
     field = ClientConfig.model_fields[name]
@@ -105,4 +113,7 @@ def client_option(name: str, why: str = "", **own: Any) -> Any:
             {"default_factory": field.default_factory} if field.default_factory else {"default": field.default}
         )
     extra = {**own.pop("json_schema_extra", {}), **({"differs": why} if why else {})}
-    return Field(**{**declared, **own}, json_schema_extra=extra or None)
+    made: Any = Field(**{**declared, **own}, json_schema_extra=extra or None)
+    if checked:  # the same checks, so that a bad value is refused by its flag before any client is made
+        made.metadata.extend(field.metadata)
+    return made

@@ -12,7 +12,7 @@ import types
 import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 from pydantic import BaseModel, ValidationError
@@ -23,7 +23,18 @@ from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.reasoning.formats import resolve_formats
 from qualeval.records import RunConfig
 
-__all__ = ["api_parameters", "cli_parameters", "flag_of", "given_or_default", "load_config", "profile_path", "profiles"]
+__all__ = [
+    "api_parameters",
+    "cli_parameters",
+    "flag_of",
+    "given_or_default",
+    "load_config",
+    "options_from",
+    "profile_path",
+    "profiles",
+]
+
+Options = TypeVar("Options", bound=BaseModel)
 
 # where each option shows in `qualeval run --help` (presentation only; the options themselves are RunConfig's)
 _PANELS = {
@@ -63,9 +74,9 @@ _PANELS = {
 _PANEL_OF = {name: panel for panel, names in _PANELS.items() for name in names}
 
 
-def flag_of(name: str) -> str:
-    """The flag a RunConfig field is given by (its first, when it has several)."""
-    return _flags(RunConfig.model_fields[name], name)[0]
+def flag_of(name: str, source: type[BaseModel] = RunConfig) -> str:
+    """The flag a field of RunConfig (or of another model of options) is given by (its first, when it has several)."""
+    return _flags(source.model_fields[name], name)[0]
 
 
 def _flags(field: FieldInfo, name: str) -> list[str]:
@@ -163,11 +174,20 @@ def api_parameters() -> list[inspect.Parameter]:
     return params
 
 
-def _error(exc: ValidationError, where: str) -> InputError:
+def options_from(flags: dict[str, Any], source: type[Options]) -> Options:
+    """A model of options (ProbeOptions) from the flags cli_parameters made of it: a bad value is one line naming
+    its flag, as a bad `qualeval run` flag is."""
+    try:
+        return source(**given_or_default(flags, source))
+    except ValidationError as exc:
+        raise _error(exc, "", source) from None
+
+
+def _error(exc: ValidationError, where: str, source: type[BaseModel] = RunConfig) -> InputError:
     problem = validation_problem(exc)
     top = str(problem.loc[0]) if problem.loc else ""
-    flag = flag_of(top) if top in RunConfig.model_fields else "the configuration"
-    inner = ".".join(str(p) for p in problem.loc[1:]) if top in RunConfig.model_fields else ""
+    flag = flag_of(top, source) if top in source.model_fields else "the configuration"
+    inner = ".".join(str(p) for p in problem.loc[1:]) if top in source.model_fields else ""
     message = "not a setting here" if problem.message == "Extra inputs are not permitted" else problem.message
     prefix = f"{where}: " if where else ""
     return InputError(f"{prefix}{flag}: {f'{inner}: ' if inner else ''}{message}")

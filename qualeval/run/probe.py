@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.errors import EndpointError, InputError
 from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style, client_option
+from qualeval.records.clientconfig import AtLeast1
 from qualeval.scoring.constrain import Constraint, request_params
 from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, switch_params
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
@@ -40,8 +41,8 @@ class ProbeOptions(BaseModel):
     base_url: str | None = client_option(
         "base_url", "None leaves the default to the client, or the URL to a --sim server", default=None
     )
-    model: str = Field("sim", description="Model name to send.")
-    max_tokens: int = Field(
+    model: str = Field("sim", description="The model name to send.")
+    max_tokens: AtLeast1 = Field(
         BUDGET, description="Start token budget of each probe request (doubled for a sample that runs out)."
     )
     timeout: float = client_option(

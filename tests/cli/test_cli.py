@@ -90,7 +90,28 @@ def test_probe_table_and_json_file(tmp_path) -> None:  # type: ignore[no-untyped
         (["probe", "--base-url", "ftp://example"], 2, "base URL must start with http:// or https://"),
         (["probe", "--base-url", "http://127.0.0.1:9/v1", "--format", "xml"], 2, "--format must be 'table' or 'json'"),
         (["probe", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"], 3, "127.0.0.1:9"),
-        (["probe", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0"], 2, "timeouts must be positive"),
+        (["probe", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0"], 2, "--timeout: must be positive"),
+        (
+            ["probe", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "-3"],
+            2,
+            "--max-retries: must be at least 0",
+        ),
+        (["probe", "--base-url", "http://127.0.0.1:9/v1", "--max-tokens", "0"], 2, "--max-tokens: must be at least 1"),
+        (
+            [
+                "run",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "--task",
+                "knowledge_qa",
+                "--max-retries",
+                "-1",
+            ],
+            2,
+            "--max-retries: must be at least 0",
+        ),
     ],
 )
 def test_bad_input_gets_one_line_and_an_exit_code(args: list[str], code: int, words: str) -> None:
