@@ -9,16 +9,13 @@ from typing import Annotated, Any
 import typer
 
 from qualeval.cli import commands
-from qualeval.cli.output import fail, note, stderr, stdout, with_progress
+from qualeval.cli.output import fail, note, stderr, stdout, take_options, with_progress
 from qualeval.cli.views import print_comparison, print_run, print_summary
 from qualeval.errors import InputError, QualevalError
 from qualeval.run.options import cli_parameters, given_or_default
 
 __all__ = ["register"]
 
-_AllowCode = Annotated[
-    bool, typer.Option(help="Run the model's code to score code tasks (HumanEval), each in a sandboxed process.")
-]
 # the run options `score` takes (qualeval.run.options), with the help of one that means something else offline
 SCORE_OPTIONS = (
     "rescue",
@@ -30,6 +27,8 @@ SCORE_OPTIONS = (
     "allow_code_execution",
 )
 _SCORE_HELP = {"thinking": "Whether the responses were made with thinking on or off."}
+RESCORE_OPTIONS = ("rescue", "allow_code_execution")
+_RESCORE_HELP = {"rescue": "Override the run's --rescue setting."}
 _ScoreData = Annotated[
     Path | None,
     typer.Option(
@@ -155,14 +154,13 @@ def run_cmd(config: Path | None = None, **flags: Any) -> None:
 
 
 def rescore_cmd(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory written by qualeval run.")],
-    rescue: Annotated[bool | None, typer.Option(help="Override the run's --rescue setting.")] = None,
-    allow_code_execution: _AllowCode = False,
+    run_dir: Annotated[Path, typer.Argument(help="A run directory written by qualeval run.")], **flags: Any
 ) -> None:
     """Re-extract and re-score every record with the current extractor and task files; no request is sent.
     Writes rescore/summary.json and rescore/report.{md,html} beside the originals."""
+    allow = bool(flags["allow_code_execution"])  # this rescore's own permission, never the run's
     try:
-        summary, store = commands.rescore_and_report(run_dir, rescue=rescue, allow_code=allow_code_execution)
+        summary, store = commands.rescore_and_report(run_dir, rescue=flags["rescue"], allow_code=allow)
     except QualevalError as exc:
         fail(exc)
     for report in summary.tasks.values():
@@ -211,9 +209,8 @@ def register(app: typer.Typer) -> None:
     # `run` takes one option per RunConfig field (qualeval.run.options), after the profile that they override
     config = inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_Profile)
     run_cmd.__signature__ = inspect.Signature([config, *cli_parameters()])  # type: ignore[attr-defined]
-    own = [p for p in inspect.signature(score_cmd, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
-    options = cli_parameters(names=SCORE_OPTIONS, helps=_SCORE_HELP)
-    score_cmd.__signature__ = inspect.Signature([*own, *options])  # type: ignore[attr-defined]
+    take_options(score_cmd, cli_parameters(names=SCORE_OPTIONS, helps=_SCORE_HELP))
+    take_options(rescore_cmd, cli_parameters(names=RESCORE_OPTIONS, helps=_RESCORE_HELP))
     app.command("score", rich_help_panel="Evaluate")(score_cmd)
     app.command("compare", rich_help_panel="Evaluate")(compare_cmd)
     app.command("run", rich_help_panel="Evaluate")(run_cmd)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from qualeval.cli import commands
-from qualeval.cli.output import fail
+from qualeval.cli.output import fail, take_options
 from qualeval.cli.views import print_probe, print_sample, print_tasks
 from qualeval.errors import InputError, QualevalError
 from qualeval.run.options import cli_parameters, options_from
@@ -61,8 +60,8 @@ def tasks_show(
         typer.Option(help="Read the documents from this local file or folder: PATH, or TASK=PATH as run takes it."),
     ] = None,
     index: Annotated[int, typer.Option(help="Which sample to render.")] = 0,
-    num_fewshot: Annotated[int | None, typer.Option(help="Few-shot examples (the task's default otherwise).")] = None,
     output: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    **flags: Any,
 ) -> None:
     """Render one real sample: its id, messages, gold answer, choices and metadata."""
     if output not in ("text", "json"):
@@ -70,7 +69,7 @@ def tasks_show(
     if index < 0:
         fail(InputError(f"--index must not be negative, got {index}"))
     try:
-        sample = commands.task_sample(task, data=data, index=index, num_fewshot=num_fewshot)
+        sample = commands.task_sample(task, data=data, index=index, num_fewshot=flags["num_fewshot"])
     except QualevalError as exc:
         fail(exc)
     if output == "json":
@@ -81,8 +80,8 @@ def tasks_show(
 
 def register(app: typer.Typer) -> None:
     # `probe` takes one option per ProbeOptions field (qualeval.run.options), after its own
-    own = [p for p in inspect.signature(probe_cmd, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
-    probe_cmd.__signature__ = inspect.Signature([*own, *cli_parameters(ProbeOptions)])  # type: ignore[attr-defined]
+    take_options(probe_cmd, cli_parameters(ProbeOptions))
+    take_options(tasks_show, cli_parameters(names=("num_fewshot",)))
     app.command("probe", rich_help_panel="Inspect")(probe_cmd)
     tasks_app = typer.Typer(help="List built-in tasks and render their samples.", no_args_is_help=True)
     tasks_app.command("list")(tasks_list)

@@ -7,6 +7,7 @@ reached or refused us, or a run ended with requests that failed at the endpoint 
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -47,6 +48,13 @@ def fail(exc: QualevalError) -> NoReturn:
     # the message is plain text: `pip install "qualeval[lm-eval]"` must not lose its brackets to rich markup
     stderr().print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(exit_code(exc))
+
+
+def take_options(command: Callable[..., None], options: list[inspect.Parameter]) -> None:
+    """A command's own parameters, then options made from a model's fields (qualeval.run.options.cli_parameters),
+    which reach it in its `**flags`, each None when not given."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    command.__signature__ = inspect.Signature([*own, *options])  # type: ignore[attr-defined]
 
 
 def with_progress(run_config: RunConfig, execute: Callable[..., Coroutine[Any, Any, RunSummary]]) -> RunSummary:
