@@ -15,11 +15,11 @@ from pathlib import Path
 
 import orjson
 
+from qualeval.reasoning.completion import Completion
 from qualeval.records import Outcome
 from qualeval.report.accuracy import summarize
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import build_samples, load_task
-from qualeval.wire.models import Completion
 
 PAPER = {"prompt_strict": 76.89, "instruction_strict": 83.57, "prompt_loose": 79.30, "instruction_loose": 85.37}
 RESPONSES = "input_response_data_gpt4_20231107_145030.jsonl"

@@ -21,10 +21,11 @@ from typing import Any
 
 import math_verify
 
+from qualeval.reasoning.completion import Completion
 from qualeval.scoring.extract import normalize, words_to_digits
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import load_task
-from qualeval.wire.models import Completion, Message, Sample
+from qualeval.wire.models import Message, Sample
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qualeval._version import __version__
-from qualeval.wire.models import ChatRequest, ChatResponse, Completion, Message, Sample, Timing, Usage
+from qualeval.reasoning.completion import Completion
+from qualeval.records import Timing, Usage
+from qualeval.wire.models import ChatRequest, ChatResponse, Message, Sample
 
 if TYPE_CHECKING:
     from qualeval.api import RunResult, evaluate, evaluate_async, open_run

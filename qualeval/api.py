@@ -13,13 +13,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from qualeval.cli.progress import progress_bar
 from qualeval.errors import EndpointError, InputError
 from qualeval.records import Record, RunConfig, RunSummary
 from qualeval.records.store import RunStore
 from qualeval.report.html import write_reports_or_warn
 from qualeval.run.execute import execute
 from qualeval.run.options import api_parameters, load_config
+from qualeval.run.progress import progress_bar
 from qualeval.wire.transport import run_async
 
 __all__ = ["RunResult", "evaluate", "evaluate_async", "finish_run", "open_run"]

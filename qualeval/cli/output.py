@@ -59,7 +59,7 @@ def take_options(command: Callable[..., None], options: list[inspect.Parameter])
 
 def with_progress(run_config: RunConfig, execute: Callable[..., Coroutine[Any, Any, RunSummary]]) -> RunSummary:
     """Run with a progress bar on stderr."""
-    from qualeval.cli.progress import progress_bar
+    from qualeval.run.progress import progress_bar
     from qualeval.wire.transport import run_async
 
     with progress_bar(stderr()) as bar:

@@ -86,7 +86,7 @@ def print_run(summary: RunSummary) -> None:
     from qualeval.cli.frontier import print_frontier
 
     print_frontier(summary)
-    from qualeval.serving.sections import terminal_lines
+    from qualeval.report.serving_sections import terminal_lines
 
     for line in terminal_lines(summary):
         note(line)

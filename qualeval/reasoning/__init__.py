@@ -1,5 +1,6 @@
 """The split: the model's thinking apart from its final answer, whatever field or inline format it came in.
 
 split       split_completion: reasoning fields, inline tags, a close-only block, channels; the status
+completion  Completion, what the split gives: the thinking, the answer, where the thinking came from, the status
 formats     the inline formats, as data (`parsers/*.yaml`), and a user's own
 """

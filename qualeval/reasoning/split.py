@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qualeval.reasoning.completion import Completion
 from qualeval.reasoning.formats import ReasoningFormat
-from qualeval.wire.models import Completion, Status
+from qualeval.records import Status
 
 __all__ = [
     "InlineSplit",

@@ -5,4 +5,6 @@ accuracy    accuracy with Wilson intervals, statuses, rungs, breakdowns; repeate
 speed       speed figures (TTFT, first answer, TPOT, ITL, throughput) and speed beside quality
 markdown    report.md      html  report.html (templates/)      plots  its figures
 compare     two runs paired item by item
+serving_sections, serving_plots   the serving benchmark's sections and plots (qualeval.serving computes them)
+series      timeseries.jsonl read back
 """

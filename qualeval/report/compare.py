@@ -33,20 +33,20 @@ from qualeval.records import (
 )
 from qualeval.records.store import RunStore
 from qualeval.report.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
-from qualeval.serving.sections import side_by_side
+from qualeval.report.serving_sections import side_by_side
 
 __all__ = ["compare_runs"]
 
 BOOTSTRAP = 2000
 
-Key = tuple[str, ...]
+PairKey = tuple[str, ...]
 """(task, sample id, repeat, load level), or without the level when the runs swept different levels."""
 Pair = tuple[Record, Record]
 
 
 @dataclass(frozen=True)
 class _Run:
-    records: dict[Key, Record]
+    records: dict[PairKey, Record]
     """The first record of each key."""
     levels: set[str]
     manifest: Manifest
@@ -59,7 +59,7 @@ def _run(root: Path) -> _Run:
     manifest = store.manifest()
     if manifest is None:
         raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
-    records: dict[Key, Record] = {}
+    records: dict[PairKey, Record] = {}
     levels: set[str] = set()
     for record in store.records():
         levels.add(record.level)
@@ -76,9 +76,9 @@ def _summary(path: Path) -> RunSummary | None:
         return None
 
 
-def _rekey(records: dict[Key, Record]) -> dict[Key, Record]:
+def _rekey(records: dict[PairKey, Record]) -> dict[PairKey, Record]:
     """Drop the level from the key, keeping the first level's record for each item."""
-    out: dict[Key, Record] = {}
+    out: dict[PairKey, Record] = {}
     for key, record in records.items():
         out.setdefault(key[:3], record)
     return out
@@ -122,7 +122,7 @@ def _natural(name: str) -> tuple[float | str, ...]:
 _Grouped = tuple[dict[str, list[Pair]], dict[str, tuple[int, int]], dict[str, int]]
 
 
-def _grouped(a: _Run, b: _Run, shared: list[Key]) -> _Grouped:
+def _grouped(a: _Run, b: _Run, shared: list[PairKey]) -> _Grouped:
     """Pairs by task, and by load level when the runs swept several: the same item at several levels is not
     independent evidence. A pair of warm-up requests is left out, counted; so is a pair where either request
     failed at the endpoint (no answer to compare), counted per side."""

@@ -33,12 +33,12 @@ from qualeval.report.frontier_sections import (
 )
 from qualeval.report.markdown import OFFLINE, errors_cell, has_linked, markdown_report, timed
 from qualeval.report.numbers import dist, num, pct
+from qualeval.report.serving_sections import serving_sections
 
 __all__ = [
     "ITEM_CAP",
     "compare_html",
     "html_report",
-    "markdown_report",
     "warn",
     "write_reports",
     "write_reports_or_warn",
@@ -163,8 +163,6 @@ def html_report(
 ) -> str:
     """`root`: the run directory, for the plots over time (timeseries.jsonl). `offline`: scored by `qualeval
     score` from responses made elsewhere, so nothing was timed."""
-    from qualeval.serving.sections import serving_sections
-
     latencies: dict[str, dict[bool, list[float]]] = {}
     items = _ordered(_latencies(records, latencies), cap)
     template = _environment().from_string(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from qualeval.records import RunSummary, TaskReport
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown
 from qualeval.report.numbers import dist, num, pct
+from qualeval.report.serving_sections import serving_markdown
 
 __all__ = ["OFFLINE", "errors_cell", "has_linked", "markdown_report", "timed"]
 
@@ -35,8 +36,6 @@ def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
     lines += _accuracy(summary)
     lines += _statuses(summary)
     lines += _speed(summary)
-    from qualeval.serving.sections import serving_markdown
-
     lines += serving_markdown(summary)
     return "\n".join(lines) + "\n"
 

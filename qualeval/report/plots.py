@@ -7,10 +7,18 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["accuracy_by_length", "accuracy_vs_load", "frontier", "latency_by_outcome", "throughput_vs_load"]
+__all__ = [
+    "accuracy_by_length",
+    "accuracy_vs_load",
+    "frontier",
+    "latency_by_outcome",
+    "new_figure",
+    "svg_uri",
+    "throughput_vs_load",
+]
 
 
-def _figure(width: float = 5.2, height: float = 3.0) -> Any:
+def new_figure(width: float = 5.2, height: float = 3.0) -> Any:
     import matplotlib
 
     matplotlib.use("Agg")  # no display here, and no state shared with a user's own plotting backend
@@ -22,7 +30,7 @@ def _figure(width: float = 5.2, height: float = 3.0) -> Any:
     return fig, ax
 
 
-def _uri(fig: Any) -> str:
+def svg_uri(fig: Any) -> str:
     import matplotlib.pyplot as plt
 
     buffer = io.StringIO()
@@ -70,18 +78,18 @@ def accuracy_vs_load(levels: Mapping[str, Any], task: str) -> str:
     acc = [levels[k].accuracy.accuracy for k in labels]
     low = [max(0.0, a - levels[k].accuracy.low) for a, k in zip(acc, labels, strict=True)]
     high = [max(0.0, levels[k].accuracy.high - a) for a, k in zip(acc, labels, strict=True)]
-    fig, ax = _figure()
+    fig, ax = new_figure()
     x = _place(ax, labels)
     ax.errorbar(x, acc, yerr=[low, high], marker="o", capsize=3)
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1)
     ax.set_title(f"{task}: accuracy by level")
-    return _uri(fig)
+    return svg_uri(fig)
 
 
 def throughput_vs_load(levels: Mapping[str, Any], task: str) -> str:
     labels = list(levels)
-    fig, ax = _figure()
+    fig, ax = new_figure()
     x = _place(ax, labels)
     ax.plot(x, [levels[k].speed.output_throughput or 0 for k in labels], marker="o", label="output tokens/s")
     ax.set_ylabel("output tokens per second")
@@ -92,12 +100,12 @@ def throughput_vs_load(levels: Mapping[str, Any], task: str) -> str:
     ax2.set_ylabel("requests per second")
     ax.set_title(f"{task}: throughput by level")
     fig.legend(loc="upper left", bbox_to_anchor=(0.12, 0.88), fontsize=8)
-    return _uri(fig)
+    return svg_uri(fig)
 
 
 def latency_by_outcome(correct: Sequence[float], wrong: Sequence[float], task: str) -> str:
     """End-to-end latency (s) of correct and wrong answers."""
-    fig, ax = _figure()
+    fig, ax = new_figure()
     data = [v for v in (correct, wrong) if v]
     names = [n for n, v in (("correct", correct), ("wrong", wrong)) if v]
     ax.hist([[t / 1000 for t in d] for d in data], bins=20, label=names, stacked=False, alpha=0.75)
@@ -105,7 +113,7 @@ def latency_by_outcome(correct: Sequence[float], wrong: Sequence[float], task: s
     ax.set_ylabel("requests")
     ax.legend()
     ax.set_title(f"{task}: latency by outcome")
-    return _uri(fig)
+    return svg_uri(fig)
 
 
 def accuracy_by_length(cells: Mapping[str, Any], task: str) -> str:
@@ -117,20 +125,20 @@ def accuracy_by_length(cells: Mapping[str, Any], task: str) -> str:
         [max(0.0, a - cells[k].low) for a, k in zip(acc, labels, strict=True)],
         [max(0.0, cells[k].high - a) for a, k in zip(acc, labels, strict=True)],
     ]
-    fig, ax = _figure()
+    fig, ax = new_figure()
     ax.bar(range(len(labels)), acc, yerr=err, capsize=3, color="#6b8cde")
     ax.set_xticks(range(len(labels)), [f"{k}\n(n={cells[k].n})" for k in labels])
     ax.set_xlabel("reasoning tokens")
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1)
     ax.set_title(f"{task}: reasoning length vs correctness")
-    return _uri(fig)
+    return svg_uri(fig)
 
 
 def frontier(levels: Sequence[Any], task: str) -> str:
     """Accuracy (with its interval) against mean output tokens and against latency p50, one point per level,
     the Pareto-efficient ones filled and joined in order of cost."""
-    fig, axes = _figure(width=9.0, height=3.4)
+    fig, axes = new_figure(width=9.0, height=3.4)
     fig.delaxes(axes)
     for i, (cost, marked, label) in enumerate(
         (
@@ -156,4 +164,4 @@ def frontier(levels: Sequence[Any], task: str) -> str:
         ax.set_ylabel("accuracy")
         ax.set_ylim(0, 1)
     fig.suptitle(f"{task}: accuracy against cost (filled: Pareto-efficient)")
-    return _uri(fig)
+    return svg_uri(fig)

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from qualeval.errors import InputError, validation_problem
+from qualeval.reasoning.completion import Completion
 from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
 from qualeval.reasoning.split import split_completion
 from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
@@ -33,7 +34,7 @@ from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
 from qualeval.tasks import Task, build_samples
 from qualeval.tasks.samples import sample_from_doc
 from qualeval.tasks.sources import jsonl_objects
-from qualeval.wire.models import Completion, Sample
+from qualeval.wire.models import Sample
 
 __all__ = ["JudgedLine", "SplitOptions", "score_file"]
 

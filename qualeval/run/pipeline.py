@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qualeval.errors import InputError
+from qualeval.reasoning.completion import Completion
 from qualeval.records import (
     ANSWERED,
     SAMPLING,
@@ -38,7 +39,7 @@ from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER
 from qualeval.tasks.task import Task
 from qualeval.wire.client import ChatSender, build_body
-from qualeval.wire.models import ChatRequest, ChatResponse, Completion, Message, Sample
+from qualeval.wire.models import ChatRequest, ChatResponse, Message, Sample
 
 __all__ = ["request_for", "resolve_mode", "run_one", "run_samples", "sampling_for"]
 

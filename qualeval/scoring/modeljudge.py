@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
-from qualeval.records import ClientConfig
+from qualeval.records import ClientConfig, Grade
 from qualeval.wire.client import ChatClient
-from qualeval.wire.models import ChatRequest, Grade, Message, Sample
+from qualeval.wire.models import ChatRequest, Message, Sample
 
 __all__ = ["GRADER_MARK", "ModelJudge", "grade_prompt", "model_judge_for", "read_grade"]
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qualeval.reasoning.completion import Completion
+from qualeval.records import Grade
 from qualeval.scoring.constrain import ConstraintRecord, constraint_for, validate
 from qualeval.scoring.extract import Extraction, extract, naive_extract, typed_value
 from qualeval.scoring.followup import reconcile
 from qualeval.scoring.rules import Score, score
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
 from qualeval.tasks.task import Task
-from qualeval.wire.models import Completion, Grade, Sample
+from qualeval.wire.models import Sample
 
 __all__ = ["NOT_SCORED", "Verdict", "decide", "wants_model_judge"]
 

@@ -4,5 +4,5 @@ workloads   llama-benchy's and `vllm bench serve`'s prompts by name (configs/wor
 lengths     token counting and filler      shaping  a run's items: workload, context lengths, shard
 endpoints   replicas                       wiring   how they are wired into a run
 timeseries  the once-a-second sampler (servermetrics.yaml: each server's /metrics names)
-figures     the tools' own figures         sections, plots  their report sections
+figures     the tools' own figures (qualeval.report draws them: report.serving_sections, report.serving_plots)
 """

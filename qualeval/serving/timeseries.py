@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -19,13 +19,13 @@ from typing import Any
 
 import httpx
 import yaml
-from pydantic import ValidationError
 
 from qualeval.errors import InputError
 from qualeval.records import MeanMax, SeriesPoint, ServerSample
+from qualeval.report.series import read_series
 from qualeval.serving.lengths import root_of
 
-__all__ = ["Sampler", "metric_maps", "read_metrics", "read_series", "server_summary"]
+__all__ = ["Sampler", "metric_maps", "read_metrics", "server_summary"]
 
 FIGURES = tuple(name for name in ServerSample.model_fields if name != "server")
 
@@ -198,18 +198,6 @@ class Sampler:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-
-
-def read_series(root: Path) -> Iterator[SeriesPoint]:
-    """The run's seconds; a line cut short by a kill is left out, as the sampler would have finished it."""
-    path = root / "timeseries.jsonl"
-    if not path.exists():
-        return
-    with path.open("rb") as handle:
-        for line in handle:
-            if line.endswith(b"\n"):
-                with contextlib.suppress(ValidationError):
-                    yield SeriesPoint.model_validate_json(line)
 
 
 def server_summary(root: Path) -> dict[str, dict[str, MeanMax]]:

@@ -1,5 +1,5 @@
-"""Typed values that cross module boundaries: request, response, split completion. The persisted ones (usage,
-timing, grade, statuses) live in qualeval.records."""
+"""Typed values that cross module boundaries: sample, request, response. The split completion is the split's
+(qualeval.reasoning.completion); the persisted values (usage, timing, grade, statuses) live in qualeval.records."""
 
 from __future__ import annotations
 
@@ -7,21 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from qualeval.records import Grade, ItlSummary, ReasoningSource, Shape, Status, Timing, Usage
+from qualeval.reasoning.completion import Completion
+from qualeval.records import Shape, Timing, Usage
 
-__all__ = [
-    "ChatRequest",
-    "ChatResponse",
-    "Completion",
-    "Grade",
-    "ItlSummary",
-    "Message",
-    "ReasoningSource",
-    "Sample",
-    "Status",
-    "Timing",
-    "Usage",
-]
+__all__ = ["ChatRequest", "ChatResponse", "Message", "Sample"]
 
 
 class Message(BaseModel):
@@ -86,16 +75,6 @@ class ChatRequest(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Merged last into the JSON body (structured-output parameters, server-specific switches)."""
     stream: bool = True
-
-
-class Completion(BaseModel):
-    """What the model said, split into its thinking and its final answer."""
-
-    reasoning: str = ""
-    content: str = ""
-    reasoning_source: ReasoningSource = "none"
-    reasoning_closed: bool = False
-    status: Status = "ok"
 
 
 class ChatResponse(BaseModel):

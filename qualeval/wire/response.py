@@ -15,8 +15,9 @@ import orjson
 
 from qualeval.reasoning.formats import ReasoningFormat
 from qualeval.reasoning.split import REASONING_FIELDS, split_completion
+from qualeval.records import ItlSummary, Timing, Usage
 from qualeval.wire.histogram import bucket_of, interpolated
-from qualeval.wire.models import ChatRequest, ChatResponse, ItlSummary, Timing, Usage
+from qualeval.wire.models import ChatRequest, ChatResponse
 from qualeval.wire.stream import Attempt
 
 __all__ = ["build_response", "error_text", "failed_response", "retry_after", "usage_of"]

@@ -20,9 +20,9 @@ import orjson
 import pytest
 
 from qualeval.errors import InputError
+from qualeval.reasoning.completion import Completion
 from qualeval.reasoning.formats import load_format, resolve_formats
 from qualeval.reasoning.split import split_completion
-from qualeval.wire.models import Completion
 from qualeval.wire.response import build_response
 from qualeval.wire.stream import StreamState
 from tests.conftest import ask

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+from qualeval.reasoning.completion import Completion
 from qualeval.records import ClientConfig, Record, RunConfig
 from qualeval.records.store import RunStore
 from qualeval.run.execute import execute
@@ -20,7 +21,7 @@ from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.protocol import restated
 from qualeval.tasks import build_samples, load_task
 from qualeval.wire.client import ChatClient
-from qualeval.wire.models import ChatRequest, Completion, Message, Sample
+from qualeval.wire.models import ChatRequest, Message, Sample
 
 PLACEHOLDER = re.compile(r"<[a-z_ ]+>|\{[a-z_]+\}")
 

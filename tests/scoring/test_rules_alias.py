@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from qualeval.reasoning.completion import Completion
 from qualeval.scoring.extract import normalize, words_to_digits
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import load_task
-from qualeval.wire.models import Completion, Message, Sample
+from qualeval.wire.models import Message, Sample
 from tests.conftest import DATA
 
 PAIRS = json.loads((DATA / "freeform_verdicts.json").read_text(encoding="utf-8"))

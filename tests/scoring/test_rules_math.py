@@ -9,9 +9,10 @@ from pathlib import Path
 import math_verify
 import pytest
 
+from qualeval.reasoning.completion import Completion
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import load_task
-from qualeval.wire.models import Completion, Sample
+from qualeval.wire.models import Sample
 from tests.conftest import DATA
 
 # (gold as MATH stores it, the model's final content, what a careful grader says)

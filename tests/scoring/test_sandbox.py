@@ -18,6 +18,7 @@ import pytest
 
 import qualeval
 from qualeval.errors import InputError
+from qualeval.reasoning.completion import Completion
 from qualeval.records import ClientConfig
 from qualeval.report.accuracy import Repeat, pass_at_k, repeated
 from qualeval.run.pipeline import run_samples
@@ -27,7 +28,7 @@ from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour
 from qualeval.tasks import build_samples, load_task
 from qualeval.wire.client import ChatClient
-from qualeval.wire.models import Completion, Sample
+from qualeval.wire.models import Sample
 from tests.conftest import SHARED, fast_sim, sim_url
 
 HUMANEVAL = SHARED / "humaneval" / "HumanEval.jsonl"

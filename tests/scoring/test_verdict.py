@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from qualeval.errors import InputError
-from qualeval.records import RunConfig
+from qualeval.reasoning.completion import Completion
+from qualeval.records import Grade, RunConfig
 from qualeval.run.execute import execute
 from qualeval.run.rescore import rescore
 from qualeval.scoring.constrain import ConstraintRecord
@@ -20,7 +21,7 @@ from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.grading import grade_reply
 from qualeval.tasks import load_task
-from qualeval.wire.models import Completion, Grade, Message, Sample
+from qualeval.wire.models import Message, Sample
 
 TASKS = ("word_problems", "knowledge_qa", "syllogisms")
 # (flavour, the convention forced for single/followup, whether the server ignores constraints)

@@ -369,7 +369,7 @@ def test_synthetic_prompts_show_no_accuracy_anywhere(tmp_path: Path) -> None:
     their speed-beside-quality section, plots or the per-item browser. Speed is all there is, and it is shown."""
     from rich.console import Console
 
-    from qualeval.cli.progress import progress_bar
+    from qualeval.run.progress import progress_bar
 
     sets = ["num_prompts=4", "input_len=64", "output_len=12"]
     with running_server(sim()) as url:

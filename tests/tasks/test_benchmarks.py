@@ -12,9 +12,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from qualeval.reasoning.completion import Completion
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import build_samples, load_task
-from qualeval.wire.models import Completion
 from tests.conftest import ROOT, SHARED
 
 MMLU_PRO_OUTPUTS = SHARED / "model_outputs" / "mmlu_pro_cot"

@@ -24,6 +24,7 @@ import pytest
 from jinja2 import meta
 
 from qualeval.errors import InputError
+from qualeval.reasoning.completion import Completion
 from qualeval.records import RunConfig
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import build_samples, load_task
@@ -31,7 +32,6 @@ from qualeval.tasks.lmeval import find_task_file
 from qualeval.tasks.load import load_tasks
 from qualeval.tasks.task import Task
 from qualeval.tasks.templates import sandbox
-from qualeval.wire.models import Completion
 from tests.conftest import ROOT, SHARED
 
 MIRROR = ROOT / "tests" / "data" / "lmeval"

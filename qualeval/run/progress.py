@@ -1,6 +1,9 @@
 """The run's progress bar (items, accuracy so far, tokens per second, errors, truncations), for the CLI and for
 `qualeval.evaluate(progress=True)`: callbacks for `run.execute`, and the bar they drive. Accuracy counts only
-scored records: a workload's synthetic prompts have no right answer, so a run of nothing else shows none."""
+scored records: a workload's synthetic prompts have no right answer, so a run of nothing else shows none.
+
+It lives beside execute rather than in the CLI: the API draws it too, and the API must not depend on the CLI
+(the CLI is built on the API)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from qualeval.records import MeanStd, RunSummary, Stats, WorkloadLevel, WorkloadPrompts
 
-__all__ = ["serving_markdown", "serving_sections", "terminal_lines"]
+__all__ = ["serving_markdown", "serving_sections", "side_by_side", "terminal_lines"]
 
 _TIMES = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2el", "E2EL"), ("first_answer", "first answer"))
 
@@ -164,7 +164,7 @@ def serving_sections(summary: RunSummary, root: Path | None = None) -> list[dict
     sections = [s for s in (_workload(summary), _context(summary), _replicas(summary), _server(summary)) if s]
     if root is None:
         return sections
-    from qualeval.serving import plots as serveplots
+    from qualeval.report import serving_plots as serveplots
 
     context = next((s for s in sections if s["title"] == "Quality at every length"), None)
     if context is not None and summary.serving and summary.serving.context:

@@ -1,12 +1,12 @@
-"""Plots of the serving sections, as SVG data URIs (qualeval.report.plots draws the figure and encodes it)."""
+"""Plots of the serving sections, as SVG data URIs (qualeval.report.plots makes the figure and encodes it)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from qualeval.records import ContextFigures, SeriesPoint
-from qualeval.report.plots import _figure, _uri
-from qualeval.serving.timeseries import read_series
+from qualeval.report.plots import new_figure, svg_uri
+from qualeval.report.series import read_series
 
 __all__ = ["by_length", "over_time"]
 
@@ -19,7 +19,7 @@ def by_length(context: ContextFigures) -> str | None:
     tasks = context.tasks
     if not tasks:
         return None
-    fig, ax = _figure(6.0, 3.2)
+    fig, ax = new_figure(6.0, 3.2)
     ax2 = ax.twinx()
     for task, lengths in tasks.items():
         measured = {k: v.accuracy for k, v in lengths.items() if v.accuracy.n}  # a refused length has no accuracy
@@ -38,7 +38,7 @@ def by_length(context: ContextFigures) -> str | None:
     ax2.set_ylabel("TTFT p50 (s)")
     ax.set_title("quality and time to first token at every length")
     fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.86), fontsize=7)  # the top middle stays clear
-    return _uri(fig)
+    return svg_uri(fig)
 
 
 def _rolling(lines: list[SeriesPoint]) -> list[float | None]:
@@ -86,4 +86,4 @@ def over_time(root: Path) -> str | None:
         for x in lines:
             if x.warmup:
                 ax.axvspan(x.t - 1.0, x.t, color="#ddd", alpha=0.6, linewidth=0)
-    return _uri(fig)
+    return svg_uri(fig)
