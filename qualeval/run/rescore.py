@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from qualeval.errors import InputError
+from qualeval.reasoning.completion import Completion
 from qualeval.records import Manifest, Record, RunConfig, RunSummary, TaskEntry
 from qualeval.records.store import RunStore
 from qualeval.report.summary import summarize_records
@@ -15,7 +16,7 @@ from qualeval.run.levels import levels
 from qualeval.scoring.verdict import decide
 from qualeval.serving.wiring import serving_figures
 from qualeval.tasks import Task, load_task
-from qualeval.wire.models import Completion, Message, Sample
+from qualeval.wire.models import Message, Sample
 
 __all__ = ["rescore", "run_config_of", "sample_of", "task_of"]
 
