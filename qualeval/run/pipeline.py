@@ -22,7 +22,9 @@ from qualeval.errors import InputError
 from qualeval.records import (
     ANSWERED,
     SAMPLING,
+    AppliedMode,
     ByThinking,
+    ConstraintKind,
     ConstraintRecord,
     FollowupRecord,
     Grade,
@@ -74,7 +76,7 @@ def request_for(
     return ChatRequest(model=model, messages=sample.messages, **values)
 
 
-def _constrained(request: ChatRequest, constraint: Constraint, style: Style) -> tuple[ChatRequest, str]:
+def _constrained(request: ChatRequest, constraint: Constraint, style: Style) -> tuple[ChatRequest, ConstraintKind]:
     kind, params = request_params(constraint, style)
     update: dict[str, Any] = {"extra_body": {**request.extra_body, **params}}
     if "response_format" in params:
@@ -96,7 +98,7 @@ async def _followup(
         update={"messages": (Message(role="user", content=text),), "thinking": False, "max_tokens": 256, "stop": ()}
     )
     constraint = constraint_for(spec, sample.choices)
-    kind: str = constraint.kind  # what was sent: _constrained may send another kind than the constraint's
+    kind: ConstraintKind = constraint.kind  # what was sent: _constrained may send another kind than the constraint's
     if style is not None:
         ask, kind = _constrained(ask, constraint, style)
     second = await client.chat(ask)
@@ -117,7 +119,7 @@ async def _followup(
 
 
 async def _ask(
-    client: ChatSender, task: Task, sample: Sample, request: ChatRequest, mode: Mode, style: Style | None
+    client: ChatSender, task: Task, sample: Sample, request: ChatRequest, mode: AppliedMode, style: Style | None
 ) -> tuple[ChatRequest, ChatResponse, ConstraintRecord]:
     """Send the request under the constraint `mode` asks for: what was sent, what came back, what happened to
     the constraint (a follow-up request included); the judge decides whether it held."""
@@ -162,7 +164,7 @@ async def run_one(
     sample: Sample,
     *,
     model: str,
-    mode: Mode,
+    mode: AppliedMode,
     style: Style | None,
     rescue: bool = False,
     repeat: int = 0,
@@ -226,7 +228,7 @@ def resolve_mode(
     thinking: bool | None = None,
     bare: bool = False,
     unknown: str = "",
-) -> tuple[Mode, Style | None, str | None]:
+) -> tuple[AppliedMode, Style | None, str | None]:
     """The mode actually used, its convention, and a one-line note where that is not simply what was asked.
 
     `styles`: conventions the endpoint enforces, best first. A constraint on the main request rides after the

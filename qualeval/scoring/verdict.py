@@ -60,13 +60,12 @@ def _answer(
     """The answer to score, and the constraint record with what became of the constraint."""
     spec = task.spec
     math = spec.scorer.kind == "math"
-    mode = constraint.mode if constraint is not None and constraint.kind is not None else "off"
-    if constraint is None or mode not in ("single", "followup"):
+    if constraint is None or constraint.kind is None or constraint.mode == "off":
         return extract(done.content, spec.answer, sample.choices, math=math), constraint
-    if mode == "single":
+    if constraint.mode == "single":
         if not done.content.strip():
             return extract(done.content, spec.answer, sample.choices, math=math), constraint
-        satisfied, span = validate(constraint_for(spec.answer, sample.choices), str(constraint.kind), done.content)
+        satisfied, span = validate(constraint_for(spec.answer, sample.choices), constraint.kind, done.content)
         judged = constraint.model_copy(update={"held": satisfied, "valid": satisfied})
         if satisfied and span is not None and (value := typed_value(span, spec.answer, sample.choices)) is not None:
             return Extraction(value=value, rung="constraint", raw=span), judged
