@@ -46,9 +46,9 @@ from qualeval.records.probe import (
     Mode,
     ModeResult,
     ProbeResult,
+    ProbeVerdict,
     ReasoningSource,
     Style,
-    Verdict,
     styles_from_probe,
 )
 from qualeval.records.record import (
@@ -166,6 +166,7 @@ __all__ = [
     "Paired",
     "Pinned",
     "ProbeResult",
+    "ProbeVerdict",
     "PromptSpec",
     "Ratio",
     "ReasoningSource",
@@ -205,7 +206,6 @@ __all__ = [
     "Timing",
     "Truncation",
     "Usage",
-    "Verdict",
     "VllmFigures",
     "WorkloadFigures",
     "WorkloadLevel",

@@ -20,9 +20,9 @@ __all__ = [
     "Mode",
     "ModeResult",
     "ProbeResult",
+    "ProbeVerdict",
     "ReasoningSource",
     "Style",
-    "Verdict",
     "styles_from_probe",
 ]
 
@@ -60,7 +60,9 @@ ReasoningSource = (
 """Where the reasoning text was found. `channel:<name>` is open to user-defined channel formats (a format file
 of kind `channel`), so past the fixed names it is any `channel:` name."""
 
-Verdict = Literal["enforced", "ignored", "rejected", "inconclusive"]
+ProbeVerdict = Literal["enforced", "ignored", "rejected", "inconclusive"]
+"""The outcome of one probe check: the endpoint enforced the convention, ignored it, rejected the request, or
+the samples could not tell (not the verdict on an answer, which is qualeval.scoring.verdict's)."""
 
 
 def styles_from_probe(verdicts: Mapping[str, str]) -> list[Style]:
@@ -70,7 +72,7 @@ def styles_from_probe(verdicts: Mapping[str, str]) -> list[Style]:
 
 
 class ModeResult(BaseModel):
-    verdict: Verdict
+    verdict: ProbeVerdict
     detail: str = ""
     samples: list[str] = Field(default_factory=list)
     """The verdict of each sample taken, in order (a starved sample, resent with more tokens, is not one)."""
