@@ -24,20 +24,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from qualeval.records import STYLES, AnswerSpec, ConstraintKind, ConstraintRecord, Style, styles_from_probe
+from qualeval.records import AnswerSpec, ConstraintKind, Style
 
-__all__ = [
-    "FIRST_TOKEN",
-    "STYLES",
-    "Constraint",
-    "ConstraintRecord",
-    "Style",
-    "constraint_for",
-    "gbnf",
-    "request_params",
-    "styles_from_probe",
-    "validate",
-]
+__all__ = ["FIRST_TOKEN", "Constraint", "constraint_for", "gbnf", "request_params", "validate"]
 
 FIRST_TOKEN: frozenset[str] = frozenset({"grammar"})
 """Conventions that constrain from the first token even where the server separates reasoning."""

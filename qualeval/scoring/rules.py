@@ -9,7 +9,7 @@ from qualeval.records import AnswerSpec, Score, ScorerSpec
 from qualeval.scoring.extract import find_number, math_equal, normalize, token_f1, words_to_digits
 from qualeval.wire.models import Sample
 
-__all__ = ["SCORERS", "Score", "ValueScorer", "score"]
+__all__ = ["SCORERS", "ValueScorer", "score"]
 
 _PLAIN_NUMBER = re.compile(r"[-−$\d.,\s]+%?")
 _PLAIN_GOLD_NUMBER = re.compile(r"[-−$\d.,\s°CFK]+")

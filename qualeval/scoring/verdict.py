@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qualeval.scoring.constrain import ConstraintRecord, constraint_for, validate
+from qualeval.records import ConstraintRecord, Score
+from qualeval.scoring.constrain import constraint_for, validate
 from qualeval.scoring.extract import Extraction, extract, naive_extract, typed_value
 from qualeval.scoring.followup import reconcile
-from qualeval.scoring.rules import Score, score
+from qualeval.scoring.rules import score
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
 from qualeval.tasks.task import Task
 from qualeval.wire.models import Completion, Grade, Sample

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from qualeval.records import ScorerSpec
+from qualeval.records import Score, ScorerSpec
 from qualeval.scoring.extract import Extraction
-from qualeval.scoring.rules import Score
 from qualeval.wire.models import Sample
 
 __all__ = ["WHOLE_ANSWER", "WHOLE_SCORERS", "WholeScorer", "score_whole"]
