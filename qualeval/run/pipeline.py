@@ -37,7 +37,7 @@ from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, 
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge
 from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
-from qualeval.scoring.whole import WHOLE_ANSWER
+from qualeval.scoring.whole import WHOLE_ANSWER, runs_code
 from qualeval.tasks.task import Task
 from qualeval.wire.client import ChatSender, build_body
 from qualeval.wire.models import ChatRequest, ChatResponse, Completion, Message, Sample
@@ -148,7 +148,7 @@ async def _judged(
     allow_code: bool,
 ) -> tuple[Verdict, Grade | None]:
     """The verdict on an answer, and the model judge's grade where the rules rejected a free-form one."""
-    if task.spec.scorer.kind == "code":  # the program runs for seconds: off the event loop that streams the rest
+    if runs_code(task.spec.scorer.kind):  # the program runs for seconds: off the event loop that streams the rest
         verdict = await asyncio.to_thread(decide, task, sample, done, info, rescue=rescue, allow_code=allow_code)
     else:
         verdict = decide(task, sample, done, info, rescue=rescue, allow_code=allow_code)

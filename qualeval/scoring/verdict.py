@@ -17,7 +17,7 @@ from qualeval.records import ConstraintRecord, Score
 from qualeval.scoring.constrain import constraint_for, validate
 from qualeval.scoring.extract import Extraction, extract, naive_extract, typed_value
 from qualeval.scoring.followup import reconcile
-from qualeval.scoring.rules import score
+from qualeval.scoring.rules import reads_math, score
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
 from qualeval.tasks.task import Task
 from qualeval.wire.models import Completion, Grade, Sample
@@ -51,7 +51,7 @@ def _reply(task: Task, sample: Sample, constraint: ConstraintRecord) -> tuple[st
         valid, answer = validate(constraint_for(spec.answer, sample.choices), constraint.kind, text)
         if valid and answer is not None and (value := typed_value(answer, spec.answer, sample.choices)) is not None:
             return value, True
-    got = extract(text, spec.answer, sample.choices, math=spec.scorer.kind == "math")
+    got = extract(text, spec.answer, sample.choices, math=reads_math(spec.scorer.kind))
     return got.value, valid
 
 
@@ -60,7 +60,7 @@ def _answer(
 ) -> tuple[Extraction, ConstraintRecord | None]:
     """The answer to score, and the constraint record with what became of the constraint."""
     spec = task.spec
-    math = spec.scorer.kind == "math"
+    math = reads_math(spec.scorer.kind)
     if constraint is None or constraint.kind is None or constraint.mode == "off":
         return extract(done.content, spec.answer, sample.choices, math=math), constraint
     if constraint.mode == "single":
