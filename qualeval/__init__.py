@@ -26,7 +26,7 @@ _LAZY = {
     "evaluate_async": "qualeval.api",
     "open_run": "qualeval.api",
     "ChatClient": "qualeval.wire.client",
-    "ClientConfig": "qualeval.wire.client",
+    "ClientConfig": "qualeval.records",
     "RunConfig": "qualeval.records",
     "score_file": "qualeval.run.offline",
     "Record": "qualeval.records",

@@ -181,21 +181,26 @@ def test_a_record_written_before_the_body_was_typed_is_written_back_whole() -> N
     assert (body.messages[0].role, body.messages[0].content) == ("system", None)
     assert body.prompt() == str([{"type": "text", "text": "What is the capital of France?"}])
     assert body.model_extra == {"chat_template_kwargs": {"enable_thinking": True}, "thinking_token_budget": 512}
-    assert body.as_sent() == json.loads(BODY_RECORD)["request"]
+    assert body.model_dump(mode="json") == json.loads(BODY_RECORD)["request"]
     follow = record.constraint.followup
     assert follow is not None and follow.request.prompt() == "Response: Paris"
-    assert set(follow.request.as_sent()) == {"messages", "model", "max_tokens", "response_format"}
+    assert set(follow.request.model_dump(mode="json")) == {"messages", "model", "max_tokens", "response_format"}
     assert Record.model_validate(json.loads(record.model_dump_json())) == record
 
 
 def test_a_sent_body_holds_the_keys_that_were_sent_and_no_others() -> None:
     sent = {"model": "m", "messages": [{"role": "user", "content": "q", "name": "u"}], "max_completion_tokens": 9}
     body = SentBody.model_validate(sent)
-    assert body.as_sent() == sent and json.loads(body.model_dump_json()) == sent  # nothing padded with nulls
+    assert (
+        body.model_dump(mode="json") == sent and json.loads(body.model_dump_json()) == sent
+    )  # nothing padded with nulls
     assert (body.budget(), body.prompt(), body.messages[0].model_extra) == (9, "q", {"name": "u"})
-    assert body.stream is None and "stream" not in body.as_sent()  # unset is not sent, and not written
+    assert body.stream is None and "stream" not in body.model_dump(mode="json")  # unset is not sent, and not written
     assert json.loads(SentBody(model="m", stream=False).model_dump_json()) == {"model": "m", "stream": False}
-    assert body.model_copy(update={"seed": 3}).as_sent() == {**sent, "seed": 3}  # a key set afterwards is sent
+    assert body.model_copy(update={"seed": 3}).model_dump(mode="json") == {
+        **sent,
+        "seed": 3,
+    }  # a key set afterwards is sent
     assert body.prompt() == "q" and SentBody().prompt() is None and SentBody().budget() is None
 
 

@@ -1,4 +1,4 @@
-"""Every type a run persists, one submodule per file written:
+"""Every type a run persists, one submodule per file written (or part of one):
 
     record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
     body.py         records.jsonl    SentBody, the JSON body a request sent (its SentMessages), kept as sent
@@ -7,16 +7,20 @@
     comparison.py   compare.json     Comparison
     manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
     runconfig.py    manifest.json    RunConfig: every option of a run, declared once (flags, profiles, the API)
-    clientconfig.py manifest.json    ClientConfig: the options a run hands on to its client, declared there
+    clientconfig.py (not written)    ClientConfig: where the options a run hands on to its client are declared;
+                                     RunConfig takes them (client_option), so manifest.json holds their values
     taskspec.py     manifest.json    TaskSpec: the task file format, kept so that a rescore needs no file
     shaping.py      manifest.json    Shaping: what serving made of the items (WorkloadPrompts, lengths, shard)
                     records.jsonl    Shape: what it made of one item's prompt (a record's `shape`)
-    probe.py        probe --json     ProbeResult and the structured-output conventions it names
+    probe.py        probe --json     ProbeResult and the conventions it names, which records name too (where
+                                     reasoning comes back; the structured-output styles, modes and kinds)
     items.py        items.jsonl      OfflineItem (`qualeval score`)
     series.py       timeseries.jsonl SeriesPoint, one second of the run from both ends (ServerSample per replica)
 
-and views.py, the compact views of a record that the figures read (never written). Definitions only: the modules
-that compute the figures import these types, never the other way round, so nothing here imports them.
+and three that are not types of a file: views.py, the compact views of a record that the figures read (never
+written); store.py, the run directory itself (RunStore: how it is written, and resumed); flagtext.py, how a flag's
+text becomes a value, for RunConfig's validators. Definitions and the store only: the modules that compute the
+figures import these, never the other way round, so nothing here imports them.
 
 Free-form by design in one place only, `Record.meta`: the task's own values, under the names its file gives them.
 JSON whose shape belongs to someone else is typed as JSON (`JsonValue`) and read defensively, if at all: a task's inline
@@ -41,11 +45,14 @@ from qualeval.records.probe import (
     BUDGET,
     SEED,
     STYLES,
+    AppliedMode,
+    ConstraintKind,
     Mode,
     ModeResult,
     ProbeResult,
+    ProbeVerdict,
+    ReasoningSource,
     Style,
-    Verdict,
     styles_from_probe,
 )
 from qualeval.records.record import (
@@ -59,7 +66,6 @@ from qualeval.records.record import (
     FollowupRecord,
     Grade,
     ItlSummary,
-    ReasoningSource,
     Record,
     Rung,
     Score,
@@ -78,6 +84,7 @@ from qualeval.records.shaping import (
     Shard,
     TemplateTokens,
     WorkloadPrompts,
+    WorkloadStyle,
 )
 from qualeval.records.summary import (
     BenchyFigures,
@@ -130,11 +137,13 @@ __all__ = [
     "TRUNCATED",
     "Agreement",
     "AnswerSpec",
+    "AppliedMode",
     "BenchyFigures",
     "ByThinking",
     "Cell",
     "ClientConfig",
     "Comparison",
+    "ConstraintKind",
     "ConstraintRecord",
     "ContextFigures",
     "ContextShaping",
@@ -161,6 +170,7 @@ __all__ = [
     "Paired",
     "Pinned",
     "ProbeResult",
+    "ProbeVerdict",
     "PromptSpec",
     "Ratio",
     "ReasoningSource",
@@ -200,11 +210,11 @@ __all__ = [
     "Timing",
     "Truncation",
     "Usage",
-    "Verdict",
     "VllmFigures",
     "WorkloadFigures",
     "WorkloadLevel",
     "WorkloadPrompts",
+    "WorkloadStyle",
     "client_option",
     "env_base_url",
     "styles_from_probe",

@@ -56,10 +56,6 @@ class SentBody(BaseModel):
     stream: bool | None = _sent_if_set()
     stream_options: dict[str, JsonValue] | None = _sent_if_set()
 
-    def as_sent(self) -> dict[str, Any]:
-        """The body as a JSON-ready dict, as it was sent (to send it again, or to read a server's key)."""
-        return self.model_dump(mode="json")
-
     def budget(self) -> int | None:
         """The token budget the request allowed, under whichever key carried it."""
         return self.max_tokens or self.max_completion_tokens

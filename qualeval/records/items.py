@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from qualeval.records.record import Grade
+from qualeval.records.record import Grade, Rung, Status
 
 __all__ = ["OfflineItem"]
 
 
 class OfflineItem(BaseModel):
     id: str
-    status: str
+    status: Status
     extracted: str | None
-    method: str
+    method: Rung
     """The extraction rung that produced the answer."""
     correct: bool
     gold: str

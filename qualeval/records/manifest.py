@@ -4,12 +4,12 @@ written by any version, or by hand in a test, still loads; keys this version doe
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from qualeval.records.clientconfig import ThinkingSwitch
-from qualeval.records.probe import ProbeResult, Style
+from qualeval.records.probe import AppliedMode, ProbeResult, Style
 from qualeval.records.runconfig import RunConfig
 from qualeval.records.shaping import Shaping
 from qualeval.records.taskspec import TaskSpec
@@ -20,16 +20,16 @@ __all__ = ["Manifest", "Pinned", "ServerInfo", "TaskEntry"]
 class Pinned(BaseModel):
     """What a run decides once and keeps: the constraint mode and convention, and the thinking switch."""
 
-    constraint: Literal["single", "followup", "off"]
+    constraint: AppliedMode
     constraint_style: Style | None = None
-    tasks: dict[str, Literal["single", "followup", "off"]] = Field(default_factory=dict)
+    tasks: dict[str, AppliedMode] = Field(default_factory=dict)
     """Tasks whose constraint mode is not `constraint`: without a reasoning channel a constraint binds from the
     first token, so only a task whose prompt asks for the answer alone keeps `single` (qualeval.run.pipeline)."""
     thinking_switch: ThinkingSwitch = "none"
     notes: list[str] = Field(default_factory=list)
     """Why, one line each, where the resolution is not simply what was asked."""
 
-    def mode_for(self, task: str) -> Literal["single", "followup", "off"]:
+    def mode_for(self, task: str) -> AppliedMode:
         return self.tasks.get(task, self.constraint)
 
     def fingerprinted(self) -> dict[str, Any]:

@@ -1,16 +1,30 @@
 """What `qualeval probe` found an endpoint to do (`--json FILE`, and the manifest's `server.probe`), and the
-structured-output conventions it names (qualeval.scoring.constrain sends them, qualeval.run.probe checks them)."""
+conventions it names, which every record names too: where reasoning comes back (ReasoningSource), and the
+structured-output conventions and constraint modes (qualeval.scoring.constrain sends them, qualeval.run.probe
+checks them). They are defined here, not in record.py, because record.py's ConstraintRecord needs them and this
+module must not import record.py back."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
-from qualeval.records.record import ReasoningSource
-
-__all__ = ["BUDGET", "SEED", "STYLES", "Mode", "ModeResult", "ProbeResult", "Style", "Verdict", "styles_from_probe"]
+__all__ = [
+    "BUDGET",
+    "SEED",
+    "STYLES",
+    "AppliedMode",
+    "ConstraintKind",
+    "Mode",
+    "ModeResult",
+    "ProbeResult",
+    "ProbeVerdict",
+    "ReasoningSource",
+    "Style",
+    "styles_from_probe",
+]
 
 BUDGET = 2048
 """Start token budget of each probe request (a sample that runs out is sent again with more)."""
@@ -25,8 +39,30 @@ last."""
 Mode = Literal["auto", "single", "followup", "off"]
 """How a run constrains the answer: auto (the run picks), single (the request itself carries it), followup (a second
 turn asks for the answer under it) or off."""
+AppliedMode = Literal["single", "followup", "off"]
+"""A mode once `auto` is resolved: what a run pins per task and each record's constraint names."""
+ConstraintKind = Literal["choice", "regex", "json"]
+"""The shape a constraint takes as sent: the choices, a regex (numbers), or a JSON object with an `answer`."""
 
-Verdict = Literal["enforced", "ignored", "rejected", "inconclusive"]
+ReasoningSource = (
+    Literal[
+        "field:reasoning",
+        "field:reasoning_content",
+        "field:reasoning_details",
+        "inline:paired",
+        "inline:close-only",
+        "inline:unclosed",
+        "channel:harmony",
+        "none",
+    ]
+    | Annotated[str, StringConstraints(pattern=r"^channel:\S+$")]
+)
+"""Where the reasoning text was found. `channel:<name>` is open to user-defined channel formats (a format file
+of kind `channel`), so past the fixed names it is any `channel:` name."""
+
+ProbeVerdict = Literal["enforced", "ignored", "rejected", "inconclusive"]
+"""The outcome of one probe check: the endpoint enforced the convention, ignored it, rejected the request, or
+the samples could not tell (not the verdict on an answer, which is qualeval.scoring.verdict's)."""
 
 
 def styles_from_probe(verdicts: Mapping[str, str]) -> list[Style]:
@@ -36,7 +72,7 @@ def styles_from_probe(verdicts: Mapping[str, str]) -> list[Style]:
 
 
 class ModeResult(BaseModel):
-    verdict: Verdict
+    verdict: ProbeVerdict
     detail: str = ""
     samples: list[str] = Field(default_factory=list)
     """The verdict of each sample taken, in order (a starved sample, resent with more tokens, is not one)."""

@@ -3,7 +3,7 @@ is read back into its type once; the views that summaries, speed figures and tab
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -11,12 +11,12 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
-    StringConstraints,
     model_serializer,
     model_validator,
 )
 
 from qualeval.records.body import SentBody
+from qualeval.records.probe import AppliedMode, ConstraintKind, ReasoningSource, Style
 from qualeval.records.shaping import SHAPE_KEYS, Shape
 from qualeval.records.views import Outcome, Timed
 
@@ -32,7 +32,6 @@ __all__ = [
     "FollowupRecord",
     "Grade",
     "ItlSummary",
-    "ReasoningSource",
     "Record",
     "Rung",
     "Score",
@@ -41,22 +40,6 @@ __all__ = [
     "Timing",
     "Usage",
 ]
-
-ReasoningSource = (
-    Literal[
-        "field:reasoning",
-        "field:reasoning_content",
-        "field:reasoning_details",
-        "inline:paired",
-        "inline:close-only",
-        "inline:unclosed",
-        "channel:harmony",
-        "none",
-    ]
-    | Annotated[str, StringConstraints(pattern=r"^channel:\S+$")]
-)
-"""Where the reasoning text was found. `channel:<name>` is open to user-defined channel formats (a format file
-of kind `channel`), so past the fixed names it is any `channel:` name."""
 
 Status = Literal[
     "ok",
@@ -189,9 +172,10 @@ class FollowupRecord(BaseModel):
 class ConstraintRecord(BaseModel):
     """What happened to the constraint of one request, kept in its record."""
 
-    mode: str
-    kind: str | None = None
-    style: str | None = None
+    mode: AppliedMode
+    kind: ConstraintKind | None = None
+    """What was sent, which may be another kind than the answer's (a JSON-only convention sends json)."""
+    style: Style | None = None
     held: bool | None = None
     """Single mode: what came back satisfied the constraint. Followup mode: the reply satisfied it *and* agrees
     with the content (or filled in an answer the content holds). None: nothing was sent or nothing came back."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 __all__ = ["SeriesPoint", "ServerSample"]
@@ -11,8 +13,8 @@ class ServerSample(BaseModel):
     """One replica's second: its kind and the figures its /metrics gave, through the names servermetrics.yaml maps
     for that kind (a figure its server does not expose, or a counter's in the first second, is absent)."""
 
-    server: str
-    """The kind recognised from the metric names: vllm, sglang, llamacpp."""
+    server: Literal["vllm", "sglang", "llamacpp"]
+    """The kind recognised from the metric names: the blocks of the packaged servermetrics.yaml."""
     running: float | None = None
     waiting: float | None = None
     kv_cache_usage: float | None = None

@@ -19,7 +19,11 @@ __all__ = [
     "Shard",
     "TemplateTokens",
     "WorkloadPrompts",
+    "WorkloadStyle",
 ]
+
+WorkloadStyle = Literal["vllm", "llama-benchy"]
+"""Which tool's figures the report shows beside qualeval's own: vllm bench serve's or llama-benchy's."""
 
 
 def _unset(value: object) -> bool:
@@ -78,7 +82,7 @@ class ShapedWorkload(BaseModel):
 
     name: str
     file: str | None = None
-    style: Literal["vllm", "llama-benchy"] = "vllm"
+    style: WorkloadStyle = "vllm"
     mirrors: str = ""
     percentiles: list[float] = Field(default_factory=lambda: [50.0, 90.0, 95.0, 99.0])
     prompts: WorkloadPrompts = Field(default_factory=WorkloadPrompts)

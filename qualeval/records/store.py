@@ -1,9 +1,13 @@
-"""The run directory, and the only code that writes it.
+"""The run directory, and the code that writes it: every file goes through RunStore (a run's, a merge's, a
+rescore's `rescore/`, and `qualeval score`'s folder), except timeseries.jsonl, which the sampler of
+qualeval.serving.timeseries appends to once a second while the run goes on.
 
     manifest.json    the configuration (no secrets), versions, the server's /models answer and probe result,
                      a fingerprint of the samples
     records.jsonl    one line per request, appended and flushed as each completes
     summary.json     per-task summaries, repeated-sampling and speed figures
+    timeseries.jsonl one line a second, from both ends of the wire
+    items.jsonl      `qualeval score` only: one judged line per response, in place of records.jsonl
     report.md, report.html
 
 Each record line is written with a single unbuffered `write` on a file opened for appending, so a run killed

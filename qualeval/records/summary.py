@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from qualeval.records.shaping import TemplateTokens, WorkloadPrompts
+from qualeval.records.shaping import TemplateTokens, WorkloadPrompts, WorkloadStyle
 
 __all__ = [
     "BenchyFigures",
@@ -322,7 +322,7 @@ class WorkloadFigures(BaseModel):
     """The workload's figures per load level, beside what shaping decided (forcing keys, template tokens)."""
 
     name: str
-    style: str = "vllm"
+    style: WorkloadStyle = "vllm"
     mirrors: str = ""
     prompts: WorkloadPrompts = Field(default_factory=WorkloadPrompts)
     percentiles: list[float] = Field(default_factory=lambda: [50.0, 90.0, 95.0, 99.0])

@@ -11,6 +11,7 @@ from qualeval.records import RunConfig
 from qualeval.run.pipeline import sampling_for
 from qualeval.run.probe import is_simulated
 from qualeval.scoring.code import REFUSAL
+from qualeval.scoring.whole import runs_code
 from qualeval.tasks.task import Task
 
 __all__ = [
@@ -29,7 +30,7 @@ __all__ = [
 def check_code_allowed(tasks: list[Task], allowed: bool) -> None:
     """A code-scored task needs --allow-code-execution: refused, with the reason, before anything is sent or
     written."""
-    code = [t.name for t in tasks if t.spec.scorer.kind == "code"]
+    code = [t.name for t in tasks if runs_code(t.spec.scorer.kind)]
     if code and not allowed:
         raise InputError(f"task {code[0]} {REFUSAL}")
 

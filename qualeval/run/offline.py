@@ -376,10 +376,8 @@ def write_offline(
     from qualeval.report.html import write_reports_or_warn
     from qualeval.report.speed import linked, speed
 
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "items.jsonl").open("wb") as handle:
-        for item in items:
-            handle.write(item.model_dump_json().encode() + b"\n")
+    store = RunStore(out)  # every file through the store, each moved into place whole
+    store.write_lines("items.jsonl", (item.model_dump_json().encode() for item in items))
     report = TaskReport(summary=summary, speed=speed([]), linked=linked([], None))
     run = RunSummary(
         model=f"offline: {responses.name}",
@@ -389,6 +387,5 @@ def write_offline(
         records=len(items),
         tasks={task.name: report},
     )
-    store = RunStore(out)
     store.write_json("summary.json", run.model_dump(mode="json"))
     write_reports_or_warn(store, run, (entry.record(task.name) for entry in scored), offline=True)

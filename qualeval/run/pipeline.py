@@ -23,7 +23,9 @@ from qualeval.reasoning.completion import Completion
 from qualeval.records import (
     ANSWERED,
     SAMPLING,
+    AppliedMode,
     ByThinking,
+    ConstraintKind,
     ConstraintRecord,
     FollowupRecord,
     Grade,
@@ -36,7 +38,7 @@ from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, 
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge
 from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
-from qualeval.scoring.whole import WHOLE_ANSWER
+from qualeval.scoring.whole import WHOLE_ANSWER, runs_code
 from qualeval.tasks.task import Task
 from qualeval.wire.client import ChatSender, build_body
 from qualeval.wire.models import ChatRequest, ChatResponse, Message, Sample
@@ -75,7 +77,7 @@ def request_for(
     return ChatRequest(model=model, messages=sample.messages, **values)
 
 
-def _constrained(request: ChatRequest, constraint: Constraint, style: Style) -> tuple[ChatRequest, str]:
+def _constrained(request: ChatRequest, constraint: Constraint, style: Style) -> tuple[ChatRequest, ConstraintKind]:
     kind, params = request_params(constraint, style)
     update: dict[str, Any] = {"extra_body": {**request.extra_body, **params}}
     if "response_format" in params:
@@ -97,7 +99,7 @@ async def _followup(
         update={"messages": (Message(role="user", content=text),), "thinking": False, "max_tokens": 256, "stop": ()}
     )
     constraint = constraint_for(spec, sample.choices)
-    kind: str = constraint.kind  # what was sent: _constrained may send another kind than the constraint's
+    kind: ConstraintKind = constraint.kind  # what was sent: _constrained may send another kind than the constraint's
     if style is not None:
         ask, kind = _constrained(ask, constraint, style)
     second = await client.chat(ask)
@@ -118,7 +120,7 @@ async def _followup(
 
 
 async def _ask(
-    client: ChatSender, task: Task, sample: Sample, request: ChatRequest, mode: Mode, style: Style | None
+    client: ChatSender, task: Task, sample: Sample, request: ChatRequest, mode: AppliedMode, style: Style | None
 ) -> tuple[ChatRequest, ChatResponse, ConstraintRecord]:
     """Send the request under the constraint `mode` asks for: what was sent, what came back, what happened to
     the constraint (a follow-up request included); the judge decides whether it held."""
@@ -147,7 +149,7 @@ async def _judged(
     allow_code: bool,
 ) -> tuple[Verdict, Grade | None]:
     """The verdict on an answer, and the model judge's grade where the rules rejected a free-form one."""
-    if task.spec.scorer.kind == "code":  # the program runs for seconds: off the event loop that streams the rest
+    if runs_code(task.spec.scorer.kind):  # the program runs for seconds: off the event loop that streams the rest
         verdict = await asyncio.to_thread(decide, task, sample, done, info, rescue=rescue, allow_code=allow_code)
     else:
         verdict = decide(task, sample, done, info, rescue=rescue, allow_code=allow_code)
@@ -163,7 +165,7 @@ async def run_one(
     sample: Sample,
     *,
     model: str,
-    mode: Mode,
+    mode: AppliedMode,
     style: Style | None,
     rescue: bool = False,
     repeat: int = 0,
@@ -227,7 +229,7 @@ def resolve_mode(
     thinking: bool | None = None,
     bare: bool = False,
     unknown: str = "",
-) -> tuple[Mode, Style | None, str | None]:
+) -> tuple[AppliedMode, Style | None, str | None]:
     """The mode actually used, its convention, and a one-line note where that is not simply what was asked.
 
     `styles`: conventions the endpoint enforces, best first. A constraint on the main request rides after the

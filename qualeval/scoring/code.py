@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 
 from qualeval.errors import InputError
-from qualeval.records import ScorerSpec
-from qualeval.scoring.rules import Score
+from qualeval.records import Score, ScorerSpec
 from qualeval.scoring.sandbox import Limits, isolation, run_python
 from qualeval.wire.models import Sample
 

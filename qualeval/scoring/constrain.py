@@ -19,25 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 from pydantic import BaseModel
 
-from qualeval.records import STYLES, AnswerSpec, ConstraintRecord, Style, styles_from_probe
+from qualeval.records import AnswerSpec, ConstraintKind, Style
 
-__all__ = [
-    "FIRST_TOKEN",
-    "STYLES",
-    "Constraint",
-    "ConstraintRecord",
-    "Style",
-    "constraint_for",
-    "gbnf",
-    "request_params",
-    "styles_from_probe",
-    "validate",
-]
+__all__ = ["FIRST_TOKEN", "Constraint", "constraint_for", "gbnf", "request_params", "validate"]
 
 FIRST_TOKEN: frozenset[str] = frozenset({"grammar"})
 """Conventions that constrain from the first token even where the server separates reasoning."""
@@ -50,7 +39,7 @@ _GBNF_STRING = r'''string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" ["\\/bfnrt] )* "
 class Constraint(BaseModel):
     """The answer's shape, in every form a server may want it."""
 
-    kind: Literal["choice", "regex", "json"]
+    kind: ConstraintKind
     choices: tuple[str, ...] = ()
     pattern: str | None = None
     schema_: dict[str, Any]
@@ -122,7 +111,7 @@ def gbnf(constraint: Constraint) -> str:
     return 'root ::= "{\\"answer\\": " string "}"\n' + _GBNF_STRING + "\n"
 
 
-def request_params(constraint: Constraint, style: Style) -> tuple[str, dict[str, Any]]:
+def request_params(constraint: Constraint, style: Style) -> tuple[ConstraintKind, dict[str, Any]]:
     """The kind actually sent and the body keys that carry it, for one endpoint convention."""
     if style == "grammar":
         return constraint.kind, {"grammar": gbnf(constraint)}
@@ -151,7 +140,7 @@ def request_params(constraint: Constraint, style: Style) -> tuple[str, dict[str,
     return constraint.kind, ({outer: {inner: value}} if outer else {inner: value})
 
 
-def validate(constraint: Constraint, kind: str, content: str) -> tuple[bool, str | None]:
+def validate(constraint: Constraint, kind: ConstraintKind, content: str) -> tuple[bool, str | None]:
     """Whether `content` satisfies the constraint as sent (`kind`), and the answer it carries."""
     text = content.strip()
     if kind == "json":

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.scoring.rules import Score
+from qualeval.records import Score
 from qualeval.wire.models import Sample
 
 __all__ = ["score_ifeval"]

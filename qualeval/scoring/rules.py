@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from qualeval.records import AnswerSpec, Score, ScorerSpec
 from qualeval.scoring.extract import find_number, math_equal, normalize, token_f1, words_to_digits
 from qualeval.wire.models import Sample
 
-__all__ = ["SCORERS", "Score", "ValueScorer", "score"]
+__all__ = ["SCORERS", "ValueScorer", "reads_math", "score"]
 
 _PLAIN_NUMBER = re.compile(r"[-−$\d.,\s]+%?")
 _PLAIN_GOLD_NUMBER = re.compile(r"[-−$\d.,\s°CFK]+")
@@ -197,22 +198,35 @@ def _exact(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> 
     return Score(correct=same, detail=f"'{value[:40]}' vs '{sample.gold[:40]}'")
 
 
-ValueScorer = Callable[[str, Sample, ScorerSpec, AnswerSpec], Score]
+@dataclass(frozen=True, slots=True)
+class ValueScorer:
+    """One scorer kind of an extracted value: how it judges, and how the value is to be read for it."""
+
+    judge: Callable[[str, Sample, ScorerSpec, AnswerSpec], Score]
+    math: bool = False
+    """The ladder reads the answer with math-verify over the whole content (a LaTeX expression, not a number)."""
+
 
 SCORERS: dict[str, ValueScorer] = {
-    "numeric": lambda value, sample, spec, _: _numeric(value, sample, spec),
-    "alias_match": _alias,
-    "math": _math,
-    "regex": _regex,
-    "choice": _choice,
-    "exact": _exact,
+    "numeric": ValueScorer(lambda value, sample, spec, _: _numeric(value, sample, spec)),
+    "alias_match": ValueScorer(_alias),
+    "math": ValueScorer(_math, math=True),
+    "regex": ValueScorer(_regex),
+    "choice": ValueScorer(_choice),
+    "exact": ValueScorer(_exact),
 }
 """The scorers of an extracted value, by a task's `scorer.kind`; `code` and `ifeval` read the whole answer instead
 (qualeval.scoring.whole.WHOLE_SCORERS)."""
+
+
+def reads_math(kind: str) -> bool:
+    """Whether the answer of a task scored by `kind` is read with the math ladder."""
+    found = SCORERS.get(kind)
+    return found is not None and found.math
 
 
 def score(value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerSpec) -> Score:
     """Score an extracted value. No value is simply not correct; the status says why."""
     if value is None:
         return Score(correct=False, detail="nothing extracted")
-    return SCORERS[scorer.kind](value, sample, scorer, answer)
+    return SCORERS[scorer.kind].judge(value, sample, scorer, answer)

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qualeval.reasoning.completion import Completion
-from qualeval.records import Grade
-from qualeval.scoring.constrain import ConstraintRecord, constraint_for, validate
+from qualeval.records import ConstraintRecord, Grade, Score
+from qualeval.scoring.constrain import constraint_for, validate
 from qualeval.scoring.extract import Extraction, extract, naive_extract, typed_value
 from qualeval.scoring.followup import reconcile
-from qualeval.scoring.rules import Score, score
+from qualeval.scoring.rules import reads_math, score
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
 from qualeval.tasks.task import Task
 from qualeval.wire.models import Sample
@@ -52,7 +52,7 @@ def _reply(task: Task, sample: Sample, constraint: ConstraintRecord) -> tuple[st
         valid, answer = validate(constraint_for(spec.answer, sample.choices), constraint.kind, text)
         if valid and answer is not None and (value := typed_value(answer, spec.answer, sample.choices)) is not None:
             return value, True
-    got = extract(text, spec.answer, sample.choices, math=spec.scorer.kind == "math")
+    got = extract(text, spec.answer, sample.choices, math=reads_math(spec.scorer.kind))
     return got.value, valid
 
 
@@ -61,14 +61,13 @@ def _answer(
 ) -> tuple[Extraction, ConstraintRecord | None]:
     """The answer to score, and the constraint record with what became of the constraint."""
     spec = task.spec
-    math = spec.scorer.kind == "math"
-    mode = constraint.mode if constraint is not None and constraint.kind is not None else "off"
-    if constraint is None or mode not in ("single", "followup"):
+    math = reads_math(spec.scorer.kind)
+    if constraint is None or constraint.kind is None or constraint.mode == "off":
         return extract(done.content, spec.answer, sample.choices, math=math), constraint
-    if mode == "single":
+    if constraint.mode == "single":
         if not done.content.strip():
             return extract(done.content, spec.answer, sample.choices, math=math), constraint
-        satisfied, span = validate(constraint_for(spec.answer, sample.choices), str(constraint.kind), done.content)
+        satisfied, span = validate(constraint_for(spec.answer, sample.choices), constraint.kind, done.content)
         judged = constraint.model_copy(update={"held": satisfied, "valid": satisfied})
         if satisfied and span is not None and (value := typed_value(span, spec.answer, sample.choices)) is not None:
             return Extraction(value=value, rung="constraint", raw=span), judged

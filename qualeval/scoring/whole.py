@@ -6,13 +6,13 @@ The judge hands them the final content (never the reasoning); each lives in a mo
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from qualeval.records import ScorerSpec
+from qualeval.records import Score, ScorerSpec
 from qualeval.scoring.extract import Extraction
-from qualeval.scoring.rules import Score
 from qualeval.wire.models import Sample
 
-__all__ = ["WHOLE_ANSWER", "WHOLE_SCORERS", "WholeScorer", "score_whole"]
+__all__ = ["WHOLE_ANSWER", "WHOLE_SCORERS", "WholeScorer", "runs_code", "score_whole"]
 
 
 def _code(content: str, sample: Sample, scorer: ScorerSpec, allow_code: bool) -> tuple[Extraction, Score]:
@@ -33,16 +33,30 @@ def _ifeval(content: str, sample: Sample, scorer: ScorerSpec, allow_code: bool) 
     return Extraction(value=content[:200], rung="content"), score_ifeval(content, sample)
 
 
-WholeScorer = Callable[[str, Sample, ScorerSpec, bool], tuple[Extraction, Score]]
+@dataclass(frozen=True, slots=True)
+class WholeScorer:
+    """One scorer kind of the whole content: how it judges, and what scoring it takes."""
 
-WHOLE_SCORERS: dict[str, WholeScorer] = {"code": _code, "ifeval": _ifeval}
+    judge: Callable[[str, Sample, ScorerSpec, bool], tuple[Extraction, Score]]
+    runs_code: bool = False
+    """Scoring runs the answer as a program: only with --allow-code-execution, and off the event loop."""
+
+
+WHOLE_SCORERS: dict[str, WholeScorer] = {"code": WholeScorer(_code, runs_code=True), "ifeval": WholeScorer(_ifeval)}
 """Scorers of the whole content, by a task's `scorer.kind`: no extraction ladder, no constraint, no naive
 extractor."""
 WHOLE_ANSWER = frozenset(WHOLE_SCORERS)
+"""The kinds that judge the whole answer: being in this table is that flag."""
+
+
+def runs_code(kind: str) -> bool:
+    """Whether scoring a task of this kind runs its answers as programs."""
+    found = WHOLE_SCORERS.get(kind)
+    return found is not None and found.runs_code
 
 
 def score_whole(
     content: str, sample: Sample, scorer: ScorerSpec, *, allow_code: bool = False
 ) -> tuple[Extraction, Score]:
     """The whole-answer scorer of the task's kind on the final content (never the reasoning)."""
-    return WHOLE_SCORERS[scorer.kind](content, sample, scorer, allow_code)
+    return WHOLE_SCORERS[scorer.kind].judge(content, sample, scorer, allow_code)

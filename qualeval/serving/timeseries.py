@@ -33,7 +33,7 @@ FIGURES = tuple(name for name in ServerSample.model_fields if name != "server")
 @cache
 def metric_maps(path: str | None = None) -> dict[str, dict[str, Any]]:
     """Each server's mapping from qualeval's figure names to its metric names; a bad file is one line."""
-    where = path or "qualeval/servermetrics.yaml"
+    where = path or "qualeval/serving/servermetrics.yaml"
     text = Path(path).read_text() if path else (resources.files("qualeval.serving") / "servermetrics.yaml").read_text()
     maps = yaml.safe_load(text)
     for server, spec in (maps or {}).items():

@@ -35,9 +35,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
-from qualeval.records import Shape, WorkloadPrompts
+from qualeval.records import Shape, TaskSpec, WorkloadPrompts
 from qualeval.serving.lengths import Counter, Filler, fit, place
-from qualeval.tasks import Task, TaskSpec
+from qualeval.tasks import Task
 from qualeval.wire.models import Message, Sample
 
 __all__ = ["Measures", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]

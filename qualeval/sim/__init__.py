@@ -1,9 +1,11 @@
 """The reference server: a simulated reasoning model behind real servers' wire formats."""
 
-from qualeval.sim.behaviour import AnswerKey, Behaviour
+from qualeval.sim.answerkey import AnswerKey
+from qualeval.sim.behaviour import Behaviour
+from qualeval.sim.config import Latency, SimConfig, parse_faults
 from qualeval.sim.flavours import FLAVOURS, Flavour
 from qualeval.sim.process import server_process
-from qualeval.sim.server import Latency, SimConfig, SimServer, parse_faults, running_server
+from qualeval.sim.server import SimServer, running_server
 
 __all__ = [
     "FLAVOURS",

@@ -19,7 +19,7 @@ from qualeval.sim.answerkey import AnswerKey, KeyEntry
 from qualeval.sim.grading import grade_reply
 from qualeval.sim.protocol import asks_working, copied_placeholder, restated, restates
 
-__all__ = ["AnswerKey", "Behaviour", "Constraint", "Effort", "Generation", "KeyEntry", "generate", "seeded", "tokenize"]
+__all__ = ["AskedConstraint", "Behaviour", "Effort", "PlannedReply", "generate", "seeded", "tokenize"]
 
 _TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -31,7 +31,9 @@ def tokenize(text: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class Constraint:
+class AskedConstraint:
+    """The structured-output constraint a request asked the simulated server for, as its flavour read it."""
+
     kind: str  # "choice" | "regex" | "json"
     value: Any = None  # list of choices, a pattern, a JSON schema (None: any JSON object)
 
@@ -55,7 +57,9 @@ class Behaviour:
 
 
 @dataclass(slots=True)
-class Generation:
+class PlannedReply:
+    """What the simulated model will send for one request, before a flavour puts it on the wire."""
+
     reasoning: list[str] = field(default_factory=list)
     answer: list[str] = field(default_factory=list)
     closed: bool = True
@@ -219,7 +223,7 @@ def _json_for(schema: dict[str, Any] | None, answer: str) -> Any:
     return answer
 
 
-def constrained(constraint: Constraint, answer: str, rng: random.Random) -> str:
+def constrained(constraint: AskedConstraint, answer: str, rng: random.Random) -> str:
     """The answer forced into the constraint, as a constrained decoder would produce it."""
     if constraint.kind == "choice":
         options = [str(c) for c in constraint.value or []]
@@ -304,13 +308,13 @@ def generate(
     key: AnswerKey | None,
     max_tokens: int | None,
     thinking: bool,
-    constraint: Constraint | None,
+    constraint: AskedConstraint | None,
     constraint_skips_thinking: bool,
     directives: dict[str, str],
     variant: object = 0,
     conversation: str = "",
     effort: Effort | None = None,
-) -> Generation:
+) -> PlannedReply:
     """The model's output for one request, already cut to `max_tokens`.
 
     `prompt` is the last user message; `conversation` the whole exchange, searched when the last message
@@ -318,7 +322,7 @@ def generate(
     allows the thinking (reasoning_effort, a thinking budget), when it says.
     """
     if (grade := grade_reply(prompt)) is not None:  # asked to act as a model judge
-        return Generation(thinking=False, answer=tokenize(grade))
+        return PlannedReply(thinking=False, answer=tokenize(grade))
     if constraint is not None and constraint_skips_thinking:
         thinking = False
     entry = key.find(prompt) if key else None
@@ -337,7 +341,7 @@ def generate(
     answer, hint = (
         (said, said) if said is not None else _chosen(prompt, entry, key, rng, accuracy, directives.get("outcome"))
     )
-    gen = Generation(thinking=thinking)
+    gen = PlannedReply(thinking=thinking)
     if thinking:
         gen.reasoning = _reasoning(prompt, hint, written or _wanted(behaviour, directives, rng), rng)
     _answer_into(gen, prompt, answer, entry, said, constraint, behaviour, directives, rng)
@@ -347,12 +351,12 @@ def generate(
 
 
 def _answer_into(
-    gen: Generation,
+    gen: PlannedReply,
     prompt: str,
     answer: str,
     entry: KeyEntry | None,
     said: str | None,
-    constraint: Constraint | None,
+    constraint: AskedConstraint | None,
     behaviour: Behaviour,
     directives: dict[str, str],
     rng: random.Random,
@@ -380,7 +384,7 @@ def _fit(tokens: list[str], wanted: int) -> list[str]:
     return tokens[: max(wanted - len(ending), 0)] + ending[-wanted:]
 
 
-def _cut(gen: Generation, budget: int) -> None:
+def _cut(gen: PlannedReply, budget: int) -> None:
     # the closing marker costs one token between reasoning and answer
     if len(gen.reasoning) >= budget:
         gen.reasoning = gen.reasoning[:budget]

@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import AnswerKey, Behaviour
+from qualeval.sim.answerkey import AnswerKey
+from qualeval.sim.behaviour import Behaviour
 
 __all__ = ["DONE", "ChatCall", "Ctx", "Planned", "RequestRejected", "ServerHooks", "Step", "sse"]
 

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import orjson
 
-from qualeval.sim.behaviour import Generation, tokenize
+from qualeval.sim.behaviour import PlannedReply, tokenize
 
 __all__ = [
     "Metrics",
@@ -138,7 +138,7 @@ def tokenized(raw: bytes, max_model_len: int) -> dict[str, Any] | None:
     return {"count": count, "max_model_len": max_model_len, "tokens": list(range(count)), "token_strs": None}
 
 
-def force_length(gen: Generation, body: dict[str, Any], max_tokens: int | None) -> None:
+def force_length(gen: PlannedReply, body: dict[str, Any], max_tokens: int | None) -> None:
     """`ignore_eos` writes on to `max_tokens`; `min_tokens` writes on to at least that many (vLLM's sampling
     parameters). The extra words follow the answer, as a model that was not allowed to stop writes on."""
     wanted = 0

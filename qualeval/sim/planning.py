@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from qualeval.sim.behaviour import Behaviour, Constraint, generate, seeded, tokenize
+from qualeval.sim.behaviour import AskedConstraint, Behaviour, generate, seeded, tokenize
 from qualeval.sim.config import SimConfig
 from qualeval.sim.flavours.common import completion_tokens, read_constraint, read_effort, read_thinking
 from qualeval.sim.frames import ChatCall, Ctx, RequestRejected, ServerHooks, Step
@@ -85,7 +85,7 @@ def _read(state: ServerState, body: dict[str, Any], fault: str | None) -> tuple[
     return prompt, user, prompt_tokens, max_tokens
 
 
-def _shape(state: ServerState, body: dict[str, Any]) -> tuple[Constraint | None, bool]:
+def _shape(state: ServerState, body: dict[str, Any]) -> tuple[AskedConstraint | None, bool]:
     """(constraint, thinking) as the flavour reads the request."""
     constraint = None if state.config.ignore_constraints else read_constraint(state.flavour, body)
     return constraint, read_thinking(state.flavour, body)

@@ -17,12 +17,12 @@ from collections.abc import Iterator, Mapping
 from functools import partial
 
 from qualeval.sim.answerkey import AnswerKey
-from qualeval.sim.config import FAULTS, Latency, SimConfig, parse_faults
+from qualeval.sim.config import SimConfig
 from qualeval.sim.flavours import FLAVOURS, Flavour
 from qualeval.sim.handler import serve_connection
 from qualeval.sim.state import ServerState, new_state
 
-__all__ = ["FAULTS", "Latency", "SimConfig", "SimServer", "parse_faults", "running_server"]
+__all__ = ["SimServer", "running_server"]
 
 
 class SimServer:

@@ -1,7 +1,6 @@
 """Tasks: YAML task files, their datasets, and the samples they render."""
 
-from qualeval.records import TaskSpec
 from qualeval.tasks.load import Task, builtin_tasks, load_task, parse_task
 from qualeval.tasks.samples import build_samples
 
-__all__ = ["Task", "TaskSpec", "build_samples", "builtin_tasks", "load_task", "parse_task"]
+__all__ = ["Task", "build_samples", "builtin_tasks", "load_task", "parse_task"]

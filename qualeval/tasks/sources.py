@@ -8,17 +8,16 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
 from qualeval.errors import InputError
 from qualeval.records import TaskSpec
+from qualeval.tasks.task import Doc
 
 __all__ = ["jsonl_objects", "read_file", "read_split", "source_label"]
 
-Doc = dict[str, Any]
 SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 from qualeval.records import TaskSpec
 
-__all__ = ["Task", "TaskCode"]
+__all__ = ["Doc", "Task", "TaskCode"]
 
 Doc = dict[str, Any]
+"""One document of a task's dataset, as read (a JSON object, a CSV row, a hub record): its fields are the task's."""
 
 
 @dataclass(frozen=True, slots=True)

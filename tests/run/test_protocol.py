@@ -96,7 +96,9 @@ def test_without_a_reasoning_channel_the_default_keeps_the_working(tmp_path: Pat
         free = _run(url, tmp_path / "off", "word_problems", thinking=False, thinking_switch="chat_template_kwargs",
                     constraint="off")  # fmt: skip
     assert {r.constraint.mode for r in records} == {"followup"}
-    assert "structured_outputs" not in records[0].request.as_sent()  # the main request went out unconstrained
+    assert "structured_outputs" not in records[0].request.model_dump(
+        mode="json"
+    )  # the main request went out unconstrained
     assert _accuracy(records) == _content_only(records, "word_problems") == _accuracy(free)
 
 

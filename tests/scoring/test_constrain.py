@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from qualeval.errors import InputError
-from qualeval.records import AnswerSpec, ClientConfig, Record
+from qualeval.records import AnswerSpec, ClientConfig, Record, styles_from_probe
 from qualeval.report.accuracy import summarize
 from qualeval.run.pipeline import resolve_mode, run_samples
-from qualeval.scoring.constrain import constraint_for, request_params, styles_from_probe, validate
+from qualeval.scoring.constrain import constraint_for, request_params, validate
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import build_samples, load_task
 from qualeval.wire.client import ChatClient
@@ -138,7 +138,9 @@ def test_single_mode_on_a_server_that_enforces() -> None:
     records = run("vllm", "single", ["structured_outputs"])
     assert all(r.constraint.held is True and r.extraction.rung == "constraint" for r in records)
     assert all(r.score.correct for r in records)
-    assert all(r.request.as_sent()["structured_outputs"]["choice"] == ["A", "B", "C", "D"] for r in records)
+    assert all(
+        r.request.model_dump(mode="json")["structured_outputs"]["choice"] == ["A", "B", "C", "D"] for r in records
+    )
     assert all(r.reasoning for r in records)  # the grammar applies after the thinking
 
 
@@ -158,7 +160,7 @@ def test_followup_mode_keeps_its_cost_apart() -> None:
         follow = r.constraint.followup
         assert follow is not None and follow.content.strip() in "ABCD"
         assert (follow.usage.completion_tokens or 0) < (r.usage.completion_tokens or 0)
-        assert "structured_outputs" not in r.request.as_sent()  # the main request went out unconstrained
+        assert "structured_outputs" not in r.request.model_dump(mode="json")  # the main request went out unconstrained
         assert r.score.correct and r.extraction.rung == "anchor"  # the content's own answer, confirmed
         asked = follow.request.messages  # what the follow-up sent is kept, as the main request is
         assert len(asked) == 1 and "Response:" in asked[0].content

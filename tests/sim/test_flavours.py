@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from qualeval.sim import FLAVOURS
-from qualeval.sim.behaviour import AnswerKey
+from qualeval.sim.answerkey import AnswerKey
 from tests.conftest import GSM8K, ask, chat, fast_sim, sim_url
 
 QUESTION = json.loads(GSM8K.read_text().split("\n", 1)[0])["question"] if GSM8K.exists() else ""

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from qualeval.sim.behaviour import Constraint, constrained, regex_example
+from qualeval.sim.behaviour import AskedConstraint, constrained, regex_example
 from tests.conftest import ask, chat, fast_sim, sim_url
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
@@ -23,8 +23,8 @@ def test_regex_examples_match(pattern: str) -> None:
 
 def test_constrained_choice_and_json() -> None:
     rng = random.Random(0)
-    assert constrained(Constraint("choice", ["A", "B"]), "b", rng) == "B"
-    assert json.loads(constrained(Constraint("json", SCHEMA), "42", rng)) == {"answer": 42}
+    assert constrained(AskedConstraint("choice", ["A", "B"]), "b", rng) == "B"
+    assert json.loads(constrained(AskedConstraint("json", SCHEMA), "42", rng)) == {"answer": 42}
 
 
 @pytest.mark.parametrize(

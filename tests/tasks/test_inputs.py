@@ -13,7 +13,7 @@ import pytest
 from qualeval.errors import InputError
 from qualeval.records import RunConfig
 from qualeval.run.checks import check_run_tasks
-from qualeval.sim.behaviour import AnswerKey, KeyEntry
+from qualeval.sim.answerkey import AnswerKey, KeyEntry
 from qualeval.tasks import build_samples, load_task, sources
 from qualeval.tasks import prompts as prompts_module
 from tests.conftest import DATA

@@ -28,7 +28,7 @@ from qualeval.reasoning.completion import Completion
 from qualeval.records import RunConfig
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import build_samples, load_task
-from qualeval.tasks.lmeval import find_task_file
+from qualeval.tasks.lmeval import lookup
 from qualeval.tasks.load import load_tasks
 from qualeval.tasks.task import Task
 from qualeval.tasks.templates import sandbox
@@ -39,6 +39,14 @@ GSM8K_DIR = SHARED / "gsm8k"
 needs_gsm8k = pytest.mark.skipif(not GSM8K_DIR.exists(), reason="shared GSM8K missing")
 needs_lm_eval = pytest.mark.skipif(importlib.util.find_spec("lm_eval") is None, reason="the lm-eval extra")
 needs_shared = pytest.mark.skipif(not (SHARED / "bbh").exists(), reason="shared data missing")
+
+
+def find_task_file(root: Path, name: str) -> Path:
+    """The file the lookup takes for task `name` (resolve's first step), refusing a name that is not a task."""
+    kind, path, _, _ = lookup._entry(root, name)
+    if kind != "task" or path is None:
+        raise InputError(f"lm_eval:{name}: no lm-eval task of that name under {root}")
+    return path
 
 
 def test_the_lookup_takes_a_tasks_own_file_not_a_group_that_lists_it() -> None:
@@ -363,6 +371,15 @@ def _synthetic(task: Task, process_ref: Any, outputs: dict[Any, Any]) -> tuple[s
     return "rendered", ""
 
 
+def _generative_names(root: Path) -> list[str]:
+    """The tree's generate_until tasks (lm-eval's default output type), by name, as the lookup indexes them."""
+    return [
+        name
+        for name, (kind, _, cfg, _) in lookup._parsed(root).items()
+        if kind == "task" and cfg.get("output_type", "generate_until") == "generate_until"
+    ]
+
+
 def _walk(shard: int, shards: int) -> dict[str, list[Any]]:
     """Import and render every `shards`-th generative task; run in a process of its own (see the test)."""
     import contextlib
@@ -370,13 +387,13 @@ def _walk(shard: int, shards: int) -> dict[str, list[Any]]:
 
     from qualeval.tasks.lmeval import import_lm_eval_tasks
     from qualeval.tasks.lmeval.files import tasks_root
-    from qualeval.tasks.lmeval.lookup import generative_names, resolve
+    from qualeval.tasks.lmeval.lookup import resolve
 
     root = tasks_root("walk")
     out: dict[str, list[Any]] = {"rendered": [], "unfit": [], "unrendered": [], "refused": [], "crashed": []}
     outputs: dict[Any, Any] = {}
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for name in generative_names(root)[shard::shards]:
+        for name in _generative_names(root)[shard::shards]:
             stage = "refused"
             try:
                 (task,) = import_lm_eval_tasks(name)

@@ -203,7 +203,7 @@ def test_readme_custom_task_runs_end_to_end_against_the_reference_server() -> No
     assert [r.sample_id for r in records] == [s.id for s in samples]
     assert all(r.status == "ok" and r.score.correct for r in records), [r.extraction for r in records]
     assert all(r.extraction.rung == "anchor" for r in records)
-    switched = [r.request.as_sent()["chat_template_kwargs"] for r in records]
+    switched = [r.request.model_dump(mode="json")["chat_template_kwargs"] for r in records]
     assert all(r.reasoning for r in records) and all(k == {"enable_thinking": True} for k in switched)
 
 

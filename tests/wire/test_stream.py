@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from qualeval.records import ClientConfig
-from qualeval.sim.behaviour import AnswerKey, Behaviour, KeyEntry, generate
+from qualeval.sim.answerkey import AnswerKey, KeyEntry
+from qualeval.sim.behaviour import Behaviour, generate
 from qualeval.sim.flavours import FLAVOURS
 from qualeval.sim.frames import Ctx
 from qualeval.wire.client import ChatClient

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Constraint, Effort, Generation
+from qualeval.sim.behaviour import AskedConstraint, Effort, PlannedReply
 from qualeval.sim.frames import Ctx, RequestRejected, ServerHooks, Step, sse
 from qualeval.sim.observe import Metrics
 
@@ -37,7 +37,7 @@ __all__ = [
     "usage_chunk",
 ]
 
-ConstraintReader = Callable[[dict[str, Any]], Constraint | None]
+ConstraintReader = Callable[[dict[str, Any]], AskedConstraint | None]
 """Request body -> the constraint one family of parameters asks for, or None; raises RequestRejected."""
 
 
@@ -61,8 +61,8 @@ def always_thinks(body: dict[str, Any]) -> bool:
 class Flavour:
     name: str
     description: str
-    whole: Callable[[Generation, Ctx], bytes]
-    stream: Callable[[Generation, Ctx], list[Step]]
+    whole: Callable[[PlannedReply, Ctx], bytes]
+    stream: Callable[[PlannedReply, Ctx], list[Step]]
     constraints: tuple[ConstraintReader, ...] = ()
     """Structured-output parameters this server applies, in the order it reads them (a later match wins)."""
     thinking: Callable[[dict[str, Any]], bool] = template_thinking
@@ -95,23 +95,26 @@ def text(tokens: list[str]) -> str:
     return "".join(tokens)
 
 
-def completion_tokens(gen: Generation) -> int:
+def completion_tokens(gen: PlannedReply) -> int:
     """Reasoning, the closing marker when the reasoning closed, and the answer."""
     return len(gen.reasoning) + len(gen.answer) + (1 if gen.reasoning and gen.closed else 0)
 
 
-def counts(gen: Generation, ctx: Ctx) -> tuple[int, int, int]:
+def counts(gen: PlannedReply, ctx: Ctx) -> tuple[int, int, int]:
     """(prompt, completion, reasoning) tokens."""
     return ctx.prompt_tokens, completion_tokens(gen), len(gen.reasoning)
 
 
-def plain_usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
+def plain_usage(gen: PlannedReply, ctx: Ctx) -> dict[str, Any]:
     prompt, completion, _ = counts(gen, ctx)
     return {"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion}
 
 
 def token_steps(
-    gen: Generation, reasoning: Callable[[str, bool], bytes], answer: Callable[[str, bool], bytes], first_tick: int = 1
+    gen: PlannedReply,
+    reasoning: Callable[[str, bool], bytes],
+    answer: Callable[[str, bool], bytes],
+    first_tick: int = 1,
 ) -> list[Step]:
     """One chunk per token: the reasoning's, the unseen end of the block where it closed, then the answer's.
 
@@ -147,7 +150,7 @@ def usage_chunk(ctx: Ctx, usage: dict[str, Any]) -> bytes:
 # --- structured outputs and the thinking switch, as a server reads them ---------------------------------
 
 
-def response_format(body: dict[str, Any]) -> Constraint | None:
+def response_format(body: dict[str, Any]) -> AskedConstraint | None:
     """OpenAI's `response_format`: json_schema or json_object; any other type but text is a 400."""
     fmt = body.get("response_format")
     if not isinstance(fmt, dict):
@@ -155,9 +158,9 @@ def response_format(body: dict[str, Any]) -> Constraint | None:
     kind = fmt.get("type")
     if kind == "json_schema":
         spec = fmt.get("json_schema") or {}
-        return Constraint("json", spec.get("schema") if isinstance(spec, dict) else None)
+        return AskedConstraint("json", spec.get("schema") if isinstance(spec, dict) else None)
     if kind == "json_object":
-        return Constraint("json", fmt.get("schema"))
+        return AskedConstraint("json", fmt.get("schema"))
     if kind not in ("text", None):
         raise RequestRejected(400, f"unsupported response_format type: {kind!r}")
     return None
@@ -172,13 +175,13 @@ OPEN_PARAMS: tuple[ConstraintReader, ...] = (response_format,)
 """What most servers read: `response_format` alone."""
 
 
-def read_constraint(flavour: Flavour, body: dict[str, Any]) -> Constraint | None:
+def read_constraint(flavour: Flavour, body: dict[str, Any]) -> AskedConstraint | None:
     """The constraint this server would apply to the request, or None. Raises RequestRejected."""
     if flavour.known_params is not None:
         unknown = sorted(set(body) - flavour.known_params)
         if unknown:
             raise RequestRejected(400, f"Unrecognized request argument supplied: {', '.join(unknown)}")
-    found: Constraint | None = None
+    found: AskedConstraint | None = None
     for reader in flavour.constraints:
         found = reader(body) or found
     return found

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Generation
+from qualeval.sim.behaviour import PlannedReply
 from qualeval.sim.flavours.common import counts, text, token_steps
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 
@@ -25,7 +25,7 @@ def thinking(body: dict[str, Any]) -> bool:
     return not (isinstance(switch, dict) and switch.get("type") == "disabled")
 
 
-def _usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
+def _usage(gen: PlannedReply, ctx: Ctx) -> dict[str, Any]:
     prompt, completion, reasoning = counts(gen, ctx)
     return {
         "prompt_tokens": prompt,
@@ -38,7 +38,7 @@ def _usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
     }
 
 
-def whole(gen: Generation, ctx: Ctx) -> bytes:
+def whole(gen: PlannedReply, ctx: Ctx) -> bytes:
     msg = {"role": "assistant", "content": text(gen.answer), "reasoning_content": text(gen.reasoning) or None}
     body = {
         "id": ctx.id,
@@ -66,7 +66,7 @@ def _chunk(ctx: Ctx, delta: dict[str, Any], finish: str | None = None, **extra: 
     )
 
 
-def stream(gen: Generation, ctx: Ctx) -> list[Step]:
+def stream(gen: PlannedReply, ctx: Ctx) -> list[Step]:
     steps: list[Step] = [(1, _chunk(ctx, {"role": "assistant", "content": None, "reasoning_content": ""}))]
     steps += token_steps(
         gen,

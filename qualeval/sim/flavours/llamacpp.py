@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Generation
+from qualeval.sim.behaviour import PlannedReply
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 from qualeval.sim.observe import Metrics
 
@@ -89,8 +89,8 @@ class Output:
         return len(self.tokens) + (1 if self.finish == "stop" else 0)
 
 
-def output_of(gen: Generation, *, opened: bool = False) -> Output:
-    """The raw tokens behind a Generation: the think tags are tokens of their own."""
+def output_of(gen: PlannedReply, *, opened: bool = False) -> Output:
+    """The raw tokens behind a PlannedReply: the think tags are tokens of their own."""
     tokens: list[str] = []
     if gen.reasoning:
         tokens += [] if opened else [OPEN]
@@ -213,9 +213,9 @@ def stream_of(out: Output, ctx: Ctx) -> list[Step]:
     return steps
 
 
-def whole(gen: Generation, ctx: Ctx) -> bytes:
+def whole(gen: PlannedReply, ctx: Ctx) -> bytes:
     return whole_of(output_of(gen), ctx)
 
 
-def stream(gen: Generation, ctx: Ctx) -> list[Step]:
+def stream(gen: PlannedReply, ctx: Ctx) -> list[Step]:
     return stream_of(output_of(gen), ctx)

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Constraint, generate
+from qualeval.sim.behaviour import AskedConstraint, generate
 from qualeval.sim.flavours.llamacpp import CLOSE, OPEN, Output, output_of, render, stream_of, tokenize, whole_of
 from qualeval.sim.flavours.llamacpp_props import props
 from qualeval.sim.frames import ChatCall, Ctx, Planned, RequestRejected, ServerHooks
@@ -76,23 +76,23 @@ def read_thinking(body: dict[str, Any]) -> bool:
     return thinking and body.get("reasoning_effort") != "none"
 
 
-def read_shape(body: dict[str, Any]) -> tuple[Constraint | None, Grammar | None]:
+def read_shape(body: dict[str, Any]) -> tuple[AskedConstraint | None, Grammar | None]:
     """The JSON schema or GBNF grammar the output is held to; `response_format` silently beats `grammar`."""
     constraint = None
     fmt = body.get("response_format")
     if isinstance(fmt, dict):
         kind = fmt.get("type")
         if kind == "json_object":
-            constraint = Constraint("json", fmt.get("schema"))
+            constraint = AskedConstraint("json", fmt.get("schema"))
         elif kind == "json_schema":
             spec = fmt.get("json_schema")
-            constraint = Constraint("json", spec.get("schema") if isinstance(spec, dict) else None)
+            constraint = AskedConstraint("json", spec.get("schema") if isinstance(spec, dict) else None)
         elif kind != "text":
             raise RequestRejected(400, f'response_format type must be one of "text" or "json_object", but got: {kind}')
     if constraint is None and isinstance(body.get("json_schema"), dict):
         if body.get("grammar"):
             raise RequestRejected(400, "Cannot use both json_schema and grammar")
-        constraint = Constraint("json", body["json_schema"])
+        constraint = AskedConstraint("json", body["json_schema"])
     text = body.get("grammar")
     if constraint is not None or not isinstance(text, str) or not text.strip():
         return constraint, None
@@ -134,7 +134,9 @@ def _cached(state: dict[str, Any], prompt: list[str], enabled: bool) -> int:
     return min(best, len(prompt) - 1) if enabled else 0
 
 
-def _tokens(call: ChatCall, thinking: bool, shape: tuple[Constraint | None, Grammar | None], prompt: str) -> list[str]:
+def _tokens(
+    call: ChatCall, thinking: bool, shape: tuple[AskedConstraint | None, Grammar | None], prompt: str
+) -> list[str]:
     """What the model writes, before the budget cuts it."""
     body, directives = call.body, call.directives
     user = next((str(m.get("content")) for m in reversed(body["messages"]) if m.get("role") == "user"), prompt)

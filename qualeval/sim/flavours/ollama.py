@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Generation
+from qualeval.sim.behaviour import PlannedReply
 from qualeval.sim.flavours.common import counts, text, token_steps
 from qualeval.sim.frames import DONE, Ctx, RequestRejected, Step, sse
 
@@ -28,12 +28,12 @@ def thinking(body: dict[str, Any]) -> bool:
     return effort != "none"
 
 
-def _usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
+def _usage(gen: PlannedReply, ctx: Ctx) -> dict[str, Any]:
     prompt, completion, _ = counts(gen, ctx)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def whole(gen: Generation, ctx: Ctx) -> bytes:
+def whole(gen: PlannedReply, ctx: Ctx) -> bytes:
     msg: dict[str, Any] = {"role": "assistant", "content": text(gen.answer).strip()}
     reasoning = text(gen.reasoning).strip()
     if reasoning:
@@ -59,7 +59,7 @@ def _delta(ctx: Ctx, delta: dict[str, Any]) -> bytes:
     return _chunk(ctx, [{"index": 0, "delta": delta, "finish_reason": None}])
 
 
-def stream(gen: Generation, ctx: Ctx) -> list[Step]:
+def stream(gen: PlannedReply, ctx: Ctx) -> list[Step]:
     role: dict[str, Any] = {"role": "assistant"}  # on the first chunk only
     steps = token_steps(
         gen,

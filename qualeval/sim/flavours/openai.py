@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Generation
+from qualeval.sim.behaviour import PlannedReply
 from qualeval.sim.flavours.common import counts, text
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 
@@ -53,7 +53,7 @@ def thinking(body: dict[str, Any]) -> bool:
     return body.get("reasoning_effort") != "none"
 
 
-def _usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
+def _usage(gen: PlannedReply, ctx: Ctx) -> dict[str, Any]:
     prompt, completion, reasoning = counts(gen, ctx)
     return {
         "prompt_tokens": prompt,
@@ -69,7 +69,7 @@ def _usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
     }
 
 
-def whole(gen: Generation, ctx: Ctx) -> bytes:
+def whole(gen: PlannedReply, ctx: Ctx) -> bytes:
     message: dict[str, Any] = {"role": "assistant", "content": text(gen.answer), "refusal": None, "annotations": []}
     body = {
         "id": ctx.id,
@@ -101,7 +101,7 @@ def _chunk(ctx: Ctx, n: int, choices: list[dict[str, Any]], usage: dict[str, Any
     )
 
 
-def stream(gen: Generation, ctx: Ctx) -> list[Step]:
+def stream(gen: PlannedReply, ctx: Ctx) -> list[Step]:
     n = count()
     role = {"role": "assistant", "content": "", "refusal": None}
     steps: list[Step] = [(1, _chunk(ctx, next(n), [{"index": 0, "delta": role, "finish_reason": None}]))]

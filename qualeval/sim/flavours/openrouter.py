@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Generation
+from qualeval.sim.behaviour import PlannedReply
 from qualeval.sim.flavours.common import counts, plain_usage, text, token_steps
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 
@@ -26,11 +26,11 @@ def _details(reasoning: str) -> list[dict[str, Any]]:
     return [{"type": "reasoning.text", "text": reasoning, "format": "anthropic-claude-v1", "index": 0}]
 
 
-def _usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
+def _usage(gen: PlannedReply, ctx: Ctx) -> dict[str, Any]:
     return {**plain_usage(gen, ctx), "completion_tokens_details": {"reasoning_tokens": counts(gen, ctx)[2]}}
 
 
-def whole(gen: Generation, ctx: Ctx) -> bytes:
+def whole(gen: PlannedReply, ctx: Ctx) -> bytes:
     reasoning = text(gen.reasoning) or None
     msg = {
         "role": "assistant",
@@ -70,7 +70,7 @@ def _chunk(ctx: Ctx, delta: dict[str, Any], finish: str | None = None, **extra: 
     return sse({**head, "provider": "Simulated", "choices": [choice], **extra})
 
 
-def stream(gen: Generation, ctx: Ctx) -> list[Step]:
+def stream(gen: PlannedReply, ctx: Ctx) -> list[Step]:
     steps: list[Step] = [(0, b": OPENROUTER PROCESSING\n\n")]
     steps += token_steps(
         gen,

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Constraint, Generation
+from qualeval.sim.behaviour import AskedConstraint, PlannedReply
 from qualeval.sim.flavours.common import counts, text, token_steps, usage_chunk
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 from qualeval.sim.observe import Metrics
@@ -32,12 +32,12 @@ def response_id(hex_id: str, n: int) -> str:
     return hex_id
 
 
-def regex(body: dict[str, Any]) -> Constraint | None:
+def regex(body: dict[str, Any]) -> AskedConstraint | None:
     """SGLang's top-level `regex`."""
-    return Constraint("regex", body["regex"]) if isinstance(body.get("regex"), str) else None
+    return AskedConstraint("regex", body["regex"]) if isinstance(body.get("regex"), str) else None
 
 
-def _usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
+def _usage(gen: PlannedReply, ctx: Ctx) -> dict[str, Any]:
     prompt, completion, reasoning = counts(gen, ctx)
     return {
         "prompt_tokens": prompt,
@@ -48,7 +48,7 @@ def _usage(gen: Generation, ctx: Ctx) -> dict[str, Any]:
     }
 
 
-def whole(gen: Generation, ctx: Ctx) -> bytes:
+def whole(gen: PlannedReply, ctx: Ctx) -> bytes:
     # the non-stream parser strips surrounding whitespace of both parts
     content = text(gen.answer).strip() or None
     reasoning = text(gen.reasoning).strip() or None
@@ -86,7 +86,7 @@ def _chunk(ctx: Ctx, delta: dict[str, Any], finish: str | None = None, matched: 
     )
 
 
-def stream(gen: Generation, ctx: Ctx) -> list[Step]:
+def stream(gen: PlannedReply, ctx: Ctx) -> list[Step]:
     steps: list[Step] = [(1, _chunk(ctx, {"reasoning_content": None, "role": "assistant", "content": ""}))]
     steps += token_steps(
         gen,

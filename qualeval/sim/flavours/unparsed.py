@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from functools import partial
 
-from qualeval.sim.behaviour import Generation
+from qualeval.sim.behaviour import PlannedReply
 from qualeval.sim.flavours.vllm import Piece, Pieces
 
 __all__ = ["raw_tokens", "unparsed"]
 
 
-def raw_tokens(gen: Generation, style: str) -> list[str]:
+def raw_tokens(gen: PlannedReply, style: str) -> list[str]:
     """The model's raw output, markers included, as a server without a reasoning parser returns it."""
     harmony = style == "harmony"
     out: list[str] = []
@@ -34,7 +34,7 @@ def raw_tokens(gen: Generation, style: str) -> list[str]:
     return out
 
 
-def _as_content(style: str, gen: Generation, stream: bool) -> list[Piece]:
+def _as_content(style: str, gen: PlannedReply, stream: bool) -> list[Piece]:
     return [("c", t) for t in raw_tokens(gen, style)]
 
 

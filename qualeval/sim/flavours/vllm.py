@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import Constraint, Generation
+from qualeval.sim.behaviour import AskedConstraint, PlannedReply
 from qualeval.sim.flavours.common import counts, plain_usage, schema_of, usage_chunk
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 from qualeval.sim.observe import Metrics
@@ -23,7 +23,7 @@ __all__ = ["METRICS", "Piece", "guided", "parsed", "qwen3_leak", "structured_out
 
 Piece = tuple[str, str]
 """("r", text) a reasoning delta, ("c", text) a content delta, ("drop", text) a token that yields no chunk."""
-Pieces = Callable[[Generation, bool], list[Piece]]
+Pieces = Callable[[PlannedReply, bool], list[Piece]]
 """(generation, streamed) -> the deltas the server makes of it."""
 
 METRICS = Metrics(
@@ -45,7 +45,7 @@ METRICS = Metrics(
 _FIELDS = {"0.10": ("reasoning_content",), "0.13": ("reasoning", "reasoning_content"), "0.33": ("reasoning",)}
 
 
-def parsed(gen: Generation, stream: bool) -> list[Piece]:
+def parsed(gen: PlannedReply, stream: bool) -> list[Piece]:
     """A reasoning parser separates the thinking; the lone </think> token's delta is skipped."""
     pieces = [("r", t) for t in gen.reasoning]
     if gen.reasoning and gen.closed:
@@ -53,7 +53,7 @@ def parsed(gen: Generation, stream: bool) -> list[Piece]:
     return pieces + [("c", t) for t in gen.answer]
 
 
-def qwen3_leak(gen: Generation, stream: bool) -> list[Piece]:
+def qwen3_leak(gen: PlannedReply, stream: bool) -> list[Piece]:
     """vLLM's qwen3 parser <= 0.16 under a template that opens <think> needs both tags, so it separates
     nothing: the whole text keeps the literal </think>, the stream drops that token's chunk."""
     pieces = [("c", t) for t in gen.reasoning]
@@ -75,13 +75,13 @@ class _Release:
 
 def wire(
     version: str, pieces: Pieces = parsed, parser: bool = True
-) -> tuple[Callable[[Generation, Ctx], bytes], Callable[[Generation, Ctx], list[Step]]]:
+) -> tuple[Callable[[PlannedReply, Ctx], bytes], Callable[[PlannedReply, Ctx], list[Step]]]:
     """(whole, stream) of this vLLM release; `parser` False: no reasoning parser is on."""
     release = _Release(version, pieces, parser)
     return partial(_whole, release), partial(_stream, release)
 
 
-def _usage(release: _Release, gen: Generation, ctx: Ctx, *, whole: bool) -> dict[str, Any]:
+def _usage(release: _Release, gen: PlannedReply, ctx: Ctx, *, whole: bool) -> dict[str, Any]:
     out = plain_usage(gen, ctx)
     if whole:
         out["prompt_tokens_details"] = None
@@ -90,7 +90,7 @@ def _usage(release: _Release, gen: Generation, ctx: Ctx, *, whole: bool) -> dict
     return out
 
 
-def _message(release: _Release, gen: Generation) -> dict[str, Any]:
+def _message(release: _Release, gen: PlannedReply) -> dict[str, Any]:
     pieces = release.pieces(gen, False)
     reasoning = "".join(t for k, t in pieces if k == "r") or None
     msg: dict[str, Any] = {
@@ -109,7 +109,7 @@ def _message(release: _Release, gen: Generation) -> dict[str, Any]:
     return msg
 
 
-def _whole(release: _Release, gen: Generation, ctx: Ctx) -> bytes:
+def _whole(release: _Release, gen: PlannedReply, ctx: Ctx) -> bytes:
     newest = release.version == "0.33"
     choice: dict[str, Any] = {
         "index": 0,
@@ -171,7 +171,7 @@ def _content(release: _Release, text: str) -> dict[str, Any]:
     return {"content": text, "reasoning_content": None} if release.both else {"content": text}
 
 
-def _stream(release: _Release, gen: Generation, ctx: Ctx) -> list[Step]:
+def _stream(release: _Release, gen: PlannedReply, ctx: Ctx) -> list[Step]:
     pieces = release.pieces(gen, True)
     steps: list[Step] = [(1, _role_chunk(release, ctx))]  # sent once the first token is ready
     for i, (kind, text) in enumerate(pieces):
@@ -195,29 +195,29 @@ def _stream(release: _Release, gen: Generation, ctx: Ctx) -> list[Step]:
 # --- structured outputs ---------------------------------------------------------------------------------
 
 
-def structured_outputs(body: dict[str, Any]) -> Constraint | None:
+def structured_outputs(body: dict[str, Any]) -> AskedConstraint | None:
     """vLLM >= 0.11.1's `structured_outputs`."""
     so = body.get("structured_outputs")
     if not isinstance(so, dict):
         return None
     # the field is `choice`, singular; `choices` is accepted and constrains nothing
     if so.get("choice"):
-        return Constraint("choice", list(so["choice"]))
+        return AskedConstraint("choice", list(so["choice"]))
     if so.get("regex"):
-        return Constraint("regex", so["regex"])
+        return AskedConstraint("regex", so["regex"])
     if so.get("json") is not None:
-        return Constraint("json", schema_of(so["json"]))
+        return AskedConstraint("json", schema_of(so["json"]))
     if so.get("json_object"):
-        return Constraint("json", None)
+        return AskedConstraint("json", None)
     return None
 
 
-def guided(body: dict[str, Any]) -> Constraint | None:
+def guided(body: dict[str, Any]) -> AskedConstraint | None:
     """vLLM <= 0.11.0's `guided_choice`, `guided_regex`, `guided_json`."""
     if body.get("guided_choice"):
-        return Constraint("choice", list(body["guided_choice"]))
+        return AskedConstraint("choice", list(body["guided_choice"]))
     if body.get("guided_regex"):
-        return Constraint("regex", body["guided_regex"])
+        return AskedConstraint("regex", body["guided_regex"])
     if body.get("guided_json") is not None:
-        return Constraint("json", schema_of(body["guided_json"]))
+        return AskedConstraint("json", schema_of(body["guided_json"]))
     return None

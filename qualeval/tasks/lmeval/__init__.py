@@ -24,10 +24,10 @@ from pathlib import Path
 from qualeval.errors import InputError
 from qualeval.tasks.lmeval.convert import build_task, lm_eval_to_spec
 from qualeval.tasks.lmeval.files import tasks_root
-from qualeval.tasks.lmeval.lookup import Found, find_task_file, resolve, resolve_file
+from qualeval.tasks.lmeval.lookup import Found, resolve, resolve_file
 from qualeval.tasks.task import Task
 
-__all__ = ["find_task_file", "import_lm_eval_task", "import_lm_eval_tasks", "lm_eval_to_spec"]
+__all__ = ["import_lm_eval_task", "import_lm_eval_tasks", "lm_eval_to_spec"]
 
 
 def _found(name: str) -> list[Found]:

@@ -17,7 +17,7 @@ from typing import Any
 from qualeval.errors import InputError
 from qualeval.tasks.lmeval.files import read_config
 
-__all__ = ["Found", "find_task_file", "generative_names", "resolve"]
+__all__ = ["Found", "resolve", "resolve_file"]
 
 _OWN_LINE = re.compile(r"""^["']?(task|group)["']?[ \t]*:[ \t]*["']?([^"'\s#\[\]{},]+)["']?[ \t]*(?:#.*)?$""", re.M)
 _GROUP_KEYS = frozenset({"group", "group_alias", "task", "aggregate_metric_list", "metadata"})
@@ -52,15 +52,6 @@ def _lines(root: Path) -> dict[str, tuple[str, Path]]:
     return out
 
 
-def find_task_file(root: Path, name: str) -> Path:
-    """The YAML file under `root` that defines task `name` on a top-level `task:` line."""
-    # never a `- task: NAME` entry of a group file that runs it
-    kind, path = _lines(root).get(name, ("", None))
-    if kind != "task" or path is None:
-        raise InputError(f"lm_eval:{name}: no lm-eval task of that name under {root}")
-    return path
-
-
 @cache
 def _parsed(root: Path) -> dict[str, tuple[str, Path | None, dict[str, Any], tuple[str, ...]]]:
     """Every task, group and tag of the tree, as lm-eval indexes them: name -> (kind, file, config, tag members).
@@ -85,15 +76,6 @@ def _parsed(root: Path) -> dict[str, tuple[str, Path | None, dict[str, Any], tup
     for tag, members in tags.items():
         out.setdefault(tag, ("tag", None, {}, tuple(sorted(members))))
     return out
-
-
-def generative_names(root: Path) -> list[str]:
-    """The tree's generate_until tasks (lm-eval's default output type), by name."""
-    return [
-        name
-        for name, (kind, _, cfg, _) in _parsed(root).items()
-        if kind == "task" and cfg.get("output_type", "generate_until") == "generate_until"
-    ]
 
 
 def _as_list(value: Any) -> list[Any]:
