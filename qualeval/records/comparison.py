@@ -77,7 +77,8 @@ class Comparison(BaseModel):
     unanswered: dict[str, tuple[int, int]] = {}
     """Tasks left with no pair to compare because every one had an endpoint error, with (A's, B's) counts."""
     server: dict[str, list[float | None]] = {}
-    """Each server metric (A, B), beside each task's accuracy and TTFT p99 (qualeval.report.serving_sections.side_by_side)."""
+    """Each server metric (A, B), beside each task's accuracy and TTFT p99
+    (qualeval.report.serving_sections.side_by_side)."""
     settings: dict[str, tuple[JsonValue, JsonValue]] = {}
     """The run settings that differ, A's value then B's: the manifests' `config` (nested keys dotted:
     `slo.ttft_ms`) and what each run pinned (`pinned.constraint`...); `out` is left out, and a key one manifest
