@@ -1,6 +1,7 @@
 """Every type a run persists, one submodule per file written (or part of one):
 
     record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
+    statuses.py     records.jsonl    Status, Rung, Agreement: what became of a request, as closed sets
     body.py         records.jsonl    SentBody, the JSON body a request sent (its SentMessages), kept as sent
     summary.py      summary.json     RunSummary and what it holds per task (a run's, and `qualeval score`'s),
                                      and its ServingFigures (workload, context lengths, replicas)
@@ -56,21 +57,14 @@ from qualeval.records.probe import (
     styles_from_probe,
 )
 from qualeval.records.record import (
-    ANSWERED,
-    DISAGREEING,
-    ENDPOINT_FAILED,
-    TRUNCATED,
-    Agreement,
     ConstraintRecord,
     Extraction,
     FollowupRecord,
     Grade,
     ItlSummary,
     Record,
-    Rung,
     Score,
     ServerTimings,
-    Status,
     Timing,
     Usage,
 )
@@ -86,6 +80,7 @@ from qualeval.records.shaping import (
     WorkloadPrompts,
     WorkloadStyle,
 )
+from qualeval.records.statuses import ANSWERED, DISAGREEING, ENDPOINT_FAILED, TRUNCATED, Agreement, Rung, Status
 from qualeval.records.summary import (
     BenchyFigures,
     Cell,

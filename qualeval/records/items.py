@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from qualeval.records.record import Grade, Rung, Status
+from qualeval.records.record import Grade
+from qualeval.records.statuses import Rung, Status
 
 __all__ = ["OfflineItem"]
 

@@ -18,58 +18,27 @@ from pydantic import (
 from qualeval.records.body import SentBody
 from qualeval.records.probe import AppliedMode, ConstraintKind, ReasoningSource, Style
 from qualeval.records.shaping import SHAPE_KEYS, Shape
+from qualeval.records.statuses import (
+    ENDPOINT_FAILED,
+    Agreement,
+    Rung,
+    Status,
+)
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
-    "ANSWERED",
-    "DISAGREEING",
-    "ENDPOINT_FAILED",
     "META_RESERVED",
-    "TRUNCATED",
-    "Agreement",
     "ConstraintRecord",
     "Extraction",
     "FollowupRecord",
     "Grade",
     "ItlSummary",
     "Record",
-    "Rung",
     "Score",
     "ServerTimings",
-    "Status",
     "Timing",
     "Usage",
 ]
-
-Status = Literal[
-    "ok",
-    "reasoning_truncated",
-    "answer_truncated",
-    "empty_content",
-    "content_filter",
-    "transport_error",
-]
-TRUNCATED: tuple[Status, ...] = ("reasoning_truncated", "answer_truncated")
-"""The budget ran out: in the thinking (no answer) or in the answer."""
-ANSWERED: tuple[Status, ...] = ("ok", "answer_truncated")
-"""An answer came back, whole or cut: the statuses `accuracy_answered` counts."""
-ENDPOINT_FAILED: tuple[Status, ...] = ("transport_error",)
-"""The endpoint failed (connection, timeout, 429, 5xx, a 4xx such as context exceeded): the model never answered,
-so accuracy leaves these out and counts them apart."""
-
-Agreement = Literal["agrees", "disagrees", "filled", "unsupported", "silent"]
-"""How a follow-up's answer stands to the content's: the same answer; another one (the content's is scored); the
-content states none the ladder found, and the follow-up's, which the content holds, fills it in; the follow-up's
-is not in the content (nothing is scored); the follow-up gave no answer (the content alone decides)."""
-DISAGREEING: tuple[Agreement, ...] = ("disagrees", "unsupported")
-"""Follow-ups whose answer the content does not support: never scored."""
-
-
-Rung = Literal["constraint", "json", "anchor", "math", "last", "followup", "rescue", "judge", "code", "content", "none"]
-"""Where an answer came from: a held constraint; a JSON answer field; an answer marker; math-verify over the
-whole content; the last line; the follow-up's reply when its constraint broke; the reasoning (rescue, never
-counted); a model judge that overruled the rules; the code block (code scorer) or the whole content (IFEval) of
-scorers that judge the whole answer; nothing."""
 
 
 class Usage(BaseModel):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from qualeval.records.shaping import TemplateTokens, WorkloadPrompts, WorkloadStyle
+from qualeval.records.statuses import Rung, Status
 
 __all__ = [
     "BenchyFigures",
@@ -59,8 +60,8 @@ class TaskSummary(BaseModel):
     interval: tuple[float, float]
     accuracy_answered: float | None
     """Accuracy over items that got an answer (status ok or answer_truncated)."""
-    statuses: dict[str, int]
-    rungs: dict[str, int]
+    statuses: dict[Status, int]
+    rungs: dict[Rung, int]
     endpoint_errors: int = 0
     """Records whose request failed for good at the endpoint (connection, timeout, 429, 5xx, a 4xx such as
     context exceeded): never answers, so never in `accuracy`."""

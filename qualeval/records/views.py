@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # record.py builds these views, so it imports this module, never the other way round
-    from qualeval.records.record import Agreement, Rung, Status
+from qualeval.records.statuses import Agreement, Rung, Status
 
 __all__ = ["Outcome", "Timed"]
 

@@ -7,12 +7,17 @@ false) have no right answer, so nothing derived from correctness is shown for th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
 from qualeval.records import RunSummary, TaskReport
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown
 from qualeval.report.numbers import dist, num, pct
 from qualeval.report.serving_sections import serving_markdown
 
 __all__ = ["OFFLINE", "errors_cell", "has_linked", "markdown_report", "timed"]
+
+Named = TypeVar("Named", bound=str)  # a closed set's names (statuses, rungs)
 
 OFFLINE = "JudgedLine offline (qualeval score): no request was sent, so timing is not known and no speed is shown."
 
@@ -260,5 +265,5 @@ def _figures(name: str, t: TaskReport) -> list[str]:
     return lines
 
 
-def _pairs(counts: dict[str, int]) -> str:
+def _pairs(counts: Mapping[Named, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
