@@ -4,10 +4,11 @@ probe hands on to its client (RunConfig takes them with `client_option`), and ho
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from qualeval.records.checks import AtLeast0, AtLeast1, Positive
 
 __all__ = ["DEFAULT_BASE_URL", "ClientConfig", "MaxTokensField", "ThinkingSwitch", "client_option", "env_base_url"]
 
@@ -24,27 +25,6 @@ def env_base_url() -> str | None:
 
 
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
-
-
-def _positive(value: float) -> float:
-    if value <= 0:
-        raise ValueError(f"must be positive, got {value}")
-    return value
-
-
-def _at_least(low: int) -> Callable[[int], int]:
-    def check(value: int) -> int:
-        if value < low:
-            raise ValueError(f"must be at least {low}, got {value}")
-        return value
-
-    return check
-
-
-Positive = Annotated[float, AfterValidator(_positive)]
-AtLeast0 = Annotated[int, AfterValidator(_at_least(0))]
-AtLeast1 = Annotated[int, AfterValidator(_at_least(1))]
-"""The checks of an option, declared with its type: client_option hands them on with the option."""
 
 
 class ClientConfig(BaseModel):

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from qualeval.records.checks import AtLeast0, AtLeast1
+
 __all__ = [
     "SHAPE_KEYS",
     "ContextShaping",
@@ -38,14 +40,14 @@ class WorkloadPrompts(BaseModel):
     kind: Literal["random", "sharegpt", "task"] = "random"
     """random: filler text of `input_len` tokens (vllm's random dataset, llama-benchy's book text);
     sharegpt: the first turn of each conversation in `path`; task: the items of `task`, as they are."""
-    input_len: int = 1024
+    input_len: AtLeast1 = 1024
     output_len: int | None = 128
     range_ratio: float = 0.0
     """Lengths drawn uniformly from [len × (1 − r), len × (1 + r)], as vllm bench serve draws them."""
-    num_prompts: int = 10
-    depth: int = 0
+    num_prompts: AtLeast1 = 10
+    depth: AtLeast0 = 0
     """Earlier exchanges in the conversation: each a user turn of `input_len` and a reply of `output_len`."""
-    context: int = 0
+    context: AtLeast0 = 0
     """Tokens of earlier context before the prompt, in a system message: what llama-benchy's `--depth` is."""
     seed: int = 0
     path: Path | None = None
@@ -54,20 +56,6 @@ class WorkloadPrompts(BaseModel):
     max_tokens: int | None = None
     """kind task: the token budget of each request (the task's default otherwise)."""
     thinking: bool | None = None
-
-    @field_validator("input_len", "num_prompts")
-    @classmethod
-    def _positive(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f"must be at least 1, got {value}")
-        return value
-
-    @field_validator("depth", "context")
-    @classmethod
-    def _not_negative(cls, value: int) -> int:
-        if value < 0:
-            raise ValueError(f"must be at least 0, got {value}")
-        return value
 
     @field_validator("range_ratio")
     @classmethod

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.errors import EndpointError, InputError
 from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style, client_option
-from qualeval.records.clientconfig import AtLeast1
+from qualeval.records.checks import AtLeast1
 from qualeval.scoring.constrain import Constraint, request_params
 from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, switch_params
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
