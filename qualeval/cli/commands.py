@@ -73,12 +73,16 @@ def sim_endpoint(base_url: str | None, sim: str | None) -> Iterator[str | None]:
 
 def probe_endpoint(options: ProbeOptions, *, sim: str | None) -> ProbeResult:
     """Probe an endpoint (or a reference server started for it) for what it honours."""
+    from qualeval.run.probe import PROBE_CONCURRENCY
     from qualeval.wire.client import check_config
     from qualeval.wire.transport import run_async
 
     with sim_endpoint(options.base_url, sim) as url:
-        # each check is sampled repeatedly: let them all be in flight at once
-        values: dict[str, object] = {"timeout": options.timeout, "max_retries": options.max_retries, "concurrency": 32}
+        values: dict[str, object] = {
+            "timeout": options.timeout,
+            "max_retries": options.max_retries,
+            "concurrency": PROBE_CONCURRENCY,
+        }
         if url:
             values["base_url"] = url
         return run_async(_probe(check_config(**values), options.model, options.max_tokens))

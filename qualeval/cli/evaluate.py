@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -121,7 +120,7 @@ def compare_cmd(
     note(f"wrote {out / 'compare.json'} and {out / 'compare.html'}")
 
 
-def run_cmd(config: Path | None = None, **flags: Any) -> None:
+def run_cmd(config: _Profile = None, **flags: Any) -> None:
     """Evaluate a served model: every request's answer, score and timing, in one run directory."""
     try:
         run_config, result = commands.run_from_flags(config, flags, with_progress)
@@ -207,8 +206,7 @@ def demo_cmd(
 
 def register(app: typer.Typer) -> None:
     # `run` takes one option per RunConfig field (qualeval.run.options), after the profile that they override
-    config = inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_Profile)
-    run_cmd.__signature__ = inspect.Signature([config, *cli_parameters()])  # type: ignore[attr-defined]
+    take_options(run_cmd, cli_parameters())
     take_options(score_cmd, cli_parameters(names=SCORE_OPTIONS, helps=_SCORE_HELP))
     take_options(rescore_cmd, cli_parameters(names=RESCORE_OPTIONS, helps=_RESCORE_HELP))
     app.command("score", rich_help_panel="Evaluate")(score_cmd)

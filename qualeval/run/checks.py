@@ -103,9 +103,10 @@ def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
     check_code_allowed(tasks, config.allow_code_execution)
     # printed by every run, never once per process: a second run in the same process (the API, a notebook) is
     # owed its own warnings
-    keys = ", ".join(data_keys(config, tasks))
     lines = sampling_warnings(config, tasks)
-    for name in _unread(config, tasks):
+    unread = _unread(config, tasks)
+    keys = ", ".join(data_keys(config, tasks)) if unread else ""  # named only in a warning
+    for name in unread:
         lines.append(
             f"--data {name}={config.data[name]}: no task '{name}' in this run, so it is not read (keys: {keys})"
         )

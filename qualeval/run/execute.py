@@ -40,7 +40,7 @@ from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, ke
 from qualeval.run.levels import Level, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
-from qualeval.run.probe import check_thinking_budget, is_simulated, probe
+from qualeval.run.probe import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.serving.shaping import needs_shaping, shape_work
 from qualeval.serving.wiring import serving_client, serving_figures
@@ -50,9 +50,6 @@ from qualeval.wire.client import ChatClient, ChatSender
 from qualeval.wire.models import Sample
 
 __all__ = ["execute", "load_run_tasks"]
-
-PROBE_CONCURRENCY = 32
-"""Requests in flight while probing (each check is sampled repeatedly), whatever the run's own concurrency."""
 
 
 def _now() -> str:

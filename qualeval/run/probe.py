@@ -26,10 +26,14 @@ from qualeval.scoring.constrain import Constraint, request_params
 from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, switch_params
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
-__all__ = ["REPEATS", "ProbeOptions", "check_thinking_budget", "probe", "settle"]
+__all__ = ["PROBE_CONCURRENCY", "REPEATS", "ProbeOptions", "check_thinking_budget", "probe", "settle"]
 
 REPEATS = 4
 """Samples of one check at most: it stops as soon as two in a row agree."""
+
+
+PROBE_CONCURRENCY = 32
+"""Requests in flight while probing (each check is sampled repeatedly), whatever the run's own concurrency."""
 
 
 class ProbeOptions(BaseModel):
