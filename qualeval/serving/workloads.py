@@ -155,11 +155,13 @@ def _roles(spec: WorkloadPrompts) -> tuple[str, ...]:
 
 
 async def _conversation(
-    counter: Counter, filler: Filler, spec: WorkloadPrompts, n: int, m: int | None, seed: object, overhead: int
+    counter: Counter, filler: Filler, spec: WorkloadPrompts, n: int, m: int | None, seed: object, taken: tuple[int, int]
 ) -> tuple[list[Message], int]:
     """The context (`context` tokens), the earlier exchanges (`depth`), then the prompt; and their tokens as
-    counted. The template's `overhead` comes off the context where there is one, else off the prompt, as
-    llama-benchy takes it (0 for vllm's rule, which counts the text alone)."""
+    counted. `taken`: the template's overhead, which comes off the context where there is one, else off the
+    prompt, as llama-benchy takes it (0 for vllm's rule, which counts the text alone); and the instruction's own
+    tokens, which come off the prompt."""
+    overhead, own = taken
     messages: list[Message] = []
     total = 0
     if spec.context:
@@ -173,7 +175,6 @@ async def _conversation(
         said, got2 = await fit(counter, filler, reply, filler.offset((seed, turn, "reply")), exact=True)
         messages += [Message(role="user", content=asked), Message(role="assistant", content=said)]
         total += got + got2
-    own = await counter.count("\n\n" + _INSTRUCTION)
     text, _ = await fit(counter, filler, max(n - overhead - own, 1), filler.offset(seed), exact=True)
     prompt = f"{text}\n\n{_INSTRUCTION}"
     messages.append(Message(role="user", content=prompt))
@@ -187,9 +188,10 @@ async def synthetic_samples(workload: Workload, measures: Measures, filler: Fill
     benchy = workload.style == "llama-benchy"
     overhead = await measures.overhead(_roles(spec)) if benchy else 0
     specials = 0 if benchy else await measures.specials()
+    own = await counter.count("\n\n" + _INSTRUCTION)  # the same for every prompt: counted once
     samples = []
     for i, (n, m) in enumerate(_lengths(spec, specials)):
-        messages, counted = await _conversation(counter, filler, spec, n, m, (spec.seed, i), overhead)
+        messages, counted = await _conversation(counter, filler, spec, n, m, (spec.seed, i), (overhead, own))
         target = spec.context + spec.depth * (n + (m or spec.output_len or 128)) + n  # every turn counts in it
         shape = _shape(target, counted + overhead, counter.source, m, i, batch, _rule(workload, overhead))
         samples.append(_unscored(workload, i, messages, shape, _budget(m, forced)))
