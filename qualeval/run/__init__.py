@@ -12,5 +12,6 @@ probe       what an endpoint really honours, and the options of `qualeval probe`
 checks      what a run must allow before it starts, and its warnings
 offline     `qualeval score`: responses from elsewhere through the same verdict
 merge       the shards of one run joined
+written     the summary.json a run, a rescore and a merge end with
 progress    the run's progress bar, for the CLI and the API alike (here, so the API needs nothing of the CLI)
 """

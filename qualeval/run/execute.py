@@ -34,16 +34,16 @@ from qualeval.records import (
     ThinkingSwitch,
 )
 from qualeval.records.store import Key, RunStore, fingerprint
-from qualeval.report.summary import summarize_records
 from qualeval.run.arrivals import batch_loop, closed_loop, open_loop
 from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
 from qualeval.run.levels import Level, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
 from qualeval.run.probe import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe
+from qualeval.run.written import write_summary
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.serving.shaping import needs_shaping, shape_work
-from qualeval.serving.wiring import serving_client, serving_figures
+from qualeval.serving.wiring import serving_client
 from qualeval.tasks import Task, build_samples
 from qualeval.tasks.load import load_tasks
 from qualeval.wire.client import ChatClient, ChatSender
@@ -213,13 +213,8 @@ async def execute(
         finally:
             store.close()
     wall = time.perf_counter() - started
-    serving, server = serving_figures(store, config, shaping)
-    labels = [level.label for level in swept]
-    summary = summarize_records(store, config, [t for t, _ in work], labels, manifest.simulated)
-    summary.started, summary.wall_s, summary.notes = manifest.started, wall, notes
-    summary.serving, summary.server = serving, server
-    store.write_json("summary.json", summary.model_dump(mode="json"))
-    return summary
+    tasks = [t for t, _ in work]
+    return write_summary(store, config, tasks, manifest, started=manifest.started, wall_s=wall, notes=notes)
 
 
 async def _send_all(

@@ -18,11 +18,9 @@ import orjson
 from qualeval.errors import InputError
 from qualeval.records import Manifest, RunSummary, Shaping
 from qualeval.records.store import RunStore
-from qualeval.report.summary import summarize_records
-from qualeval.run.levels import levels
 from qualeval.run.rescore import run_config_of, task_of
+from qualeval.run.written import write_summary
 from qualeval.serving.shaping import parse_shard
-from qualeval.serving.wiring import serving_figures
 
 __all__ = ["merge_runs"]
 
@@ -108,9 +106,4 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     store.write_lines("timeseries.jsonl", _joined(roots, "timeseries.jsonl", True))
     config = run_config_of(manifest, out)
     tasks = [task_of(name, saved) for name, saved in manifest.tasks.items()]
-    labels = [level.label for level in levels(config)]
-    summary = summarize_records(store, config, tasks, labels, manifest.simulated)
-    summary.started = first.started
-    summary.serving, summary.server = serving_figures(store, config, shaping)
-    store.write_json("summary.json", summary.model_dump(mode="json"))
-    return summary, store
+    return write_summary(store, config, tasks, manifest, started=first.started), store

@@ -10,11 +10,9 @@ from qualeval.errors import InputError
 from qualeval.reasoning.completion import Completion
 from qualeval.records import Manifest, Record, RunConfig, RunSummary, TaskEntry
 from qualeval.records.store import RunStore
-from qualeval.report.summary import summarize_records
 from qualeval.run.checks import check_code_allowed
-from qualeval.run.levels import levels
+from qualeval.run.written import write_summary
 from qualeval.scoring.verdict import decide
-from qualeval.serving.wiring import serving_figures
 from qualeval.tasks import Task, load_task
 from qualeval.wire.models import Message, Sample
 
@@ -63,12 +61,7 @@ def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False)
                 yield _rejudged(task, record, use_rescue, allow_code=allow_code).model_dump_json().encode()
 
     out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
-    labels = [level.label for level in levels(config)]
-    summary = summarize_records(out, config, list(tasks.values()), labels, manifest.simulated)
-    summary.rescored = True
-    summary.serving, summary.server = serving_figures(out, config, manifest.shaping, series=root)
-    out.write_json("summary.json", summary.model_dump(mode="json"))
-    return summary, out
+    return write_summary(out, config, list(tasks.values()), manifest, series=root, rescored=True), out
 
 
 def sample_of(record: Record) -> Sample:

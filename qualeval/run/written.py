@@ -1,0 +1,29 @@
+"""The summary.json a run, a rescore and a merge each end with: the records summarized per task and level, the
+serving figures beside them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from qualeval.records import Manifest, RunConfig, RunSummary
+from qualeval.records.store import RunStore
+from qualeval.report.summary import summarize_records
+from qualeval.run.levels import levels
+from qualeval.serving.wiring import serving_figures
+from qualeval.tasks import Task
+
+__all__ = ["write_summary"]
+
+
+def write_summary(
+    store: RunStore, config: RunConfig, tasks: list[Task], manifest: Manifest, series: Path | None = None, **own: Any
+) -> RunSummary:
+    """The summary of the records in `store` (the time series read from `series`, else from `store`), with the
+    fields only its caller knows (`own`: when it started, how long it took, that it was rescored), written."""
+    labels = [level.label for level in levels(config)]
+    summary = summarize_records(store, config, tasks, labels, manifest.simulated)
+    serving, server = serving_figures(store, config, manifest.shaping, series=series)
+    summary = summary.model_copy(update={"serving": serving, "server": server, **own})
+    store.write_json("summary.json", summary.model_dump(mode="json"))
+    return summary
