@@ -6,11 +6,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from qualeval.records import AnswerSpec, Score, ScorerSpec
+import orjson
+
+from qualeval.records import AnswerSpec, ConstraintKind, Score, ScorerSpec, TaskSpec
+from qualeval.scoring.constrain import constraint_for
 from qualeval.scoring.extract import find_number, math_equal, normalize, token_f1, words_to_digits
 from qualeval.wire.models import Sample
 
-__all__ = ["SCORERS", "ValueScorer", "reads_math", "score"]
+__all__ = ["SCORERS", "ValueScorer", "constraint_cuts", "reads_math", "score"]
 
 _PLAIN_NUMBER = re.compile(r"[-−$\d.,\s]+%?")
 _PLAIN_GOLD_NUMBER = re.compile(r"[-−$\d.,\s°CFK]+")
@@ -178,9 +181,23 @@ def _math(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> S
     return Score(correct=correct, detail=detail)
 
 
-def _regex(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
+def _regex(text: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
+    """Searched, not full-matched: a pattern names what the answer must say (`Answer:\\s*{gold}\\b`), wherever it
+    says it; `^...$` anchors it to the whole text."""
     pattern = (spec.pattern or "").replace("{gold}", re.escape(sample.gold))
-    return Score(correct=re.fullmatch(pattern, value.strip()) is not None, detail=f"/{pattern}/")
+    return Score(correct=re.search(pattern, text.strip()) is not None, detail=f"/{pattern}/")
+
+
+def constraint_cuts(spec: TaskSpec) -> ConstraintKind | None:
+    """The constraint that would cut a regex-scored task's answer to a bare value its pattern cannot match
+    (`Answer:\\s*{gold}` never matches the bare `42` a number constraint leaves), else None."""
+    if spec.scorer.kind != "regex" or spec.scorer.pattern is None:
+        return None
+    made = constraint_for(spec.answer, ("first", "second"))
+    bare = made.choices[0] if made.choices else "42"
+    pattern = spec.scorer.pattern.replace("{gold}", re.escape(bare))
+    said = (bare, orjson.dumps({"answer": bare}).decode())  # a text answer comes back as a JSON object
+    return None if any(re.search(pattern, text) for text in said) else made.kind
 
 
 def _choice(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
@@ -205,13 +222,16 @@ class ValueScorer:
     judge: Callable[[str, Sample, ScorerSpec, AnswerSpec], Score]
     math: bool = False
     """The ladder reads the answer with math-verify over the whole content (a LaTeX expression, not a number)."""
+    reads_text: bool = False
+    """The scorer also judges the answer text (the content after the reasoning split), not only the value the
+    ladder extracted from it: a regex names the words around the answer, which the ladder cuts off."""
 
 
 SCORERS: dict[str, ValueScorer] = {
     "numeric": ValueScorer(lambda value, sample, spec, _: _numeric(value, sample, spec)),
     "alias_match": ValueScorer(_alias),
     "math": ValueScorer(_math, math=True),
-    "regex": ValueScorer(_regex),
+    "regex": ValueScorer(_regex, reads_text=True),
     "choice": ValueScorer(_choice),
     "exact": ValueScorer(_exact),
 }
@@ -225,8 +245,16 @@ def reads_math(kind: str) -> bool:
     return found is not None and found.math
 
 
-def score(value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerSpec) -> Score:
-    """Score an extracted value. No value is simply not correct; the status says why."""
-    if value is None:
+def score(
+    value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerSpec, *, text: str | None = None
+) -> Score:
+    """Score an extracted value, and, for a scorer that reads it, the answer text `text` (never the reasoning):
+    either being right is right. No value and no text is simply not correct; the status says why."""
+    judge = SCORERS[scorer.kind]
+    texts = [value] if value is not None else []
+    if judge.reads_text and text is not None and text.strip() and text != value:
+        texts.append(text)
+    if not texts:
         return Score(correct=False, detail="nothing extracted")
-    return SCORERS[scorer.kind].judge(value, sample, scorer, answer)
+    verdicts = [judge.judge(t, sample, scorer, answer) for t in texts]
+    return next((v for v in verdicts if v.correct), verdicts[0])
