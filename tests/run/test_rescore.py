@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,16 @@ def test_a_built_in_task_is_rescored_as_it_is_now(tmp_path: Path) -> None:
     (again,) = list(out.records())
     assert again.score.correct is True  # alias_match, as the built-in says now; exact match would refuse it
     assert said == ["knowledge_qa: rescored with the current built-in task"]
+
+
+def test_qualeval_rescore_says_which_spec_judged_and_a_broken_file_is_one_error_line(tmp_path: Path) -> None:
+    file = tmp_path / "tagged.yaml"
+    root = _tagged_run(tmp_path, file)
+    file.write_text(TAGGED.replace("PATTERN", r"Answer:\s*{gold}\b"), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+    assert done.returncode == 0 and f"note: tagged: rescored with the current {file}" in done.stderr
+    file.write_text(TAGGED.replace("PATTERN", r"Answer: ({gold}"), encoding="utf-8")
+    broken = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+    lines = broken.stderr.strip().splitlines()
+    assert broken.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:") and "tagged.yaml" in lines[0]
+    assert "Traceback" not in broken.stderr
