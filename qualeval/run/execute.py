@@ -106,7 +106,9 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
     )
 
 
-def _client_config(config: RunConfig, concurrency: int, switch: ThinkingSwitch = "none") -> ClientConfig:
+def _client_config(
+    config: RunConfig, concurrency: int, switch: ThinkingSwitch = "none", opened: bool = False
+) -> ClientConfig:
     own = {"api_key": config.api_key} if config.api_key is not None else {}  # else OPENAI_API_KEY, as the SDK does
     formats = (*config.reasoning_format, *builtin_formats()) if config.reasoning_format else None
     return ClientConfig(
@@ -114,7 +116,7 @@ def _client_config(config: RunConfig, concurrency: int, switch: ThinkingSwitch =
         concurrency=concurrency,
         timeout=config.timeout,
         max_retries=config.max_retries,
-        thinking_opened=config.thinking_opened,
+        thinking_opened=config.thinking_opened or opened,
         max_tokens_field=config.max_tokens_field,
         thinking_switch=switch,
         formats=formats,
@@ -205,7 +207,7 @@ async def execute(
         if on_start:
             remaining = sum((s.id, a, level.label) not in done for level in swept for _, s, a in items)
             on_start(len(items) * len(swept) - remaining, len(items) * len(swept))
-        client_config = _client_config(config, cap, pinned.thinking_switch)
+        client_config = _client_config(config, cap, pinned.thinking_switch, pinned.thinking_opened)
         try:
             async with serving_client(config, client_config, cap, on_record) as (client, told):
                 session = manifest.started or ""

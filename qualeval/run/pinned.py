@@ -1,4 +1,5 @@
-"""What a run decides once and keeps: the constraint mode and convention, and the thinking switch.
+"""What a run decides once and keeps: the constraint mode and convention, the thinking switch, and whether the
+chat template opens the thinking block.
 
 They are resolved before the first request, from the flags and the probe's measured verdicts, written to the
 manifest (`pinned`) and folded into its fingerprint. A resumed run reuses them whatever the probe would say now,
@@ -16,7 +17,7 @@ from qualeval.records import Manifest, Pinned, ProbeResult, RunConfig, Style, Th
 from qualeval.run.pipeline import resolve_mode
 from qualeval.wire.client import THINKING_SWITCHES
 
-__all__ = ["SETTINGS_EXCLUDED", "refuse_conflicts", "resolve", "resolve_switch", "unseparated"]
+__all__ = ["SETTINGS_EXCLUDED", "refuse_conflicts", "resolve", "resolve_opened", "resolve_switch", "unseparated"]
 
 SETTINGS_EXCLUDED = frozenset(
     {"out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "allow_code_execution", "published"}
@@ -32,6 +33,30 @@ def unseparated(found: ProbeResult | None) -> str | None:
     if found is None or found.reasoning_source.startswith("field:") or found.hidden_reasoning:
         return None
     return found.reasoning_source
+
+
+def resolve_opened(config: RunConfig, found: ProbeResult | None) -> tuple[bool, str | None]:
+    """Whether to split as `--thinking-opened` though the flag was not given, and a note: the probe saw only a
+    closing marker on the transport the run uses (streaming or not). Where it saw one on the other transport and no
+    marker at all on this one, the server drops the marker there (vLLM's qwen3 parser <= 0.16 streaming): thinking
+    and answer cannot be told apart, which is an InputError rather than a guess."""
+    if config.thinking_opened or found is None:
+        return False, None
+    here, there = found.stream_reasoning_source, found.reasoning_source
+    if not config.stream:
+        here, there = there, here
+    if here == "inline:close-only":
+        return True, (
+            "--thinking-opened applied: the probe saw only a closing thinking marker (inline:close-only), so the "
+            "chat template opens the block; a response without that marker is thinking cut off, never an answer"
+        )
+    if there == "inline:close-only" and here == "none":
+        way, other = ("when streaming", "--no-stream") if config.stream else ("without streaming", "--stream")
+        raise InputError(
+            f"--thinking-opened: the probe saw the chat template open the thinking (only a closing marker comes "
+            f"back) but no marker at all {way}: thinking and answer cannot be told apart there; run with {other}"
+        )
+    return False, None
 
 
 def _working(found: ProbeResult | None) -> ThinkingSwitch | None:
@@ -95,11 +120,20 @@ def resolve(
             tasks[name] = own
             notes.append(f"{name}: {own_note}")
         style = style or own_style
+    opened, seen = resolve_opened(config, found)
+    notes += [seen] if seen else []
     switch, why = resolve_switch(config.thinking_switch, found, wanted)
     if "followup" in (mode, *tasks.values()) and wanted is None and config.thinking_switch == "auto":
         switch = _working(found) or "none"  # the followup asks with thinking off: it needs the switch
     notes += [why] if why else []
-    return Pinned(constraint=mode, constraint_style=style, tasks=tasks, thinking_switch=switch, notes=notes)
+    return Pinned(
+        constraint=mode,
+        constraint_style=style,
+        tasks=tasks,
+        thinking_switch=switch,
+        thinking_opened=opened,
+        notes=notes,
+    )
 
 
 def _pin_of(key: str, pinned: Pinned | None) -> str:
