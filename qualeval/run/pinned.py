@@ -20,7 +20,8 @@ from qualeval.wire.client import THINKING_SWITCHES
 __all__ = ["SETTINGS_EXCLUDED", "refuse_conflicts", "resolve", "resolve_opened", "resolve_switch", "unseparated"]
 
 SETTINGS_EXCLUDED = frozenset(
-    {"out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "allow_code_execution", "published"}
+    {"out", "concurrency", "timeout", "max_retries", "fail_under", "allow_code_execution", "published"}
+    | {"probe", "probe_time"}  # a resumed run is not probed again
     | {"endpoints"}  # replicas of the same model may come and go between sessions
 )
 """Options that may change between the sessions of one run: everything else is part of its fingerprint."""
@@ -50,7 +51,8 @@ def resolve_opened(config: RunConfig, found: ProbeResult | None) -> tuple[bool, 
             "--thinking-opened applied: the probe saw only a closing thinking marker (inline:close-only), so the "
             "chat template opens the block; a response without that marker is thinking cut off, never an answer"
         )
-    if there == "inline:close-only" and here == "none":
+    unsure = ("stream reasoning" if config.stream else "reasoning") in found.inconclusive  # cut off, not dropped
+    if there == "inline:close-only" and here == "none" and not unsure:
         way, other = ("when streaming", "--no-stream") if config.stream else ("without streaming", "--stream")
         raise InputError(
             f"--thinking-opened: the probe saw the chat template open the thinking (only a closing marker comes "
@@ -85,6 +87,11 @@ def resolve_switch(
     if verdicts and all(v == "no reasoning seen either way" for v in verdicts.values()):
         return "none", f"{flag}: the probe saw no reasoning either way, so no thinking switch is sent"
     seen = ", ".join(f"{name} {v.split(':')[0]}" for name, v in verdicts.items()) or "nothing tried"
+    if verdicts and all(v.startswith("inconclusive") for v in verdicts.values()):
+        why = f"the probe could not tell which thinking switch this endpoint obeys ({seen})"
+        if wanted:
+            return "none", f"--thinking: {why}; the server's default applies"
+        raise InputError(f"--no-thinking: {why}; force one with --thinking-switch NAME")
     if wanted:
         return "none", f"--thinking: no thinking switch worked here ({seen}); the server's default applies"
     raise InputError(
@@ -103,7 +110,7 @@ def resolve(
         unknown = ""
     else:
         styles = found.styles() if found else []
-        unknown = "the probe found none enforced" if found else "the probe is off: --no-probe"
+        unknown = _none_enforced(found)
     inline = unseparated(found)
     if found is None and wanted is not True:  # without a probe, a reasoning channel is known only when asked for
         inline = "unknown: --no-probe"
@@ -122,6 +129,11 @@ def resolve(
         style = style or own_style
     opened, seen = resolve_opened(config, found)
     notes += [seen] if seen else []
+    if found is not None and found.inconclusive:
+        notes.append(
+            f"probe: inconclusive within {found.seconds:g}s: {', '.join(found.inconclusive)}; the run goes on with "
+            "the defaults for those"
+        )
     switch, why = resolve_switch(config.thinking_switch, found, wanted)
     if "followup" in (mode, *tasks.values()) and wanted is None and config.thinking_switch == "auto":
         switch = _working(found) or "none"  # the followup asks with thinking off: it needs the switch
@@ -133,6 +145,18 @@ def resolve(
         thinking_switch=switch,
         thinking_opened=opened,
         notes=notes,
+    )
+
+
+def _none_enforced(found: ProbeResult | None) -> str:
+    """Why there is no structured-output convention to use."""
+    if found is None:
+        return "the probe is off: --no-probe"
+    unsettled = [mode for mode in found.structured_outputs if mode in found.inconclusive]
+    return (
+        f"the probe found none enforced; {len(unsettled)} checks were inconclusive"
+        if unsettled
+        else ("the probe found none enforced")
     )
 
 
