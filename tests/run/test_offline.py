@@ -11,7 +11,7 @@ import pytest
 
 from qualeval.errors import InputError
 from qualeval.records import RunSummary
-from qualeval.run.offline import score_file
+from qualeval.run.offline import ReadOptions, score_file
 from qualeval.tasks import load_task
 from tests.conftest import GSM8K, SHARED, needs_gsm8k
 
@@ -113,7 +113,7 @@ def test_short_ids_and_the_lm_eval_log_format(tmp_path: Path) -> None:
             },
         ],
     )
-    items, _ = score_file(load_task("gsm8k"), log, fmt="lm-eval")
+    items, _ = score_file(load_task("gsm8k"), log, read=ReadOptions(fmt="lm-eval"))
     assert [(i.id, i.correct, i.method) for i in items] == [
         ("gsm8k/test/0", True, "anchor"),
         ("gsm8k/test/5", False, "last"),
@@ -159,7 +159,7 @@ def test_bad_response_files(tmp_path: Path, lines: list[str], fmt: str, words: s
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError) as err:
-        score_file(load_task("knowledge_qa"), path, fmt=fmt)  # type: ignore[arg-type]
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(fmt=fmt))  # type: ignore[arg-type]
     assert words in str(err.value)
 
 
