@@ -40,7 +40,8 @@ _ScoreFormat = Annotated[
         "--format",
         help="auto (default: by the .csv suffix and the first line's shape), qualeval (JSONL {id, content, "
         "reasoning?, finish_reason?, target?, choices?}; the text may also be under output, response, completion, "
-        "generated_text, generation or text, the id under sample_id, doc_id, idx, question_id, task_id or key), "
+        "generated_text, generation or text, the id under custom_id, sample_id, doc_id, idx, question_id, task_id or "
+        "key), "
         "csv (the same fields as columns), lm-eval (samples_*.jsonl) or openai-batch (a Batch's output file).",
     ),
 ]

@@ -34,8 +34,9 @@ TEXT_FIELDS = ("content", "output", "response", "completion", "generated_text", 
 """Where a line may hold the model's text, in the order looked for: qualeval's own name, ZeroEval's `output`, the
 common `response` and `completion`, Hugging Face's `generated_text`, then the vaguer names. `answer` is not one:
 ZeroEval and others use it for the gold."""
-ID_FIELDS = ("id", "sample_id", "doc_id", "idx", "question_id", "task_id", "key")
-"""Where a line may hold its item's id: qualeval's, then lm-eval's, MMLU-Pro's, HumanEval's, IFEval's names."""
+ID_FIELDS = ("custom_id", "id", "sample_id", "doc_id", "idx", "question_id", "task_id", "key")
+"""Where a line may hold its item's id: OpenAI Batch's `custom_id` (the user's own, before the Batch's request
+`id` that a flattened Batch file keeps beside it), qualeval's, then lm-eval's, MMLU-Pro's, HumanEval's, IFEval's."""
 _QUESTION_FIELDS = ("question", "problem")
 _OPTIONAL = ("reasoning", "finish_reason", "target", "question", "problem")
 """CSV cells that an empty string leaves out (a CSV cannot say null); the text's empty cell is an empty answer."""

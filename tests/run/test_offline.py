@@ -124,7 +124,7 @@ def test_short_ids_and_the_lm_eval_log_format(tmp_path: Path) -> None:
     ("lines", "fmt", "words"),
     [
         (['{"id": "a", "content": "x", "target": "1"}', "not json"], "qualeval", "r.jsonl:2: not valid JSON"),
-        (['{"content": "x"}'], "qualeval", "r.jsonl:1: no id on the line: none of id, sample_id, doc_id"),
+        (['{"content": "x"}'], "qualeval", "r.jsonl:1: no id on the line: none of custom_id, id, sample_id, doc_id"),
         (['{"id": "a", "content": 5, "target": "1"}'], "qualeval", "r.jsonl:1: field 'content'"),
         (['{"id": "a", "output": ["x"], "target": "1"}'], "qualeval", "r.jsonl:1: field 'output'"),
         (['{"idx": {"n": 1}, "output": "x", "target": "1"}'], "qualeval", "r.jsonl:1: field 'idx'"),

@@ -41,6 +41,9 @@ def test_an_id_whose_digits_run_into_letters_is_refused_not_matched_by_its_last_
     for match_by in ("id", "number"):  # no number of its own, even when told to match by number
         with pytest.raises(InputError, match="id 'batch_req_7d0c2f1c6' is not a sample"):
             score_file(load_task("knowledge_qa"), path, read=ReadOptions(match_by=match_by))
+    flattened = [{**row, "custom_id": f"knowledge_qa/test/{n}"} for n, row in enumerate(rows)]  # the user's own ids
+    items, _ = score_file(load_task("knowledge_qa"), write(tmp_path / "f.jsonl", flattened))
+    assert [(i.id, i.correct) for i in items] == [("knowledge_qa/test/0", True), ("knowledge_qa/test/1", False)]
 
 
 def test_an_id_ending_in_a_number_names_that_sample_only_when_the_user_says_so(tmp_path: Path) -> None:
