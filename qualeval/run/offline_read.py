@@ -99,7 +99,7 @@ def _csv_rows(raw: bytes, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)  # an unclosed quote would swallow the rows after it
     header: list[str] | None = None
     try:
         for cells in reader:

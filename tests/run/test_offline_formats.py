@@ -165,6 +165,9 @@ def test_csv_reads_the_same_fields_as_jsonl(tmp_path: Path) -> None:
     path.write_text("id,response\n0,Answer: Paris\n1\n")
     with pytest.raises(InputError, match=r"r.csv:3: 1 cells, but the header has 2"):
         score_file(load_task("knowledge_qa"), path)
+    path.write_text('id,response\n0,"Answer: Paris\n1,Answer: Tokyo\n')  # an unclosed quote
+    with pytest.raises(InputError, match=r"r.csv:3: not valid CSV"):
+        score_file(load_task("knowledge_qa"), path)
 
 
 def test_the_offline_report_names_what_it_is_not_a_class(tmp_path: Path) -> None:
