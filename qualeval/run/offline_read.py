@@ -72,7 +72,7 @@ def read_responses(path: Path, read: ReadOptions) -> tuple[list[Parsed], str]:
     fmt = read.fmt
     if fmt == "auto" and path.suffix.lower() == ".csv":
         fmt = "csv"
-    rows = list(_csv_rows(raw, path) if fmt == "csv" else _json_rows(raw, path))
+    rows = list(_csv_rows(raw, path) if fmt == "csv" else jsonl_objects(raw, path))
     if not rows:
         raise InputError(f"{path}: no responses in the file")
     if fmt == "auto":
@@ -88,10 +88,6 @@ def read_responses(path: Path, read: ReadOptions) -> tuple[list[Parsed], str]:
     fields = _fields_of(rows[0][1], read, str(path) if csv_file else f"{path}:{rows[0][0]}", csv_file)
     parsed = [_parse(obj, fields, f"{path}:{number}") for number, obj in rows]
     return parsed, f"{path.name}: read the response text from '{fields.text}' and the ids from '{fields.id}'"
-
-
-def _json_rows(raw: bytes, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    yield from jsonl_objects(raw, path)
 
 
 def _csv_rows(raw: bytes, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
