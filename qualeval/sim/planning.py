@@ -42,9 +42,12 @@ def plan(
     state: ServerState, body: dict[str, Any], directives: dict[str, str], occurrence: int, fault: str | None
 ) -> Plan:
     """The answer to a chat request; raises RequestRejected as the server would refuse it."""
-    temperature = body.get("temperature")
-    # a sampled request varies with each repeat; a greedy one answers the same every time
-    variant = (body.get("seed"), occurrence if temperature not in (None, 0, 0.0) else 0)
+    sampled = body.get("temperature") not in (None, 0, 0.0)
+    # a sampled request varies with each repeat, and without a `seed` of its own with each server process (a real
+    # server's sampler is not reseeded by a restart); a greedy one answers the same every time
+    variant: tuple[object, ...] = (body.get("seed"), occurrence if sampled else 0)
+    if sampled and body.get("seed") is None:
+        variant += (state.nonce,)
     hooks = state.flavour.hooks
     if hooks is not None:
         return _hooked(state, hooks, body, directives, variant, fault)
