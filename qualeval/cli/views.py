@@ -39,6 +39,11 @@ def print_summary(summary: TaskSummary) -> None:
         table.add_row(
             "endpoint errors (not in the accuracy)", f"{summary.endpoint_errors} requests{unanswered}: {reason}"
         )
+    from qualeval.report.markdown import unknown_line
+
+    unknown = unknown_line(summary)
+    if unknown:
+        table.add_row("not the model's answers", unknown)
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
     for name, cell in summary.measures.items():
@@ -186,10 +191,12 @@ def print_comparison(result: Comparison, show: int) -> None:
             )
         if any(t.endpoint_errors):
             ea, eb = t.endpoint_errors
-            table.add_row("endpoint errors (pairs left out)", str(ea), str(eb), "")
+            table.add_row(
+                "no answer of the model's (pairs left out)", str(ea), str(eb), "endpoint errors, unknown questions"
+            )
         console.print(table)
     for name, (ea, eb) in result.unanswered.items():
-        note(f"{name}: nothing to compare, every pair had an endpoint error (A {ea}, B {eb})")
+        note(f"{name}: nothing to compare, no pair had both runs' model answer (A {ea}, B {eb} without one)")
     for name, n in result.noise.items():
         note(
             f"{name}: A against its rerun: {n.identical:.0%} of {n.pairs} outputs byte-identical, {n.discordant} "

@@ -53,7 +53,8 @@ class TaskComparison(BaseModel):
     flipped_to_wrong: list[str]
     flipped_to_right: list[str]
     endpoint_errors: tuple[int, int] = (0, 0)
-    """Pairs left out because run A's (first) or run B's (second) request failed at the endpoint."""
+    """Pairs left out because run A's (first) or run B's (second) request got no answer of the model's: it failed
+    at the endpoint, or a reference server did not know the question (status `unknown_question`)."""
     warmup_pairs: int = 0
     """Pairs left out because both requests were warm-ups (`--warmup`): scored in each run, compared in none."""
     scored: bool = True

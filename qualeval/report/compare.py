@@ -3,7 +3,8 @@
 Records pair by task, sample id and repeat; when both runs swept the same load levels, each task and level is
 compared on its own (one item at several levels is not independent evidence). Accuracy:
 the difference B - A with a paired bootstrap interval (items resampled together) and McNemar's exact test on the
-discordant pairs, over the items both runs got an answer for (a request either endpoint failed is counted apart).
+discordant pairs, over the items both runs got a model's answer for (a request either endpoint failed, or a
+question a reference server did not know, is counted apart).
 Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio.
 Tasks and load levels come in numeric order (c=1, c=4, c=16), and beside the figures stand the settings the two
 runs differ in and the warm-up pairs left out, so that a reader knows what the comparison is of.
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 
 from qualeval.errors import InputError
 from qualeval.records import (
-    ENDPOINT_FAILED,
+    NOT_THE_MODELS,
     Comparison,
     Manifest,
     Noise,
@@ -131,7 +132,8 @@ _Grouped = tuple[dict[str, list[Pair]], dict[str, tuple[int, int]], dict[str, in
 def _grouped(a: _Run, b: _Run, shared: list[PairKey]) -> _Grouped:
     """Pairs by task, and by load level when the runs swept several: the same item at several levels is not
     independent evidence. A pair of warm-up requests is left out, counted; so is a pair where either request
-    failed at the endpoint (no answer to compare), counted per side."""
+    got no answer of the model's (the endpoint failed it, or a reference server did not know the question),
+    counted per side."""
     by_task: dict[str, list[Pair]] = defaultdict(list)
     failed: dict[str, tuple[int, int]] = {}
     warm: dict[str, int] = defaultdict(int)
@@ -141,7 +143,7 @@ def _grouped(a: _Run, b: _Run, shared: list[PairKey]) -> _Grouped:
         if ra.warmup and rb.warmup:
             warm[name] += 1
             continue
-        fa, fb = ra.status in ENDPOINT_FAILED, rb.status in ENDPOINT_FAILED
+        fa, fb = ra.status in NOT_THE_MODELS, rb.status in NOT_THE_MODELS
         if fa or fb:
             ea, eb = failed.get(name, (0, 0))
             failed[name] = (ea + fa, eb + fb)

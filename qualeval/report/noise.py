@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable
 from statistics import NormalDist
 
-from qualeval.records import ENDPOINT_FAILED, Noise, Record
+from qualeval.records import NOT_THE_MODELS, Noise, Record
 
 __all__ = ["ALPHA", "mcnemar_exact", "minimum_detectable", "run_noise", "within_noise"]
 
@@ -60,11 +60,12 @@ def run_noise(
     """Per group (`group` names a pair key's: the task, or the task at a load level, as the comparison groups
     its pairs), two runs of the same configuration side by side: the share of byte-identical outputs (reasoning
     and content), the discordant pairs, the accuracy difference (again - first) and the smallest difference
-    these pairs could detect. Pairs where either request failed at the endpoint are left out."""
+    these pairs could detect. Pairs where either request got no answer of the model's (an endpoint error, a
+    reference server's refusal of a question it did not know) are left out."""
     by_task: dict[str, list[tuple[Record, Record]]] = {}
     for key in sorted(set(first) & set(again)):
         one, two = first[key], again[key]
-        failed = one.status in ENDPOINT_FAILED or two.status in ENDPOINT_FAILED
+        failed = one.status in NOT_THE_MODELS or two.status in NOT_THE_MODELS
         if not failed and not (one.warmup and two.warmup):
             by_task.setdefault(group(key), []).append((one, two))
     out = {}

@@ -36,6 +36,8 @@ class Plan:
     prompt_tokens: int = 0
     spec: tuple[int, int, int] | None = None
     """Speculative decoding's (drafts, draft tokens, accepted tokens)."""
+    unknown: bool = False
+    """The question was not in the answer key: the response says so in its headers (UNKNOWN_QUESTION)."""
 
 
 def plan(
@@ -137,7 +139,7 @@ def _generic(
     whole = b"" if stream else flavour.whole(gen, ctx)
     n = completion_tokens(gen)
     spec = spec_steps(n, cfg.spec_draft, cfg.spec_accept, (cfg.behaviour.seed, user, variant))
-    return Plan(steps, whole, ttft_s, decode_s * speedup(n, spec), n, prompt, prompt_tokens, spec)
+    return Plan(steps, whole, ttft_s, decode_s * speedup(n, spec), n, prompt, prompt_tokens, spec, gen.unknown)
 
 
 def _hooked(
@@ -178,4 +180,6 @@ def _hooked(
     )
     planned = hooks.plan(call)
     prompt = "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))
-    return Plan(planned.steps, planned.whole, planned.ttft_s, planned.decode_s, planned.tokens, prompt)
+    return Plan(
+        planned.steps, planned.whole, planned.ttft_s, planned.decode_s, planned.tokens, prompt, unknown=planned.unknown
+    )

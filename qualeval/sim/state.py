@@ -33,6 +33,8 @@ class ServerState:
     """How often each exact request body arrived: a retry of a faulted request may succeed."""
     memory: dict[str, Any] = field(default_factory=dict)
     """What a flavour with hooks keeps between requests (llama.cpp's prompt cache)."""
+    unknown: int = 0
+    """Requests whose question was not in the answer key (each answered with a refusal, and said so)."""
     nonce: str = field(default_factory=lambda: secrets.token_hex(8))
     """Drawn when the server starts: a sampled request without a `seed` draws on it, so that a rerun against a
     fresh server differs as it would on a real one instead of replaying the last server's draws."""

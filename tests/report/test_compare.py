@@ -191,3 +191,15 @@ def test_a_rerun_too_small_to_detect_anything_leaves_every_difference_within_the
     t = compare_runs(a, b, again=rerun).tasks["t"]
     # two pairs cannot tell any difference from chance: "larger than the noise" would be a verdict of nothing
     assert t.difference == -1.0 and t.noise_floor == 1.0 and t.within_noise is True
+
+
+def test_a_question_the_reference_server_did_not_know_is_left_out_not_counted_wrong(tmp_path: Path) -> None:
+    config = {"model": "sim", "concurrency": [1]}
+    a = fake_run(tmp_path / "a", config, accuracy=1.0, levels=("c=1",), started="1")
+    b = fake_run(tmp_path / "b", config, accuracy=1.0, levels=("c=1",), started="2")
+    lines = (b / "records.jsonl").read_text().splitlines()
+    refused = [json.loads(line) | {"status": "unknown_question", "score": {"correct": False}} for line in lines[-3:]]
+    (b / "records.jsonl").write_text("\n".join([*lines[:-3], *map(json.dumps, refused)]) + "\n")
+    t = compare_runs(a, b).tasks["t"]
+    assert t.endpoint_errors == (0, 3) and t.pairs == 6  # 10 items, the warm-up and B's 3 refusals left out
+    assert t.difference == 0.0 and t.a_right_b_wrong == 0
