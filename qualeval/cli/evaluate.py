@@ -122,7 +122,7 @@ def compare_cmd(
         typer.Argument(
             metavar="A [A2] B",
             help="A B: the baseline run and the run to compare with it; A A2 B: with A2 a second run of A's "
-            "configuration, to measure the run-to-run noise.",
+            "configuration and items (its seeds, server address and folder aside), to measure the run-to-run noise.",
         ),
     ],
     out: _CompareOut = None,

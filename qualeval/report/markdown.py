@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypeVar
 
-from qualeval.records import RunSummary, TaskReport
+from qualeval.records import RunSummary, TaskReport, TaskSummary
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown
 from qualeval.report.numbers import dist, num, pct
 from qualeval.report.serving_sections import serving_markdown
@@ -96,6 +96,8 @@ def _accuracy(summary: RunSummary) -> list[str]:
         )
     for name, t in summary.tasks.items():
         lines += _errors(name, t)
+        unknown = unknown_line(t.summary)
+        lines += ["", f"{name}: **{unknown}**."] if unknown else []
         if t.scored:  # a published figure, a judge, repeated samples: all accuracy, which synthetic prompts lack
             lines += _figures(name, t) + _judged(name, t) + _repeated(name, t)
     return lines
@@ -106,6 +108,16 @@ def errors_cell(records: int, items: int) -> str:
     if not records:
         return "0"
     return f"{records} ({items} items unanswered)" if items else str(records)
+
+
+def unknown_line(m: TaskSummary) -> str | None:
+    """What a reference server answered in the model's place, said in every report; None when it did not."""
+    if not m.unknown_questions:
+        return None
+    return (
+        f"{m.unknown_questions} of {m.records} answers came from a reference server that did not know the question: "
+        "they are not the model's answers, and not in the accuracy"
+    )
 
 
 def _errors(name: str, t: TaskReport) -> list[str]:

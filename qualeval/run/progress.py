@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from qualeval.records import TRUNCATED
+from qualeval.records import NOT_THE_MODELS, TRUNCATED
 
 __all__ = ["Bar", "progress_bar"]
 
@@ -41,7 +41,7 @@ class Bar:
 
     def on_record(self, record: Any) -> None:
         c = self.counts
-        if record.scored:
+        if record.scored and record.status not in NOT_THE_MODELS:  # no answer of the model's is no wrong answer
             c["scored"] += 1
             c["right"] += bool(record.score.correct)
         c["errors"] += record.status == "transport_error"

@@ -167,6 +167,7 @@ def build_response(
         http_status=200,
         error=error,
         server_timings=got.timings,
+        unknown_question=got.unknown_question,
     )
 
 
