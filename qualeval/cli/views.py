@@ -146,7 +146,7 @@ def _settings(result: Comparison) -> None:
 
 def _pairs_title(name: str, t: TaskComparison, simulated: bool) -> str:
     pairs = "pair" if t.warmup_pairs == 1 else "pairs"
-    warm = f" ({t.warmup_pairs} warm-up {pairs} left out)" if t.warmup_pairs else ""
+    warm = f" ({t.warmup_pairs} warm-up {pairs}: in accuracy, not in speed)" if t.warmup_pairs else ""
     return f"{name}: {t.pairs} paired items{warm}" + (_SIMULATED if simulated else "")
 
 

@@ -56,7 +56,8 @@ class TaskComparison(BaseModel):
     """Pairs left out because run A's (first) or run B's (second) request got no answer of the model's: it failed
     at the endpoint, or a reference server did not know the question (status `unknown_question`)."""
     warmup_pairs: int = 0
-    """Pairs left out because both requests were warm-ups (`--warmup`): scored in each run, compared in none."""
+    """Pairs of warm-up requests (`--warmup`): in the accuracy figures, as each run scores them, and in no speed
+    ratio."""
     scored: bool = True
     """False for a workload's synthetic prompts: no right answer, so no accuracy, difference or flipped items."""
     detectable: float | None = None

@@ -7,7 +7,8 @@ discordant pairs, over the items both runs got a model's answer for (a request e
 question a reference server did not know, is counted apart).
 Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio.
 Tasks and load levels come in numeric order (c=1, c=4, c=16), and beside the figures stand the settings the two
-runs differ in and the warm-up pairs left out, so that a reader knows what the comparison is of.
+runs differ in and the warm-up pairs (compared on accuracy, as each run scores them, but on no speed figure), so
+that a reader knows what the comparison is of.
 """
 
 from __future__ import annotations
@@ -131,9 +132,10 @@ _Grouped = tuple[dict[str, list[Pair]], dict[str, tuple[int, int]], dict[str, in
 
 def _grouped(a: _Run, b: _Run, shared: list[PairKey]) -> _Grouped:
     """Pairs by task, and by load level when the runs swept several: the same item at several levels is not
-    independent evidence. A pair of warm-up requests is left out, counted; so is a pair where either request
-    got no answer of the model's (the endpoint failed it, or a reference server did not know the question),
-    counted per side."""
+    independent evidence. A pair of warm-up requests is in (each run scores its warm-up, so leaving it out would
+    give accuracies that are not the runs'), counted, and kept out of the speed ratios; a pair where either
+    request got no answer of the model's (the endpoint failed it, or a reference server did not know the
+    question) is left out, counted per side."""
     by_task: dict[str, list[Pair]] = defaultdict(list)
     failed: dict[str, tuple[int, int]] = {}
     warm: dict[str, int] = defaultdict(int)
@@ -142,7 +144,6 @@ def _grouped(a: _Run, b: _Run, shared: list[PairKey]) -> _Grouped:
         name = _group(key, a.levels)
         if ra.warmup and rb.warmup:
             warm[name] += 1
-            continue
         fa, fb = ra.status in NOT_THE_MODELS, rb.status in NOT_THE_MODELS
         if fa or fb:
             ea, eb = failed.get(name, (0, 0))

@@ -66,7 +66,7 @@ def run_noise(
     for key in sorted(set(first) & set(again)):
         one, two = first[key], again[key]
         failed = one.status in NOT_THE_MODELS or two.status in NOT_THE_MODELS
-        if not failed and not (one.warmup and two.warmup):
+        if not failed:
             by_task.setdefault(group(key), []).append((one, two))
     out = {}
     for task, pairs in by_task.items():

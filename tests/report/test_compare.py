@@ -1,5 +1,5 @@
 """`qualeval compare` as a reader meets it: load levels in numeric order, the settings the two runs differ in,
-the warm-up pairs left out said aloud, and no accuracy for a workload's synthetic prompts — in the terminal,
+the warm-up pairs said aloud (in accuracy, in no speed figure), and no accuracy for a workload's synthetic prompts — in the terminal,
 compare.json and compare.html alike."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def compare_cli(*runs: Path, out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
 
 
-def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_left_out(tmp_path: Path) -> None:
+def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_compared_on_accuracy(tmp_path: Path) -> None:
     base = {"model": "sim", "concurrency": [1, 4, 16], "temperature": None, "slo": {}, "max_tokens": 512}
     a = fake_run(tmp_path / "a", base, accuracy=0.8)
     b = fake_run(tmp_path / "b", {**base, "temperature": 0.6, "slo": {"ttft_ms": 200}}, accuracy=0.6)
@@ -81,12 +81,14 @@ def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_left_out(tmp_
     # `out` always differs and changes nothing measured; the rest is what the comparison is of
     assert result.settings == {"temperature": (None, 0.6), "slo.ttft_ms": (None, 200)}
     for t in result.tasks.values():
-        assert (t.pairs, t.warmup_pairs) == (9, 1)
+        # the warm-up is scored in each run, so it is compared on accuracy: the accuracies are the runs' own
+        assert (t.pairs, t.warmup_pairs) == (10, 1)
+        assert (t.accuracy_a, t.accuracy_b) == (0.8, 0.6)
     done = compare_cli(a, b, out=tmp_path / "cmp")
     assert done.returncode == 0, done.stderr
     shown = done.stdout
     assert shown.index("t @ c=1:") < shown.index("t @ c=4:") < shown.index("t @ c=16:")
-    assert "9 paired items (1 warm-up pair left out)" in shown
+    assert "10 paired items (1 warm-up pair: in accuracy, not in speed)" in shown
     assert "temperature" in shown and "slo.ttft_ms" in shown and "0.6" in shown and "not set" in shown
     written = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert list(written["tasks"]) == ["t @ c=1", "t @ c=4", "t @ c=16"]
@@ -94,7 +96,7 @@ def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_left_out(tmp_
     assert written["tasks"]["t @ c=4"]["warmup_pairs"] == 1
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert page.index("t @ c=1 <small>") < page.index("t @ c=4 <small>") < page.index("t @ c=16 <small>")
-    assert "9 paired items; 1 warm-up pair left out" in page
+    assert "10 paired items; 1 warm-up pair: in accuracy, not in speed" in page
     assert "<td>slo.ttft_ms</td><td><code>not set</code></td><td><code>200.0</code></td>" in page
 
 
@@ -201,5 +203,5 @@ def test_a_question_the_reference_server_did_not_know_is_left_out_not_counted_wr
     refused = [json.loads(line) | {"status": "unknown_question", "score": {"correct": False}} for line in lines[-3:]]
     (b / "records.jsonl").write_text("\n".join([*lines[:-3], *map(json.dumps, refused)]) + "\n")
     t = compare_runs(a, b).tasks["t"]
-    assert t.endpoint_errors == (0, 3) and t.pairs == 6  # 10 items, the warm-up and B's 3 refusals left out
+    assert t.endpoint_errors == (0, 3) and t.pairs == 7  # 10 items, B's 3 refusals left out
     assert t.difference == 0.0 and t.a_right_b_wrong == 0
