@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from qualeval.cli import commands
-from qualeval.cli.output import fail, note, stderr, stdout, take_options, with_progress
+from qualeval.cli.output import fail, note, stdout, stopped_by, take_options, with_progress
 from qualeval.cli.views import print_comparison, print_run, print_summary
 from qualeval.errors import InputError, QualevalError
 from qualeval.run.options import cli_parameters, given_or_default
@@ -122,19 +123,16 @@ def compare_cmd(
 
 def run_cmd(config: _Profile = None, **flags: Any) -> None:
     """Evaluate a served model: every request's answer, score and timing, in one run directory."""
-    try:
-        run_config, result = commands.run_from_flags(config, flags, with_progress)
-    except QualevalError as exc:
-        fail(exc)
-    except KeyboardInterrupt:
-        where = flags.get("out") or "the run directory"
-        stderr().print(
-            f"interrupted: every finished request is saved in {where}; rerun the same command to resume",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-        raise typer.Exit(130) from None
+    with stopped_by() as signals:
+        try:
+            run_config, result = commands.run_from_flags(config, flags, with_progress)
+        except QualevalError as exc:
+            fail(exc)
+        except KeyboardInterrupt:
+            where = flags.get("out") or "the run directory"
+            how = "stopped by SIGTERM" if signals else "interrupted"
+            note(f"{how}: every finished request is saved in {where}; rerun the same command to resume")
+            raise typer.Exit(128 + (signals[0] if signals else signal.SIGINT)) from None
     print_run(result.summary)
     note(f"run directory: {result.root}  (report: {result.root / 'report.html'})")
     errors = result.endpoint_errors
