@@ -173,3 +173,20 @@ def test_the_terminal_speed_table_names_each_task_and_leaves_out_one_never_timed
     shown = capsys.readouterr().out
     assert "speed (ms, warm-up excluded" in shown and "timed_task" in shown and "20 / 28" in shown
     assert "untimed_task" not in shown  # nothing measured: no row of zeros
+
+
+def test_report_md_shows_the_retried_faults_report_html_shows(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with sim_process("--task", "knowledge_qa", "--burst", "--faults", "503=0.3", "--retry-after", "0.01") as url:
+        done = qualeval(
+            "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa", "--limit", "12", "--out", str(out)
+        )
+    assert done.returncode in (0, 3), done.stderr
+    faults = json.loads((out / "summary.json").read_text())["tasks"]["knowledge_qa"]["faults"]
+    assert faults  # the server faltered, and the retries absorbed it or not
+    md = (out / "report.md").read_text()
+    section = md.split("## Faults retried or final")[1].split("\n## ")[0]
+    row = next(line for line in section.splitlines() if line.startswith("| knowledge_qa |"))
+    for fault, count in faults.items():
+        assert f"{fault} {count}" in row
+    assert all(f"{fault} {count}" in (out / "report.html").read_text() for fault, count in faults.items())
