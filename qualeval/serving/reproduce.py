@@ -22,7 +22,14 @@ def _loads(config: RunConfig) -> list[tuple[int, float | None]]:
     return [(c, None) for c in config.concurrency]
 
 
-def _vllm(prompts: WorkloadPrompts, cap: int, rate: float | None, config: RunConfig, tasks: list[str]) -> str:
+def _vllm(
+    prompts: WorkloadPrompts,
+    cap: int,
+    rate: float | None,
+    config: RunConfig,
+    tasks: list[str],
+    percentiles: list[float],
+) -> str:
     words = ["vllm bench serve"]
     if prompts.kind == "random":
         words += ["--dataset-name random", f"--random-input-len {prompts.input_len}"]
@@ -34,7 +41,8 @@ def _vllm(prompts: WorkloadPrompts, cap: int, rate: float | None, config: RunCon
     words.append(f"--num-prompts {prompts.num_prompts}")
     if rate is not None:
         words += [f"--request-rate {rate:g}", f"--burstiness {config.burstiness:g}"]
-    words += [f"--max-concurrency {cap}", f"--seed {prompts.seed}"]
+    words += [f"--max-concurrency {cap}", f"--seed {prompts.seed}", "--percentile-metrics ttft,tpot,itl,e2el"]
+    words.append(f"--metric-percentiles {','.join(f'{p:g}' for p in percentiles)}")
     return " ".join(words) + _items(prompts, tasks)
 
 
@@ -59,14 +67,16 @@ def _items(prompts: WorkloadPrompts, tasks: list[str]) -> str:
     return ""
 
 
-def reproduces(style: str, prompts: WorkloadPrompts, config: RunConfig, tasks: list[str]) -> str:
+def reproduces(
+    style: str, prompts: WorkloadPrompts, config: RunConfig, tasks: list[str], percentiles: list[float]
+) -> str:
     """The mirrored tool's command for each load level, and the warm-up qualeval sends before each."""
     commands: list[str] = []
     for cap, rate in _loads(config):
         if style == "llama-benchy":
             commands.append(_benchy(prompts, cap, config, tasks))
         else:
-            commands.append(_vllm(prompts, cap, rate, config, tasks))
+            commands.append(_vllm(prompts, cap, rate, config, tasks, percentiles))
     shown = " ; ".join(dict.fromkeys(commands))
     warm = config.warmup
     if warm:

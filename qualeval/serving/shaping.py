@@ -169,7 +169,7 @@ async def shape_work(config: RunConfig, work: Work) -> tuple[Work, Shaping]:
                 name=workload.name,
                 file=str(path),
                 style=workload.style,
-                mirrors=reproduces(workload.style, workload.prompts, config, given),
+                mirrors=reproduces(workload.style, workload.prompts, config, given, workload.percentiles),
                 percentiles=workload.percentiles,
                 prompts=workload.prompts,
             )

@@ -419,6 +419,7 @@ def test_the_reproduces_line_is_the_run_s_own_settings(tmp_path: Path) -> None:
     for flag in ("--num-prompts 3 ", "--random-input-len 64 ", "--random-output-len 8 ", "--burstiness 0.7 "):
         assert flag in line
     assert "--request-rate 40 " in line and "--request-rate 60 " in line  # one command per level
+    assert "--metric-percentiles 50,90,95,99" in line
     assert "--num-prompts 200" not in line and "--request-rate 0.3" not in line and "4000" not in line
     assert "1 warm-up request" in line  # the warm-up is stated apart, not in --num-prompts
     report = (tmp_path / "run" / "report.md").read_text()
@@ -435,7 +436,7 @@ def test_the_reproduces_line_is_the_run_s_own_settings(tmp_path: Path) -> None:
         batch=True,
         warmup=2,
     )
-    line = reproduces(shaped.style, shaped.prompts, config, [])
+    line = reproduces(shaped.style, shaped.prompts, config, [], shaped.percentiles)
     assert line.startswith("llama-benchy --pp 60 --tg 1024 --depth 32 --concurrency 2 --runs 2")
     assert "2 warm-up requests" in line
 
