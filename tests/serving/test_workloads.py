@@ -94,8 +94,7 @@ def test_each_workload_runs_by_name(name: str, tmp_path: Path) -> None:
     workload, _ = load_workload(name)
     wanted = int(next(s.split("=")[1] for s in sets if s.startswith("num_prompts")))
     records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
-    # num_prompts counts the measured prompts, as the tools' flags do: the warm-up comes on top
-    assert len(records) == wanted + 1 and all(r["status"] != "transport_error" for r in records)
+    assert len(records) == wanted + 1 and all(r["status"] != "transport_error" for r in records)  # + the warm-up
     serving = result.summary.serving
     assert serving is not None and serving.workload is not None
     figures = next(iter(serving.workload.levels.values()))
