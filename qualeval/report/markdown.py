@@ -43,6 +43,7 @@ def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
     lines = _header(summary, offline) + drop_markdown(summary)
     lines += _accuracy(summary)
     lines += _statuses(summary)
+    lines += _faults(summary)
     lines += _speed(summary)
     lines += serving_markdown(summary)
     return "\n".join(lines) + "\n"
@@ -183,6 +184,13 @@ def _statuses(summary: RunSummary) -> list[str]:
             ]
             lines += [f"| {v} | {c.n} | {pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} |" for v, c in cells.items()]
     return lines
+
+
+def _faults(summary: RunSummary) -> list[str]:
+    """Every failed attempt per task by fault class, retried or final, as report.html shows it: a fault the
+    retries absorbed left no endpoint error, but the server still faltered, and that belongs in the report."""
+    lines = ["", "## Faults retried or final", "", "| task | failed attempts by fault |", "|---|---|"]
+    return lines + [f"| {name} | {_pairs(t.faults) or 'none'} |" for name, t in summary.tasks.items()]
 
 
 def _speed(summary: RunSummary) -> list[str]:

@@ -1,5 +1,5 @@
 """`qualeval compare` as a reader meets it: load levels in numeric order, the settings the two runs differ in,
-the warm-up pairs said aloud (in accuracy, in no speed figure), and no accuracy for a workload's synthetic prompts — in the terminal,
+the warm-up pairs said aloud (in accuracy, in no speed figure), no accuracy for synthetic prompts — in the terminal,
 compare.json and compare.html alike."""
 
 from __future__ import annotations
