@@ -103,5 +103,4 @@ def _levels(labels: list[str], outcomes: list[Outcome], rows: list[Timed], confi
 
 
 def _published(config: RunConfig, name: str) -> float | None:
-    figure = config.published.get(name, config.published.get(name.split(":", 1)[0]))
-    return None if figure is None else figure / 100
+    return config.published.get(name, config.published.get(name.split(":", 1)[0]))
