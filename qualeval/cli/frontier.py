@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from qualeval.cli.output import note, stdout
-from qualeval.report.frontier_sections import drop_warnings, smallest_line
+from qualeval.report.frontier_sections import drop_warnings, points, smallest_line
 from qualeval.report.numbers import num, pct
 
 if TYPE_CHECKING:
@@ -27,7 +27,9 @@ def _row(lv: FrontierLevel) -> list[str]:
         pct(lv.reasoning_truncated),
         num(lv.latency_p50),
         ", ".join(short for short, on in (("tok", lv.efficient_tokens), ("lat", lv.efficient_latency)) if on) or "–",
-        "–" if step is None else f"{step.difference:+.1%} p={step.p:.2g}",
+        "–"
+        if step is None
+        else f"{points(step.difference).replace(' points', ' pts')} vs {step.against} p={step.p:.2g}",
     ]
 
 
@@ -37,7 +39,7 @@ def print_frontier(summary: RunSummary) -> None:
             continue
         table = Table(title=f"{name}: accuracy against cost", title_justify="left", show_edge=False)
         table.add_column("level", overflow="fold")  # a narrow terminal folds a label, never cuts it
-        for column in ("accuracy", "tokens", "cut", "lat p50", "Pareto", "vs before"):
+        for column in ("accuracy", "tokens", "cut", "lat p50", "Pareto", "a step before"):
             table.add_column(column, justify="right")
         for lv in report.frontier.levels:
             table.add_row(*_row(lv))

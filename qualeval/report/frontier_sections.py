@@ -19,6 +19,7 @@ __all__ = [
     "frontier_rows",
     "load_rows",
     "paired_text",
+    "points",
     "smallest_line",
 ]
 
@@ -33,13 +34,15 @@ FRONTIER_HEAD = (
     "latency p50 / p99",
     "first answer p50",
     "Pareto-efficient",
-    "vs the level before",
+    "vs the level a step before",
 )
 FRONTIER_NOTE = (
     "Levels in run order. Output tokens are completion tokens, reasoning included; milliseconds; warm-up "
     "requests are in no token or latency figure. A level is Pareto-efficient when no other level is as accurate "
-    "at no more cost (mean output tokens; latency p50) and better in one. Each level is compared with the one "
-    "before it on the same items: the difference and McNemar's exact p."
+    "at no more cost (mean output tokens; latency p50) and better in one. Each level is compared along one axis, "
+    "with the nearest level before it that differs from it on one budget axis only (the load sweep's level before "
+    "it, in a load sweep), on the same items, warm-up included: the difference in percentage points and McNemar's "
+    "exact p."
 )
 LOAD_NOTE = (
     "Each level against the first level of its sweep (the first that ran the same budget) on the same items, "
@@ -59,8 +62,13 @@ def efficient_text(level: FrontierLevel) -> str:
     return " + ".join(marks) or "–"
 
 
+def points(difference: float) -> str:
+    """A difference of two accuracies, in percentage points (never "%", which would read as relative)."""
+    return f"{100 * difference:+.1f} points"
+
+
 def paired_text(p: Paired | None) -> str:
-    return "–" if p is None else f"{p.difference:+.1%} (p={p.p:.3g}, {p.pairs} pairs)"
+    return "–" if p is None else f"{points(p.difference)} vs {p.against} (p={p.p:.3g}, {p.pairs} pairs)"
 
 
 def frontier_rows(frontier: Frontier) -> list[list[str]]:
@@ -108,7 +116,7 @@ def smallest_line(frontier: Frontier) -> str:
 def load_rows(t: TaskReport) -> list[list[str]]:
     """Quality under load, one row per level read against the first level of its sweep (LOAD_HEAD's order)."""
     return [
-        [level, p.against, str(p.pairs), f"{p.difference:+.1%}", f"{p.p:.3g}", "yes" if p.drop else "no"]
+        [level, p.against, str(p.pairs), points(p.difference), f"{p.p:.3g}", "yes" if p.drop else "no"]
         for level, lv in t.levels.items()
         if (p := lv.vs_first) is not None
     ]
@@ -117,8 +125,8 @@ def load_rows(t: TaskReport) -> list[list[str]]:
 def drop_warnings(summary: RunSummary) -> list[str]:
     """One line per level whose accuracy fell significantly against the first level of its load sweep."""
     return [
-        f"{name} @ {level}: accuracy fell {-p.difference:.1%} against {p.against} on {p.pairs} paired items "
-        f"(McNemar p={p.p:.3g})"
+        f"{name} @ {level}: accuracy fell {100 * -p.difference:.1f} points against {p.against} on {p.pairs} "
+        f"paired items (McNemar p={p.p:.3g})"
         for name, t in summary.tasks.items()
         for level, lv in t.levels.items()
         if (p := lv.vs_first) is not None and p.drop
