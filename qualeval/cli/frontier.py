@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from qualeval.cli.output import note, stdout
-from qualeval.report.frontier_sections import drop_warnings, points, smallest_line
+from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
 from qualeval.report.numbers import num, pct
 
 if TYPE_CHECKING:
@@ -45,5 +45,5 @@ def print_frontier(summary: RunSummary) -> None:
             table.add_row(*_row(lv))
         stdout().print(table)
         note(f"{name}: {smallest_line(report.frontier)}")
-    for line in drop_warnings(summary):
+    for line in [*same_spend_warnings(summary), *drop_warnings(summary)]:
         note(f"warning: {line}")

@@ -21,9 +21,31 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualeval.records import ANSWERED, ENDPOINT_FAILED, Cell, Outcome, Repeated, TaskSummary
+from qualeval.records import (
+    ANSWERED,
+    ENDPOINT_FAILED,
+    Cell,
+    Outcome,
+    Repeated,
+    RunSummary,
+    TaskReport,
+    TaskSummary,
+)
 
-__all__ = ["Repeat", "answered_cell", "cell_of", "item_scores", "pass_at_k", "repeated", "summarize", "wilson"]
+__all__ = [
+    "PER_LEVEL",
+    "Repeat",
+    "answered_cell",
+    "below",
+    "cell_of",
+    "item_scores",
+    "pass_at_k",
+    "per_level",
+    "published_where",
+    "repeated",
+    "summarize",
+    "wilson",
+]
 
 
 def item_scores(answers: Iterable[tuple[str | None, bool]]) -> list[float]:
@@ -113,6 +135,52 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         summary.breakdowns[name] = cells
         summary.macro_accuracy[name] = sum(c.accuracy for c in cells.values()) / len(cells) if cells else 0.0
     return summary
+
+
+PER_LEVEL = (
+    "the levels asked differently (an output budget, an effort, thinking on or off), so the accuracy is per "
+    "level; a figure pooled over them would mean none of them."
+)
+
+
+def below(summary: RunSummary, share: float) -> list[str]:
+    """The tasks whose accuracy is under `share` (--fail-under), each level by name (`gsm8k @ effort=low`) where
+    the levels asked differently: every level is held to it, as no pooled figure stands for them."""
+    out = []
+    for name, t in summary.tasks.items():
+        if not t.scored or not t.summary.n:
+            continue
+        if t.summary.accuracy is not None:
+            out += [name] if t.summary.accuracy < share else []
+            continue
+        cells = {level: t.levels[level].accuracy for level in t.summary.per_level if level in t.levels}
+        out += [f"{name} @ {level}" for level, c in cells.items() if c.n and c.accuracy < share]
+    return out
+
+
+def per_level(summary: TaskSummary, labels: Sequence[str]) -> TaskSummary:
+    """A task's summary when its levels asked differently (budgets, efforts, thinking on and off): an item's
+    score would be a mean over different questions of the model, and the pooled accuracy a fractional count of
+    nothing that was asked, so the shares pooled over the levels are left out and the accuracy is per level."""
+    pooled = ("correct", "accuracy", "interval", "accuracy_answered", "naive_accuracy", "accuracy_without_judge")
+    return summary.model_copy(update={"per_level": list(labels), **dict.fromkeys(pooled)})
+
+
+def published_where(t: TaskReport) -> str:
+    """Where the published figure falls: inside or outside the interval, per level where the levels asked
+    differently (a model card's figure is of one setting, which is one of the levels at most)."""
+    assert t.published is not None
+    if t.summary.interval is not None:
+        low, high = t.summary.interval
+        return f"{'inside' if low <= t.published <= high else 'outside'} the interval"
+    cells = {name: t.levels[name].accuracy for name in t.summary.per_level if name in t.levels}
+    inside = [name for name, c in cells.items() if c.n and c.low <= t.published <= c.high]
+    outside = [name for name, c in cells.items() if c.n and name not in inside]
+    parts = [
+        f"inside the interval at {', '.join(inside)}" if inside else "",
+        f"outside at {', '.join(outside)}" if outside else "",
+    ]
+    return "; ".join(p for p in parts if p) or "no level answered"
 
 
 def _measures(rows: Sequence[Outcome]) -> dict[str, Cell]:

@@ -28,7 +28,7 @@ from qualeval.records import ENDPOINT_FAILED, Frontier, FrontierLevel, LevelRepo
 from qualeval.report.noise import ALPHA, mcnemar_exact
 from qualeval.report.speed import distribution
 
-__all__ = ["Answer", "answer_of", "frontier", "paired", "under_load"]
+__all__ = ["Answer", "answer_of", "asked_differently", "frontier", "paired", "swept", "under_load"]
 
 LOAD = ("c", "rate")
 """The parts of a level label that name its load; the rest (max_tokens=, effort=, thinking=) name its budget."""
@@ -76,6 +76,21 @@ def paired(this: Mapping[tuple[str, int], bool], other: Mapping[tuple[str, int],
 def _budget(label: str) -> tuple[str, ...]:
     """The label's parts but its load: `c=4 max_tokens=512` -> (max_tokens=512,)."""
     return tuple(p for p in re.split(r"[\s,]+", label.strip()) if p and p.partition("=")[0] not in LOAD)
+
+
+def asked_differently(labels: Iterable[str]) -> bool:
+    """Whether the levels differ in what they asked (output budget, effort, thinking), not merely in load."""
+    return len({_budget(label) for label in labels}) > 1
+
+
+def swept(labels: Iterable[str]) -> set[str]:
+    """The budget axes whose value differs between the levels (`max_tokens`, `effort`, `thinking`...)."""
+    values: dict[str, set[str]] = {}
+    for label in labels:
+        for part in _budget(label):
+            axis, _, value = part.partition("=")
+            values.setdefault(axis, set()).add(value)
+    return {axis for axis, seen in values.items() if len(seen) > 1}
 
 
 def under_load(labels: Sequence[str], answers: Iterable[Answer]) -> dict[str, Paired]:

@@ -21,6 +21,7 @@ from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from qualeval.records import ENDPOINT_FAILED, Comparison, Record, RunSummary
 from qualeval.records.store import RunStore
+from qualeval.report.accuracy import PER_LEVEL, published_where
 from qualeval.report.frontier_sections import (
     FRONTIER_HEAD,
     FRONTIER_NOTE,
@@ -29,7 +30,9 @@ from qualeval.report.frontier_sections import (
     drop_warnings,
     frontier_rows,
     load_rows,
+    same_spend_warnings,
     smallest_line,
+    truncation_line,
 )
 from qualeval.report.markdown import OFFLINE, errors_cell, has_linked, markdown_report, timed
 from qualeval.report.numbers import dist, num, pct
@@ -86,8 +89,11 @@ def _environment() -> Environment:
     env.globals.update(pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
     env.globals.update(timed=timed, has_linked=has_linked, unscored=_unscored, offline_note=OFFLINE)
     env.globals.update(frontier_rows=frontier_rows, load_rows=load_rows, smallest_line=smallest_line)
+    env.globals.update(truncation_line=truncation_line)
     env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)
-    env.globals.update(load_head=LOAD_HEAD, load_note=LOAD_NOTE)
+    env.globals.update(
+        load_head=LOAD_HEAD, load_note=LOAD_NOTE, per_level_note=PER_LEVEL, published_where=published_where
+    )
     env.tests.update(timed=timed, has_linked=has_linked)  # for `select`: the sections with something measured
     return env
 
@@ -182,6 +188,7 @@ def html_report(
         offline=offline,
         unscored_items=any(_unscored(r) for r in items),
         drops=drop_warnings(summary),
+        same_spend=same_spend_warnings(summary),
     )
 
 
