@@ -53,7 +53,8 @@ ITEM_CAP = 2000
 # filters the per-item browser; reads data attributes only, never model text
 _SCRIPT = """
 (function () {
-  var ids = ["f-task", "f-outcome", "f-status"], keys = ["task", "outcome", "status"];
+  var keys = ["task", "outcome", "status", "level"].filter(function (k) { return document.getElementById("f-" + k); });
+  var ids = keys.map(function (k) { return "f-" + k; });
   function apply() {
     var want = ids.map(function (id) { return document.getElementById(id).value; });
     var shown = 0, items = document.querySelectorAll("details.item");
@@ -176,11 +177,14 @@ def html_report(
     )
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     statuses = sorted({st for t in summary.tasks.values() for st in t.summary.statuses})
+    # a sweep's records of one item differ by level only: each shows it, and the browser filters by it
+    levels = list(dict.fromkeys(level for t in summary.tasks.values() for level in t.levels))
     return template.render(
         s=summary,
         plots=_plots(summary, latencies),
         items=items,
         statuses=statuses,
+        levels=levels if len(levels) > 1 else [],
         script=_SCRIPT,
         script_hash=digest,
         rescored=summary.rescored,

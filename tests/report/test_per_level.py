@@ -59,3 +59,58 @@ def test_a_budget_sweep_shows_accuracy_per_level_and_none_pooled(tmp_path: Path)
     page = (out / "report.html").read_text()
     accuracy = page[page.index('<section id="accuracy"') :].split("</table>")[0]
     assert "knowledge_qa @ max_tokens=96</td>" in accuracy and "<td>knowledge_qa</td>" not in accuracy
+
+
+_DOM = """
+const items = JSON.parse(process.argv[1]), want = JSON.parse(process.argv[2]);
+const els = items.map((d) => ({ dataset: d, hidden: false,
+  classList: { toggle(name, on) { if (name === "hidden") { this.owner.hidden = on; } } } }));
+els.forEach((el) => { el.classList.owner = el; });
+const selects = {};
+for (const id of JSON.parse(process.argv[3])) { selects[id] = { value: want[id] || "", addEventListener() {} }; }
+selects["f-count"] = { textContent: "" };
+global.document = { getElementById: (id) => selects[id] || null, querySelectorAll: () => els };
+eval(process.argv[4]);
+console.log(JSON.stringify(els.filter((el) => !el.hidden).map((el) => el.dataset.level)));
+"""
+
+
+def _shown(page: str, want: dict[str, str]) -> list[str]:
+    """The levels of the item records the report's own filter script leaves shown, run under node."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from qualeval.report.html import _SCRIPT
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    items = [
+        dict(re.findall(r'data-(\w+)="([^"]*)"', tag)) for tag in re.findall(r"<details class=\"item\"[^>]*>", page)
+    ]
+    ids = re.findall(r'<select id="(f-\w+)"', page)
+    done = subprocess.run(
+        [node, "-e", _DOM, json.dumps(items), json.dumps(want), json.dumps(ids), _SCRIPT],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return list(json.loads(done.stdout))
+
+
+def test_the_item_browser_shows_each_records_level_and_filters_by_it(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    with running_server(_sim()) as url:
+        done = CliRunner().invoke(
+            app,
+            ["run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa", "--limit", "4",
+             "--concurrency", "2", "--max-tokens", "96,4096", "--out", str(out)],
+        )  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    page = (out / "report.html").read_text()
+    items = page[page.index('<section id="items"') :]
+    assert '<select id="f-level"><option value="">all</option><option>max_tokens=96</option>' in items
+    summaries = re.findall(r"<summary>(.*?)</summary>", items, flags=re.S)
+    assert len(summaries) == 8 and all(re.search(r"max_tokens=(96|4096)</span>", s) for s in summaries)
+    assert sorted(_shown(page, {})) == ["max_tokens=4096"] * 4 + ["max_tokens=96"] * 4
+    assert _shown(page, {"f-level": "max_tokens=96"}) == ["max_tokens=96"] * 4
