@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,12 +158,23 @@ def below(summary: RunSummary, share: float) -> list[str]:
     return out
 
 
-def per_level(summary: TaskSummary, labels: Sequence[str]) -> TaskSummary:
+def per_level(summary: TaskSummary, by_level: Mapping[str, TaskSummary]) -> TaskSummary:
     """A task's summary when its levels asked differently (budgets, efforts, thinking on and off): an item's
     score would be a mean over different questions of the model, and the pooled accuracy a fractional count of
-    nothing that was asked, so the shares pooled over the levels are left out and the accuracy is per level."""
+    nothing that was asked, so the shares pooled over the levels are left out and the accuracy is per level.
+    `by_level`: each level's own summary, whose breakdowns and scorer's figures stand in for the pooled ones,
+    named `subject @ max_tokens=512`."""
     pooled = ("correct", "accuracy", "interval", "accuracy_answered", "naive_accuracy", "accuracy_without_judge")
-    return summary.model_copy(update={"per_level": list(labels), **dict.fromkeys(pooled)})
+    named = [(f"{key} @ {level}", key, s) for level, s in by_level.items() for key in s.breakdowns]
+    return summary.model_copy(
+        update={
+            "per_level": list(by_level),
+            **dict.fromkeys(pooled),
+            "breakdowns": {name: s.breakdowns[key] for name, key, s in named},
+            "macro_accuracy": {name: s.macro_accuracy[key] for name, key, s in named},
+            "measures": {f"{k} @ {level}": c for level, s in by_level.items() for k, c in s.measures.items()},
+        }
+    )
 
 
 def published_where(t: TaskReport) -> str:

@@ -79,7 +79,10 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
         levels[label].vs_first = against
     summary = summarize(task.name, rows.outcomes, task.spec.breakdowns)
     if asked_differently(levels):
-        summary = per_level(summary, list(levels))
+        at = {
+            label: [o for o, r in zip(rows.outcomes, rows.timed, strict=True) if r.level == label] for label in levels
+        }
+        summary = per_level(summary, {label: summarize(task.name, at[label], task.spec.breakdowns) for label in levels})
     return TaskReport(
         summary=summary,
         repeated=repeated(rows.repeats, k) if k > 1 else None,

@@ -43,6 +43,9 @@ def test_a_budget_sweep_shows_accuracy_per_level_and_none_pooled(tmp_path: Path)
     pooled = task["summary"]
     assert pooled["per_level"] == ["max_tokens=96", "max_tokens=4096"]
     assert pooled["accuracy"] is None and pooled["correct"] is None and pooled["interval"] is None
+    assert set(pooled["breakdowns"]) == {"topic @ max_tokens=96", "topic @ max_tokens=4096"}  # per level too
+    grouped = [c for groups in pooled["breakdowns"].values() for c in groups.values()]
+    assert grouped and all(isinstance(c["correct"], int) for c in grouped)
     cells = {name: lv["accuracy"] for name, lv in task["levels"].items()}
     assert all(isinstance(c["correct"], int) and c["n"] == 20 for c in cells.values())
     assert cells["max_tokens=96"]["accuracy"] < cells["max_tokens=4096"]["accuracy"]
