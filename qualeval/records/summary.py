@@ -53,11 +53,15 @@ class TaskSummary(BaseModel):
     n: int
     """Distinct items the model answered: an item whose every request ended in an endpoint error is not among
     them (`endpoint_errors`)."""
-    correct: int | float
-    """Sum of the items' scores (each the mean correctness of its answered records)."""
-    accuracy: float
-    """Over the items the model answered. With n = 0 nothing was measured: it is 0.0 here and no report shows it."""
-    interval: tuple[float, float]
+    correct: int | float | None
+    """Sum of the items' scores (each the mean correctness of its answered records); None with `per_level`."""
+    accuracy: float | None
+    """Over the items the model answered. With n = 0 nothing was measured: it is 0.0 here and no report shows it.
+    None with `per_level`, as are `interval` and the other shares pooled over the levels."""
+    interval: tuple[float, float] | None
+    per_level: list[str] = Field(default_factory=list)
+    """The levels, when they differ in what was asked (budget, effort, thinking), not merely in load: a figure
+    pooled over them means little, so the accuracy is per level only (TaskReport.levels)."""
     accuracy_answered: float | None
     """Accuracy over items that got an answer (status ok or answer_truncated)."""
     statuses: dict[Status, int]
@@ -148,7 +152,7 @@ class Speed(BaseModel):
 
 class Truncation(BaseModel):
     budget: int | None
-    """The max_tokens the requests were sent with (the most common one)."""
+    """The max_tokens the requests were sent with; None when unset or swept (no budget suggested then)."""
     truncated: int
     rate: float
     suggested_budget: int | None
