@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.records import Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
 from qualeval.report.noise import minimum_detectable
-from qualeval.report.runset import Group, Key, Loaded, Paired, figures, groups, load_runs, paired
+from qualeval.report.runset import Group, Key, Loaded, PairCounts, figures, groups, load_runs, paired
 
 __all__ = ["EXIT_CODES", "gate_runs", "items_needed", "load_policy", "noninferiority"]
 
@@ -78,7 +78,7 @@ def items_needed(discordant_share: float, margin: float) -> int | None:
     return low
 
 
-def noninferiority(counts: Paired, margin: float) -> ClauseVerdict:
+def noninferiority(counts: PairCounts, margin: float) -> ClauseVerdict:
     """The accuracy clause on paired counts (the rule is the module's docstring)."""
     n, limit = counts.pairs, -margin
     if n == 0:

@@ -18,7 +18,7 @@ from qualeval.records.store import RunStore
 from qualeval.report.accuracy import cell_of
 from qualeval.report.speed import linked, speed
 
-__all__ = ["Group", "Key", "Loaded", "Paired", "figures", "groups", "load_runs", "paired"]
+__all__ = ["Group", "Key", "Loaded", "PairCounts", "figures", "groups", "load_runs", "paired"]
 
 Key = tuple[str, ...]
 """(task, sample id, repeat[, load level])."""
@@ -34,7 +34,7 @@ class Loaded:
 
 
 @dataclass(frozen=True)
-class Paired:
+class PairCounts:
     """Two configs on the items both answered: baseline right and other wrong (`down`), the reverse (`up`)."""
 
     pairs: int
@@ -81,11 +81,10 @@ def _same_items(first: Loaded, other: Loaded) -> None:
     """One `error:` line naming the run and what differs: items, or a task's specification."""
     a, b = set(first.records), set(other.records)
     if a != b:
-        only = sorted(b - a) or sorted(a - b)
-        side = "has" if b - a else "lacks"
+        example = "/".join(min(b - a or a - b)[:3])
         raise InputError(
-            f"{other.path}: not the same items as {first.path}: it {side} {len(b ^ a)} item(s), e.g. "
-            f"{'/'.join(only[0][:3])}"
+            f"{other.path}: not the same items as {first.path}: {len(b - a)} item(s) only here, {len(a - b)} "
+            f"missing (e.g. {example})"
         )
     spec_a, spec_b = _specs(first.manifest), _specs(other.manifest)
     for task in sorted(set(spec_a) & set(spec_b)):
@@ -112,13 +111,13 @@ def groups(run: Loaded) -> dict[str, list[Key]]:
     return dict(out)
 
 
-def paired(base: Loaded, other: Loaded, keys: Sequence[Key]) -> Paired:
+def paired(base: Loaded, other: Loaded, keys: Sequence[Key]) -> PairCounts:
     """McNemar's counts over the items both runs answered (an endpoint error is no wrong answer)."""
     both = [(base.records[k], other.records[k]) for k in keys]
     both = [(a, b) for a, b in both if a.status not in ENDPOINT_FAILED and b.status not in ENDPOINT_FAILED]
     down = sum(a.score.correct and not b.score.correct for a, b in both)
     up = sum(b.score.correct and not a.score.correct for a, b in both)
-    return Paired(len(both), down, up)
+    return PairCounts(len(both), down, up)
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,16 @@ def write_run(
     task: str = "t",
     scored: bool = True,
     drafted: tuple[int, int] | None = None,
+    prompt: str = "{{ question }}",
 ) -> Path:
     """One record per item: True right, False wrong, None an endpoint error; sent one after another."""
     root.mkdir(parents=True)
     run = {"tasks": [task], "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": str(root), **(config or {})}
     pinned = {"constraint": "off", "thinking_switch": "none"}
-    (root / "manifest.json").write_text(json.dumps({"fingerprint": "x", "config": run, "pinned": pinned}))
+    tasks = {task: {"spec": {"name": task, "doc_to_text": prompt, "scorer": "exact", "generator": "g"}}}
+    (root / "manifest.json").write_text(
+        json.dumps({"fingerprint": "x", "config": run, "pinned": pinned, "tasks": tasks})
+    )
     with (root / "records.jsonl").open("w") as handle:
         for i, ok in enumerate(right):
             record = Record(

@@ -14,7 +14,7 @@ from scipy.stats import norm
 
 from qualeval.report.gate import gate_runs, items_needed, noninferiority
 from qualeval.report.noise import minimum_detectable
-from qualeval.report.runset import Paired
+from qualeval.report.runset import PairCounts
 from tests.report.test_board import flags, write_run
 
 
@@ -34,7 +34,7 @@ ACCURACY = "default:\n  accuracy: {max_drop: 0.02}\n"
 
 
 def test_the_one_sided_bounds_are_the_paired_wald_interval() -> None:
-    verdict = noninferiority(Paired(pairs=1000, down=30, up=20), 0.02)
+    verdict = noninferiority(PairCounts(pairs=1000, down=30, up=20), 0.02)
     d, se = -0.01, ((50 / 1000 - 0.01**2) / 1000) ** 0.5
     z = norm.ppf(0.95)
     assert verdict.value == d and abs(verdict.low - (d - z * se)) < 1e-12 and abs(verdict.high - (d + z * se)) < 1e-12
@@ -105,11 +105,13 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
     base = write_run(tmp_path / "base", flags(20, set()))
     cand = write_run(tmp_path / "cand", flags(20, set()))
     other = write_run(tmp_path / "other", flags(20, set()), task="u")
+    prompted = write_run(tmp_path / "prompted", flags(20, set()), prompt="Q: {{ question }}")
     cases = (
         (cand, policy(tmp_path / "p1", ACCURACY + "gsm8k:\n  accuracy: {max_drop: 0.01}\n"), "gsm8k"),
         (cand, policy(tmp_path / "p2", "default:\n  latency: {max_ratio: 2}\n"), "latency"),
         (cand, policy(tmp_path / "p3", "default:\n  accuracy: {max_drop: 2}\n"), "max_drop"),
         (other, policy(tmp_path / "p4", ACCURACY), str(other)),
+        (prompted, policy(tmp_path / "p5", ACCURACY), f"{prompted}: task t is specified differently"),
     )
     for candidate, rule, named in cases:
         done = gate_cli(candidate, "--baseline", base, "--policy", rule)
