@@ -1,17 +1,19 @@
 """`qualeval gate`: a release gate over a baseline run and a candidate of the same items, by a policy file.
 
 Accuracy is a non-inferiority test on the paired items. With n items both runs answered, `down` right in the
-baseline and wrong in the candidate and `up` the reverse, the difference is d = (up - down) / n and its paired Wald
-standard error se = sqrt(((up + down) / n - d^2) / n); the one-sided 95% bounds are d -/+ 1.645 se. For a margin
-m (`max_drop`):
+baseline and wrong in the candidate and `up` the reverse, the difference is d = (up - down) / n and its discordant
+share q = (up + down) / n. The test is of d <= -m against d > -m for a margin m (`max_drop`), with d's variance
+taken at the margin, where the discordance cannot be below m: se = sqrt((max(q, m) - m^2) / n) (the paired Wald
+variance with q floored at m; unfloored, items that all agree would have no variance and pass any margin). The
+one-sided 95% bounds are d -/+ 1.645 se, and:
 
 - NO-GO when d <= -m: the candidate dropped by the margin or more (the detail says whether the upper bound is
   below -m too, a drop shown beyond chance);
-- GO when the lower bound is above -m and the items could detect a difference of m (the smallest detectable
-  difference, McNemar at alpha 0.05 and power 0.8 by Connor's approximation, is at most m): without that second
-  condition a handful of items that all agree would pass any margin;
-- INCONCLUSIVE otherwise, with the smallest detectable difference and the number of paired items that would
-  detect m at the discordance seen.
+- GO when the lower bound is above -m: a drop of m or more is rejected at 5%, one-sided. Where no pair is
+  discordant this agrees with the exact binomial bound: 150 agreeing items pass a margin of 2 points, 100 do not;
+- INCONCLUSIVE otherwise, with the smallest difference the items can detect (McNemar at alpha 0.05, power 0.8,
+  Connor's approximation, report.noise) and the number of paired items that would detect m at the discordance
+  seen.
 
 Speed clauses are ratios of candidate to baseline (TTFT p99 at most, output tok/s at least); with a rerun of the
 baseline, a ratio that misses its limit by no more than the rerun moved on its own is INCONCLUSIVE (the machine,
@@ -91,7 +93,7 @@ def noninferiority(counts: PairCounts, margin: float) -> ClauseVerdict:
             detail="no item answered by both",
         )
     d, discordant = counts.difference, counts.down + counts.up
-    se = math.sqrt(max(discordant / n - d * d, 0.0) / n)
+    se = math.sqrt((max(discordant / n, margin) - margin * margin) / n)
     low, high = d - Z_ONE_SIDED * se, d + Z_ONE_SIDED * se
     detectable = minimum_detectable(n, discordant)
     needed = items_needed(discordant / n, margin)
@@ -107,7 +109,7 @@ def noninferiority(counts: PairCounts, margin: float) -> ClauseVerdict:
             detail=f"{shown}, margin -{100 * margin:.1f}{beyond}",
             **figures_,
         )
-    if low > limit and detectable is not None and detectable <= margin:
+    if low > limit:
         return ClauseVerdict(
             clause="accuracy",
             verdict="GO",
@@ -117,14 +119,17 @@ def noninferiority(counts: PairCounts, margin: float) -> ClauseVerdict:
             **figures_,
         )
     smallest = "none" if detectable is None else f"{100 * detectable:.1f} points"
-    would = f"about {needed} paired items would" if needed else "no practical number of items would"
+    if detectable is not None and detectable <= margin:
+        why = f"too close to the margin of {100 * margin:.1f} for these items (they detect {smallest} or more)"
+    else:
+        would = f"about {needed} paired items would" if needed else "no practical number of items would"
+        why = f"these items detect differences of {smallest} or more, not the margin of {100 * margin:.1f}; {would}"
     return ClauseVerdict(
         clause="accuracy",
         verdict="INCONCLUSIVE",
         limit=limit,
         value=d,
-        detail=f"{shown}: these items detect differences of {smallest} or more, not the margin of "
-        f"{100 * margin:.1f}; {would}",
+        detail=f"{shown}: {why}",
         **figures_,
     )
 

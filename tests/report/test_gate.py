@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scipy.stats import norm
+from scipy.stats import binomtest, norm
 
 from qualeval.report.gate import gate_runs, items_needed, noninferiority
 from qualeval.report.noise import minimum_detectable
@@ -35,10 +35,19 @@ ACCURACY = "default:\n  accuracy: {max_drop: 0.02}\n"
 
 def test_the_one_sided_bounds_are_the_paired_wald_interval() -> None:
     verdict = noninferiority(PairCounts(pairs=1000, down=30, up=20), 0.02)
-    d, se = -0.01, ((50 / 1000 - 0.01**2) / 1000) ** 0.5
+    d, se = -0.01, ((50 / 1000 - 0.02**2) / 1000) ** 0.5  # the paired Wald variance at the margin
     z = norm.ppf(0.95)
     assert verdict.value == d and abs(verdict.low - (d - z * se)) < 1e-12 and abs(verdict.high - (d + z * se)) < 1e-12
     assert verdict.verdict == "INCONCLUSIVE"  # -1.0 points, but the lower bound -2.2 is below the margin
+
+
+def test_agreeing_items_pass_where_the_exact_bound_does_and_a_clear_gain_passes_on_few() -> None:
+    for n in (100, 150, 400):
+        # no discordant pair: the exact one-sided 95% bound on the discordance is 1 - 0.05^(1/n)
+        exact = binomtest(0, n).proportion_ci(confidence_level=0.90, method="exact").high
+        assert (noninferiority(PairCounts(pairs=n, down=0, up=0), 0.02).verdict == "GO") == (exact < 0.02)
+    assert noninferiority(PairCounts(pairs=40, down=0, up=20), 0.02).verdict == "GO"
+    assert noninferiority(PairCounts(pairs=40, down=0, up=0), 0.02).verdict == "INCONCLUSIVE"
 
 
 def test_each_verdict_and_its_exit_code(tmp_path: Path) -> None:
