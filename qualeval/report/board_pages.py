@@ -120,7 +120,7 @@ def pareto_plot(task: BoardTask, name: str) -> str | None:
     """Accuracy against output tok/s and against first-answer p50, one point a config, efficient ones filled."""
     if not task.scored:
         return None
-    fig, axes = new_figure(width=9.0, height=3.4)
+    fig, axes = new_figure(width=9.0, height=3.4 + 0.25 * len(task.configs))
     fig.delaxes(axes)
     panels = (
         (lambda c: c.output_tps, "pareto_throughput", "output tok/s"),
@@ -129,17 +129,21 @@ def pareto_plot(task: BoardTask, name: str) -> str | None:
     for i, (cost, marked, label) in enumerate(panels):
         ax = fig.add_subplot(1, 2, i + 1)
         ax.spines[["top", "right"]].set_visible(False)
-        for config, c in task.configs.items():
+        for k, (config, c) in enumerate(task.configs.items()):
             x, a = cost(c), c.accuracy
             if x is None or a is None:
                 continue
-            filled = "tab:blue" if getattr(c, marked) else "white"
+            colour = f"C{k % 10}"  # one colour a config, named in the legend: names are too long to label points
             yerr = [[max(0.0, a.accuracy - a.low)], [max(0.0, a.high - a.accuracy)]]
-            ax.errorbar([x], [a.accuracy], yerr=yerr, marker="o", capsize=3, color="tab:blue", mfc=filled)
-            ax.annotate(config, (x, a.accuracy), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            ax.errorbar(
+                [x], [a.accuracy], yerr=yerr, marker="o", capsize=3, color=colour,
+                mfc=colour if getattr(c, marked) else "white", label=config if i == 0 else None,
+            )  # fmt: skip
         ax.set_xlabel(label)
         ax.set_ylabel("accuracy")
         ax.set_ylim(0, 1)
+        if i == 0:  # below the axes, where the layout makes room for it
+            ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2), fontsize=7, frameon=False)
     fig.suptitle(f"{name}: accuracy against speed (filled: Pareto-efficient)")
     return svg_uri(fig)
 
