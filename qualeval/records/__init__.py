@@ -6,6 +6,8 @@
     summary.py      summary.json     RunSummary and what it holds per task (a run's, and `qualeval score`'s),
                                      and its ServingFigures (workload, context lengths, replicas)
     comparison.py   compare.json     Comparison
+    board.py        board.json       Board (`qualeval board`)
+    gate.py         gate.json        GateResult, and the Policy file `qualeval gate` reads
     manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
     runconfig.py    manifest.json    RunConfig: every option of a run, declared once (flags, profiles, the API)
     clientconfig.py (not written)    ClientConfig: where the options a run hands on to its client are declared;
@@ -30,6 +32,7 @@ documents and hub keywords, the server's /models answer, a body's server-specifi
 
 from __future__ import annotations
 
+from qualeval.records.board import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
 from qualeval.records.body import SentBody, SentMessage
 from qualeval.records.clientconfig import (
     DEFAULT_BASE_URL,
@@ -40,6 +43,7 @@ from qualeval.records.clientconfig import (
     env_base_url,
 )
 from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
+from qualeval.records.gate import Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
 from qualeval.records.items import OfflineItem
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry
 from qualeval.records.probe import (
@@ -146,10 +150,16 @@ __all__ = [
     "AnswerSpec",
     "AppliedMode",
     "BenchyFigures",
+    "Board",
+    "BoardRun",
+    "BoardTask",
     "ByThinking",
     "Cell",
+    "ClauseVerdict",
+    "Clauses",
     "ClientConfig",
     "Comparison",
+    "ConfigFigures",
     "ConstraintKind",
     "ConstraintRecord",
     "ContextFigures",
@@ -159,6 +169,7 @@ __all__ = [
     "FollowupRecord",
     "Frontier",
     "FrontierLevel",
+    "GateResult",
     "Generation",
     "Grade",
     "ItlSummary",
@@ -176,6 +187,7 @@ __all__ = [
     "Outcome",
     "Paired",
     "Pinned",
+    "Policy",
     "ProbeResult",
     "ProbeVerdict",
     "PromptSpec",
@@ -201,6 +213,7 @@ __all__ = [
     "Shaping",
     "Shard",
     "Speed",
+    "SpeedRatio",
     "Stats",
     "Status",
     "Style",
@@ -208,6 +221,7 @@ __all__ = [
     "Targets",
     "TaskComparison",
     "TaskEntry",
+    "TaskGate",
     "TaskReport",
     "TaskSpec",
     "TaskSummary",
@@ -217,6 +231,7 @@ __all__ = [
     "Timing",
     "Truncation",
     "Usage",
+    "Verdict",
     "VllmFigures",
     "WorkloadFigures",
     "WorkloadLevel",
