@@ -18,7 +18,7 @@ from typing import Any
 from qualeval.errors import InputError
 from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, Manifest, SpeedRatio
 from qualeval.report.noise import ALPHA, mcnemar_exact, run_noise
-from qualeval.report.runset import Group, Loaded, figures, groups, load_runs, paired
+from qualeval.report.runset import Group, Loaded, figures, grouper, groups, load_runs, paired
 
 __all__ = ["board_runs", "holm"]
 
@@ -175,11 +175,11 @@ def board_runs(
     loaded = loaded[: len(paths)]
     named = _runs(loaded)
     by_name = {r.name: run for r, run in zip(named, loaded, strict=True)}
-    noise = run_noise(loaded[0].records, again.records) if again is not None else {}
+    noise = run_noise(loaded[0].records, again.records, grouper(loaded[0])) if again is not None else {}
     tasks = {}
     for group, keys in groups(loaded[0]).items():
         task = _task(keys, by_name, named[0].name, again, alpha)
-        tasks[group] = task.model_copy(update={"noise": noise.get(group.partition(" @ ")[0])})
+        tasks[group] = task.model_copy(update={"noise": noise.get(group)})
     return Board(
         baseline=named[0].name,
         rerun=str(rerun) if rerun is not None else None,

@@ -8,12 +8,12 @@ groups them (one item at several levels is not independent evidence).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from qualeval.errors import InputError
-from qualeval.records import ENDPOINT_FAILED, TRUNCATED, Cell, Manifest, Record, RunSummary, Speed
+from qualeval.records import ENDPOINT_FAILED, NOT_THE_MODELS, TRUNCATED, Cell, Manifest, Record, RunSummary, Speed
 from qualeval.records.store import RunStore
 from qualeval.report.accuracy import cell_of
 from qualeval.report.speed import linked, speed
@@ -30,7 +30,8 @@ class Loaded:
     manifest: Manifest
     summary: RunSummary | None
     records: dict[Key, Record]
-    """The first record of each item, warm-ups left out."""
+    """The first record of each item. Warm-ups are in, since each run scores them (so accuracies are the runs'
+    own); the speed figures leave them out."""
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,7 @@ def _read(path: Path) -> Loaded:
         raise InputError(f"{path}: no manifest.json here; is this a qualeval run directory?")
     records: dict[Key, Record] = {}
     for record in store.records():
-        if not record.warmup:
-            records.setdefault((record.task, record.sample_id, str(record.repeat), record.level), record)
+        records.setdefault((record.task, record.sample_id, str(record.repeat), record.level), record)
     summary_path = path / "summary.json"
     summary = None
     if summary_path.exists():
@@ -66,11 +66,12 @@ def _read(path: Path) -> Loaded:
 
 
 def _without_levels(run: Loaded) -> Loaded:
-    """Keyed by item alone, the first level's record of each: runs that swept different levels pair so."""
-    records: dict[Key, Record] = {}
-    for key, record in run.records.items():
-        records.setdefault(key[:3], record)
-    return Loaded(run.path, run.manifest, run.summary, records)
+    """Keyed by item alone: runs of one level each, whose labels differ (c=4 beside c=8), pair so."""
+    return Loaded(run.path, run.manifest, run.summary, {key[:3]: record for key, record in run.records.items()})
+
+
+def _levels(run: Loaded) -> list[str]:
+    return sorted({k[3] for k in run.records}, key=str)
 
 
 def _specs(manifest: Manifest) -> dict[str, object]:
@@ -95,26 +96,38 @@ def _same_items(first: Loaded, other: Loaded) -> None:
 def load_runs(paths: Sequence[Path]) -> list[Loaded]:
     """The runs, checked to hold the same items; keyed by level only when every run swept the same levels."""
     runs = [_read(p) for p in paths]
-    if len({frozenset(k[3] for k in run.records) for run in runs}) > 1:
+    if len({tuple(_levels(run)) for run in runs}) > 1:
+        swept = next((run for run in runs if len(_levels(run)) > 1), None)
+        if swept is not None:  # which of its levels would stand for the run is not ours to pick
+            raise InputError(
+                f"{swept.path}: swept the levels {', '.join(_levels(swept))}, and {runs[0].path} ran "
+                f"{', '.join(_levels(runs[0]))}: set runs of one level each side by side, or sweeps of the same levels"
+            )
         runs = [_without_levels(run) for run in runs]
     for run in runs[1:]:
         _same_items(runs[0], run)
     return runs
 
 
+def grouper(run: Loaded) -> Callable[[Key], str]:
+    """The group a key is figured under: its task, at its level when the run swept several."""
+    levels = {k[3] for k in run.records if len(k) > 3}
+    return lambda key: f"{key[0]} @ {key[3]}" if len(key) > 3 and len(levels) > 1 else key[0]
+
+
 def groups(run: Loaded) -> dict[str, list[Key]]:
     """Each task's keys (and each level's, when there are several)."""
-    levels = {k[3] for k in run.records if len(k) > 3}
+    group = grouper(run)
     out: dict[str, list[Key]] = defaultdict(list)
     for key in run.records:  # the order the run ran them in: levels come as swept (c=1, c=4, c=16)
-        out[f"{key[0]} @ {key[3]}" if len(key) > 3 and len(levels) > 1 else key[0]].append(key)
+        out[group(key)].append(key)
     return dict(out)
 
 
 def paired(base: Loaded, other: Loaded, keys: Sequence[Key]) -> PairCounts:
     """McNemar's counts over the items both runs answered (an endpoint error is no wrong answer)."""
     both = [(base.records[k], other.records[k]) for k in keys]
-    both = [(a, b) for a, b in both if a.status not in ENDPOINT_FAILED and b.status not in ENDPOINT_FAILED]
+    both = [(a, b) for a, b in both if a.status not in NOT_THE_MODELS and b.status not in NOT_THE_MODELS]
     down = sum(a.score.correct and not b.score.correct for a, b in both)
     up = sum(b.score.correct and not a.score.correct for a, b in both)
     return PairCounts(len(both), down, up)
@@ -138,7 +151,7 @@ class Group:
 
 def figures(run: Loaded, keys: Sequence[Key]) -> Group:
     records = [run.records[k] for k in keys]
-    answered = [r for r in records if r.status not in ENDPOINT_FAILED]
+    answered = [r for r in records if r.status not in NOT_THE_MODELS]  # no answer of the model's, none wrong
     scored = any(r.scored for r in records)
     timed = [r.timed() for r in records]
     measured = speed(timed)
@@ -147,7 +160,7 @@ def figures(run: Loaded, keys: Sequence[Key]) -> Group:
     return Group(
         scored=scored,
         answered=len(answered),
-        endpoint_errors=len(records) - len(answered),
+        endpoint_errors=sum(r.status in ENDPOINT_FAILED for r in records),
         accuracy=cell_of([r.score.correct for r in answered]) if scored else None,
         truncated=sum(r.status in TRUNCATED for r in answered) / len(answered) if answered else 0.0,
         output_tokens=sum(tokens) / len(tokens) if tokens else None,

@@ -29,8 +29,10 @@ def write_run(
     scored: bool = True,
     drafted: tuple[int, int] | None = None,
     prompt: str = "{{ question }}",
+    levels: Sequence[str] = ("",),
 ) -> Path:
-    """One record per item: True right, False wrong, None an endpoint error; sent one after another."""
+    """One record per item and level: True right, False wrong, None an endpoint error; sent one after another,
+    the first of each level a warm-up."""
     root.mkdir(parents=True)
     run = {"tasks": [task], "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": str(root), **(config or {})}
     pinned = {"constraint": "off", "thinking_switch": "none"}
@@ -39,8 +41,10 @@ def write_run(
         json.dumps({"fingerprint": "x", "config": run, "pinned": pinned, "tasks": tasks})
     )
     with (root / "records.jsonl").open("w") as handle:
-        for i, ok in enumerate(right):
+        for level, (i, ok) in ((level, item) for level in levels for item in enumerate(right)):
             record = Record(
+                level=level,
+                warmup=i == 0,
                 sample_id=f"{task}/test/{i}",
                 task=task,
                 session="s",
@@ -152,6 +156,18 @@ def test_the_command_writes_three_pages_and_refuses_different_items(tmp_path: Pa
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:") and str(run) in lines[0], done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_accuracy_is_the_runs_own_and_different_sweeps_are_refused(tmp_path: Path) -> None:
+    """The warm-up is scored in each run, so it is in the board's accuracy; which level of a sweep would stand
+    for a run beside one of another level is not the board's to pick."""
+    base = write_run(tmp_path / "base", flags(10, {0}), levels=("c=4",))
+    other = write_run(tmp_path / "other", flags(10, {0, 5}), levels=("c=8",), config={"concurrency": [8]})
+    cells = [config.accuracy for config in board_runs([base, other]).tasks["t"].configs.values()]
+    assert [(c.n, c.correct) for c in cells if c is not None] == [(10, 9), (10, 8)]
+    swept = write_run(tmp_path / "swept", flags(10, set()), levels=("c=1", "c=8"), config={"concurrency": [1, 8]})
+    done = board_cli(base, swept, "--out", tmp_path / "refused")
+    assert done.returncode == 2 and done.stderr.count("error:") == 1 and "c=1, c=8" in done.stderr, done.stderr
 
 
 def test_an_unscored_task_shows_no_accuracy(tmp_path: Path) -> None:
