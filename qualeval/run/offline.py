@@ -298,6 +298,7 @@ def decide_lines(
         seen[sample.id] = number
         done = _completion(line, split)
         verdict = decide(task, sample, done, rescue=rescue, allow_code=allow_code)
+        done = done.model_copy(update={"status": verdict.status or done.status})  # an echo of its prompt
         out.append(JudgedLine(_item(sample, done, verdict), sample, done, verdict))
     if note is not None and fields is not None:
         note(_fields_note(path, fields, index.by_number))
