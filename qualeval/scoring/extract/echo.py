@@ -30,8 +30,8 @@ class _Prompt:
     words: tuple[str, ...]
     lines: tuple[int, ...]
     """The prompt line each word is on."""
-    starts: dict[tuple[str, ...], tuple[int, ...]]
-    """Where each run of ECHO_WORDS words begins in the prompt."""
+    starts: dict[int, tuple[int, ...]]
+    """Where each run of ECHO_WORDS words begins in the prompt, by the run's hash: a long prompt's index stays small."""
     options: frozenset[int]
     """The prompt lines that are one option of its list: a label, maybe, then a choice's text."""
 
@@ -44,7 +44,7 @@ def _flat(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-@lru_cache(maxsize=64)  # every repeat and load level of an item reads the same prompt
+@lru_cache(maxsize=8)  # the repeats of an item (--samples-per-item) read the same prompt
 def _indexed(prompt: str, choices: tuple[str, ...]) -> _Prompt:
     words: list[str] = []
     lines: list[int] = []
@@ -56,9 +56,9 @@ def _indexed(prompt: str, choices: tuple[str, ...]) -> _Prompt:
         lines += [number] * len(found)
         if found and (_flat(line) in wanted or _flat(_LABEL.sub("", line)) in wanted):
             options.add(number)
-    starts: dict[tuple[str, ...], list[int]] = {}
+    starts: dict[int, list[int]] = {}
     for i in range(len(words) - ECHO_WORDS + 1):
-        starts.setdefault(tuple(words[i : i + ECHO_WORDS]), []).append(i)
+        starts.setdefault(hash(tuple(words[i : i + ECHO_WORDS])), []).append(i)
     return _Prompt(tuple(words), tuple(lines), {k: tuple(v) for k, v in starts.items()}, frozenset(options))
 
 
@@ -66,7 +66,10 @@ def _run(said: list[str], at: int, prompt: _Prompt) -> tuple[int, int]:
     """The longest run of the response's words from `at` that the prompt holds: its length and where it begins
     in the prompt (0, 0 when no run of ECHO_WORDS words does)."""
     best, where = 0, 0
-    for start in prompt.starts.get(tuple(said[at : at + ECHO_WORDS]), ()):
+    head = tuple(said[at : at + ECHO_WORDS])
+    for start in prompt.starts.get(hash(head), ()):
+        if prompt.words[start : start + ECHO_WORDS] != head:  # another run with the same hash
+            continue
         length = ECHO_WORDS
         while (
             at + length < len(said)
