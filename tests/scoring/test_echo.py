@@ -29,7 +29,7 @@ from qualeval.run.rescore import rescore
 from qualeval.scoring.extract import extract
 from qualeval.scoring.verdict import decide, echoed, prompt_of
 from qualeval.tasks import Task, build_samples, load_task
-from qualeval.wire.models import ChatRequest, ChatResponse, Sample
+from qualeval.wire.models import ChatRequest, ChatResponse, Message, Sample
 from tests.conftest import SHARED
 
 MMLU = SHARED / "mmlu"
@@ -226,3 +226,20 @@ def test_scoring_a_file_of_echoes_says_so(tmp_path: Path) -> None:
     items, summary = score_file(task, path)
     assert (items[0].status, items[0].correct) == ("echoed", False)
     assert summary.statuses == {"echoed": 1}
+
+
+def test_an_option_list_echoed_with_one_option_changed_is_still_an_echo() -> None:
+    """SmolLM2 on MMLU wrote the option list back with its first option changed (`A. True, False` for the
+    prompt's `A. True, True`): the changed line is the echo's, not an answer of the model's."""
+    task = load_task("mmlu")
+    choices = ("True, True", "False, False", "True, False", "False, True")
+    prompt = "Statement 1 | Every group is abelian. Statement 2 | Every field is a ring.\n\n" + "".join(
+        f"{label}. {text}\n" for label, text in zip("ABCD", choices, strict=True)
+    )
+    content = "A. True, False\nB. False, False\nC. True, False\nD. False, True"
+    sample = Sample(
+        id="mmlu/t/0", task="mmlu", messages=(Message(role="user", content=prompt),), gold="A", choices=choices
+    )
+    assert extract(content, task.spec.answer, choices, prompt=prompt).value is None
+    verdict = decide(task, sample, Completion(content=content))
+    assert (verdict.status, verdict.score.correct) == ("echoed", False)

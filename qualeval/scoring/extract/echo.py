@@ -107,15 +107,30 @@ def _may_echo(said: list[str], prompt: str) -> bool:
     return False
 
 
+def _back(said: list[str], at: int, start: int, prompt: _Prompt, floor: int) -> int:
+    """How many words before a run (from `floor` on) still repeat the prompt before it: a word the model changed
+    is bridged when the one before it matches again (`A. True, False` echoing the prompt's `A. True, True`)."""
+    back = 0
+    while at - back > floor and start - back > 0:
+        if said[at - back - 1] == prompt.words[start - back - 1]:
+            back += 1
+        elif at - back - 1 > floor and start - back > 1 and said[at - back - 2] == prompt.words[start - back - 2]:
+            back += 2
+        else:
+            break
+    return back
+
+
 def _echoed_words(found: list[re.Match[str]], said: list[str], prompt: _Prompt) -> list[re.Match[str]]:
     """The words of the content that are part of an echoed run."""
     echoed: list[re.Match[str]] = []
-    at = 0
+    at = floor = 0
     while at + ECHO_WORDS <= len(said):
         length, start = _run(said, at, prompt)
         if length and not _one_option(prompt, start, length):
-            echoed += found[at : at + length]
-            at += length
+            back = _back(said, at, start, prompt, floor)
+            echoed += found[at - back : at + length]
+            at = floor = at + length
         else:
             at += max(length, 1)
     return echoed
