@@ -10,6 +10,7 @@ Constraint modes:
   auto      single when the probe found a convention the endpoint enforces and the server returns reasoning
             apart from the answer; followup when it enforces one but reasoning comes inline (a constraint from
             the first token would silence the thinking); otherwise off
+A response that only echoes its prompt gets status `echoed` and no follow-up (qualeval.scoring.verdict.echoed).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, 
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge
 from qualeval.scoring.rules import constraint_cuts
-from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
+from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER, runs_code
 from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
@@ -143,7 +144,9 @@ async def _ask(
     response = await client.chat(sent)
     if mode == "single" and kind is not None:
         return sent, response, ConstraintRecord(mode="single", kind=kind, style=style)
-    if mode == "followup" and response.completion.status in ANSWERED and response.completion.content.strip():
+    done = response.completion
+    # an echo's follow-up would answer from the options it repeats
+    if mode == "followup" and done.status in ANSWERED and done.content.strip() and not echoed(task, sample, done):
         return sent, response, await _followup(client, request, sample, task, response, style)
     return sent, response, ConstraintRecord(mode=mode)
 
@@ -215,7 +218,7 @@ async def run_one(
         reasoning=done.reasoning,
         content=done.content,
         reasoning_source=done.reasoning_source,
-        status=done.status,
+        status=verdict.status or done.status,
         finish_reason=response.finish_reason,
         usage=response.usage,
         timing=response.timing,
