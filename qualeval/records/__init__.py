@@ -3,6 +3,7 @@
     record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
     statuses.py     records.jsonl    Status, Rung, Agreement: what became of a request, as closed sets
     body.py         records.jsonl    SentBody, the JSON body a request sent (its SentMessages), kept as sent
+    accuracy.py     summary.json     Cell, TaskSummary, Repeated: a task's accuracy, what was left out, K samples
     summary.py      summary.json     RunSummary and what it holds per task (a run's, and `qualeval score`'s),
                                      and its ServingFigures (workload, context lengths, replicas)
     comparison.py   compare.json     Comparison
@@ -32,6 +33,7 @@ documents and hub keywords, the server's /models answer, a body's server-specifi
 
 from __future__ import annotations
 
+from qualeval.records.accuracy import Cell, Repeated, TaskSummary
 from qualeval.records.board import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
 from qualeval.records.body import SentBody, SentMessage
 from qualeval.records.clientconfig import (
@@ -97,7 +99,6 @@ from qualeval.records.statuses import (
 )
 from qualeval.records.summary import (
     BenchyFigures,
-    Cell,
     ContextFigures,
     Distribution,
     Frontier,
@@ -108,14 +109,12 @@ from qualeval.records.summary import (
     MeanMax,
     MeanStd,
     Paired,
-    Repeated,
     RunSummary,
     ServingFigures,
     Speed,
     Stats,
     Targets,
     TaskReport,
-    TaskSummary,
     Truncation,
     VllmFigures,
     WorkloadFigures,

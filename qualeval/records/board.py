@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, JsonValue
 
+from qualeval.records.accuracy import Cell
 from qualeval.records.comparison import Noise
-from qualeval.records.summary import Cell, Distribution
+from qualeval.records.summary import Distribution
 
 __all__ = ["Board", "BoardRun", "BoardTask", "ConfigFigures", "SpeedRatio"]
 
