@@ -184,7 +184,8 @@ def decide_lines(
         sample = _sample_of(task, entry, index)
         if sample.id in seen:
             first = seen[sample.id].rsplit(":", 1)[-1]
-            raise InputError(f"{entry.where}: id '{entry.line.id}' appears twice (first on line {first})")
+            named = "" if str(entry.line.id) == sample.id else f" names sample {sample.id}, which"
+            raise InputError(f"{entry.where}: id '{entry.line.id}'{named} appears twice (first on line {first})")
         seen[sample.id] = entry.where
         done = _completion(entry, split)
         verdict = decide(task, sample, done, rescue=rescue, allow_code=allow_code)
