@@ -91,9 +91,10 @@ def print_run(summary: RunSummary) -> None:
     from qualeval.cli.frontier import print_frontier
 
     print_frontier(summary)
+    from qualeval.report.repeats import cache_lines, identical_lines
     from qualeval.report.serving_sections import terminal_lines
 
-    for line in terminal_lines(summary):
+    for line in [*cache_lines(summary), *identical_lines(summary), *terminal_lines(summary)]:
         note(line)
 
 
@@ -195,6 +196,10 @@ def print_comparison(result: Comparison, show: int) -> None:
                 "no answer of the model's (pairs left out)", str(ea), str(eb), "endpoint errors, unknown questions"
             )
         console.print(table)
+    from qualeval.report.repeats import compare_lines
+
+    for line in compare_lines(result):
+        note(line)
     for name, (ea, eb) in result.unanswered.items():
         note(f"{name}: nothing to compare, no pair had both runs' model answer (A {ea}, B {eb} without one)")
     for name, n in result.noise.items():
