@@ -35,10 +35,9 @@ __all__ = [
 ]
 
 CACHED = 0.5
-"""A side whose prompts were at least this share cached ..."""
+"""A side whose prompts were at least this share cached, against one whose share is at least GAP lower, had its
+TTFT served from a cache the other did not have."""
 GAP = 0.25
-"""... against one whose share is at least this much lower had its TTFT served from a cache the other did not
-have."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +47,7 @@ class Said:
     level: str
     item: tuple[str, int]
     asked: str
-    """A digest of the messages sent."""
+    """A digest of what was asked: the body sent but for the model's name and how it streamed."""
     said: str
     """A digest of the output (reasoning and content)."""
     correct: bool
@@ -67,7 +66,9 @@ def said_of(record: Record) -> Said | None:
     other than 0 (sampling differs by design)."""
     if record.warmup or record.status in NOT_THE_MODELS or record.request.temperature != 0:
         return None
-    asked = record.request.model_dump_json(include={"messages"})
+    # two configurations may name the model apart and stream or not; a budget or sampling key that differs
+    # makes the input another one
+    asked = record.request.model_dump_json(exclude={"model", "stream", "stream_options"})
     return Said(
         record.level, (record.sample_id, record.repeat), _digest(asked), _digest(record.reasoning, record.content),
         record.score.correct,
