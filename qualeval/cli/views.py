@@ -121,9 +121,10 @@ def print_run(summary: RunSummary) -> None:
     from qualeval.cli.frontier import print_frontier
 
     print_frontier(summary)
+    from qualeval.report.repeats import cache_lines, identical_lines
     from qualeval.report.serving_sections import terminal_lines
 
-    for line in terminal_lines(summary):
+    for line in [*cache_lines(summary), *identical_lines(summary), *terminal_lines(summary)]:
         note(line)
 
 
@@ -230,6 +231,10 @@ def print_comparison(result: Comparison, show: int) -> None:
             f"{result.unpaired_a} item(s) only in A and {result.unpaired_b} only in B are in no figure above: the "
             "runs did not run the same items (another --limit, --sample-seed or data)"
         )
+    from qualeval.report.repeats import compare_lines
+
+    for line in compare_lines(result):
+        note(line)
     for name, (ea, eb) in result.unanswered.items():
         note(f"{name}: nothing to compare, no pair had both runs' model answer (A {ea}, B {eb} without one)")
     for name, n in result.noise.items():

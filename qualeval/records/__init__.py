@@ -19,6 +19,8 @@
     probe.py        probe --json     ProbeResult and the conventions it names, which records name too (where
                                      reasoning comes back; the structured-output styles, modes and kinds)
     items.py        items.jsonl      OfflineItem (`qualeval score`)
+    repeats.py      summary.json     PromptCache and Identical: the prefix cache's share, identical outputs on
+                    compare.json     identical inputs (per level, and between configurations); Paired levels
     series.py       timeseries.jsonl SeriesPoint, one second of the run from both ends (ServerSample per replica)
 
 and three that are not types of a file: views.py, the compact views of a record that the figures read (never
@@ -74,6 +76,7 @@ from qualeval.records.record import (
     Timing,
     Usage,
 )
+from qualeval.records.repeats import Identical, Paired, PromptCache
 from qualeval.records.runconfig import RunConfig
 from qualeval.records.series import SeriesPoint, ServerSample
 from qualeval.records.shaping import (
@@ -108,7 +111,6 @@ from qualeval.records.summary import (
     Linked,
     MeanMax,
     MeanStd,
-    Paired,
     RunSummary,
     ServingFigures,
     Speed,
@@ -171,6 +173,7 @@ __all__ = [
     "GateResult",
     "Generation",
     "Grade",
+    "Identical",
     "ItlSummary",
     "LengthFigures",
     "LevelReport",
@@ -189,6 +192,7 @@ __all__ = [
     "Policy",
     "ProbeResult",
     "ProbeVerdict",
+    "PromptCache",
     "PromptSpec",
     "Ratio",
     "ReasoningSource",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, JsonValue
 
+from qualeval.records.repeats import Identical
+
 __all__ = ["Comparison", "Noise", "Ratio", "TaskComparison"]
 
 
@@ -70,6 +72,11 @@ class TaskComparison(BaseModel):
     """With a rerun of A, the floor `within_noise` reads B - A against: the larger of |A2 - A| and the smallest
     difference the rerun's pairs (this task's, at this level when the runs swept several) can detect, or 1 when
     they can detect none; None without a rerun. `detectable` is B against A's own floor, not this one."""
+    identical: Identical | None = None
+    """At temperature 0: the pairs that sent the same messages, how many outputs are byte-identical, and the
+    items whose verdict flipped on that same input."""
+    prompt_cache: tuple[float | None, float | None] = (None, None)
+    """The share of prompt tokens A's and B's servers took from their prefix cache (None: not reported)."""
 
 
 class Comparison(BaseModel):

@@ -41,6 +41,10 @@ __all__ = [
 ]
 
 
+def _unreported(value: object) -> bool:
+    return value is None
+
+
 class Usage(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -50,6 +54,9 @@ class Usage(BaseModel):
     """True when the server reported no reasoning count and it was estimated from the text."""
     completion_estimated: bool = False
     """True when the server reported no usage at all and completion tokens were estimated."""
+    cached_tokens: int | None = Field(None, exclude_if=_unreported)  # an older record is written back as it was
+    """Prompt tokens the server took from its prefix cache (usage.prompt_tokens_details.cached_tokens, DeepSeek's
+    prompt_cache_hit_tokens, llama.cpp's timings.cache_n); None when it reported none."""
 
 
 class ItlSummary(BaseModel):
@@ -335,4 +342,6 @@ class Record(BaseModel):
             reasoning_tokens=u.reasoning_tokens,
             answer_tokens=u.answer_tokens,
             budget=self.request.budget(),
+            prompt_tokens=u.prompt_tokens,
+            cached_tokens=u.cached_tokens,
         )

@@ -50,6 +50,11 @@ class WorkloadPrompts(BaseModel):
     context: AtLeast0 = 0
     """Tokens of earlier context before the prompt, in a system message: what llama-benchy's `--depth` is."""
     seed: int = 0
+    """The prompts' seed: drawn afresh for each run (and kept here, so `--workload-set seed=N` repeats it)
+    unless `seed` is given or `cache` is `measure`."""
+    cache: Literal["fresh", "measure"] = "fresh"
+    """fresh: new prompts each run, so no run is served from the prefix cache an earlier one filled; measure:
+    the file's seed every run, to measure that cache."""
     path: Path | None = None
     """sharegpt: a JSON list of {conversations: [{from, value}, …]}, as ShareGPT_V3 is published."""
     task: str | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from qualeval.records.accuracy import Cell, Repeated, TaskSummary
+from qualeval.records.repeats import Paired, PromptCache
 from qualeval.records.shaping import TemplateTokens, WorkloadPrompts, WorkloadStyle
 
 __all__ = [
@@ -20,7 +21,6 @@ __all__ = [
     "Linked",
     "MeanMax",
     "MeanStd",
-    "Paired",
     "RunSummary",
     "ServingFigures",
     "Speed",
@@ -66,6 +66,7 @@ class Speed(BaseModel):
     """Requests per second that met every SLO limit (None without an SLO)."""
     slo_met: float | None = None
     """The share of requests that met every SLO limit."""
+    prompt_cache: PromptCache | None = None  # None when the server reports no cached prompt tokens
 
 
 class Truncation(BaseModel):
@@ -87,23 +88,6 @@ class Linked(BaseModel):
     tokens_per_correct: float | None
     seconds_per_correct: float | None
     truncation: Truncation
-
-
-class Paired(BaseModel):
-    """One level's answers against another level's on the same items (sample id and repeat), a right-or-wrong of
-    each; warm-up requests, and requests the endpoint failed at either level, are in no pair
-    (qualeval.report.frontier)."""
-
-    against: str
-    """The level compared with."""
-    pairs: int
-    difference: float
-    """This level's share right minus the other's, over the pairs: it can differ from the levels' `accuracy`,
-    which counts warm-up answers too."""
-    p: float
-    """McNemar's exact two-sided p on the discordant pairs (1.0 with none)."""
-    drop: bool
-    """Significantly worse than `against`: p < 0.05 and the difference below zero."""
 
 
 class FrontierLevel(BaseModel):

@@ -57,6 +57,9 @@ class Timed:
     reasoning_tokens: int | None = None
     answer_tokens: int | None = None
     budget: int | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    """Prompt tokens served from the server's prefix cache; None when it reported none."""
 
     @property
     def tpot(self) -> float | None:

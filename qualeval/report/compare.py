@@ -35,6 +35,7 @@ from qualeval.records import (
 )
 from qualeval.records.store import RunStore
 from qualeval.report.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
+from qualeval.report.repeats import cached_share, identical_pairs, said_of
 from qualeval.report.serving_sections import side_by_side
 
 __all__ = ["compare_runs"]
@@ -217,7 +218,11 @@ def _task(name: str, pairs: list[Pair], a: _Run, b: _Run, rng: Any) -> TaskCompa
     accuracy = _accuracy(pairs, rng)  # first: the bootstrap draws stay in the order they always had
     ratios = _ratios(pairs, rng)
     throughput = _throughput_ratio(a.summary, b.summary, name)
-    return TaskComparison(pairs=len(pairs), ratios=ratios, throughput_ratio=throughput, **accuracy)
+    same = identical_pairs((said_of(ra), said_of(rb)) for ra, rb in pairs)
+    cached = (cached_share(ra for ra, _ in pairs), cached_share(rb for _, rb in pairs))
+    return TaskComparison(
+        pairs=len(pairs), ratios=ratios, throughput_ratio=throughput, identical=same, prompt_cache=cached, **accuracy
+    )
 
 
 def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -36,6 +36,7 @@ from qualeval.report.frontier_sections import (
 )
 from qualeval.report.markdown import OFFLINE, errors_cell, has_linked, markdown_report, timed, unknown_line
 from qualeval.report.numbers import dist, num, pct
+from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import serving_sections
 
 __all__ = [
@@ -194,6 +195,7 @@ def html_report(
         unscored_items=any(_unscored(r) for r in items),
         drops=drop_warnings(summary),
         same_spend=same_spend_warnings(summary),
+        repeats=cache_lines(summary) + identical_lines(summary),
     )
 
 
@@ -227,4 +229,4 @@ def compare_html(result: Comparison) -> str:
     template = _environment().from_string(
         (resources.files("qualeval.report") / "templates" / "compare.html").read_text(encoding="utf-8")
     )
-    return template.render(c=result)
+    return template.render(c=result, repeats=compare_lines(result))

@@ -14,6 +14,7 @@ from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
 from qualeval.report.accuracy import PER_LEVEL, published_where
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, truncation_line
 from qualeval.report.numbers import dist, num, pct
+from qualeval.report.repeats import cache_lines, identical_lines
 from qualeval.report.serving_sections import serving_markdown
 
 __all__ = ["OFFLINE", "errors_cell", "has_linked", "markdown_report", "timed"]
@@ -46,8 +47,15 @@ def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
     lines += _statuses(summary)
     lines += _faults(summary)
     lines += _speed(summary)
+    lines += _repeats(summary)
     lines += serving_markdown(summary)
     return "\n".join(lines) + "\n"
+
+
+def _repeats(summary: RunSummary) -> list[str]:
+    """The prefix cache's share of the prompts, and identical outputs on identical input across load levels."""
+    found = cache_lines(summary) + identical_lines(summary)
+    return ["", "## Repeated inputs", "", *(f"- {line}" for line in found)] if found else []
 
 
 def _header(summary: RunSummary, offline: bool) -> list[str]:

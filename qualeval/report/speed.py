@@ -7,7 +7,16 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from qualeval.records import ENDPOINT_FAILED, TRUNCATED, Distribution, Linked, Speed, Timed, Truncation
+from qualeval.records import (
+    ENDPOINT_FAILED,
+    TRUNCATED,
+    Distribution,
+    Linked,
+    PromptCache,
+    Speed,
+    Timed,
+    Truncation,
+)
 from qualeval.report.accuracy import cell_of
 from qualeval.wire.histogram import interpolated, merge, percentile
 
@@ -16,6 +25,7 @@ __all__ = [
     "duration_of",
     "length_bucket",
     "linked",
+    "prompt_cache",
     "speed",
 ]
 
@@ -86,7 +96,19 @@ def speed(rows: Sequence[Timed], slo: Mapping[str, float] | None = None, *, thro
         request_throughput=len(timed) / duration if duration else None,
         goodput=sum(met) / duration if (met and duration) else None,
         slo_met=sum(met) / len(met) if met else None,
+        prompt_cache=prompt_cache(timed),
     )
+
+
+def prompt_cache(rows: Sequence[Timed]) -> PromptCache | None:
+    """The prompt tokens the server took from its prefix cache, over the requests that say how many; None when
+    none does (a server that reports nothing is not a server with a cold cache)."""
+    told = [r for r in rows if r.cached_tokens is not None and r.prompt_tokens]
+    if not told:
+        return None
+    prompt = sum(r.prompt_tokens or 0 for r in told)
+    cached = sum(r.cached_tokens or 0 for r in told)
+    return PromptCache(requests=len(told), prompt_tokens=prompt, cached_tokens=cached, share=cached / prompt)
 
 
 LENGTH_EDGES = (0, 256, 512, 1024, 2048, 4096, 8192)

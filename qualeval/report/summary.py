@@ -17,6 +17,7 @@ from qualeval.records import NOT_THE_MODELS, LevelReport, Outcome, Record, RunCo
 from qualeval.records.store import RunStore
 from qualeval.report.accuracy import Repeat, answered_cell, per_level, repeated, summarize
 from qualeval.report.frontier import Answer, answer_of, asked_differently, frontier, under_load
+from qualeval.report.repeats import Said, by_item, identical, said_of
 from qualeval.report.speed import linked, speed
 from qualeval.tasks import Task
 
@@ -32,6 +33,7 @@ class _Rows:
     timed: list[Timed] = field(default_factory=list)
     faults: Counter[str] = field(default_factory=Counter)
     answers: list[Answer] = field(default_factory=list)
+    said: list[Said | None] = field(default_factory=list)
     scored: bool = False
 
     def add(self, record: Record) -> None:
@@ -40,6 +42,7 @@ class _Rows:
             self.repeats.append(Repeat(record.sample_id, record.score.correct, record.extraction.value))
         self.timed.append(record.timed())
         self.answers.append(answer_of(record))
+        self.said.append(said_of(record))
         self.scored = self.scored or record.scored
         self.faults.update(record.retried)
 
@@ -77,7 +80,8 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
     k = config.samples_per_item
     scored = rows.scored or not rows.timed
     for label, against in (under_load(list(levels), rows.answers) if scored else {}).items():
-        levels[label].vs_first = against
+        same = identical(by_item(rows.said, label), by_item(rows.said, against.against))
+        levels[label].vs_first = against.model_copy(update={"identical": same})
     summary = summarize(task.name, rows.outcomes, task.spec.breakdowns)
     if asked_differently(levels):
         at = {

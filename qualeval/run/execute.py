@@ -194,12 +194,12 @@ async def execute(
     """Run (or resume) everything the config asks for; returns the summary written to summary.json."""
     work = load_run_tasks(config)
     swept = levels(config)
-    shaping = Shaping()
-    if needs_shaping(config):  # a workload, context lengths or a shard: prompts are counted on the endpoint
-        work, shaping = await shape_work(config, work)
     assert config.out is not None
     store = RunStore(config.out)
     old = store.manifest()
+    shaping = Shaping()
+    if needs_shaping(config):  # a workload, context lengths or a shard: prompts are counted on the endpoint
+        work, shaping = await shape_work(config, work, old.shaping if old else None)
     if old is not None:
         refuse_conflicts(config.out, old, config)
     manifest = _manifest(config, work, old.pinned if old else None)

@@ -150,8 +150,9 @@ async def at_lengths(work: Work, lengths: Sequence[int], depth: float, counter: 
     return out
 
 
-async def shape_work(config: RunConfig, work: Work) -> tuple[Work, Shaping]:
-    """The run's items after its workload, context lengths and shard; and what the manifest keeps of it."""
+async def shape_work(config: RunConfig, work: Work, kept: Shaping | None = None) -> tuple[Work, Shaping]:
+    """The run's items after its workload, context lengths and shard; and what the manifest keeps of it.
+    `kept`: a resumed run's own shaping, whose prompt seed it keeps."""
     info = Shaping()
     workload_ref = getattr(config, "workload", None)
     lengths = list(getattr(config, "context_lengths", None) or [])
@@ -161,7 +162,9 @@ async def shape_work(config: RunConfig, work: Work) -> tuple[Work, Shaping]:
         measures = _measures(config, http, headers, info)
         if workload_ref:
             workload, path = load_workload(workload_ref)
-            workload = workload.shaped(list(getattr(config, "workload_set", None) or []), str(path))
+            sets = list(getattr(config, "workload_set", None) or [])
+            seed = kept.workload.prompts.seed if kept is not None and kept.workload is not None else None
+            workload = workload.shaped(sets, str(path)).seeded(sets, seed)
             batch = config.concurrency[0] if getattr(config, "batch", False) else 0
             given = [t.name for t, _ in work]
             work = await workload_samples(workload, str(path), measures, filler, work, batch, config.warmup)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import random
+import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,16 @@ class Workload(BaseModel):
         except ValidationError as exc:
             problem = validation_problem(exc)
             raise InputError(f"--workload-set: field 'prompts.{problem.field}': {problem.message}") from None
+
+    def seeded(self, sets: list[str], kept: int | None) -> Workload:
+        """The workload with the seed of this run's prompts: a resumed run's own (`kept`); the file's when the
+        user fixed it (`--workload-set seed=N`) or measures the cache (`cache=measure`); else one drawn now, so
+        a rerun is not served from the prefix cache the last run filled (llama-benchy draws afresh too)."""
+        given = {item.partition("=")[0].strip().removeprefix("prompts.") for item in sets}
+        if kept is None and ("seed" in given or self.prompts.cache == "measure"):
+            return self
+        seed = kept if kept is not None else secrets.randbelow(2**31)
+        return self.model_copy(update={"prompts": self.prompts.model_copy(update={"seed": seed})})
 
 
 def workload_dir() -> Path:

@@ -71,6 +71,17 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _cached(raw: dict[str, Any], timings: dict[str, Any] | None) -> int | None:
+    """Prompt tokens from the server's prefix cache, wherever this server reports them; None when it does not."""
+    details = raw.get("prompt_tokens_details")
+    found = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if found is None:
+        found = _count(raw.get("prompt_cache_hit_tokens"))  # DeepSeek's own key
+    if found is None and timings:
+        found = _count(timings.get("cache_n"))
+    return found
+
+
 def usage_of(raw: dict[str, Any] | None, timings: dict[str, Any] | None, reasoning: str, content: str) -> Usage:
     """Token counts as the server reported them; llama.cpp's `timings` when it sent no usage; else estimated."""
     raw = raw or {}
@@ -86,7 +97,12 @@ def usage_of(raw: dict[str, Any] | None, timings: dict[str, Any] | None, reasoni
     counted = details.get("reasoning_tokens")
     if counted is None:
         counted = raw.get("reasoning_tokens")  # SGLang 0.5.x puts it at the top level of usage
-    usage = Usage(prompt_tokens=prompt, completion_tokens=completion, reasoning_tokens=counted)
+    usage = Usage(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        reasoning_tokens=counted,
+        cached_tokens=_cached(raw, timings),
+    )
     made, thought = usage.completion_tokens, usage.reasoning_tokens
     if made is None:
         # no usage reported: roughly four characters per token for English text

@@ -197,14 +197,15 @@ def test_vllm_random_rule_draws_vllms_lengths_less_the_special_tokens(tmp_path: 
     with running_server(sim(flavour="openai")) as url:
         result = run(url, tmp_path / "run", "vllm-random-4000-500-rate0.3", sets, request_rate=[40.0],
                      tokenizer=bos_tokenizer(tmp_path))  # fmt: skip
-    rng, r = np.random.default_rng(42), 0.9  # floor(20 x (1 - 0.9)) is 1: float arithmetic, as in vllm
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    seed = manifest["shaping"]["workload"]["prompts"]["seed"]  # drawn for this run, as vllm's --seed
+    rng, r = np.random.default_rng(seed), 0.9  # floor(20 x (1 - 0.9)) is 1: float arithmetic, as in vllm
     inputs = rng.integers(math.floor(199 * (1 - r)), math.ceil(199 * (1 + r)) + 1, size=5).tolist()
     outputs = rng.integers(math.floor(20 * (1 - r)), math.ceil(20 * (1 + r)) + 1, size=5).tolist()
     records = sorted((r for r in result.records if not r.warmup), key=lambda r: int(r.sample_id.split("/")[1]))
     assert [shape(r).prompt_target for r in records] == inputs
     assert [shape(r).output_target for r in records] == outputs
     assert all(shape(r).prompt_tokens == shape(r).prompt_target for r in records)
-    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["shaping"]["specials"] == 1 and "template" not in manifest["shaping"]
     report = (tmp_path / "run" / "report.md").read_text()
     assert "input_len less the 1 special tokens the tokenizer adds" in report

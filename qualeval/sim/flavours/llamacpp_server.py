@@ -29,6 +29,9 @@ _ERROR_TYPES = {
 }
 _NOT_FOUND = orjson.dumps({"error": {"message": "File Not Found", "type": "not_found_error", "code": 404}})
 _SLOTS = 4  # llama-server's default number of slots, each keeping its last prompt
+_SAVED = 512
+"""Prompts llama-server keeps in host memory once their slot moves on (`--cache-ram`, 8 GiB by default): a rerun of
+the same prompts finds them there. A count rather than bytes, which depend on the model."""
 _TOKEN_IDS = {"<|endoftext|>": 320, "<|im_start|>": 321, "<|im_end|>": 322, OPEN: 323, CLOSE: 324}
 
 
@@ -119,17 +122,22 @@ def _shared(a: list[str], b: list[str]) -> int:
 
 
 def _cached(state: dict[str, Any], prompt: list[str], enabled: bool) -> int:
-    """Prompt tokens the best-matching slot still holds; the last prompt token is always evaluated again."""
+    """Prompt tokens the best-matching slot, or the host-memory prompt cache, still holds; the last prompt token is
+    always evaluated again. The prompt a slot gives up goes to the host-memory cache, the oldest out first."""
     slots: list[list[str]] = state.setdefault("slots", [])
+    saved: list[list[str]] = state.setdefault("saved", [])
     best, reuse = 0, None
-    for index, held in enumerate(slots):
+    for place, held in enumerate(slots + saved):
         common = _shared(held, prompt)
         if common > best:
-            best, reuse = common, index
-    if reuse is not None:
-        slots.pop(reuse)
-    elif len(slots) >= _SLOTS:
-        slots.pop(0)
+            best, reuse = common, place
+    if reuse is not None and reuse >= len(slots):
+        saved.pop(reuse - len(slots))  # loaded back into a slot
+        reuse = None
+    given_up = slots.pop(reuse if reuse is not None else 0) if reuse is not None or len(slots) >= _SLOTS else None
+    if given_up is not None and _shared(given_up, prompt) < len(given_up):  # not a prefix of what replaces it
+        saved.append(given_up)
+        del saved[:-_SAVED]
     slots.append(prompt)
     return min(best, len(prompt) - 1) if enabled else 0
 
