@@ -17,6 +17,7 @@ import orjson
 from qualeval.sim.answerkey import AnswerKey, KeyEntry
 from qualeval.sim.examples import as_number, json_example, regex_example
 from qualeval.sim.grading import grade_reply
+from qualeval.sim.harms import corruption
 from qualeval.sim.protocol import asks_working, copied_placeholder, restated, restates
 
 __all__ = ["AskedConstraint", "Behaviour", "Effort", "PlannedReply", "generate", "seeded", "tokenize"]
@@ -54,6 +55,17 @@ class Behaviour:
     effort_gain: float = 0.0
     """How much a right answer needs its thinking: with less thinking than the question needs (a low
     `reasoning_effort`, a server's thinking budget), accuracy falls by (written / needed) ** effort_gain."""
+    no_thinking_harm: float = 0.0
+    """A request that switches thinking off is right with probability accuracy * (1 - no_thinking_harm)."""
+    load_harm: float = 0.0
+    """Accuracy is multiplied by (1 - load_harm) for each doubling of the requests decoded together (the server
+    applies it)."""
+    spec_corrupt: float = 0.0
+    """Share of answers speculative decoding corrupts, each replaced by a wrong one (the server sets it to 0 while
+    speculative decoding is off)."""
+    kv_quant_harm: float = 0.0
+    """A quantized KV cache's error: an answer after n output tokens is corrupted with chance
+    1 - exp(-kv_quant_harm * n / 1000)."""
 
 
 @dataclass(slots=True)
@@ -99,7 +111,8 @@ def _wrong(entry: KeyEntry, rng: random.Random, key: AnswerKey | None) -> str:
         for _ in range(8):
             other = rng.choice(key.entries).answer
             plain = other.lower() not in ("yes", "no") and as_number(other) is None and len(other) > 1
-            if other != gold and plain:
+            # "Isaac Newton" for "newton" would be scored right: a wrong answer must not contain the right one
+            if plain and gold.lower() not in other.lower():
                 return other
     return "unknown"
 
@@ -256,6 +269,7 @@ def generate(
     """
     if (grade := grade_reply(prompt)) is not None:  # asked to act as a model judge
         return PlannedReply(thinking=False, answer=tokenize(grade))
+    switched_off = not thinking  # by the request, not by a constraint that takes the thinking (working_harm's case)
     if constraint is not None and constraint_skips_thinking:
         thinking = False
     entry = key.find(prompt) if key else None
@@ -266,6 +280,8 @@ def generate(
     said = _followup(prompt, conversation, behaviour, variant)
     harmed = constraint is not None and not thinking and asks_working(prompt)  # the constraint took the working
     accuracy = max(0.0, behaviour.accuracy - behaviour.working_harm) if harmed else behaviour.accuracy
+    if switched_off:
+        accuracy *= 1.0 - behaviour.no_thinking_harm
     written = None
     if thinking and effort is not None and said is None:
         written, accuracy = _effortful(
@@ -277,10 +293,23 @@ def generate(
     gen = PlannedReply(thinking=thinking, unknown=said is None and entry is None)
     if thinking:
         gen.reasoning = _reasoning(prompt, hint, written or _wanted(behaviour, directives, rng), rng)
+    if entry is not None and said is None and "outcome" not in directives:
+        answer = _corrupted(answer, entry, key, behaviour, len(gen.reasoning), variant)
     _answer_into(gen, prompt, answer, entry, said, constraint, behaviour, directives, rng)
     if max_tokens is not None:
         _cut(gen, max_tokens)
     return gen
+
+
+def _corrupted(
+    answer: str, entry: KeyEntry, key: AnswerKey | None, behaviour: Behaviour, reasoning: int, variant: object
+) -> str:
+    """The answer as the server delivers it: replaced by a wrong one at the chance its speculative decoding and its
+    KV cache corrupt one this long, on draws of its own so that an unharmed server writes what it always did."""
+    chance = corruption(behaviour.spec_corrupt, behaviour.kv_quant_harm, reasoning + len(tokenize(answer)))
+    if chance and seeded(behaviour.seed, "corrupt", entry.question, variant).random() < chance:
+        return _wrong(entry, seeded(behaviour.seed, "corrupted", entry.question, variant), key)
+    return answer
 
 
 def _answer_into(
