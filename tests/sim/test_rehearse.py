@@ -4,9 +4,12 @@ quantized KV cache's error growing with the output (--kv-quant-harm); each shown
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from qualeval.cli.serve_sim import sim_config, sim_parameters
 from qualeval.errors import InputError
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.harms import load_factor
+from tests.conftest import ROOT, sim_process
 
 FAST = Latency(burst=True)
 EASY = Behaviour(reasoning_tokens=40, accuracy=1.0, trap_rate=0.0)
@@ -127,3 +131,37 @@ def test_harm_flags_are_checked() -> None:
     for name, value in (("spec_corrupt", 1.5), ("no_thinking_harm", -0.1), ("load_harm", 2.0), ("kv_quant_harm", -1.0)):
         with pytest.raises(InputError, match=f"--{name.replace('_', '-')}"):
             sim_config({**defaults, name: value})
+
+
+def _walkthrough() -> list[list[str]]:
+    """The commands of the README's "Rehearse a serving decision", as the README writes them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Rehearse a serving decision") :]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+    return [shlex.split(line.removesuffix("&")) for line in block.replace("\\\n", " ").splitlines() if line]
+
+
+def test_the_readme_rehearsal_finds_the_tuned_profiles_corruption(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commands = _walkthrough()
+    servers = [c[2:] for c in commands if c[:2] == ["qualeval", "serve-sim"]]
+    rest = [c[1:] for c in commands if c[:2] != ["qualeval", "serve-sim"]]
+    assert len(servers) == 2 and [c[0] for c in rest] == ["run", "run", "run", "compare"]
+    monkeypatch.chdir(tmp_path)
+    with contextlib.ExitStack() as stack:
+        urls = {}
+        for args in servers:  # each on a free port instead of the README's
+            at = args.index("--port")
+            urls[f"http://127.0.0.1:{args[at + 1]}/v1"] = stack.enter_context(sim_process(*args[:at], *args[at + 2 :]))
+        for args in rest:
+            args = [urls.get(a, a) for a in args]
+            if "--limit" in args:
+                args[args.index("--limit") + 1] = "40"
+            done = CliRunner().invoke(app, args)
+            assert done.exit_code == 0, done.stderr
+    tuned = rest[-1][-1]
+    result = json.loads((tmp_path / tuned / "compare" / "compare.json").read_text())
+    task = result["tasks"]["knowledge_qa"]
+    assert result["noise"]["knowledge_qa"]["pairs"] == 40
+    assert task["difference"] < 0 and task["within_noise"] is False
