@@ -112,6 +112,23 @@ SIM_OPTIONS: tuple[SimOption, ...] = (
         "costs accuracy by (written / needed) ** gain.",
     ),
     SimOption(
+        "behaviour.no_thinking_harm",
+        "Share of the accuracy lost when a request switches thinking off (any switch the flavour honours).",
+    ),
+    SimOption(
+        "behaviour.load_harm",
+        "Accuracy is multiplied by (1 - X) for each doubling of the requests decoded together (1 in flight: none).",
+    ),
+    SimOption(
+        "behaviour.spec_corrupt",
+        "With --spec-draft above 0: share of answers corrupted, each replaced by a wrong one (a speculative-decoding "
+        "bug).",
+    ),
+    SimOption(
+        "behaviour.kv_quant_harm",
+        "Quantized KV-cache error: an answer after n output tokens is corrupted with chance 1 - exp(-X * n / 1000).",
+    ),
+    SimOption(
         "behaviour.placeholder_copy",
         "Share of follow-ups answered with a placeholder's template text from the exchange (Answer: <answer>).",
     ),
@@ -168,11 +185,12 @@ def sim_parameters() -> list[inspect.Parameter]:
 
 def _check(values: dict[str, Any]) -> None:
     """The ranges SimConfig leaves to its caller, named by flag."""
-    for flag in ("accuracy", "empty_rate", "trap_rate", "spec_accept", "working_harm", "placeholder_copy"):
+    shares = ("accuracy", "empty_rate", "trap_rate", "spec_accept", "working_harm", "placeholder_copy")
+    for flag in (*shares, "no_thinking_harm", "load_harm", "spec_corrupt"):
         if not 0 <= values[flag] <= 1:
             raise InputError(f"--{flag.replace('_', '-')} must be between 0 and 1, got {values[flag]}")
-    if min(values["accuracy_half_tokens"], values["spec_draft"], values["kv_tokens"]) < 0:
-        raise InputError("--accuracy-half-tokens, --spec-draft and --kv-tokens must not be negative")
+    if min(values["accuracy_half_tokens"], values["spec_draft"], values["kv_tokens"], values["kv_quant_harm"]) < 0:
+        raise InputError("--accuracy-half-tokens, --spec-draft, --kv-tokens and --kv-quant-harm must not be negative")
     if not 0 <= values["port"] <= 65535:
         raise InputError(f"--port must be between 0 and 65535, got {values['port']}")
     if values["reasoning_tokens"] < 1:

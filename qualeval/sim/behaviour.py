@@ -9,14 +9,15 @@ import hashlib
 import math
 import random
 import re
-import re._parser as sre_parse  # the public `sre_parse` alias warns on import since 3.11
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from qualeval.sim.answerkey import AnswerKey, KeyEntry
+from qualeval.sim.examples import as_number, json_example, regex_example
 from qualeval.sim.grading import grade_reply
+from qualeval.sim.harms import corruption
 from qualeval.sim.protocol import asks_working, copied_placeholder, restated, restates
 
 __all__ = ["AskedConstraint", "Behaviour", "Effort", "PlannedReply", "generate", "seeded", "tokenize"]
@@ -54,6 +55,17 @@ class Behaviour:
     effort_gain: float = 0.0
     """How much a right answer needs its thinking: with less thinking than the question needs (a low
     `reasoning_effort`, a server's thinking budget), accuracy falls by (written / needed) ** effort_gain."""
+    no_thinking_harm: float = 0.0
+    """A request that switches thinking off is right with probability accuracy * (1 - no_thinking_harm)."""
+    load_harm: float = 0.0
+    """Accuracy is multiplied by (1 - load_harm) for each doubling of the requests decoded together (the server
+    applies it)."""
+    spec_corrupt: float = 0.0
+    """Share of answers speculative decoding corrupts, each replaced by a wrong one (the server sets it to 0 while
+    speculative decoding is off)."""
+    kv_quant_harm: float = 0.0
+    """A quantized KV cache's error: an answer after n output tokens is corrupted with chance
+    1 - exp(-kv_quant_harm * n / 1000)."""
 
 
 @dataclass(slots=True)
@@ -90,7 +102,7 @@ def _wrong(entry: KeyEntry, rng: random.Random, key: AnswerKey | None) -> str:
     if entry.choices:
         others = [c for c in entry.choices if c != gold]
         return rng.choice(others) if others else gold
-    num = _as_number(gold)
+    num = as_number(gold)
     if num is not None:
         wrong = num + rng.choice([-10, -2, -1, 1, 2, 5, 10]) if rng.random() < 0.7 else num * 2
         return _fmt_number(wrong)
@@ -98,17 +110,11 @@ def _wrong(entry: KeyEntry, rng: random.Random, key: AnswerKey | None) -> str:
         # another question's answer of the same kind: a wrong capital for a capital, not a stray "yes"
         for _ in range(8):
             other = rng.choice(key.entries).answer
-            plain = other.lower() not in ("yes", "no") and _as_number(other) is None and len(other) > 1
-            if other != gold and plain:
+            plain = other.lower() not in ("yes", "no") and as_number(other) is None and len(other) > 1
+            # "Isaac Newton" for "newton" would be scored right: a wrong answer must not contain the right one
+            if plain and gold.lower() not in other.lower():
                 return other
     return "unknown"
-
-
-def _as_number(text: str) -> float | None:
-    try:
-        return float(text.replace(",", "").replace("$", "").strip())
-    except ValueError:
-        return None
 
 
 def _fmt_number(x: float) -> str:
@@ -163,68 +169,6 @@ def _answer_text(prompt: str, answer: str, rng: random.Random, trap_rate: float)
     return text
 
 
-def regex_example(pattern: str, rng: random.Random) -> str:
-    """A string that matches `pattern`, from its parse tree (enough for constraint probes)."""
-
-    def walk(items: Any) -> str:
-        out = []
-        for op, arg in items:
-            name = str(op)
-            if name == "LITERAL":
-                out.append(chr(arg))
-            elif name == "IN":
-                out.append(_from_set(arg))
-            elif name == "ANY":
-                out.append("x")
-            elif name == "BRANCH":
-                out.append(walk(arg[1][0]))
-            elif name == "SUBPATTERN":
-                out.append(walk(arg[-1]))
-            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-                low, _high, sub = arg
-                out.append(walk(sub) * max(low, 1 if low == 0 and rng.random() < 0.5 else low))
-            elif name in ("ATOMIC_GROUP",):
-                out.append(walk(arg))
-        return "".join(out)
-
-    def _from_set(items: Any) -> str:
-        for op, arg in items:
-            name = str(op)
-            if name == "LITERAL":
-                return chr(arg)
-            if name == "RANGE":
-                return chr(arg[0])
-            if name == "CATEGORY":
-                return "7" if "DIGIT" in str(arg) else ("a" if "WORD" in str(arg) else " ")
-        return "a"
-
-    text = walk(sre_parse.parse(pattern))
-    return text if re.fullmatch(pattern, text) else ""
-
-
-def _json_for(schema: dict[str, Any] | None, answer: str) -> Any:
-    if not schema:
-        return {"answer": answer}
-    kind = schema.get("type")
-    if "enum" in schema:
-        return answer if answer in schema["enum"] else schema["enum"][0]
-    if "const" in schema:
-        return schema["const"]
-    if kind == "object" or "properties" in schema:
-        props = schema.get("properties") or {"answer": {"type": "string"}}
-        return {name: _json_for(sub, answer) for name, sub in props.items()}
-    if kind in ("integer", "number"):
-        num = _as_number(answer)
-        if num is None:
-            return 0
-        return int(num) if kind == "integer" or num.is_integer() else num
-    if kind == "boolean":
-        return answer.strip().lower() in ("true", "yes", "valid", "1")
-    if kind == "array":
-        return [_json_for(schema.get("items"), answer)]
-    return answer
-
-
 def constrained(constraint: AskedConstraint, answer: str, rng: random.Random) -> str:
     """The answer forced into the constraint, as a constrained decoder would produce it."""
     if constraint.kind == "choice":
@@ -240,7 +184,7 @@ def constrained(constraint: AskedConstraint, answer: str, rng: random.Random) ->
             return regex_example(constraint.value, rng)
         except re.error:
             return answer
-    return orjson.dumps(_json_for(constraint.value, answer)).decode()
+    return orjson.dumps(json_example(constraint.value, answer)).decode()
 
 
 def _chosen(
@@ -325,6 +269,7 @@ def generate(
     """
     if (grade := grade_reply(prompt)) is not None:  # asked to act as a model judge
         return PlannedReply(thinking=False, answer=tokenize(grade))
+    switched_off = not thinking  # by the request, not by a constraint that takes the thinking (working_harm's case)
     if constraint is not None and constraint_skips_thinking:
         thinking = False
     entry = key.find(prompt) if key else None
@@ -335,6 +280,8 @@ def generate(
     said = _followup(prompt, conversation, behaviour, variant)
     harmed = constraint is not None and not thinking and asks_working(prompt)  # the constraint took the working
     accuracy = max(0.0, behaviour.accuracy - behaviour.working_harm) if harmed else behaviour.accuracy
+    if switched_off:
+        accuracy *= 1.0 - behaviour.no_thinking_harm
     written = None
     if thinking and effort is not None and said is None:
         written, accuracy = _effortful(
@@ -346,10 +293,23 @@ def generate(
     gen = PlannedReply(thinking=thinking, unknown=said is None and entry is None)
     if thinking:
         gen.reasoning = _reasoning(prompt, hint, written or _wanted(behaviour, directives, rng), rng)
+    if entry is not None and said is None and "outcome" not in directives:
+        answer = _corrupted(answer, entry, key, behaviour, len(gen.reasoning), variant)
     _answer_into(gen, prompt, answer, entry, said, constraint, behaviour, directives, rng)
     if max_tokens is not None:
         _cut(gen, max_tokens)
     return gen
+
+
+def _corrupted(
+    answer: str, entry: KeyEntry, key: AnswerKey | None, behaviour: Behaviour, reasoning: int, variant: object
+) -> str:
+    """The answer as the server delivers it: replaced by a wrong one at the chance its speculative decoding and its
+    KV cache corrupt one this long, on draws of its own so that an unharmed server writes what it always did."""
+    chance = corruption(behaviour.spec_corrupt, behaviour.kv_quant_harm, reasoning + len(tokenize(answer)))
+    if chance and seeded(behaviour.seed, "corrupt", entry.question, variant).random() < chance:
+        return _wrong(entry, seeded(behaviour.seed, "corrupted", entry.question, variant), key)
+    return answer
 
 
 def _answer_into(

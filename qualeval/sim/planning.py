@@ -17,6 +17,7 @@ from qualeval.sim.behaviour import AskedConstraint, Behaviour, generate, seeded,
 from qualeval.sim.config import SimConfig
 from qualeval.sim.flavours.common import completion_tokens, read_constraint, read_effort, read_thinking
 from qualeval.sim.frames import ChatCall, Ctx, RequestRejected, ServerHooks, Step
+from qualeval.sim.harms import load_factor
 from qualeval.sim.observe import decay, force_length, spec_steps, speedup
 from qualeval.sim.state import ServerState
 
@@ -60,12 +61,25 @@ def _request_id(seed: int, n: int) -> str:
     return hashlib.sha256(f"{seed}|{n}".encode()).hexdigest()[:32]
 
 
-def _at_length(cfg: SimConfig, prompt_tokens: int) -> Behaviour:
+def _at_length(behaviour: Behaviour, cfg: SimConfig, prompt_tokens: int) -> Behaviour:
     """The model's behaviour at this prompt length: long prompts answered worse, by the configured decay."""
     if not cfg.accuracy_half_tokens:
-        return cfg.behaviour
-    accuracy = decay(cfg.behaviour.accuracy, prompt_tokens, cfg.accuracy_half_tokens)
-    return dataclasses.replace(cfg.behaviour, accuracy=accuracy)
+        return behaviour
+    return dataclasses.replace(behaviour, accuracy=decay(behaviour.accuracy, prompt_tokens, cfg.accuracy_half_tokens))
+
+
+def _served(state: ServerState) -> Behaviour:
+    """The model's behaviour as this server runs it now: accuracy falls with the requests decoded together (those
+    decoding when this one arrives, and itself: at most --max-running); speculative decoding corrupts only while
+    it is on; a model that does not reason has no thinking to switch off."""
+    cfg, behaviour = state.config, state.config.behaviour
+    batch = state.in_flight + 1 if cfg.max_running <= 0 else min(state.in_flight + 1, cfg.max_running)
+    return dataclasses.replace(
+        behaviour,
+        accuracy=behaviour.accuracy * load_factor(behaviour.load_harm, batch),
+        spec_corrupt=behaviour.spec_corrupt if cfg.spec_draft > 0 else 0.0,
+        no_thinking_harm=behaviour.no_thinking_harm if state.flavour.reasoning else 0.0,
+    )
 
 
 def _read(state: ServerState, body: dict[str, Any], fault: str | None) -> tuple[str, str, int, int | None]:
@@ -115,7 +129,7 @@ def _generic(
     effort = read_effort(flavour, seen)
     gen = generate(
         user,
-        behaviour=_at_length(cfg, prompt_tokens),
+        behaviour=_at_length(_served(state), cfg, prompt_tokens),
         key=state.key,
         max_tokens=max_tokens,
         thinking=thinking,
@@ -165,7 +179,7 @@ def _hooked(
 
     call = ChatCall(
         body=body,
-        behaviour=cfg.behaviour,
+        behaviour=_served(state),
         key=state.key,
         directives=directives,
         variant=variant,
