@@ -137,8 +137,16 @@ def _walkthrough() -> list[list[str]]:
     """The commands of the README's "Rehearse a serving decision", as the README writes them."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### Rehearse a serving decision") :]
-    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
-    return [shlex.split(line.removesuffix("&")) for line in block.replace("\\\n", " ").splitlines() if line]
+    blocks = re.findall(r"```bash\n(.*?)```", section, re.S)[:2]  # the runs, then board and gate
+    lines = "".join(blocks).replace("\\\n", " ").splitlines()
+    return [shlex.split(line.removesuffix("&")) for line in lines if line]
+
+
+def _policy() -> str:
+    """The README walkthrough's gate.yaml."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Rehearse a serving decision") :]
+    return re.search(r"```yaml\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
 
 
 def test_the_readme_rehearsal_finds_the_tuned_profiles_corruption(
@@ -147,8 +155,10 @@ def test_the_readme_rehearsal_finds_the_tuned_profiles_corruption(
     commands = _walkthrough()
     servers = [c[2:] for c in commands if c[:2] == ["qualeval", "serve-sim"]]
     rest = [c[1:] for c in commands if c[:2] != ["qualeval", "serve-sim"]]
-    assert len(servers) == 2 and [c[0] for c in rest] == ["run", "run", "run", "compare"]
+    assert len(servers) == 2 and [c[0] for c in rest] == ["run", "run", "run", "compare", "board", "gate"]
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "gate.yaml").write_text(_policy())
+    codes = {"gate": 1}  # NO-GO: the tuned profile loses more than the policy allows
     with contextlib.ExitStack() as stack:
         urls = {}
         for args in servers:  # each on a free port instead of the README's
@@ -159,9 +169,14 @@ def test_the_readme_rehearsal_finds_the_tuned_profiles_corruption(
             if "--limit" in args:
                 args[args.index("--limit") + 1] = "40"
             done = CliRunner().invoke(app, args)
-            assert done.exit_code == 0, done.stderr
-    tuned = rest[-1][-1]
+            assert done.exit_code == codes.get(args[0], 0), done.stdout + done.stderr
+    tuned = rest[3][-1]
     result = json.loads((tmp_path / tuned / "compare" / "compare.json").read_text())
     task = result["tasks"]["knowledge_qa"]
     assert result["noise"]["knowledge_qa"]["pairs"] == 40
     assert task["difference"] < 0 and task["within_noise"] is False
+    board = json.loads((tmp_path / "runs" / "board" / "board.json").read_text())["tasks"]["knowledge_qa"]
+    tuned_figures = [c for name, c in board["configs"].items() if name != board["best"]]
+    assert len(tuned_figures) == 1 and tuned_figures[0]["difference"] == task["difference"]
+    gate = json.loads((tmp_path / "runs" / "gate" / "gate.json").read_text())
+    assert gate["verdict"] == "NO-GO"
