@@ -1,0 +1,99 @@
+"""Known truth, live: the reference server answers from a key whose answers are right for the items of RIGHT and
+wrong for the rest, in every wire format it reproduces. A run gives exactly the known accuracy, per level, and
+`compare` finds exactly the discordant pairs the two keys were built with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qualeval.sim import Behaviour, Latency, SimConfig, running_server
+from tests.truth import known
+from tests.truth.known import N, RIGHT
+
+FLAVOURS = (
+    "vllm",
+    "vllm-0.13",
+    "vllm-0.10",
+    "sglang",
+    "llamacpp",
+    "ollama",
+    "deepseek",
+    "openrouter",
+    "openai",
+    "inline-think",
+    "think-close-only",
+    "harmony",
+    "plain",
+)
+THINKS = ("vllm", "vllm-0.10", "sglang", "llamacpp", "deepseek", "inline-think", "think-close-only", "harmony")
+"""Flavours whose thinking comes back as text: a small budget cuts it off before any answer."""
+
+
+def _key(kind: known.Kind, right: frozenset[int], folder: Path) -> Path:
+    """The server's answer key: the gold where the item is in `right`, else the wrong answer's value."""
+    rows = []
+    for i, doc in enumerate(kind.docs):
+        gold = doc["answer"]
+        if i not in right:
+            gold = {"numeric": lambda: gold + 1, "alias_match": lambda: known._NAMES[(i + 1) % N]}[kind.name]()
+        rows.append({"question": doc["question"], "answer": gold})
+    return known.write_jsonl(folder / f"key-{len(right)}.jsonl", rows)
+
+
+def _server(flavour: str, key: Path, **kw: object):  # type: ignore[no-untyped-def]
+    behaviour = Behaviour(accuracy=1.0, trap_rate=0.0, reasoning_tokens=kw.pop("reasoning_tokens", 60))  # type: ignore[arg-type]
+    return running_server(
+        SimConfig(flavour=flavour, port=0, answers=key, behaviour=behaviour, latency=Latency(burst=True), **kw)  # type: ignore[arg-type]
+    )
+
+
+def _run(qualeval, url: str, task: Path, out: Path, *flags: str):  # type: ignore[no-untyped-def]
+    return qualeval("run", "--base-url", url, "--model", "sim", "--task", task, "--out", out, "--concurrency", "4",
+                    *flags)  # fmt: skip
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_every_wire_format_gives_the_known_accuracy(qualeval, tmp_path: Path, flavour: str):
+    kind = known.KINDS["numeric"]()
+    task, key = known.write_task(kind, tmp_path), _key(kind, RIGHT, tmp_path)
+    with _server(flavour, key) as url:
+        done = _run(qualeval, url, task, tmp_path / "run")
+    summary = done.summary(tmp_path / "run", "truth_numeric")
+    assert (summary["n"], summary["correct"]) == (N, len(RIGHT)), summary
+
+
+@pytest.mark.parametrize("flavour", ["think-close-only", "vllm", "inline-think"])
+def test_a_budget_sweep_gives_the_known_accuracy_per_level(qualeval, tmp_path: Path, flavour: str):
+    """A budget far below the thinking cuts every item off inside it: nothing is read off the cut reasoning."""
+    kind = known.KINDS["numeric"]()
+    task, key = known.write_task(kind, tmp_path), _key(kind, RIGHT, tmp_path)
+    with _server(flavour, key, reasoning_tokens=300) as url:
+        done = _run(qualeval, url, task, tmp_path / "run", "--max-tokens", "24,4096")
+    assert done.code == 0, done.stderr
+    report = json.loads((tmp_path / "run" / "summary.json").read_text())["tasks"]["truth_numeric"]
+    cells = {label: level["accuracy"] for label, level in report["levels"].items()}
+    small = next(c for label, c in cells.items() if "24" in label)
+    large = next(c for label, c in cells.items() if "4096" in label)
+    assert (small["n"], small["correct"]) == (N, 0)
+    assert (large["n"], large["correct"]) == (N, len(RIGHT))
+
+
+def test_compare_finds_the_discordant_pairs_the_keys_were_built_with(qualeval, tmp_path: Path):
+    kind = known.KINDS["alias_match"]()
+    task = known.write_task(kind, tmp_path)
+    other = frozenset({0, 1, 3, 4, 6})  # loses 2, 5, 7, 9 and gains 3, 6 against RIGHT
+    for name, right in (("a", RIGHT), ("b", other)):
+        with _server("vllm", _key(kind, right, tmp_path)) as url:
+            assert _run(qualeval, url, task, tmp_path / name).code == 0
+    done = qualeval("compare", tmp_path / "a", tmp_path / "b", "--out", tmp_path / "cmp")
+    assert done.code == 0, done.stderr
+    compared = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    figures = compared["tasks"]["truth_alias_match"]
+    assert figures["pairs"] == N
+    assert figures["accuracy_a"] == pytest.approx(len(RIGHT) / N)
+    assert figures["accuracy_b"] == pytest.approx(len(other) / N)
+    assert (figures["a_right_b_wrong"], figures["a_wrong_b_right"]) == (len(RIGHT - other), len(other - RIGHT))
+    assert sorted(figures["flipped_to_wrong"]) == sorted(known.sample_id(kind, i) for i in RIGHT - other)
