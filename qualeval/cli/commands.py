@@ -169,13 +169,16 @@ def run_from_flags(config: Path | None, flags: dict[str, Any], progress: Progres
     return run_config, finish_run(run_config, summary)
 
 
-def rescore_and_report(run_dir: Path, *, rescue: bool | None, allow_code: bool) -> tuple[RunSummary, RunStore]:
-    """Re-score a run directory offline and write its reports (a report that fails is a warning)."""
+def rescore_and_report(
+    run_dir: Path, *, rescue: bool | None, allow_code: bool, note: Callable[[str], None] | None = None
+) -> tuple[RunSummary, RunStore]:
+    """Re-score a run directory offline and write its reports (a report that fails is a warning); `note` hears
+    which spec judged each task."""
     from qualeval.report.html import write_reports_or_warn
     from qualeval.run.rescore import rescore
 
     # the flag, not the run's manifest: a code task's programs run again only when this rescore is allowed to
-    summary, store = rescore(run_dir, rescue=rescue, allow_code=allow_code)
+    summary, store = rescore(run_dir, rescue=rescue, allow_code=allow_code, note=note)
     write_reports_or_warn(store, summary, store.records())
     return summary, store
 

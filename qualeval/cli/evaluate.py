@@ -159,7 +159,9 @@ def rescore_cmd(
     Writes rescore/summary.json and rescore/report.{md,html} beside the originals."""
     allow = bool(flags["allow_code_execution"])  # this rescore's own permission, never the run's
     try:
-        summary, store = commands.rescore_and_report(run_dir, rescue=flags["rescue"], allow_code=allow)
+        summary, store = commands.rescore_and_report(
+            run_dir, rescue=flags["rescue"], allow_code=allow, note=lambda text: note(f"note: {text}")
+        )
     except QualevalError as exc:
         fail(exc)
     for report in summary.tasks.values():

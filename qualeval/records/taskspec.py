@@ -71,7 +71,9 @@ class ScorerSpec(_Strict):
     relative_tolerance: float = 0.0
     """numeric and alias_match: also equal within this share of the gold (0.01 = 1%)."""
     pattern: str | None = None
-    """regex: the pattern the extracted answer must fully match; `{gold}` is replaced by the escaped gold."""
+    """regex: a pattern searched in the answer text (the content after the reasoning split, never the reasoning)
+    and in the value extracted from it; either match is right. `{gold}` is replaced by the escaped gold; `^...$`
+    anchors the pattern to the whole text."""
     ignore: tuple[str, ...] = ()
     """exact: regular expressions removed from the gold and from the answer before they are compared
     (lm-eval's `regexes_to_ignore`: GSM8K's worked solution becomes its number)."""
@@ -88,11 +90,12 @@ class ScorerSpec(_Strict):
             raise ValueError("tolerance must not be negative")
         if self.timeout <= 0 or self.memory_mb < 64:
             raise ValueError("timeout must be positive and memory_mb at least 64")
-        for pattern in self.ignore:
-            try:
-                re.compile(pattern)
+        given = [("ignore", p) for p in self.ignore] + ([("pattern", self.pattern)] if self.pattern else [])
+        for key, pattern in given:
+            try:  # `{gold}` is replaced by an escaped string, which is a regular expression of its own
+                re.compile(pattern.replace("{gold}", "gold"))
             except re.error as exc:
-                raise ValueError(f"ignore: '{pattern}' is not a regular expression ({exc})") from None
+                raise ValueError(f"{key}: '{pattern}' is not a regular expression ({exc})") from None
         return self
 
 

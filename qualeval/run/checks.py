@@ -12,14 +12,17 @@ from qualeval.run.pipeline import sampling_for
 from qualeval.run.probe import is_simulated
 from qualeval.scoring.code import REFUSAL
 from qualeval.scoring.whole import runs_code
+from qualeval.tasks.load import builtin_dir
 from qualeval.tasks.task import Task
 
 __all__ = [
     "KEYLESS",
     "check_code_allowed",
     "check_run_tasks",
+    "check_task_names",
     "data_keys",
     "keyless",
+    "limit_per_subject_warnings",
     "one_task_data",
     "sampling_warnings",
     "unread_data_error",
@@ -96,14 +99,50 @@ def unread_data_error(exc: InputError, config: RunConfig, tasks: list[Task]) -> 
     return InputError(f"{exc}; --data {name}={config.data[name]} names no task of this run (its keys: {keys})")
 
 
+def _source(task: Task) -> str:
+    builtin = task.path is not None and task.path.parent == builtin_dir()
+    return f"the built-in {task.spec.name} ({task.where})" if builtin else task.where
+
+
+def check_task_names(tasks: list[Task]) -> None:
+    """Two different tasks under one name would share their records and their line of the summary: refused,
+    naming both sources. The same task given twice (equal specs) is left to the run's own message."""
+    seen: dict[str, Task] = {}
+    for task in tasks:
+        other = seen.setdefault(task.name, task)
+        if other is not task and other.spec != task.spec:
+            raise InputError(
+                f"--task: two different tasks are named '{task.name}': {_source(other)} and {_source(task)}; "
+                "records and the summary know a task by its name, so give one of them another `name:` in a task "
+                "file (for an lm-eval task, a file that says `include:` of its file and its own `task:` name)"
+            )
+
+
+def limit_per_subject_warnings(config: RunConfig, tasks: list[Task]) -> list[str]:
+    """`--limit-per-subject` caps the subjects of tasks that have them (MMLU's); on the others it does nothing. A
+    run where no task has subjects would run in full while asked to run a few of each: refused."""
+    if config.limit_per_subject is None:
+        return []
+    whole = [t.name for t in tasks if t.spec.subsets is None]
+    if whole and len(whole) == len(tasks):
+        raise InputError(
+            f"--limit-per-subject {config.limit_per_subject}: no task of this run has subjects ({', '.join(whole)}); "
+            "--limit caps each task's samples (an lm-eval MMLU task is one subject)"
+        )
+    return [f"--limit-per-subject: {name} has no subjects, so it runs every sample (--limit caps it)" for name in whole]
+
+
 def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
-    """The code permission (before the endpoint is contacted); `--data TASK=PATH` for a task the run does not
+    """The code permission (before the endpoint is contacted); two different tasks sharing a name, and
+    `--limit-per-subject` where no task has subjects, are errors. `--data TASK=PATH` for a task the run does not
     have is a warning naming the keys it does take, since it reads nothing (a task that then lacks its data is
-    an error saying so: unread_data_error); so is sampling a model card advises against."""
+    an error saying so: unread_data_error); so are sampling a model card advises against and
+    `--limit-per-subject` on a task without subjects."""
     check_code_allowed(tasks, config.allow_code_execution)
+    check_task_names(tasks)
     # printed by every run, never once per process: a second run in the same process (the API, a notebook) is
     # owed its own warnings
-    lines = sampling_warnings(config, tasks)
+    lines = [*limit_per_subject_warnings(config, tasks), *sampling_warnings(config, tasks)]
     unread = _unread(config, tasks)
     keys = ", ".join(data_keys(config, tasks)) if unread else ""  # named only in a warning
     for name in unread:

@@ -18,7 +18,7 @@ import orjson
 from qualeval.errors import InputError
 from qualeval.records import Manifest, RunSummary, Shaping
 from qualeval.records.store import RunStore
-from qualeval.run.rescore import run_config_of, task_of
+from qualeval.run.rescore import run_config_of, tasks_of
 from qualeval.run.written import write_summary
 from qualeval.serving.shaping import parse_shard
 
@@ -105,5 +105,5 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     store.write_lines("records.jsonl", _joined(roots, "records.jsonl", False))
     store.write_lines("timeseries.jsonl", _joined(roots, "timeseries.jsonl", True))
     config = run_config_of(manifest, out)
-    tasks = [task_of(name, saved) for name, saved in manifest.tasks.items()]
+    tasks = [task for task, _ in tasks_of(manifest, config).values()]
     return write_summary(store, config, tasks, manifest, started=first.started), store

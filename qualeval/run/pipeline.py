@@ -37,8 +37,10 @@ from qualeval.records import (
 from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, request_params
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge
+from qualeval.scoring.rules import constraint_cuts
 from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER, runs_code
+from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
 from qualeval.wire.client import ChatSender, build_body
 from qualeval.wire.models import ChatRequest, ChatResponse, Message, Sample
@@ -127,6 +129,13 @@ async def _ask(
     if task.spec.scorer.kind in WHOLE_ANSWER:  # a program or an IFEval response, never a JSON `answer` field
         mode = "off"
     if not sample.scored:  # a workload's synthetic prompt: no answer to constrain
+        mode = "off"
+    if mode == "single" and (cut := constraint_cuts(task.spec)) is not None:
+        warn_once(
+            f"regex-constraint:{task.name}",
+            f"{task.where}: the regex scorer's pattern '{task.spec.scorer.pattern}' cannot match the bare "
+            f"{task.spec.answer.type} a '{cut}' constraint leaves, so task {task.name} runs without a constraint",
+        )
         mode = "off"
     sent, kind = request, None
     if mode == "single" and style is not None:

@@ -3,7 +3,7 @@ the stored records, with no request sent."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from qualeval.errors import InputError
@@ -14,9 +14,10 @@ from qualeval.run.checks import check_code_allowed
 from qualeval.run.written import write_summary
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import Task, load_task
+from qualeval.tasks.load import builtin_dir
 from qualeval.wire.models import Message, Sample
 
-__all__ = ["rescore", "run_config_of", "sample_of", "task_of"]
+__all__ = ["rescore", "run_config_of", "sample_of", "task_of", "tasks_of"]
 
 
 def run_config_of(manifest: Manifest, root: Path) -> RunConfig:
@@ -26,18 +27,46 @@ def run_config_of(manifest: Manifest, root: Path) -> RunConfig:
     return manifest.config.model_copy(update={"out": root})
 
 
-def task_of(name: str, saved: TaskEntry) -> Task:
-    """The current task file when it still loads (the point of a rescore), else the snapshot in the manifest."""
-    try:
-        return load_task(name)
-    except InputError:
-        if saved.spec is None:
-            raise
-        return Task(saved.spec, None, name.partition(":")[2] or None)
+def task_of(name: str, saved: TaskEntry, paths: Collection[str]) -> tuple[Task, str]:
+    """The task a rescore judges with (the point of a rescore: the current one), and a line saying which it is.
+
+    A task file the run named by path (`paths`: the run's task references that are files) is read again where it
+    is; a built-in is the current built-in; the spec saved in the manifest stands in for a file that is gone, a
+    built-in that no longer loads and an lm-eval import, whose library code a rescore does not run again.
+    """
+    kept = Task(saved.spec, None, name.partition(":")[2] or None) if saved.spec is not None else None
+    file = saved.file
+    if file is not None and file in paths:
+        if Path(file).is_file():
+            task = load_task(file)  # a file that no longer parses is the user's to fix: its error stands
+            if task.name == name:
+                return task, f"{name}: rescored with the current {file}"
+            gone = f"{file} now holds task '{task.name}', not '{name}'"
+        else:
+            gone = f"{file} is not there any more"
+    elif file is None or Path(file).parent == builtin_dir():
+        try:
+            return load_task(name), f"{name}: rescored with the current built-in task"
+        except InputError as exc:
+            gone = f"it does not load as a built-in task ({exc})"
+    else:
+        gone = f"it was imported from {file}, whose code a rescore does not run again"
+    if kept is None:
+        raise InputError(f"{name}: {gone}, and the run's manifest.json keeps no spec of it to rescore with")
+    return kept, f"{name}: {gone}: rescored with the spec saved in the run's manifest.json"
 
 
-def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False) -> tuple[RunSummary, RunStore]:
-    """Re-judge every record with the current extractor and answer specs; no request is sent.
+def tasks_of(manifest: Manifest, config: RunConfig) -> dict[str, tuple[Task, str]]:
+    """Each task of a run as a rescore judges it (`task_of`), by name."""
+    paths = {str(Path(r)) for r in config.tasks if r.endswith((".yaml", ".yml")) and not r.startswith("lm_eval:")}
+    return {name: task_of(name, saved, paths) for name, saved in manifest.tasks.items()}
+
+
+def rescore(
+    root: Path, *, rescue: bool | None = None, allow_code: bool = False, note: Callable[[str], None] | None = None
+) -> tuple[RunSummary, RunStore]:
+    """Re-judge every record with the current extractor and answer specs; no request is sent. `note` hears, per
+    task, which spec judged it (qualeval.run.rescore.task_of).
 
     `allow_code` is this rescore's own permission to run a code task's programs again: the run's manifest may say
     it allowed them, but the user who rescores (maybe later, maybe someone else) has to say so again.
@@ -48,7 +77,11 @@ def rescore(root: Path, *, rescue: bool | None = None, allow_code: bool = False)
     if manifest is None:
         raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
     config = run_config_of(manifest, root)
-    tasks = {name: task_of(name, saved) for name, saved in manifest.tasks.items()}
+    judged = tasks_of(manifest, config)
+    tasks = {name: task for name, (task, _) in judged.items()}
+    for _, said in judged.values():
+        if note is not None:
+            note(said)
     use_rescue = config.rescue if rescue is None else rescue
     # refused before anything is written, as a run is: a refusal must not leave a partial rescore behind
     check_code_allowed(list(tasks.values()), allow_code)

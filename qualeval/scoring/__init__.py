@@ -3,6 +3,7 @@
 verdict     decide(): the one verdict a live run, `rescore` and `score` reach from what a record keeps
 extract/    the extraction ladder and its rungs
 rules       the scorers of an extracted value (SCORERS, by a task's `scorer.kind`)
+forms       one written form of an answer and its aliases: dates, numbers, amounts, "&"
 whole       the scorers of the whole content (WHOLE_SCORERS: code, ifeval; code + sandbox, ifeval modules)
 constrain   structured-output constraints from an answer spec, sent as an endpoint accepts them
 followup    the follow-up: an extraction step, held against what the content states

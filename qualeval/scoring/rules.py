@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from qualeval.records import AnswerSpec, Score, ScorerSpec
-from qualeval.scoring.extract import find_number, math_equal, normalize, token_f1, words_to_digits
+import orjson
+
+from qualeval.records import AnswerSpec, ConstraintKind, Score, ScorerSpec, TaskSpec
+from qualeval.scoring.constrain import constraint_for
+from qualeval.scoring.extract import find_number, math_equal, normalize, token_f1
+from qualeval.scoring.forms import date_years, plain_amount, written_form
 from qualeval.wire.models import Sample
 
-__all__ = ["SCORERS", "ValueScorer", "reads_math", "score"]
+__all__ = ["SCORERS", "ValueScorer", "constraint_cuts", "reads_math", "score"]
 
 _PLAIN_NUMBER = re.compile(r"[-−$\d.,\s]+%?")
 _PLAIN_GOLD_NUMBER = re.compile(r"[-−$\d.,\s°CFK]+")
@@ -53,6 +58,20 @@ _GENERIC = _word_set(
     upper lower great little old united kingdom republic empire national world"""
 )
 _NEGATIONS = _word_set("not no never nor neither isnt wasnt arent werent")
+# words after which a name is the place or title that qualifies another: "Franz Ferdinand of Austria"
+_QUALIFIED = [[w] for w in ("of", "in", "on", "at")]
+_BRACKETED = re.compile(r"\s*[(\[][^)\]]*[)\]]")
+_ABBREVIATION = re.compile(r"[(\[]([A-Z][A-Z0-9]{1,5})[)\]]")
+# a regnal or sequel number after a name makes it another one: "Queen Elizabeth II" is not "Queen Elizabeth"
+_ORDINALS = [["ii"], ["iii"], ["iv"], ["v"], ["vi"], ["vii"], ["viii"], ["ix"], ["x"], ["xi"], ["xii"], ["xiii"]]
+# Wikipedia's inverted names, which TriviaQA lists as aliases: "Aden, Gulf of", "Mbeki, Thabo"
+_INVERTED = re.compile(r"([^,]+),\s*([^,]+)")
+_PARTICLE = re.compile(r"\s(?:of|de|the)\s*$", re.IGNORECASE)
+_AND = re.compile(r"\s+(?:and|&)\s+")
+# a proper name as written: capitalised words, with the particles names hold ("Vincent van Gogh", "Leonardo da Vinci")
+_NAME = r"(?:[A-Z][\w'’.-]*)(?:\s+(?:[A-Z][\w'’.-]*|of|the|de|da|van|von|del|la|le)){0,3}"
+_PROPER = re.compile(_NAME)
+_LISTED = re.compile(rf"(?<![\w'’.-]){_NAME}[\s,]*$")
 # words that join candidates into a list: a second year after "1945 and" is a second answer, after "died in" not
 _LISTING = _word_set("and or to nor either maybe perhaps possibly probably between from")
 
@@ -87,7 +106,7 @@ def _named(got: list[str], alias: list[str], question: frozenset[str]) -> bool:
     """The alias's last words (a surname, a name without its title), in its order, among filler: "I think it's
     Mozart", "written by Leo Tolstoy" - not "Franklin D. Roosevelt" for "Theodore Roosevelt"."""
     tail = alias[-1]
-    if len(alias) < 2 or alias[-2] == "of" or _no_answer([tail], question):
+    if len(alias) < 2 or [alias[-2]] in _QUALIFIED or _no_answer([tail], question):
         return False  # "Mexico" of "Gulf of Mexico" is another place
     quiet = _FILLER | question
     for i in _at(got, [tail]):
@@ -102,13 +121,19 @@ def _named(got: list[str], alias: list[str], question: frozenset[str]) -> bool:
 
 
 def _within(got: list[str], alias: list[str], question: frozenset[str]) -> bool:
-    """The answer is the alias but for words in front of it or a kind of thing after it: "Everest", "Vatican"."""
-    ends = any(_no_answer(alias[at + len(got) :], frozenset()) for at in _at(alias, got))
+    """The answer is the alias but for words in front of it or a kind of thing after it: "Everest", "Vatican" -
+    not what a preposition names ("Austria" of "Franz Ferdinand of Austria") nor all but its number ("October" of
+    "20 october 1977")."""
+    ends = any(
+        all(w in _FILLER or w in _GENERIC for w in alias[at + len(got) :]) and alias[at - 1 : at] not in _QUALIFIED
+        for at in _at(alias, got)
+    )
     return ends and not _no_answer(got, question)
 
 
 def _alias_hit(got: str, alias: str, question: frozenset[str]) -> str | None:
-    """How a normalised answer matches a normalised alias: exactly, holding it, inside it, or naming it.
+    """How a normalised answer matches a normalised alias: exactly, holding it, inside it, naming it, or giving
+    the year of the date it is.
 
     Inside it means the alias's end ("Tolstoy", "Everest"), or all of it but a kind of thing ("Vatican" of "Vatican
     City"); a first name or a head word alone ("Leo", "Homo" of "Homo sapiens") is another answer.
@@ -116,8 +141,12 @@ def _alias_hit(got: str, alias: str, question: frozenset[str]) -> str | None:
     if got == alias:
         return "matches"
     words, form = got.split(), alias.split()
+    said = [w for w in words if w not in _FILLER]
+    if len(said) == 1 and said[0] in date_years(alias):  # "1977" for "20 october 1977": less precise, not wrong
+        return "gives the year of"
     for at in _at(words, form):
-        if not _NEGATIONS & set(words[max(at - 1, 0) : at]) and not _hedged(words, form, at):
+        after = words[at + len(form) : at + len(form) + 1]
+        if not _NEGATIONS & set(words[max(at - 1, 0) : at]) and not _hedged(words, form, at) and after not in _ORDINALS:
             return "contains"
     if _within(words, form, question):
         return "is within"
@@ -127,13 +156,61 @@ def _alias_hit(got: str, alias: str, question: frozenset[str]) -> str | None:
 
 
 def _kept(alias: str, form: str) -> bool:
-    """An alias that normalising reduced to nothing or to one letter ("O-" to "o") has lost what it says."""
-    return len(form) > 1 or (len(form) == 1 and len(alias.strip()) == 1)
+    """An alias that normalising reduced to nothing or to one letter ("O-" to "o") has lost what it says; a number
+    written as a word ("six" to "6") has not."""
+    return len(form) > 1 or form.isdigit() or (len(form) == 1 and len(alias.strip()) == 1)
+
+
+def _forms(alias: str, steps: tuple[str, ...], accepted: frozenset[str]) -> list[str]:
+    """The written forms an alias stands for: itself, or the name an inverted one stands for ("Mbeki, Thabo" where
+    "Thabo Mbeki" is accepted too, "Aden, Gulf of"); without what its brackets add ("adenosine diphosphate
+    (ADP)"), and the abbreviation they give; without the place or title its name is qualified by ("Lituya Bay in
+    Alaska", "Archduke Franz Ferdinand of Austria", "Paris, France") when the name is more than a kind of thing
+    ("Gulf of Aden"). The qualifier alone is another thing ("Austria", "France")."""
+    comma = _INVERTED.fullmatch(alias.strip())
+    shortest = 2  # "Bank" of "Bank of England" is not the bank, "Paris" of "Paris, France" is Paris
+    if comma and (_PARTICLE.search(comma[2]) or f"{comma[2]} {comma[1]}".lower() in accepted):
+        alias = f"{comma[2]} {comma[1]}"
+    elif comma and _PROPER.fullmatch(comma[2].strip()):
+        alias, shortest = f"{comma[1]} in {comma[2]}", 1  # read as what it says: Paris, in France
+    forms = [written_form(alias, steps)]
+    bare = _BRACKETED.sub("", alias).strip()
+    if bare and bare != alias.strip():
+        forms += [written_form(bare, steps), *(written_form(a, steps) for a in _ABBREVIATION.findall(alias))]
+    words = written_form(bare or alias, steps).split()
+    cut = next((i for i, w in enumerate(words) if [w] in _QUALIFIED), len(words))
+    if shortest <= cut < len(words) and not _no_answer(words[:cut], frozenset()):
+        forms.append(" ".join(words[:cut]))
+    return [f for f in dict.fromkeys(forms) if _kept(alias, f)]
 
 
 def _question_words(sample: Sample, steps: tuple[str, ...]) -> frozenset[str]:
     asked = [m.content for m in sample.messages if m.role == "user"]
-    return frozenset(words_to_digits(normalize(asked[-1], steps)).split()) if asked else frozenset()
+    return frozenset(written_form(asked[-1], steps).split()) if asked else frozenset()
+
+
+def _another(value: str, forms: list[tuple[str, str]], question: frozenset[str], steps: tuple[str, ...]) -> str:
+    """A second name listed with "and" beside the accepted one that no alias accepts ("Rudy Vallee and Al
+    Jolson", "Sydney and Canberra"): a proper name of up to four words, capitalised as written. Lowercase words
+    after "and" are a sentence going on, not a candidate; a list of other things ("Romeo and Victor" after the
+    number they count) is not a second answer; an alias that itself holds "and" ("Abbott and Costello") is not
+    split."""
+    if any(" and " in f" {form} " for _, form in forms):
+        return ""
+    for before, after in itertools.pairwise(_AND.split(value)):
+        # the names "and" joins: the one the list goes on from, and the one it names next
+        names = [m[0] for m in (_LISTED.search(before), _PROPER.match(after.strip())) if m is not None]
+        said = [written_form(name, steps) for name in names]
+        if len(names) < 2 or any(not form or set(form.split()) <= question for form in said):
+            continue
+        right = [_hits(form, forms, question) for form in said]
+        if any(right) and not all(right):  # one of them accepted, the other not: "Sydney and Canberra"
+            return names[right.index(False)]
+    return ""
+
+
+def _hits(said: str, forms: list[tuple[str, str]], question: frozenset[str]) -> bool:
+    return any(_alias_hit(said, form, question) for _, form in forms)
 
 
 def _match(norm: str, forms: list[tuple[str, str]], question: frozenset[str]) -> str | None:
@@ -151,25 +228,51 @@ def _match(norm: str, forms: list[tuple[str, str]], question: frozenset[str]) ->
     return (found[0] if len(parts) == 1 else f"each alternative matches ({'; '.join(found)})") if found else None
 
 
+def _amount(value: str, accepted: list[str], spec: ScorerSpec) -> str | None:
+    """The alias a plain number equals within tolerance: both sides a number and at most its unit ("1945" vs
+    "1945.", "240 pounds" vs "£240"), never a number inside words; units that disagree ("$240") do not match."""
+    got = find_number(value) if _PLAIN_NUMBER.fullmatch(value.strip()) else None
+    amount = plain_amount(value)
+    for alias in accepted:
+        gold = find_number(alias)
+        if got is not None and gold is not None and _PLAIN_GOLD_NUMBER.fullmatch(alias.strip()):
+            if _close(got, gold, spec):
+                return f"{got:g} within tolerance of '{alias}'"
+        elif amount is not None and _same_amount(amount, plain_amount(alias), spec):
+            return f"{amount[0]:g} within tolerance of '{alias}'"
+    return None
+
+
+def _same_amount(got: tuple[float, str | None], gold: tuple[float, str | None] | None, spec: ScorerSpec) -> bool:
+    """Equal within tolerance, in units that agree."""
+    return gold is not None and _close(got[0], gold[0], spec) and _units_agree(got, gold)
+
+
+def _units_agree(got: tuple[float, str | None], gold: tuple[float, str | None] | None) -> bool:
+    """A unit on one side only is no disagreement ("240" for "£240"); "$240" for "£240" is."""
+    return gold is None or None in (got[1], gold[1]) or got[1] == gold[1]
+
+
 def _alias(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
     accepted = [sample.gold, *sample.aliases]
-    norm = words_to_digits(normalize(_SLASH.sub(" or ", value), answer.normalize))
-    forms = [
-        (alias, form) for alias in accepted if _kept(alias, form := words_to_digits(normalize(alias, answer.normalize)))
-    ]
+    steps = answer.normalize
+    norm = written_form(_SLASH.sub(" or ", value), steps)
+    known = frozenset(a.strip().lower() for a in accepted)
+    amount = plain_amount(value)
+    # normalising drops "$" and "%": "$25" is not "25%"
+    kept = [a for a in accepted if amount is None or _units_agree(amount, plain_amount(a))]
+    forms = [(alias, form) for alias in kept for form in _forms(alias, steps, known)]
     f1 = max((token_f1(norm, form) for _, form in forms), default=0.0)
     # as written, for the aliases normalising would empty ("O-")
     if whole := next((alias for alias in accepted if value.strip().lower() == alias.strip().lower()), None):
         return Score(correct=True, detail=f"matches '{whole}'", f1=f1)
-    if how := _match(norm, forms, _question_words(sample, answer.normalize)):
+    question = _question_words(sample, steps)
+    if how := _match(norm, forms, question):
+        if other := _another(value, forms, question, steps):
+            return Score(correct=False, detail=f"{how}, but also names '{other}'", f1=f1)
         return Score(correct=True, detail=how, f1=f1)
-    got = find_number(value)
-    # numeric tolerance only when both sides are plain numbers ("1945" vs "1945."), never inside words
-    if got is not None and _PLAIN_NUMBER.fullmatch(value.strip()):
-        for alias in accepted:
-            gold = find_number(alias)
-            if gold is not None and _PLAIN_GOLD_NUMBER.fullmatch(alias.strip()) and _close(got, gold, spec):
-                return Score(correct=True, detail=f"{got:g} within tolerance of '{alias}'", f1=f1)
+    if how := _amount(value, accepted, spec):
+        return Score(correct=True, detail=how, f1=f1)
     return Score(correct=False, detail=f"no alias matches '{value[:60]}'", f1=f1)
 
 
@@ -178,9 +281,23 @@ def _math(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> S
     return Score(correct=correct, detail=detail)
 
 
-def _regex(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
+def _regex(text: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
+    """Searched, not full-matched: a pattern names what the answer must say (`Answer:\\s*{gold}\\b`), wherever it
+    says it; `^...$` anchors it to the whole text."""
     pattern = (spec.pattern or "").replace("{gold}", re.escape(sample.gold))
-    return Score(correct=re.fullmatch(pattern, value.strip()) is not None, detail=f"/{pattern}/")
+    return Score(correct=re.search(pattern, text.strip()) is not None, detail=f"/{pattern}/")
+
+
+def constraint_cuts(spec: TaskSpec) -> ConstraintKind | None:
+    """The constraint that would cut a regex-scored task's answer to a bare value its pattern cannot match
+    (`Answer:\\s*{gold}` never matches the bare `42` a number constraint leaves), else None."""
+    if spec.scorer.kind != "regex" or spec.scorer.pattern is None:
+        return None
+    made = constraint_for(spec.answer, ("first", "second"))
+    bare = made.choices[0] if made.choices else "42"
+    pattern = spec.scorer.pattern.replace("{gold}", re.escape(bare))
+    said = (bare, orjson.dumps({"answer": bare}).decode())  # a text answer comes back as a JSON object
+    return None if any(re.search(pattern, text) for text in said) else made.kind
 
 
 def _choice(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:
@@ -205,13 +322,16 @@ class ValueScorer:
     judge: Callable[[str, Sample, ScorerSpec, AnswerSpec], Score]
     math: bool = False
     """The ladder reads the answer with math-verify over the whole content (a LaTeX expression, not a number)."""
+    reads_text: bool = False
+    """The scorer also judges the answer text (the content after the reasoning split), not only the value the
+    ladder extracted from it: a regex names the words around the answer, which the ladder cuts off."""
 
 
 SCORERS: dict[str, ValueScorer] = {
     "numeric": ValueScorer(lambda value, sample, spec, _: _numeric(value, sample, spec)),
     "alias_match": ValueScorer(_alias),
     "math": ValueScorer(_math, math=True),
-    "regex": ValueScorer(_regex),
+    "regex": ValueScorer(_regex, reads_text=True),
     "choice": ValueScorer(_choice),
     "exact": ValueScorer(_exact),
 }
@@ -225,8 +345,16 @@ def reads_math(kind: str) -> bool:
     return found is not None and found.math
 
 
-def score(value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerSpec) -> Score:
-    """Score an extracted value. No value is simply not correct; the status says why."""
-    if value is None:
+def score(
+    value: str | None, sample: Sample, scorer: ScorerSpec, answer: AnswerSpec, *, text: str | None = None
+) -> Score:
+    """Score an extracted value, and, for a scorer that reads it, the answer text `text` (never the reasoning):
+    either being right is right. No value and no text is simply not correct; the status says why."""
+    judge = SCORERS[scorer.kind]
+    texts = [value] if value is not None else []
+    if judge.reads_text and text is not None and text.strip() and text != value:
+        texts.append(text)
+    if not texts:
         return Score(correct=False, detail="nothing extracted")
-    return SCORERS[scorer.kind].judge(value, sample, scorer, answer)
+    verdicts = [judge.judge(t, sample, scorer, answer) for t in texts]
+    return next((v for v in verdicts if v.correct), verdicts[0])

@@ -118,7 +118,7 @@ def decide(
     if spec.scorer.kind in WHOLE_ANSWER:  # code and IFEval judge the whole content: no ladder, no naive reading
         return Verdict(*score_whole(done.content, sample, spec.scorer, allow_code=allow_code), None)
     found, judged = _answer(task, sample, done, constraint)
-    verdict = score(found.value, sample, spec.scorer, spec.answer)
+    verdict = score(found.value, sample, spec.scorer, spec.answer, text=done.content)
     if grade is not None and grade.verdict == "correct" and not verdict.correct and done.content.strip():
         found = Extraction(value=found.value or done.content.strip()[:200], rung="judge", raw=found.raw)
         verdict = Score(correct=True, detail=f"model judge {grade.model}: correct", f1=verdict.f1)

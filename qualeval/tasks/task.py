@@ -25,7 +25,8 @@ class TaskCode:
     keys: Mapping[str, Callable[[Doc], Any]] = field(default_factory=dict)
     """Spec key (`doc_to_text`, `fewshot_doc_to_target`...) -> the function that computes it from a document."""
     process_docs: Callable[[list[Doc]], list[Doc]] | None = None
-    """Applied to every split read from the hub or --data, as lm-eval applies it (not to inline samples)."""
+    """Applied to every split read from the hub or --data, as lm-eval applies it (not to inline samples); for
+    lm-eval's MMLU tasks, first the conversion of the original release's CSV rows to the hub's documents."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Spec key (and `process_docs`) -> the function's name in lm-eval's tree (`utils.doc_to_text`), for messages."""
 

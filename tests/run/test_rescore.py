@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
-from qualeval.records import Manifest, Record, RunConfig, TaskEntry
+import pytest
+
+from qualeval.errors import InputError
+from qualeval.records import Manifest, Record, RunConfig, ScorerSpec, TaskEntry
 from qualeval.records.store import RunStore
 from qualeval.run.rescore import rescore, sample_of
 from qualeval.tasks import load_task
@@ -33,3 +38,84 @@ def test_a_rescore_reads_the_question_the_record_sent(tmp_path: Path) -> None:
     _, out = rescore(tmp_path)
     (again,) = list(out.records())
     assert again.score.correct is False, again.score.detail  # "Mexico" is in the question: it names no city
+
+
+TAGGED = """name: tagged
+samples: [{question: "What is 6 times 7?", answer: "42"}]
+answer: {type: number}
+scorer: {kind: regex, pattern: 'PATTERN'}
+"""
+
+
+def _tagged_run(tmp_path: Path, file: Path) -> Path:
+    """A run of the path task `file` whose one record answered right: `Answer: 42` (the run's file said RESULT)."""
+    file.write_text(TAGGED.replace("PATTERN", r"RESULT:\s*{gold}\b"), encoding="utf-8")
+    task = load_task(str(file))
+    root = tmp_path / "run"
+    config = RunConfig(base_url="http://127.0.0.1:1/v1", model="sim", tasks=[str(file)], out=root)
+    store = RunStore(root)
+    store.open(Manifest(fingerprint="f", config=config, tasks={"tagged": TaskEntry(file=str(file), spec=task.spec)}))
+    record = _record("What is 6 times 7?", "42", "Six sevens.\n\nAnswer: 42").model_copy(update={"task": "tagged"})
+    store.append(record.model_dump_json().encode())
+    store.close()
+    return root
+
+
+def test_a_rescore_reads_the_task_file_as_it_is_now_and_says_so(tmp_path: Path) -> None:
+    file = tmp_path / "tagged.yaml"
+    root = _tagged_run(tmp_path, file)
+    file.write_text(TAGGED.replace("PATTERN", r"Answer:\s*{gold}\b"), encoding="utf-8")  # the pattern fixed
+    said: list[str] = []
+    summary, out = rescore(root, note=said.append)
+    (again,) = list(out.records())
+    assert again.score.correct is True and summary.tasks["tagged"].summary.accuracy == 1.0
+    assert said == [f"tagged: rescored with the current {file}"]
+
+
+def test_a_task_file_that_is_gone_falls_back_to_the_saved_spec_with_a_note(tmp_path: Path) -> None:
+    file = tmp_path / "tagged.yaml"
+    root = _tagged_run(tmp_path, file)
+    file.unlink()
+    said: list[str] = []
+    _, out = rescore(root, note=said.append)
+    (again,) = list(out.records())
+    assert again.score.correct is False  # the spec the run used: RESULT, which the answer does not say
+    assert len(said) == 1 and str(file) in said[0] and "saved in the run's manifest.json" in said[0]
+
+
+def test_a_task_file_that_now_fails_to_load_is_its_error(tmp_path: Path) -> None:
+    file = tmp_path / "tagged.yaml"
+    root = _tagged_run(tmp_path, file)
+    file.write_text(TAGGED.replace("PATTERN", r"Answer: ({gold}"), encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        rescore(root)
+    assert str(file) in str(caught.value) and "pattern" in str(caught.value)
+
+
+def test_a_built_in_task_is_rescored_as_it_is_now(tmp_path: Path) -> None:
+    current = load_task("knowledge_qa")
+    old = current.spec.model_copy(update={"scorer": ScorerSpec(kind="exact")})  # what an older release shipped
+    config = RunConfig(base_url="http://127.0.0.1:1/v1", model="sim", tasks=["knowledge_qa"], out=tmp_path)
+    store = RunStore(tmp_path)
+    entry = TaskEntry(file=str(current.path), spec=old)
+    store.open(Manifest(fingerprint="f", config=config, tasks={"knowledge_qa": entry}))
+    store.append(_record("What is the capital of France?", "Paris", "It is Paris.").model_dump_json().encode())
+    store.close()
+    said: list[str] = []
+    _, out = rescore(tmp_path, note=said.append)
+    (again,) = list(out.records())
+    assert again.score.correct is True  # alias_match, as the built-in says now; exact match would refuse it
+    assert said == ["knowledge_qa: rescored with the current built-in task"]
+
+
+def test_qualeval_rescore_says_which_spec_judged_and_a_broken_file_is_one_error_line(tmp_path: Path) -> None:
+    file = tmp_path / "tagged.yaml"
+    root = _tagged_run(tmp_path, file)
+    file.write_text(TAGGED.replace("PATTERN", r"Answer:\s*{gold}\b"), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+    assert done.returncode == 0 and f"note: tagged: rescored with the current {file}" in done.stderr
+    file.write_text(TAGGED.replace("PATTERN", r"Answer: ({gold}"), encoding="utf-8")
+    broken = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+    lines = broken.stderr.strip().splitlines()
+    assert broken.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:") and "tagged.yaml" in lines[0]
+    assert "Traceback" not in broken.stderr

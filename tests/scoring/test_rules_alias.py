@@ -2,6 +2,11 @@
 
 tests/data/freeform_verdicts.json holds (question, gold, aliases, answer, person verdict) in the shapes models write:
 questions from the built-in knowledge_qa task, TriviaQA and Natural Questions (../shared/data/knowledge_qa).
+tests/data/freeform_verdicts_heldout.json holds more, on NQ-open and TriviaQA questions the first file does not
+use (gold and aliases as the datasets give them, the first listed answer as the gold), in the shapes the rules
+used to miss: a date or number written another way, less precisely or in words, two names joined by "and", a
+name qualified by a place or a title, an abbreviation in brackets. Each verdict is one person's reading of the
+answer against the question and the accepted answers.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from qualeval.wire.models import Message, Sample
 from tests.conftest import DATA
 
 PAIRS = json.loads((DATA / "freeform_verdicts.json").read_text(encoding="utf-8"))
+HELD_OUT = json.loads((DATA / "freeform_verdicts_heldout.json").read_text(encoding="utf-8"))
 TASK = load_task("knowledge_qa")
 
 
@@ -43,9 +49,10 @@ def _tally(pair: dict[str, Any]) -> tuple[bool, bool, bool]:
     return pair["verdict"], ours, _contained(value, [pair["gold"], *pair["aliases"]])
 
 
-def test_the_rules_accept_what_containment_accepts_and_refuse_more_wrong_answers() -> None:
-    rows = [_tally(p) for p in PAIRS]
-    assert len(rows) >= 150 and 0.35 <= sum(not want for want, _, _ in rows) / len(rows) <= 0.65
+@pytest.mark.parametrize("pairs", [PAIRS, HELD_OUT], ids=["freeform_verdicts", "heldout"])
+def test_the_rules_accept_what_containment_accepts_and_refuse_more_wrong_answers(pairs: list[dict[str, Any]]) -> None:
+    rows = [_tally(p) for p in pairs]
+    assert len(rows) >= 120 and 0.35 <= sum(not want for want, _, _ in rows) / len(rows) <= 0.65
     accepted = {who: sum(want and got[who] for want, *got in rows) for who in (0, 1)}
     false = {who: sum(not want and got[who] for want, *got in rows) for who in (0, 1)}
     agree = {who: sum(want is got[who] for want, *got in rows) for who in (0, 1)}
@@ -119,3 +126,91 @@ def test_an_alias_that_normalising_empties_of_its_meaning_is_matched_only_whole(
     item = ("Which blood type is known as the universal donor?", "O negative", ("O-",))
     assert _judged(*item, "O-")[0] and _judged(*item, "O negative")[0]
     assert not _judged(*item, "O positive")[0]  # "O-" normalises to "o", which "O positive" holds
+
+
+WWII = ("In what year did World War II end?", "2 September 1945", ())
+
+
+@pytest.mark.parametrize(
+    ("item", "answer", "right"),
+    [
+        (WWII, "Sept. 2nd, 1945", True),  # the same date written another way
+        (WWII, "September 2, 1945", True),
+        (WWII, "It ended on the 2nd of September 1945.", True),
+        (WWII, "September 1945", True),  # less precise, not wrong
+        (WWII, "1945", True),
+        (WWII, "September 2, 1946", False),
+        (WWII, "1946", False),
+        (WWII, "September", False),  # a month inside the date is no date
+        (WWII, "2", False),  # nor is its day
+        (("How many legs does a spider have?", "eight", ()), "8", True),
+        (("How many legs does a spider have?", "8", ()), "It has eight legs.", True),
+        (("How many legs does a spider have?", "8", ()), "six", False),
+        (("How many players are on the field?", "twenty-two", ()), "22", True),
+        (("Roughly how many people attended?", "20,000", ()), "twenty thousand", True),
+        (("Roughly how many people attended?", "20,000", ()), "2,000", False),
+        (("What does the painting cost?", "£240", ()), "240 pounds", True),
+        (("What does the painting cost?", "£240", ()), "$240", False),  # another currency
+        (("What share of the vote did they win?", "25%", ()), "25 per cent", True),
+        (("What share of the vote did they win?", "25%", ()), "$25", False),
+    ],
+)
+def test_dates_and_numbers_written_another_way(
+    item: tuple[str, str, tuple[str, ...]], answer: str, right: bool
+) -> None:
+    assert _judged(*item, answer)[0] is right
+
+
+ARMSTRONG = ("Who was the first person to walk on the Moon?", "Neil Armstrong", ())
+CASABLANCA = ("Who starred in Casablanca?", "Humphrey Bogart", ("Ingrid Bergman",))
+
+
+@pytest.mark.parametrize(
+    ("item", "answer", "right"),
+    [
+        (CASABLANCA, "Humphrey Bogart and Ingrid Bergman", True),  # two accepted answers named together
+        (CASABLANCA, "Ingrid Bergman & Humphrey Bogart", True),
+        (ARMSTRONG, "Neil Armstrong and Buzz Aldrin", False),  # a wrong candidate named beside the right one
+        (ARMSTRONG, "Buzz Aldrin and Neil Armstrong", False),
+        (CANBERRA, "Sydney and Canberra", False),
+        (CANBERRA, "Canberra, and it was chosen as a compromise.", True),  # a sentence going on, not a candidate
+        (ARMSTRONG, "Neil Armstrong, in July 1969 and with Apollo 11", True),
+        (("How many crew were aboard?", "3", ()), "3: Neil Armstrong, Michael Collins and Buzz Aldrin", True),
+        (("Which duo sang The Sound of Silence?", "Simon & Garfunkel", ()), "Simon and Garfunkel", True),
+    ],
+)
+def test_names_joined_by_and(item: tuple[str, str, tuple[str, ...]], answer: str, right: bool) -> None:
+    assert _judged(*item, answer)[0] is right
+
+
+FERDINAND = ("Who was assassinated in Sarajevo in 1914?", "Archduke Franz Ferdinand of Austria", ())
+THAMES = ("Which river flows through Oxford?", "River Thames in England", ())
+LOUVRE = ("Where is the Louvre?", "Paris, France", ())
+HENRY = ("Which English king had six wives?", "Henry VIII of England", ())
+
+
+@pytest.mark.parametrize(
+    ("item", "answer", "right"),
+    [
+        (FERDINAND, "Franz Ferdinand", True),  # the name without the place that qualifies it
+        (FERDINAND, "Archduke Franz Ferdinand", True),
+        (FERDINAND, "Austria", False),  # the place alone is another thing
+        (THAMES, "The Thames", True),
+        (THAMES, "England", False),
+        (LOUVRE, "Paris", True),
+        (LOUVRE, "France", False),
+        (HENRY, "Henry VIII", True),
+        (HENRY, "Henry VII", False),
+        (("Which institution sets interest rates in the UK?", "Bank of England", ()), "Bank", False),
+        (("Who was the first Duke of Wellington?", "Arthur Wellesley", ("Wellesley, Arthur",)), "Arthur", False),
+        (("Which body of water is called Pirate Alley?", "Gulf of Aden", ("Aden, Gulf of",)), "Aden", False),
+        (("Which queen said it?", "Queen Elizabeth I", ("Queen Elizabeth of England",)), "Queen Elizabeth II", False),
+        (("Which gas do plants take in?", "carbon dioxide (CO2)", ()), "CO2", True),
+        (("Which gas do plants take in?", "carbon dioxide (CO2)", ()), "Carbon dioxide", True),
+        (("Which gas do plants take in?", "carbon dioxide (CO2)", ()), "carbon", False),
+    ],
+)
+def test_names_qualified_by_a_place_a_title_or_brackets(
+    item: tuple[str, str, tuple[str, ...]], answer: str, right: bool
+) -> None:
+    assert _judged(*item, answer)[0] is right

@@ -183,7 +183,7 @@ def test_a_single_constraint_that_broke_falls_back_to_the_ladder() -> None:
 
 def test_the_model_judge_only_turns_a_rejected_free_form_answer_correct() -> None:
     task, sample = _task_and_sample("knowledge_qa", "6 geese a-laying")
-    done = Completion(content="Answer: the gift is six geese, laying", status="ok")
+    done = Completion(content="Answer: the gift is half a dozen geese", status="ok")  # right, in words no rule reads
     rules = decide(task, sample, done)
     assert not rules.score.correct
     yes = Grade(verdict="correct", reply="CORRECT", model="j")

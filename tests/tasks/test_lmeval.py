@@ -66,7 +66,8 @@ def test_gsm8k_gold_is_the_number_and_perfect_answers_score_everything() -> None
     assert samples[0].gold == "18"
     # five worked examples from the train split as chat turns, each keeping its whole solution
     assert len(samples[0].messages) == 11 and "#### " in samples[0].messages[1].content
-    assert '"#### <answer>"' in samples[0].messages[-1].content  # the marker the strict-match filter reads
+    # lm-eval's prompt as it is: the question, then "Answer:", with no instruction of qualeval's
+    assert samples[0].messages[-1].content.endswith("\nAnswer:") and "<answer>" not in samples[0].messages[-1].content
     docs = (GSM8K_DIR / "test.jsonl").read_text().splitlines()[:60]
     for sample, line in zip(samples, docs, strict=True):
         solution = json.loads(line)["answer"]  # lm-eval's perfect answer: the reference solution itself
@@ -178,7 +179,7 @@ def test_inline_fewshot_samples_are_the_chat_turns(tmp_path: Path) -> None:
     assert roles == ["system", "user", "assistant", "user", "assistant", "user", "assistant", "user"]
     assert sample.messages[2].content.endswith("So the answer is False.")  # the worked example, from the YAML
     assert sample.gold == "False" and sample.messages[-1].content.startswith("Q: not ( True ) and ( True ) is")
-    assert '"the answer is <answer>"' in sample.messages[-1].content  # the marker of its regex filter
+    assert sample.messages[-1].content.endswith("A: Let's think step by step.\n")  # lm-eval's, and nothing more
     assert decide(task, sample, Completion(content="Let's see. So the answer is False.")).score.correct
 
 
@@ -353,7 +354,7 @@ def _synthetic(task: Task, process_ref: Any, outputs: dict[Any, Any]) -> tuple[s
 
     fields = _fields_read(task)
     doc = _ProbeDoc({n: _Probe("x") for n in fields})
-    if task.code is not None and task.code.process_docs is not None:
+    if task.code is not None and task.code.process_docs is not None and process_ref is not None:
         names, texts = _strings(resolve_function(process_ref))
         columns = sorted(fields | names)
         key = (process_ref.name, str(process_ref.folder), tuple(columns))

@@ -2,8 +2,9 @@
 
 `lm_eval:NAME` looks NAME up in the installed lm-eval package (`pip install "qualeval[lm-eval]"`): a task, or a
 group or tag, which imports as its tasks. `lm_eval:path/to/file.yaml` reads a file (a task, or a group of tasks
-of the installed tree). Loglikelihood (`multiple_choice`) tasks become generative choice questions: the choices
-are listed and the model answers with a letter.
+of the installed tree). The prompt sent is lm-eval's own (`render.py`), with nothing of qualeval's added.
+Loglikelihood (`multiple_choice`) tasks become generative choice questions: where the question does not list the
+choices (MMLU's does), they are listed and the model answers with a letter.
 
 The rule for code: a `!function module.attr` tag is resolved (imported, as lm-eval imports it, relative to the
 YAML file's folder) only when the real path of the YAML file that holds the tag lies inside the installed lm-eval

@@ -11,12 +11,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem
-from qualeval.records import PromptSpec, TaskSpec
+from qualeval.records import TaskSpec
 from qualeval.tasks.lmeval.files import FunctionRef
 from qualeval.tasks.lmeval.functions import documents_function, first_line, resolve_function
 from qualeval.tasks.lmeval.lookup import Found
+from qualeval.tasks.lmeval.mmlu import MMLU_NOTE, mmlu_local
+from qualeval.tasks.lmeval.render import fewshot_answer_template, prefix_sources, user_template
 from qualeval.tasks.lmeval.scoring import answer_side
-from qualeval.tasks.prompts import warn_once
+from qualeval.tasks.prompts import CHOICE_USER, warn_once
 from qualeval.tasks.task import Task, TaskCode
 
 __all__ = ["build_task", "lm_eval_to_spec"]
@@ -31,6 +33,7 @@ _REFUSED = {
 }
 _HUB_KWARGS = ("data_files", "data_dir", "revision")
 _FIELD = re.compile(r"[A-Za-z_][\w.]*")
+Documents = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
 
 
 @dataclass
@@ -39,7 +42,7 @@ class _Code:
 
     keys: dict[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
-    process_docs: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
+    process_docs: Documents | None = None
 
     def key(self, name: str, value: Any, *, text: bool) -> str:
         """The spec's value of a doc_to_* key; a function is kept here and the spec names it in a comment."""
@@ -138,18 +141,19 @@ def _fewshot(cfg: dict[str, Any], where: str, code: _Code, test_split: str) -> d
     return out
 
 
-def _choices(cfg: dict[str, Any], where: str, code: _Code) -> dict[str, Any]:
+def _choices(cfg: dict[str, Any], where: str, code: _Code, prefix: str | None, delimiter: str) -> dict[str, Any]:
     choice = cfg.get("doc_to_choice")
     if choice is None:
         raise InputError(f"{where}: field 'doc_to_choice': a multiple_choice task needs choices")
     if isinstance(choice, dict):
         choice = list(choice.values())
     fixed = [str(c) for c in choice] if isinstance(choice, list) else None
-    prompt: dict[str, Any] = {"instruction": _CHOICE_INSTRUCTION}
-    if fixed is not None and fixed == list(string.ascii_uppercase[: len(fixed)]):
-        # the choices are letters whose options the question already lists (MMLU): no second, lettered list
-        prompt["user"] = PromptSpec().user
-    # otherwise qualeval's default user template lists the options, lettered
+    prompt: dict[str, Any] = {}
+    if fixed is None or fixed != list(string.ascii_uppercase[: len(fixed)]):
+        # lm-eval scores these by log-likelihood and has no prompt that shows the choices: qualeval's lists them,
+        # lettered, and says how to answer. Where the choices are letters the question already lists (MMLU), the
+        # question is lm-eval's prompt as it is.
+        prompt = {"instruction": _CHOICE_INSTRUCTION, "user": user_template(prefix, delimiter, CHOICE_USER)}
     return {
         "doc_to_choice": fixed if fixed is not None else code.key("doc_to_choice", choice, text=False),
         "answer": {"type": "choice", "labels": "letters"},
@@ -184,6 +188,11 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _then(first: Documents, then: Documents | None) -> Documents:
+    """`first`, then lm-eval's own process_docs where the task has one."""
+    return first if then is None else lambda docs: then(first(docs))
+
+
 def _description(where: str, code: _Code, notes: list[str]) -> str:
     text = f"Imported from lm-eval ({where})."
     if code.labels:
@@ -202,25 +211,35 @@ def lm_eval_to_spec(cfg: dict[str, Any], where: str, code: _Code | None = None) 
     if isinstance(cfg.get("process_docs"), FunctionRef):
         code.process_docs = documents_function(cfg["process_docs"])
         code.labels["process_docs"] = cfg["process_docs"].name
+    prefix, shot_prefix = prefix_sources(cfg)
+    delimiter = str(cfg.get("target_delimiter", " "))
     spec: dict[str, Any] = {
         "name": _name(cfg["task"]),
         "test_split": test_split,
         "doc_to_text": code.key("doc_to_text", cfg.get("doc_to_text", "question"), text=True),
         "doc_to_target": code.key("doc_to_target", cfg.get("doc_to_target", "answer"), text=False),
-        "prompt": {"system": str(cfg["description"]) if cfg.get("description") else None},
+        "prompt": {
+            "system": str(cfg["description"]) if cfg.get("description") else None,
+            "user": user_template(prefix, delimiter),
+            "fewshot_answer": fewshot_answer_template(shot_prefix),
+        },
         "generation": _generation(cfg, where),
         **_fewshot(cfg, where, code, test_split),
     }
     spec.update(_dataset(cfg, where, test_split, spec.get("fewshot_split")))
+    local = mmlu_local(cfg, where)
+    if local is not None:
+        spec.update(local[0])
+        code.process_docs = _then(local[1], code.process_docs)
     notes: list[str] = []
     if cfg.get("output_type") == "multiple_choice":
-        spec = _merge(spec, _choices(cfg, where, code))
+        spec = _merge(spec, _choices(cfg, where, code, prefix, delimiter))
     else:
         side, notes = answer_side(cfg, where)
         spec = _merge(spec, side)
     for note in notes:
         warn_once(f"lmeval-note:{where}:{note}", f"{where}: {note}")
-    spec["description"] = _description(where, code, notes)
+    spec["description"] = _description(where, code, notes) + (f" {MMLU_NOTE}" if local is not None else "")
     try:
         return TaskSpec.model_validate(spec)
     except ValidationError as exc:

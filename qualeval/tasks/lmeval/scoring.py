@@ -4,8 +4,8 @@ lm-eval scores with `metric_list` (and `process_results`, `filter_list` function
 By the metrics the task reports: IFEval's four -> `ifeval`; pass@k on HumanEval-shaped documents -> `code`;
 `math_verify`, or the MATH answer check of lm-eval's math families -> `math`; SQuAD's f1/em -> `alias_match`;
 everything else -> `exact`, with lm-eval's options (`ignore_case`, `ignore_punctuation`, `regexes_to_ignore`).
-A regex filter's fixed marker (`#### `, `The answer is `) becomes the answer instruction; other filters are left
-to qualeval's extraction ladder.
+A regex filter says which of the answer's markers counts (`group_select`); the prompt stays lm-eval's, with no
+instruction of qualeval's, and the extraction ladder reads what the model wrote.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from qualeval.tasks.lmeval.files import FunctionRef, tasks_root
 
 __all__ = ["answer_side", "metric_names"]
 
-_TEXT_INSTRUCTION = 'Give the final answer on the last line as "Answer: <answer>".'
-_MATH_INSTRUCTION = "Put your final answer within \\boxed{}."
 _IFEVAL = frozenset({"prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc"})
 _SPAN = frozenset({"f1", "em", "fscore"})
 _RIGHT_OR_WRONG = frozenset({"exact_match", "acc", "accuracy", "em", "exact", "f1", "math_verify", "score"})
@@ -33,10 +31,6 @@ _MATH_CHECKS = frozenset(
     }
 )
 """process_results functions that are the MATH answer check (boxed answer, then Hendrycks et al.'s is_equiv)."""
-_CODE_USER = (
-    "Complete the following Python function. Give the whole function, with any imports it needs, in one "
-    "```python code block.\n\n```python\n{{ text }}```"
-)
 _REGEX_META = set("\\.^$*+?{}[]|()")
 
 
@@ -79,36 +73,29 @@ def _literal(pattern: str) -> str | None:
     return text if text.strip() else None
 
 
-def _marker(cfg: dict[str, Any]) -> tuple[str | None, str]:
-    """The marker the first regex filter with one reads, and which match it keeps (`group_select` -1: the last)."""
+def _pick(cfg: dict[str, Any]) -> str:
+    """Which answer marker counts: the one the first regex filter with a fixed marker keeps (`group_select` -1:
+    the last)."""
     for pipeline in cfg.get("filter_list") or []:
         steps = pipeline.get("filter") if isinstance(pipeline, dict) else None
         for step in steps if isinstance(steps, list) else []:
             if isinstance(step, dict) and step.get("function") == "regex":
                 marker = _literal(str(step.get("regex_pattern") or ""))
                 if marker is not None:
-                    return marker.strip(), "last" if str(step.get("group_select", 0)) == "-1" else "first"
-    return None, "last"
-
-
-def _instruction(cfg: dict[str, Any], fallback: str) -> tuple[str, str]:
-    marker, pick = _marker(cfg)
-    if marker is None:
-        return fallback, "last"
-    return f'Give the final answer on its own last line as "{marker} <answer>".', pick
+                    return "last" if str(step.get("group_select", 0)) == "-1" else "first"
+    return "last"
 
 
 def _exact(cfg: dict[str, Any], names: list[str]) -> tuple[dict[str, Any], list[str]]:
     metric = _exact_options(cfg)
     normalize = ["whitespace", *(["lower"] if metric.get("ignore_case") else [])]
     normalize += ["punctuation"] if metric.get("ignore_punctuation") else []
-    instruction, pick = _instruction(cfg, _TEXT_INSTRUCTION)
+    pick = _pick(cfg)
     # the gold is what lm-eval compares: the target after regexes_to_ignore (GSM8K: the number after ####)
     ignore = [str(r) for r in metric.get("regexes_to_ignore") or []]
     out = {
         "answer": {"type": "text", "normalize": normalize, "pick": pick},
         "scorer": {"kind": "exact", "ignore": ignore},
-        "prompt": {"instruction": instruction},
     }
     if names and not set(names) & _RIGHT_OR_WRONG:
         return out, [f"lm-eval scores it by {', '.join(names[:4])}, for which qualeval has no scorer: exact match"]
@@ -125,7 +112,9 @@ def _code(cfg: dict[str, Any], where: str, names: list[str]) -> dict[str, Any]:
     return {
         "answer": {"type": "text"},
         "scorer": {"kind": "code"},
-        "prompt": {"user": _CODE_USER},
+        # lm-eval's stop strings ("\ndef", "\nclass"...) end a completion that continues the prompt's function;
+        # a chat answer restates the function, which they would cut before its `def`
+        "generation": {"stop": []},
         "doc_to_meta": {"entry_point": "entry_point", "test": "test", "prompt": "prompt"},
     }
 
@@ -147,16 +136,12 @@ def answer_side(cfg: dict[str, Any], where: str) -> tuple[dict[str, Any], list[s
         return {
             "answer": {"type": "text"},
             "scorer": {"kind": "ifeval"},
-            "prompt": {"user": "{{ text }}"},
             "doc_to_meta": meta,
         }, []
     if any(re.search(r"pass(_at_|@)", n) for n in names):
         return _code(cfg, where, names), []
     if "math_verify" in names or _checks_math(cfg):
-        instruction, _ = _instruction(cfg, _MATH_INSTRUCTION)
-        return {"answer": {"type": "text"}, "scorer": {"kind": "math"}, "prompt": {"instruction": instruction}}, []
+        return {"answer": {"type": "text"}, "scorer": {"kind": "math"}}, []
     if set(names) & _SPAN:
-        instruction, pick = _instruction(cfg, _TEXT_INSTRUCTION)
-        spec = {"answer": {"type": "text", "pick": pick}, "scorer": {"kind": "alias_match"}}
-        return {**spec, "prompt": {"instruction": instruction}}, []
+        return {"answer": {"type": "text", "pick": _pick(cfg)}, "scorer": {"kind": "alias_match"}}, []
     return _exact(cfg, names)
