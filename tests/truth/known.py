@@ -143,6 +143,22 @@ def _code() -> Kind:
     )
 
 
+def _regex() -> Kind:
+    """The README's regex scorer: a tagged line, searched for in the answer text."""
+    docs = [{"question": f"Item {i}: what is {i} plus 30?", "answer": str(30 + i)} for i in range(N)]
+    return Kind(
+        "regex",
+        {
+            "answer": {"type": "number"},
+            "scorer": {"kind": "regex", "pattern": "Answer:\\s*{gold}\\b"},
+            "instruction": "Work it out, then end with a line 'Answer: <number>'.",
+        },
+        docs,
+        right=lambda i: f"Adding up.\nAnswer: {30 + i}",
+        wrong=lambda i: f"Adding up.\nAnswer: {31 + i}",
+    )
+
+
 KINDS: dict[str, Callable[[], Kind]] = {
     "numeric": _numeric,
     "choice": _choice,
@@ -150,6 +166,7 @@ KINDS: dict[str, Callable[[], Kind]] = {
     "exact": _boolean,
     "math": _math,
     "code": _code,
+    "regex": _regex,
 }
 
 

@@ -38,7 +38,8 @@ def _key(kind: known.Kind, right: frozenset[int], folder: Path) -> Path:
     for i, doc in enumerate(kind.docs):
         gold = doc["answer"]
         if i not in right:
-            gold = {"numeric": lambda: gold + 1, "alias_match": lambda: known._NAMES[(i + 1) % N]}[kind.name]()
+            wrong = {"numeric": lambda: gold + 1, "regex": lambda: str(int(gold) + 1)}
+            gold = wrong.get(kind.name, lambda: known._NAMES[(i + 1) % N])()
         rows.append({"question": doc["question"], "answer": gold})
     return known.write_jsonl(folder / f"key-{len(right)}.jsonl", rows)
 
@@ -62,6 +63,16 @@ def test_every_wire_format_gives_the_known_accuracy(qualeval, tmp_path: Path, fl
     with _server(flavour, key) as url:
         done = _run(qualeval, url, task, tmp_path / "run")
     summary = done.summary(tmp_path / "run", "truth_numeric")
+    assert (summary["n"], summary["correct"]) == (N, len(RIGHT)), summary
+
+
+@pytest.mark.parametrize("name", ["regex", "alias_match"])
+def test_every_value_scorer_gives_the_known_accuracy_live(qualeval, tmp_path: Path, name: str):
+    kind = known.KINDS[name]()
+    task, key = known.write_task(kind, tmp_path), _key(kind, RIGHT, tmp_path)
+    with _server("vllm", key) as url:
+        done = _run(qualeval, url, task, tmp_path / "run")
+    summary = done.summary(tmp_path / "run", f"truth_{name}")
     assert (summary["n"], summary["correct"]) == (N, len(RIGHT)), summary
 
 
