@@ -85,15 +85,15 @@ def probe_endpoint(options: ProbeOptions, *, sim: str | None) -> ProbeResult:
         }
         if url:
             values["base_url"] = url
-        return run_async(_probe(check_config(**values), options.model, options.max_tokens))
+        return run_async(_probe(check_config(**values), options))
 
 
-async def _probe(config: ClientConfig, model: str, max_tokens: int) -> ProbeResult:
+async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
     from qualeval.run.probe import probe
     from qualeval.wire.client import ChatClient
 
     async with ChatClient(config) as client:
-        return await probe(client, model, max_tokens=max_tokens)
+        return await probe(client, options.model, max_tokens=options.max_tokens, seconds=options.probe_time)
 
 
 def task_sample(task: str, *, data: Path | None, index: int, num_fewshot: int | None) -> Sample:

@@ -206,8 +206,11 @@ def print_comparison(result: Comparison, show: int) -> None:
 def print_probe(result: ProbeResult) -> None:
     title = f"{result.base_url}  model {result.model}" + (_SIMULATED if result.simulated else "")
     table = Table("capability", "found", title=title, title_justify="left")
-    table.add_row("reasoning (non-stream)", result.reasoning_source)
-    table.add_row("reasoning (stream)", result.stream_reasoning_source)
+    unsure = set(result.inconclusive)
+    table.add_row("reasoning (non-stream)", "inconclusive" if "reasoning" in unsure else result.reasoning_source)
+    table.add_row(
+        "reasoning (stream)", "inconclusive" if "stream reasoning" in unsure else result.stream_reasoning_source
+    )
     table.add_row("reasoning fields seen", ", ".join(result.reasoning_fields) or "none")
     table.add_row("hidden reasoning (count only)", "yes" if result.hidden_reasoning else "no")
     table.add_row("usage in stream", "yes" if result.streaming_usage else "no")

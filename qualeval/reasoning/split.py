@@ -215,6 +215,38 @@ class SplitResult:
     """The inline split of the raw content, when it ran (its indices map back to arrival times)."""
 
 
+def _thinking_off(
+    raw: str,
+    field: tuple[str, str] | None,
+    finish_reason: str | None,
+    formats: Sequence[ReasoningFormat],
+    stops: Sequence[str],
+    error: str | None,
+) -> SplitResult:
+    """With thinking off everything is content, but for a channel format's markers (gpt-oss Harmony): they frame
+    every answer, thinking or not, so `<|channel|>final<|message|>{"answer":23}` is the answer `{"answer":23}`."""
+    field_text = field[1] if field else ""
+    # vLLM's deepseek_r1 parser (<= 0.16) puts the whole answer in the reasoning field with thinking off, so an
+    # empty content takes the field's text
+    moved = bool(field_text) and not raw.strip()
+    channels = tuple(f for f in formats if f.kind == "channel")
+    inline = split_inline(raw, channels) if channels and not moved else None
+    text = apply_stops(field_text if moved else inline.content if inline else raw, stops)
+    thought = inline.reasoning if inline else ""
+    reasoning = "" if moved else field_text + thought
+    left_open = inline is not None and inline.source == "inline:unclosed"
+    status = completion_status(text, finish_reason, error, reasoning_open=left_open)
+    if field and field_text and not moved:
+        source = "field:" + field[0]
+    else:
+        source = inline.source if inline and thought else "none"
+    closed = bool(reasoning) and not left_open
+    done = Completion(
+        reasoning=reasoning, content=text, reasoning_source=source, reasoning_closed=closed, status=status
+    )
+    return SplitResult(done, inline)
+
+
 def split_completion(
     *,
     content: str | None,
@@ -230,21 +262,7 @@ def split_completion(
     raw = content or ""
     field_text = field[1] if field else ""
     if thinking is False:
-        # With thinking off everything is content. vLLM's deepseek_r1 parser (<= 0.16) puts the whole
-        # answer in the reasoning field in that case, so an empty content takes the field's text.
-        moved = bool(field_text) and not raw.strip()
-        text = apply_stops(field_text if moved else raw, stops)
-        status = completion_status(text, finish_reason, error)
-        reasoning = "" if moved else field_text
-        source = ("field:" + field[0]) if (field and reasoning) else "none"
-        done = Completion(
-            reasoning=reasoning,
-            content=text,
-            reasoning_source=source,
-            reasoning_closed=bool(reasoning),
-            status=status,
-        )
-        return SplitResult(done, None)
+        return _thinking_off(raw, field, finish_reason, formats, stops, error)
     inline = split_inline(raw, formats, opened=opened and not field_text)
     answer = apply_stops(inline.content, stops)
     if field:

@@ -26,6 +26,10 @@ class Pinned(BaseModel):
     """Tasks whose constraint mode is not `constraint`: without a reasoning channel a constraint binds from the
     first token, so only a task whose prompt asks for the answer alone keeps `single` (qualeval.run.pipeline)."""
     thinking_switch: ThinkingSwitch = "none"
+    thinking_opened: bool = False
+    """The probe saw only a closing thinking marker (`inline:close-only`) where the run reads responses: the chat
+    template opens the block, so the run splits as `--thinking-opened` does (a response without the marker is
+    thinking cut off, never an answer)."""
     notes: list[str] = Field(default_factory=list)
     """Why, one line each, where the resolution is not simply what was asked."""
 
@@ -33,7 +37,9 @@ class Pinned(BaseModel):
         return self.tasks.get(task, self.constraint)
 
     def fingerprinted(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude={"notes"} | ({"tasks"} if not self.tasks else set()))
+        # left out where empty or off, so that runs pinned before a field existed keep their fingerprint
+        unset = {name for name in ("tasks", "thinking_opened") if not getattr(self, name)}
+        return self.model_dump(mode="json", exclude={"notes"} | unset)
 
 
 class TaskEntry(BaseModel):

@@ -7,12 +7,13 @@ module must not import record.py back."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
 __all__ = [
     "BUDGET",
+    "PROBE_TIME",
     "SEED",
     "STYLES",
     "AppliedMode",
@@ -23,6 +24,7 @@ __all__ = [
     "ProbeVerdict",
     "ReasoningSource",
     "Style",
+    "probe_time_option",
     "styles_from_probe",
 ]
 
@@ -30,6 +32,20 @@ BUDGET = 2048
 """Start token budget of each probe request (a sample that runs out is sent again with more)."""
 SEED = 1234
 """The first of the seeds the probe samples with: seed + 0, seed + 1, ... for the repeats of a check."""
+PROBE_TIME = 90.0
+"""Seconds the probe may take in all, by default: a few rounds of a slow server's requests, yet a short wait before
+a run's first item."""
+
+
+def probe_time_option() -> Any:
+    """The probe's time budget, declared once for `qualeval probe` (ProbeOptions) and `qualeval run` (RunConfig)."""
+    return Field(
+        PROBE_TIME,
+        gt=0,
+        description="Seconds the probe may take in all; a check it could not finish in time is inconclusive, and "
+        "a run goes on with the defaults for it.",
+    )
+
 
 Style = Literal["structured_outputs", "guided", "sglang", "response_format", "json_schema", "grammar"]
 STYLES: tuple[Style, ...] = ("structured_outputs", "guided", "sglang", "response_format", "json_schema", "grammar")
@@ -98,6 +114,12 @@ class ProbeResult(BaseModel):
     budget: int = BUDGET
     seed: int = SEED
     structured_outputs: dict[str, ModeResult] = Field(default_factory=dict)
+    seconds: float = PROBE_TIME
+    """The probe's time budget."""
+    inconclusive: list[str] = Field(default_factory=list)
+    """The checks that could not conclude (out of time, no answer, no stable verdict), by name: `reasoning` and
+    `stream reasoning` (no complete response, or one cut off with nothing marked), `thinking switch NAME`, and the
+    structured-output checks (`guided.json`...)."""
     notes: list[str] = Field(default_factory=list)
 
     def styles(self) -> list[Style]:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from qualeval.records.clientconfig import ClientConfig, MaxTokensField, ThinkingSwitch, client_option, env_base_url
 from qualeval.records.flagtext import comma_list, named_values
-from qualeval.records.probe import Mode, Style
+from qualeval.records.probe import Mode, Style, probe_time_option
 from qualeval.records.taskspec import ByThinking, check_sampling
 
 __all__ = ["RunConfig"]
@@ -130,6 +130,7 @@ class RunConfig(BaseModel):
         description="Probe the endpoint first (needed for --constraint auto and --thinking-switch auto); a resumed "
         "run keeps what it pinned.",
     )
+    probe_time: float = probe_time_option()
     judge_base_url: str | None = Field(
         None,
         description="A model judge (OpenAI-compatible base URL) asked only about free-form answers the rules "

@@ -39,7 +39,7 @@ from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, ke
 from qualeval.run.levels import Level, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
-from qualeval.run.probe import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe
+from qualeval.run.probe import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.serving.shaping import needs_shaping, shape_work
@@ -106,7 +106,9 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
     )
 
 
-def _client_config(config: RunConfig, concurrency: int, switch: ThinkingSwitch = "none") -> ClientConfig:
+def _client_config(
+    config: RunConfig, concurrency: int, switch: ThinkingSwitch = "none", opened: bool = False
+) -> ClientConfig:
     own = {"api_key": config.api_key} if config.api_key is not None else {}  # else OPENAI_API_KEY, as the SDK does
     formats = (*config.reasoning_format, *builtin_formats()) if config.reasoning_format else None
     return ClientConfig(
@@ -114,7 +116,7 @@ def _client_config(config: RunConfig, concurrency: int, switch: ThinkingSwitch =
         concurrency=concurrency,
         timeout=config.timeout,
         max_retries=config.max_retries,
-        thinking_opened=config.thinking_opened,
+        thinking_opened=config.thinking_opened or opened,
         max_tokens_field=config.max_tokens_field,
         thinking_switch=switch,
         formats=formats,
@@ -158,11 +160,27 @@ async def _preflight(
         if pinned is not None:
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
-        found = await probe(client, config.model)  # the probe's own budget and seeds, never the run's
-        budget_note = await check_thinking_budget(client, config.model) if config.thinking_budget else None
+        found, budget_note = await _probed(client, config)
     pinned = resolve(config, found, wanted, bare)  # a request that cannot be honoured stops here, before any is sent
     pinned.notes += [budget_note] if budget_note else []
     return models, found, pinned, True
+
+
+async def _probed(client: ChatClient, config: RunConfig) -> tuple[ProbeResult, str | None]:
+    """The probe's result (its own token budget and seeds, never the run's) and the thinking-budget check's note,
+    both within the probe's time. A probe that failed at the endpoint does not fail the run it serves: its checks
+    are inconclusive, and the run goes on with the defaults (its own requests then say what the endpoint does)."""
+    began = time.perf_counter()
+    try:
+        found = await probe(client, config.model, seconds=config.probe_time)
+    except EndpointError as exc:
+        found = unanswered(client.config.base_url, config.model, str(exc), config.probe_time)
+    if not config.thinking_budget:
+        return found, None
+    left = config.probe_time - (time.perf_counter() - began)
+    if left <= 0:
+        return found, "probe: --thinking-budget: no time was left for the budget check; it is sent unchecked"
+    return found, await check_thinking_budget(client, config.model, seconds=left)
 
 
 async def execute(
@@ -205,7 +223,7 @@ async def execute(
         if on_start:
             remaining = sum((s.id, a, level.label) not in done for level in swept for _, s, a in items)
             on_start(len(items) * len(swept) - remaining, len(items) * len(swept))
-        client_config = _client_config(config, cap, pinned.thinking_switch)
+        client_config = _client_config(config, cap, pinned.thinking_switch, pinned.thinking_opened)
         try:
             async with serving_client(config, client_config, cap, on_record) as (client, told):
                 session = manifest.started or ""

@@ -38,7 +38,17 @@ Options = TypeVar("Options", bound=BaseModel)
 
 # where each option shows in `qualeval run --help` (presentation only; the options themselves are RunConfig's)
 _PANELS = {
-    "Endpoint": ("base_url", "model", "api_key", "timeout", "max_retries", "probe", "stream", "max_tokens_field"),
+    "Endpoint": (
+        "base_url",
+        "model",
+        "api_key",
+        "timeout",
+        "max_retries",
+        "probe",
+        "probe_time",
+        "stream",
+        "max_tokens_field",
+    ),
     "Tasks": ("tasks", "data", "limit", "limit_per_subject", "sample_seed", "num_fewshot", "samples_per_item"),
     "Load": ("concurrency", "request_rate", "burstiness", "arrival_seed", "warmup", "slo"),
     "Generation": (

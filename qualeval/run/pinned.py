@@ -1,4 +1,5 @@
-"""What a run decides once and keeps: the constraint mode and convention, and the thinking switch.
+"""What a run decides once and keeps: the constraint mode and convention, the thinking switch, and whether the
+chat template opens the thinking block.
 
 They are resolved before the first request, from the flags and the probe's measured verdicts, written to the
 manifest (`pinned`) and folded into its fingerprint. A resumed run reuses them whatever the probe would say now,
@@ -16,10 +17,11 @@ from qualeval.records import Manifest, Pinned, ProbeResult, RunConfig, Style, Th
 from qualeval.run.pipeline import resolve_mode
 from qualeval.wire.client import THINKING_SWITCHES
 
-__all__ = ["SETTINGS_EXCLUDED", "refuse_conflicts", "resolve", "resolve_switch", "unseparated"]
+__all__ = ["SETTINGS_EXCLUDED", "refuse_conflicts", "resolve", "resolve_opened", "resolve_switch", "unseparated"]
 
 SETTINGS_EXCLUDED = frozenset(
-    {"out", "concurrency", "timeout", "max_retries", "fail_under", "probe", "allow_code_execution", "published"}
+    {"out", "concurrency", "timeout", "max_retries", "fail_under", "allow_code_execution", "published"}
+    | {"probe", "probe_time"}  # a resumed run is not probed again
     | {"endpoints"}  # replicas of the same model may come and go between sessions
 )
 """Options that may change between the sessions of one run: everything else is part of its fingerprint."""
@@ -32,6 +34,31 @@ def unseparated(found: ProbeResult | None) -> str | None:
     if found is None or found.reasoning_source.startswith("field:") or found.hidden_reasoning:
         return None
     return found.reasoning_source
+
+
+def resolve_opened(config: RunConfig, found: ProbeResult | None) -> tuple[bool, str | None]:
+    """Whether to split as `--thinking-opened` though the flag was not given, and a note: the probe saw only a
+    closing marker on the transport the run uses (streaming or not). Where it saw one on the other transport and no
+    marker at all on this one, the server drops the marker there (vLLM's qwen3 parser <= 0.16 streaming): thinking
+    and answer cannot be told apart, which is an InputError rather than a guess."""
+    if config.thinking_opened or found is None:
+        return False, None
+    here, there = found.stream_reasoning_source, found.reasoning_source
+    if not config.stream:
+        here, there = there, here
+    if here == "inline:close-only":
+        return True, (
+            "--thinking-opened applied: the probe saw only a closing thinking marker (inline:close-only), so the "
+            "chat template opens the block; a response without that marker is thinking cut off, never an answer"
+        )
+    unsure = ("stream reasoning" if config.stream else "reasoning") in found.inconclusive  # cut off, not dropped
+    if there == "inline:close-only" and here == "none" and not unsure:
+        way, other = ("when streaming", "--no-stream") if config.stream else ("without streaming", "--stream")
+        raise InputError(
+            f"--thinking-opened: the probe saw the chat template open the thinking (only a closing marker comes "
+            f"back) but no marker at all {way}: thinking and answer cannot be told apart there; run with {other}"
+        )
+    return False, None
 
 
 def _working(found: ProbeResult | None) -> ThinkingSwitch | None:
@@ -60,6 +87,11 @@ def resolve_switch(
     if verdicts and all(v == "no reasoning seen either way" for v in verdicts.values()):
         return "none", f"{flag}: the probe saw no reasoning either way, so no thinking switch is sent"
     seen = ", ".join(f"{name} {v.split(':')[0]}" for name, v in verdicts.items()) or "nothing tried"
+    if verdicts and all(v.startswith("inconclusive") for v in verdicts.values()):
+        why = f"the probe could not tell which thinking switch this endpoint obeys ({seen})"
+        if wanted:
+            return "none", f"--thinking: {why}; the server's default applies"
+        raise InputError(f"--no-thinking: {why}; force one with --thinking-switch NAME")
     if wanted:
         return "none", f"--thinking: no thinking switch worked here ({seen}); the server's default applies"
     raise InputError(
@@ -78,7 +110,7 @@ def resolve(
         unknown = ""
     else:
         styles = found.styles() if found else []
-        unknown = "the probe found none enforced" if found else "the probe is off: --no-probe"
+        unknown = _none_enforced(found)
     inline = unseparated(found)
     if found is None and wanted is not True:  # without a probe, a reasoning channel is known only when asked for
         inline = "unknown: --no-probe"
@@ -95,11 +127,37 @@ def resolve(
             tasks[name] = own
             notes.append(f"{name}: {own_note}")
         style = style or own_style
+    opened, seen = resolve_opened(config, found)
+    notes += [seen] if seen else []
+    if found is not None and found.inconclusive:
+        notes.append(
+            f"probe: inconclusive within {found.seconds:g}s: {', '.join(found.inconclusive)}; the run goes on with "
+            "the defaults for those"
+        )
     switch, why = resolve_switch(config.thinking_switch, found, wanted)
     if "followup" in (mode, *tasks.values()) and wanted is None and config.thinking_switch == "auto":
         switch = _working(found) or "none"  # the followup asks with thinking off: it needs the switch
     notes += [why] if why else []
-    return Pinned(constraint=mode, constraint_style=style, tasks=tasks, thinking_switch=switch, notes=notes)
+    return Pinned(
+        constraint=mode,
+        constraint_style=style,
+        tasks=tasks,
+        thinking_switch=switch,
+        thinking_opened=opened,
+        notes=notes,
+    )
+
+
+def _none_enforced(found: ProbeResult | None) -> str:
+    """Why there is no structured-output convention to use."""
+    if found is None:
+        return "the probe is off: --no-probe"
+    unsettled = [mode for mode in found.structured_outputs if mode in found.inconclusive]
+    return (
+        f"the probe found none enforced; {len(unsettled)} checks were inconclusive"
+        if unsettled
+        else ("the probe found none enforced")
+    )
 
 
 def _pin_of(key: str, pinned: Pinned | None) -> str:

@@ -22,11 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from qualeval.errors import EndpointError, InputError
 from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style, client_option
 from qualeval.records.checks import AtLeast1
+from qualeval.records.probe import PROBE_TIME, probe_time_option
+from qualeval.run.probepace import Pace, is_late
 from qualeval.scoring.constrain import Constraint, request_params
 from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, switch_params
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
-__all__ = ["PROBE_CONCURRENCY", "REPEATS", "ProbeOptions", "check_thinking_budget", "probe", "settle"]
+__all__ = ["PROBE_CONCURRENCY", "REPEATS", "ProbeOptions", "check_thinking_budget", "probe", "settle", "unanswered"]
 
 REPEATS = 4
 """Samples of one check at most: it stops as soon as two in a row agree."""
@@ -55,6 +57,7 @@ class ProbeOptions(BaseModel):
     max_retries: int = client_option(
         "max_retries", "a probe answers in seconds; a flaky endpoint is reported, not waited out", default=2
     )
+    probe_time: float = probe_time_option()
 
 
 _CHOICES = ["qv-alpha", "qv-beta", "qv-gamma"]
@@ -91,9 +94,9 @@ Ask = Callable[..., Awaitable[ChatResponse]]
 """(text, seed, budget, stream=False, body=None) -> the endpoint's response: every request the probe sends."""
 
 
-def _asker(client: ChatClient, model: str) -> Ask:
+def _asker(client: ChatClient, model: str, pace: Pace) -> Ask:
     """The one place a probe request is made: the model and a user message, with a check's own seed, budget and
-    body."""
+    body, within the probe's time (`pace`)."""
 
     def ask(
         text: str, seed: int, budget: int, *, stream: bool = False, body: dict[str, Any] | None = None
@@ -102,7 +105,7 @@ def _asker(client: ChatClient, model: str) -> Ask:
         request = ChatRequest(
             model=model, messages=(message,), max_tokens=budget, seed=seed, stream=stream, extra_body=body or {}
         )
-        return client.chat(request)
+        return pace.send(client, request)
 
     return ask
 
@@ -223,21 +226,28 @@ _QUESTION = "What is the capital of France? Answer in one word."
 _GREETING = "Reply with a short friendly greeting."
 
 
-async def probe(client: ChatClient, model: str, *, max_tokens: int = BUDGET, seed: int = SEED) -> ProbeResult:
-    """Probe the endpoint behind `client` with its own token budget (`max_tokens`, the start budget) and seeds.
-    Raises EndpointError when it cannot be reached at all."""
+async def probe(
+    client: ChatClient, model: str, *, max_tokens: int = BUDGET, seed: int = SEED, seconds: float = PROBE_TIME
+) -> ProbeResult:
+    """Probe the endpoint behind `client` with its own token budget (`max_tokens`, the start budget), seeds and
+    time (`seconds` in all: a check it cuts short is inconclusive). Raises EndpointError, saying it is the probe's,
+    only when every chat request it sent failed at the endpoint."""
+    pace = Pace(seconds, client.config.concurrency)
     served, simulated, notes = await _listing(client)
-    ask = _asker(client, model)
+    ask = _asker(client, model, pace)
     on = _shared(lambda s, b: ask(_QUESTION, s, b))
     modes = list(_MODES)
-    # everything at once: each check's samples wait only for their own requests. A gather per kind of result
-    # keeps each one's type, where one gather over them all would type every result as `object`
-    requests = asyncio.gather(on(seed, max_tokens), ask(_QUESTION, seed, max_tokens, stream=True))
+    # the plain question first, streamed and not: how long it takes sets how many requests go out at once after it
+    began = asyncio.get_running_loop().time()
+    base, streamed = await asyncio.gather(on(seed, max_tokens), ask(_QUESTION, seed, max_tokens, stream=True))
+    if base.error and streamed.error and not (is_late(base) or is_late(streamed)):
+        raise EndpointError(f"probe: {client.config.base_url}: chat completions failed: {base.error}")
+    pace.widen(asyncio.get_running_loop().time() - began)
+    # then everything else at once, each check's samples waiting only for their own requests. A gather per kind
+    # of result keeps each one's type, where one gather over them all would type every result as `object`
     switched = asyncio.gather(*(settle(_switch_sample(ask, b, on), max_tokens, seed=seed) for b in _SWITCHES.values()))
     checked = asyncio.gather(*(settle(_mode_sample(ask, m), max_tokens, seed=seed) for m in modes))
-    (base, streamed), switches, checks = await asyncio.gather(requests, switched, checked)
-    if base.error and streamed.error:
-        raise EndpointError(f"{client.config.base_url}: chat completions failed: {base.error}")
+    switches, checks = await asyncio.gather(switched, checked)
     result = ProbeResult(
         base_url=client.config.base_url,
         model=model,
@@ -246,6 +256,7 @@ async def probe(client: ChatClient, model: str, *, max_tokens: int = BUDGET, see
         notes=notes,
         budget=max_tokens,
         seed=seed,
+        seconds=seconds,
     )
     _reasoning(result, base, streamed)
     result.thinking_switch = {
@@ -256,7 +267,37 @@ async def probe(client: ChatClient, model: str, *, max_tokens: int = BUDGET, see
         m: ModeResult(verdict=verdict, detail=detail, samples=seen)
         for m, (verdict, detail, seen) in zip(modes, checks, strict=True)
     }
+    result.inconclusive = _inconclusive(result, base, streamed)
+    if pace.late:
+        result.notes.append(f"out of time: {pace.late} requests were cut off when the probe's {seconds:g}s ran out")
     return result
+
+
+def unanswered(base_url: str, model: str, error: str, seconds: float = PROBE_TIME) -> ProbeResult:
+    """The result of a probe whose every chat request failed at the endpoint: every check inconclusive, so that a
+    run it served goes on with the defaults, saying so."""
+    why = f"inconclusive: {error}"
+    result = ProbeResult(base_url=base_url, model=model, simulated=False, seconds=seconds, notes=[error])
+    result.thinking_switch = dict.fromkeys(_SWITCHES, why)
+    result.structured_outputs = {m: ModeResult(verdict="inconclusive", detail=error) for m in _MODES}
+    result.inconclusive = _inconclusive(result, None, None)
+    return result
+
+
+def _unread(resp: ChatResponse | None) -> bool:
+    """A response that cannot say where reasoning comes back: none came, or it was cut off with nothing marked."""
+    if resp is None:
+        return True
+    done = resp.completion
+    return resp.error is not None or (done.status in TRUNCATED and done.reasoning_source == "none")
+
+
+def _inconclusive(result: ProbeResult, base: ChatResponse | None, streamed: ChatResponse | None) -> list[str]:
+    """Every check that could not conclude, by name."""
+    unread = [name for name, resp in (("reasoning", base), ("stream reasoning", streamed)) if _unread(resp)]
+    switches = [f"thinking switch {n}" for n, v in result.thinking_switch.items() if v.startswith("inconclusive")]
+    modes = [m for m, check in result.structured_outputs.items() if check.verdict == "inconclusive"]
+    return unread + switches + modes
 
 
 def _reasoning(result: ProbeResult, base: ChatResponse, streamed: ChatResponse) -> None:
@@ -265,7 +306,7 @@ def _reasoning(result: ProbeResult, base: ChatResponse, streamed: ChatResponse) 
     result.reasoning_fields = sorted(set(base.raw_reasoning) | set(streamed.raw_reasoning))
     result.stream_reasoning_source = streamed.completion.reasoning_source
     result.streaming_usage = streamed.error is None and not streamed.usage.completion_estimated
-    result.reasoning_tokens_reported = not base.usage.reasoning_estimated
+    result.reasoning_tokens_reported = base.error is None and not base.usage.reasoning_estimated
     result.hidden_reasoning = (
         result.reasoning_tokens_reported and (base.usage.reasoning_tokens or 0) > 0 and not base.completion.reasoning
     )
@@ -278,6 +319,8 @@ def _reasoning(result: ProbeResult, base: ChatResponse, streamed: ChatResponse) 
 
 
 def _switch_verdict(on: ChatResponse, off: ChatResponse) -> str:
+    if on.error or is_late(off):  # no answer to compare: neither a rejection nor "no reasoning seen"
+        return f"inconclusive: {on.error or off.error}"
     if off.error:
         return f"rejected: {off.error}"
     had = bool(on.completion.reasoning) or (on.usage.reasoning_tokens or 0) > 0
@@ -294,15 +337,19 @@ TEST_BUDGET = 16
 question runs past it unless the server stops the thinking."""
 
 
-async def check_thinking_budget(client: ChatClient, model: str, *, max_tokens: int = BUDGET) -> str | None:
+async def check_thinking_budget(
+    client: ChatClient, model: str, *, max_tokens: int = BUDGET, seconds: float = PROBE_TIME
+) -> str | None:
     """Whether the server ends the thinking at a per-request budget (`thinking_token_budget`): the probe's
-    question with a small budget beside it with none. Raises InputError where budget levels would not measure
-    what they say (refused, ignored, no thinking to cap); returns a note where it cannot tell."""
-    flag, field = "--thinking-budget", THINKING_BUDGET_FIELD
-    ask = _asker(client, model)
+    question with a small budget beside it with none, within `seconds`. Raises InputError where budget levels
+    would not measure what they say (refused, ignored, no thinking to cap); returns a note where it cannot tell."""
+    flag, field = "probe: --thinking-budget", THINKING_BUDGET_FIELD
+    ask = _asker(client, model, Pace(seconds, 2))
     free, capped = await asyncio.gather(
         ask(_QUESTION, SEED, max_tokens), ask(_QUESTION, SEED, max_tokens, body={field: TEST_BUDGET})
     )
+    if is_late(free) or is_late(capped):
+        return f"{flag}: the budget check did not finish in the probe's time; {field} is sent unchecked"
     if capped.error is not None:
         raise InputError(f"{flag}: the endpoint refused {field}: {capped.error}")
     if free.error is not None:

@@ -113,8 +113,8 @@ def _stream_timing(timing: Timing, got: Attempt, request: ChatRequest, split: An
     first_inline = acc.time_of(inline.reasoning_at) if inline else None
     first_r = min((t for t in (got.reasoning_t, first_inline) if t is not None), default=None)
     first_c = acc.time_of(inline.content_at) if inline and done.content else None
-    if request.thinking is False and done.content:
-        # thinking off: no inline split ran; the answer is the content field, or (vLLM's deepseek_r1
+    if request.thinking is False and done.content and inline is None:
+        # thinking off and no channel format to split: the answer is the content field, or (vLLM's deepseek_r1
         # parser) the reasoning field's text when content stayed empty
         moved = got.reasoning_t is not None and not (got.content or "").strip()
         first_c = got.reasoning_t if moved else acc.time_of(0)

@@ -128,6 +128,20 @@ def test_thinking_off_makes_everything_content() -> None:
     assert (got.reasoning, got.content) == ("", "<think>x</think>y")
 
 
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content"),
+    [
+        ('<|channel|>final<|message|>{"answer":23}<|return|>', "", '{"answer":23}'),
+        ("<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>B", "hm", "B"),
+    ],
+)
+def test_thinking_off_still_reads_harmony_channels(text: str, reasoning: str, content: str) -> None:
+    """gpt-oss frames every answer in channels, thinking or not: a follow-up (sent thinking off) that replied
+    `<|channel|>final<|message|>{"answer":23}` answered `{"answer":23}`, which a constraint holds."""
+    got = split_completion(content=text, field=None, finish_reason="stop", formats=ALL, thinking=False).completion
+    assert (got.reasoning, got.content, got.status) == (reasoning, content, "ok")
+
+
 def test_thinking_off_answer_in_reasoning_field_is_moved_to_content() -> None:
     # vLLM deepseek_r1 <= 0.16 with enable_thinking false: content null, the answer in `reasoning`
     got = split_completion(

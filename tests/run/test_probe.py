@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +16,7 @@ from qualeval.run import probe as probe_module
 from qualeval.run.probe import probe, settle
 from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatRequest, ChatResponse
-from tests.conftest import fast_sim, sim_url
+from tests.conftest import fast_sim, sim_process, sim_url
 
 
 def scripted(verdicts: list[tuple[str, bool]], calls: list[tuple[int, int]]) -> Any:
@@ -91,3 +95,60 @@ def test_llamacpp_grammar_and_top_level_json_schema_are_probed() -> None:
     assert enforced == {"response_format.json", "json_schema.json", "grammar.choice"}
     assert result.styles() == ["response_format", "json_schema", "grammar"]
     assert result.thinking_switch["chat_template_kwargs"] == "works"
+
+
+NEVER_STOPS = ("--reasoning-tokens", "1000000", "--decode-ms", "5")
+"""A healthy server whose model thinks past any budget, slowly: every probe request would take seconds. In its own
+process, which is stopped however many requests it is still generating."""
+
+
+def test_a_probe_that_runs_out_of_time_says_which_checks_are_inconclusive() -> None:
+    with sim_process(*NEVER_STOPS) as url:
+
+        async def go() -> ProbeResult:
+            async with ChatClient(ClientConfig(base_url=url, api_key=None, concurrency=32)) as client:
+                return await probe(client, "sim", seconds=0.5)
+
+        result = asyncio.run(go())
+    assert {"reasoning", "stream reasoning"} <= set(result.inconclusive)
+    assert set(result.structured_outputs) <= set(result.inconclusive)
+    assert all(v.startswith("inconclusive: out of time") for v in result.thinking_switch.values())  # never "rejected"
+    assert {check.verdict for check in result.structured_outputs.values()} == {"inconclusive"}
+    assert not result.reasoning_tokens_reported  # nothing came back to say so
+    assert any("out of time" in note for note in result.notes)
+
+
+def test_a_run_goes_on_when_its_probe_runs_out_of_time(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with sim_process("--task", "knowledge_qa", *NEVER_STOPS) as url:
+        done = subprocess.run(
+            [sys.executable, "-m", "qualeval", "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa",
+             "--limit", "2", "--max-tokens", "8", "--probe-time", "0.5", "--out", str(out)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    told = [line for line in done.stderr.splitlines() if line.startswith("note: probe: inconclusive")]
+    assert len(told) == 1 and "reasoning" in told[0] and "goes on with the defaults" in told[0]
+    assert len((out / "records.jsonl").read_text().splitlines()) == 2
+    found = json.loads((out / "manifest.json").read_text())["server"]["probe"]
+    assert "reasoning" in found["inconclusive"] and found["seconds"] == 0.5
+
+
+def test_a_probe_that_fails_at_the_endpoint_says_so_and_the_run_goes_on(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with sim_process("--task", "knowledge_qa", "--burst", "--faults", "500=1") as url:
+        done = subprocess.run(
+            [sys.executable, "-m", "qualeval", "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa",
+             "--limit", "2", "--max-retries", "0", "--out", str(out)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        alone = subprocess.run(
+            [sys.executable, "-m", "qualeval", "probe", "--base-url", url, "--model", "sim", "--max-retries", "0"],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert "Traceback" not in done.stderr + alone.stderr
+    assert any(line.startswith("note: probe: inconclusive") for line in done.stderr.splitlines()), done.stderr
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and {r["status"] for r in records} == {"transport_error"}  # the run's own requests
+    assert done.returncode == 3  # for its own failed requests, as any run
+    assert alone.returncode == 3 and alone.stderr.startswith("error: probe: "), alone.stderr

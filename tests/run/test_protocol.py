@@ -163,3 +163,15 @@ def test_a_template_that_opens_the_block_does_not_turn_the_runs_probe_against_it
     assert manifest["pinned"]["constraint"] == "followup"  # response_format, found enforced
     assert all(r.status == "ok" and not r.reasoning for r in records)  # thinking off: an answer, no open block
     assert all(r.reasoning_source == "inline:close-only" and r.reasoning for r in on if r.status == "ok")
+
+
+def test_a_harmony_followup_is_split_like_the_main_answer(tmp_path: Path) -> None:
+    """gpt-oss answers the follow-up (thinking off) in its channels too: `<|channel|>final<|message|>{"answer":23}`
+    is split as the main answer is, so the constraint holds where it agrees, rather than reading as broken."""
+    sim = SimConfig(flavour="harmony", port=0, tasks=("word_problems",), latency=Latency(burst=True),
+                    behaviour=Behaviour(reasoning_tokens=20, accuracy=0.9, trap_rate=0.0))  # fmt: skip
+    with running_server(sim) as url:
+        records = _run(url, tmp_path / "run", "word_problems", constraint="followup", limit=6)
+    followed = [r for r in records if r.constraint.followup is not None]
+    assert followed and all("<|" not in r.constraint.followup.content for r in followed)  # type: ignore[union-attr]
+    assert {(r.constraint.agreement, r.constraint.held) for r in followed} == {("agrees", True)}

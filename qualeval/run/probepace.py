@@ -1,0 +1,70 @@
+"""The probe's time: one budget for every request it sends, and how many it keeps in flight.
+
+A slow server whose model never stops (a small model on a few CPU cores) would otherwise take every request to
+its token budget, all at once, and the probe would fail after many minutes. Here each request is cut off where the
+budget ends, and comes back as an error that says so (`OUT_OF_TIME`): the check it served is inconclusive, never
+failed, rejected or ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from qualeval.wire.client import ChatClient
+from qualeval.wire.models import ChatRequest, ChatResponse
+from qualeval.wire.response import failed_response
+
+__all__ = ["OUT_OF_TIME", "Pace", "is_late"]
+
+OUT_OF_TIME = "out of time"
+"""How the error of a request the probe's time budget cut off begins."""
+
+
+def is_late(resp: ChatResponse) -> bool:
+    """Whether the probe's time budget ran out before this response came."""
+    return resp.error is not None and resp.error.startswith(OUT_OF_TIME)
+
+
+@dataclass(slots=True)
+class Pace:
+    """The clock of one probe: `seconds` in all from its start, and a gate on the requests in flight."""
+
+    seconds: float
+    widest: int
+    """The most requests in flight, however fast the server."""
+    ends: float = 0.0
+    gate: asyncio.Semaphore | None = field(default=None)
+    late: int = 0
+    """Requests the budget cut off or never let out."""
+
+    def __post_init__(self) -> None:
+        self.ends = asyncio.get_running_loop().time() + self.seconds
+
+    def left(self) -> float:
+        return self.ends - asyncio.get_running_loop().time()
+
+    def widen(self, took: float) -> int:
+        """After the first requests, which took `took` seconds: as many in flight as requests of that length fit
+        in the time left, between 2 and `widest`. A slow server then gets a few at a time, which finish, rather
+        than every request at once, none of which does."""
+        rounds = self.left() / took if took > 0 else float(self.widest)
+        width = max(2, min(self.widest, int(rounds)))
+        self.gate = asyncio.Semaphore(width)
+        return width
+
+    async def send(self, client: ChatClient, request: ChatRequest) -> ChatResponse:
+        if self.gate is None:
+            return await self._timed(client, request)
+        async with self.gate:
+            return await self._timed(client, request)
+
+    async def _timed(self, client: ChatClient, request: ChatRequest) -> ChatResponse:
+        left = self.left()
+        if left > 0:
+            try:
+                return await asyncio.wait_for(client.chat(request), left)
+            except asyncio.TimeoutError:
+                pass
+        self.late += 1
+        return failed_response(request, 0, None, f"{OUT_OF_TIME}: the probe's {self.seconds:g}s ran out")
