@@ -563,9 +563,9 @@ CATALOGUE: list[tuple[dict[str, str | bytes], list[str], int, str]] = [
     ),
     (
         {},
-        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--out", "{tmp}/s", "--format", "csv"],
+        ["score", "--task", "gsm8k", "--responses", "{tmp}/r.jsonl", "--out", "{tmp}/s", "--format", "xml"],
         2,
-        "--format must be 'qualeval' or 'lm-eval'",
+        "--format must be one of auto, qualeval, csv, lm-eval, openai-batch, got 'xml'",
     ),
     (
         {"r.jsonl": "{not json\n"},

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from qualeval.errors import InputError
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from qualeval.api import RunResult
     from qualeval.records import ClientConfig, Comparison, ProbeResult, RunConfig, RunSummary, TaskSummary
     from qualeval.records.store import RunStore
+    from qualeval.run.offline_read import ReadOptions
     from qualeval.run.probe import ProbeOptions
     from qualeval.sim import SimConfig, SimServer
     from qualeval.wire.models import Sample
@@ -114,7 +115,7 @@ def score_and_write(
     responses: Path,
     out: Path,
     *,
-    fmt: Literal["qualeval", "lm-eval"],
+    read: ReadOptions,
     reasoning_formats: Sequence[Path],
     thinking: bool | None,
     thinking_opened: bool,
@@ -123,8 +124,8 @@ def score_and_write(
 ) -> TaskSummary:
     """Score a file of responses offline and write items.jsonl, summary.json and the reports into `out`.
 
-    `reasoning_formats` are tried before the built-in ones; `options` are score_lines' (data, rescue, judge_*,
-    note).
+    `read`: how to read the file and match its ids; `reasoning_formats` are tried before the built-in ones;
+    `options` are score_lines' (data, rescue, judge_*, note).
     """
     from qualeval.reasoning.formats import resolve_formats
     from qualeval.run.checks import one_task_data
@@ -136,7 +137,9 @@ def score_and_write(
         split = SplitOptions(formats=(*own, *resolve_formats(None)), thinking=thinking, opened=thinking_opened)
         loaded = load_task(task)
         options["data"] = one_task_data(options.get("data"), task, loaded)  # TASK=PATH, as `run` takes it
-        items, summary, scored = score_lines(loaded, responses, fmt=fmt, split=split, allow_code=allow_code, **options)
+        items, summary, scored = score_lines(
+            loaded, responses, read=read, split=split, allow_code=allow_code, **options
+        )
         write_offline(out, loaded, responses, items, summary, scored)
     except OSError as exc:
         raise _cannot_write(out, exc) from None

@@ -38,10 +38,25 @@ _ScoreFormat = Annotated[
     str,
     typer.Option(
         "--format",
-        help="qualeval ({id, content, reasoning?, finish_reason?, target?, choices?}; the text may also be under "
-        "output, response, completion, generated_text, generation or text, the id under sample_id, doc_id, idx, "
-        "question_id, task_id or key) or lm-eval (samples_*.jsonl).",
+        help="auto (default: by the .csv suffix and the first line's shape), qualeval (JSONL {id, content, "
+        "reasoning?, finish_reason?, target?, choices?}; the text may also be under output, response, completion, "
+        "generated_text, generation or text, the id under custom_id, sample_id, doc_id, idx, question_id, task_id or "
+        "key), "
+        "csv (the same fields as columns), lm-eval (samples_*.jsonl) or openai-batch (a Batch's output file).",
     ),
+]
+_TextField = Annotated[str | None, typer.Option(help="The field (or CSV column) that holds the model's response.")]
+_IdField = Annotated[str | None, typer.Option(help="The field (or CSV column) that holds each item's id.")]
+_MatchBy = Annotated[
+    str,
+    typer.Option(
+        help="id: an id must be the task's own (gsm8k/test/6, 6, HumanEval/6) or carry the sample's question; "
+        "number: an id of another tool's making that ends in a number (request-6) is that sample's."
+    ),
+]
+_IdMap = Annotated[
+    Path | None,
+    typer.Option(help='A JSON object from the file\'s ids to the task\'s: {"request-1": "gsm8k/test/0", ...}.'),
 ]
 _CompareOut = Annotated[
     Path | None, typer.Option(help="Folder for compare.json and compare.html (default: RUN_B/compare).")
@@ -58,24 +73,33 @@ _Profile = Annotated[
 
 def score_cmd(
     task: Annotated[str, typer.Option(help="Task: built-in name, .yaml path, or lm_eval:NAME.")],
-    responses: Annotated[Path, typer.Option(help="JSONL of responses (see --format).")],
+    responses: Annotated[Path, typer.Option(help="The responses: JSONL or CSV (see --format).")],
     out: Annotated[Path, typer.Option(help="Folder for items.jsonl, summary.json and the reports.")],
     data: _ScoreData = None,
-    fmt: _ScoreFormat = "qualeval",
+    fmt: _ScoreFormat = "auto",
+    text_field: _TextField = None,
+    id_field: _IdField = None,
+    match_by: _MatchBy = "id",
+    id_map: _IdMap = None,
     **flags: Any,
 ) -> None:
     """Score responses from elsewhere with qualeval's extractor, offline: no endpoint, no requests."""
+    from qualeval.run.offline_read import FORMATS, ReadOptions
+
     given = given_or_default(flags)
-    if fmt not in ("qualeval", "lm-eval"):
-        fail(InputError(f"--format must be 'qualeval' or 'lm-eval', got '{fmt}'"))
+    if fmt not in FORMATS:
+        fail(InputError(f"--format must be one of {', '.join(FORMATS)}, got '{fmt}'"))
+    if match_by not in ("id", "number"):
+        fail(InputError(f"--match-by must be 'id' or 'number', got '{match_by}'"))
     if bool(given["judge_base_url"]) != bool(given["judge_model"]):
         fail(InputError("--judge-base-url and --judge-model go together"))
+    read = ReadOptions(fmt, text_field, id_field, match_by, id_map)  # type: ignore[arg-type]
     try:
         summary = commands.score_and_write(
             task,
             responses,
             out,
-            fmt=fmt,  # type: ignore[arg-type]
+            read=read,
             reasoning_formats=given["reasoning_format"],
             thinking=given["thinking"],
             thinking_opened=given["thinking_opened"],

@@ -22,3 +22,6 @@ class OfflineItem(BaseModel):
     rescue: str | None = None
     f1: float | None = None
     grade: Grade | None = None
+    error: str | None = None
+    """The endpoint's reason when the request failed (status `transport_error`, an OpenAI Batch line's error):
+    the model never answered, so the item is counted apart and `correct` means nothing."""

@@ -19,7 +19,10 @@ __all__ = ["OFFLINE", "errors_cell", "has_linked", "markdown_report", "timed"]
 
 Named = TypeVar("Named", bound=str)  # a closed set's names (statuses, rungs)
 
-OFFLINE = "JudgedLine offline (qualeval score): no request was sent, so timing is not known and no speed is shown."
+OFFLINE = (
+    "Scored offline (qualeval score) from responses made elsewhere: no request was sent, so timing is not known "
+    "and no speed is shown."
+)
 
 
 def timed(t: TaskReport) -> bool:

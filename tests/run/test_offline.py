@@ -11,7 +11,7 @@ import pytest
 
 from qualeval.errors import InputError
 from qualeval.records import RunSummary
-from qualeval.run.offline import score_file
+from qualeval.run.offline import ReadOptions, score_file
 from qualeval.tasks import load_task
 from tests.conftest import GSM8K, SHARED, needs_gsm8k
 
@@ -113,7 +113,7 @@ def test_short_ids_and_the_lm_eval_log_format(tmp_path: Path) -> None:
             },
         ],
     )
-    items, _ = score_file(load_task("gsm8k"), log, fmt="lm-eval")
+    items, _ = score_file(load_task("gsm8k"), log, read=ReadOptions(fmt="lm-eval"))
     assert [(i.id, i.correct, i.method) for i in items] == [
         ("gsm8k/test/0", True, "anchor"),
         ("gsm8k/test/5", False, "last"),
@@ -124,7 +124,7 @@ def test_short_ids_and_the_lm_eval_log_format(tmp_path: Path) -> None:
     ("lines", "fmt", "words"),
     [
         (['{"id": "a", "content": "x", "target": "1"}', "not json"], "qualeval", "r.jsonl:2: not valid JSON"),
-        (['{"content": "x"}'], "qualeval", "r.jsonl:1: no id on the line: none of id, sample_id, doc_id"),
+        (['{"content": "x"}'], "qualeval", "r.jsonl:1: no id on the line: none of custom_id, id, sample_id, doc_id"),
         (['{"id": "a", "content": 5, "target": "1"}'], "qualeval", "r.jsonl:1: field 'content'"),
         (['{"id": "a", "output": ["x"], "target": "1"}'], "qualeval", "r.jsonl:1: field 'output'"),
         (['{"idx": {"n": 1}, "output": "x", "target": "1"}'], "qualeval", "r.jsonl:1: field 'idx'"),
@@ -159,7 +159,7 @@ def test_bad_response_files(tmp_path: Path, lines: list[str], fmt: str, words: s
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError) as err:
-        score_file(load_task("knowledge_qa"), path, fmt=fmt)  # type: ignore[arg-type]
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(fmt=fmt))  # type: ignore[arg-type]
     assert words in str(err.value)
 
 

@@ -1,0 +1,156 @@
+"""The line every input format is read into, and the formats of other tools' own files:
+
+lm-eval       samples_*.jsonl: `doc_id`, `doc`, `target`, `arguments`, `resps` (the raw output, a list per
+              request), `filtered_resps`, `filter`, `metrics`. A generation task's log holds each doc once per
+              filter (gsm8k: `strict-match`, `flexible-extract`) with the same raw response: it is read once,
+              since the filters are lm-eval's reading of the answer and qualeval does its own.
+openai-batch  the output file of an OpenAI Batch of /v1/chat/completions requests: `custom_id`, and
+              `response.body.choices[0].message` (`content`, `reasoning_content`/`reasoning`), or `error` / a
+              `response.status_code` other than 200: an endpoint error, counted apart, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from qualeval.errors import InputError, validation_problem
+
+__all__ = ["Line", "Parsed", "is_batch", "is_lm_eval", "read_batch", "read_lm_eval"]
+
+Rows = list[tuple[int, dict[str, Any]]]
+
+
+class Line(BaseModel):
+    """One response, whatever file it came from."""
+
+    id: str | int
+    content: str | None = None
+    reasoning: str | None = None
+    reasoning_field: str = "reasoning"
+    """The name the reasoning came under (a Batch message's `reasoning_content`): the record's reasoning source."""
+    finish_reason: str | None = None
+    target: str | int | float | bool | None = None
+    choices: list[str] | None = None
+    question: str | None = None
+    """The question as the line gives it: checked against the sample an id was matched to by its number."""
+    error: str | None = None
+    """The endpoint's reason, when the request failed (a Batch line's `error` or non-200 status): no answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A line read, where it was read (`FILE:LINE`), the lm-eval document it carries, and whether its id is by
+    definition the sample's number (lm-eval's `doc_id`, the document's index)."""
+
+    where: str
+    line: Line
+    doc: dict[str, Any] | None = None
+    numbered: bool = False
+
+
+def is_lm_eval(obj: dict[str, Any]) -> bool:
+    return "doc_id" in obj and "resps" in obj
+
+
+def is_batch(obj: dict[str, Any]) -> bool:
+    return "custom_id" in obj and (isinstance(obj.get("response"), dict) or obj.get("error") is not None)
+
+
+def _validated(values: dict[str, Any], where: str, names: dict[str, str]) -> Line:
+    try:
+        return Line.model_validate(values)
+    except ValidationError as exc:
+        problem = validation_problem(exc)
+        raise InputError(f"{where}: field '{names.get(problem.field, problem.field)}': {problem.message}") from None
+
+
+def read_lm_eval(rows: Rows, path: Path) -> tuple[list[Parsed], str]:
+    """One line per doc: the first line's raw response, `resps[0][0]`. A later line of the same doc must hold the
+    same response (another filter's reading of it); a different one is refused, naming the doc."""
+    out: list[Parsed] = []
+    first: dict[str, tuple[str, str]] = {}
+    repeats = 0
+    for number, obj in rows:
+        where = f"{path}:{number}"
+        if not is_lm_eval(obj):
+            raise InputError(f"{where}: not an lm-eval sample log line (needs 'doc_id' and 'resps')")
+        text = _raw_response(obj["resps"], where)
+        key = str(obj["doc_id"])
+        if key in first:
+            if first[key][1] != text:
+                raise InputError(
+                    f"{where}: doc {key} has another response than on {first[key][0]}: which one to score is not known"
+                )
+            repeats += 1
+            continue
+        first[key] = (where, text)
+        doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else None
+        values = {"id": obj["doc_id"], "content": text, "target": None if doc else obj.get("target")}
+        out.append(Parsed(where, _validated(values, where, {"id": "doc_id"}), doc, numbered=True))
+    said = f"{path.name}: read as lm-eval samples, each doc's raw response (resps) once"
+    if repeats:
+        said += f" ({repeats} lines repeated a doc's response under another filter: lm-eval's filters are not used)"
+    return out, said
+
+
+def _raw_response(resps: Any, where: str) -> str:
+    first = resps[0] if isinstance(resps, list) and resps else None
+    text = first[0] if isinstance(first, list) and first else None
+    if not isinstance(text, str):
+        raise InputError(
+            f"{where}: field 'resps': no generated text at resps[0][0] (a log-likelihood task's log holds "
+            "scores, and qualeval scores generated answers)"
+        )
+    return text
+
+
+def read_batch(rows: Rows, path: Path) -> tuple[list[Parsed], str]:
+    """Each line's `custom_id` and message; the Batch's own request id (`id`, `batch_req_...`) is never read."""
+    out = [Parsed(f"{path}:{number}", _batch_line(obj, f"{path}:{number}")) for number, obj in rows]
+    said = f"{path.name}: read as OpenAI Batch output: the ids from 'custom_id', the text from its message"
+    failed = sum(p.line.error is not None for p in out)
+    if failed:
+        said += f"; {failed} requests failed at the endpoint and are counted apart, not scored"
+    return out, said
+
+
+def _batch_line(obj: dict[str, Any], where: str) -> Line:
+    if "custom_id" not in obj:
+        raise InputError(f"{where}: not an OpenAI Batch output line (needs 'custom_id')")
+    key = obj["custom_id"]
+    error = obj.get("error")
+    response = obj.get("response")
+    if error is not None:
+        message = error.get("message") if isinstance(error, dict) else None
+        return _validated({"id": key, "error": str(message or error)}, where, {"id": "custom_id"})
+    if not isinstance(response, dict):
+        raise InputError(f"{where}: field 'response': neither a response nor an 'error'")
+    body: dict[str, Any] = response["body"] if isinstance(response.get("body"), dict) else {}
+    status = response.get("status_code")
+    if status != 200:
+        problem: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else {}
+        reason = f"HTTP {status}" + (f": {problem['message']}" if problem.get("message") else "")
+        return _validated({"id": key, "error": reason}, where, {"id": "custom_id"})
+    choices = body.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+    message = choice.get("message") if choice else None
+    if not isinstance(message, dict):
+        raise InputError(
+            f"{where}: field 'response.body.choices[0].message': not there (only batches of "
+            "/v1/chat/completions requests are read)"
+        )
+    name = next((n for n in ("reasoning_content", "reasoning") if message.get(n)), "reasoning")
+    values = {
+        "id": key,
+        "content": message.get("content"),
+        "reasoning": message.get(name),
+        "reasoning_field": name,
+        "finish_reason": choice.get("finish_reason") if choice else None,
+    }
+    prefix = "response.body.choices[0]"
+    names = {"id": "custom_id", "content": f"{prefix}.message.content", "reasoning": f"{prefix}.message.{name}"}
+    return _validated(values, where, {**names, "finish_reason": f"{prefix}.finish_reason"})

@@ -1,0 +1,111 @@
+"""Which sample of the task a response line answers, from its id.
+
+A line's id names its sample when it is the sample's id (`gsm8k/test/6`) or its last part (`6`), or when it is
+plainly the sample's number: a bare integer, lm-eval's `doc_id`, or the task's name and a number (HumanEval's
+`HumanEval/6` for task humaneval). An id of another tool's making that ends in a number of its own after a separator
+(ZeroEval's `gsm8k-main-test-#6`, `request-6`) names that sample only when the line's question is the sample's, or
+when the user says so (`--match-by number`): tools number from 0 or 1 as they please, and a wrong guess scores
+every answer against another item's gold. An id whose digits run into letters (an OpenAI Batch `batch_req_...f1c6`,
+a uuid) has no number at all. `--id-map FILE` (a JSON object: their id -> the sample's id) names each sample.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import orjson
+
+from qualeval.errors import InputError
+from qualeval.tasks import Task, build_samples
+from qualeval.wire.models import Sample
+
+__all__ = ["Index", "MatchBy", "load_id_map"]
+
+MatchBy = Literal["id", "number"]
+_OWN_NUMBER = re.compile(r"(?:^|[^0-9A-Za-z])(\d+)$")
+"""Digits that end the id after a separator (or make the whole id): a number of the id's own."""
+
+
+def load_id_map(path: Path) -> dict[str, str]:
+    """`--id-map FILE`: a JSON object from the file's ids to the task's sample ids (or their last part)."""
+    try:
+        loaded = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"--id-map {path}: cannot read it ({exc.strerror})") from None
+    except orjson.JSONDecodeError:
+        raise InputError(f"--id-map {path}: not valid JSON") from None
+    if not isinstance(loaded, dict) or not all(isinstance(v, str | int) for v in loaded.values()):
+        raise InputError(f'--id-map {path}: must be a JSON object of ids, {{"their id": "gsm8k/test/0", ...}}')
+    return {str(k): str(v) for k, v in loaded.items()}
+
+
+class Index:
+    """Sample lookup by full id or by its last part, built only when some line needs the dataset."""
+
+    def __init__(
+        self, task: Task, data: Path | None, match_by: MatchBy = "id", id_map: dict[str, str] | None = None
+    ) -> None:
+        self.task, self.data, self.match_by, self.id_map = task, data, match_by, id_map
+        self._by_id: dict[str, Sample] | None = None
+        self._short: dict[str, Sample | None] = {}
+        self.by_number: tuple[str, str] | None = None
+        """The first id matched to a sample by its number, and that sample's id: said in the note."""
+
+    def find(self, key: str, where: str, question: str | None = None, numbered: bool = False) -> Sample:
+        """The sample `key` names. `numbered`: the format defines the id as the sample's number (lm-eval)."""
+        if self._by_id is None:
+            samples = build_samples(self.task, data=self.data)
+            self._by_id = {s.id: s for s in samples}
+            for s in samples:
+                short = s.id.rsplit("/", 1)[-1]
+                self._short[short] = None if short in self._short else s  # None marks an ambiguous short id
+        if self.id_map is not None:
+            if key not in self.id_map:
+                raise InputError(f"{where}: id '{key}' is not in the --id-map file")
+            return self._named(self.id_map[key], where, f"--id-map gives '{self.id_map[key]}' for id '{key}': it")
+        hit = self._by_id.get(key) or self._short.get(key)
+        return hit or self._by_number(key, where, question, numbered or key.strip().isdigit())
+
+    def _named(self, key: str, where: str, what: str, hint: str = "") -> Sample:
+        assert self._by_id is not None  # find built the index first
+        hit = self._by_id.get(key) or self._short.get(key)
+        if hit is None:
+            example = next(iter(self._by_id), "?")
+            raise InputError(
+                f"{where}: {what} is not a sample of task {self.task.name} (ids look like '{example}'){hint}"
+            )
+        return hit
+
+    def _by_number(self, key: str, where: str, question: str | None, plain: bool) -> Sample:
+        own = _OWN_NUMBER.search(key.strip())
+        hit = self._short.get(str(int(own.group(1)))) if own else None
+        if own is None or hit is None:  # names no sample: refused, naming the id
+            hint = "" if own else "; map the file's ids to the task's with --id-map FILE"
+            return self._named(key, where, f"id '{key}'", hint)
+        if question is not None and _words(question) not in _words(hit.messages[-1].content if hit.messages else ""):
+            raise InputError(
+                f"{where}: id '{key}' ends in the number of sample {hit.id}, but the line's question is not that "
+                f"sample's: give the task's own ids ('{hit.id}')"
+            )
+        plain = plain or self._task_form(key[: own.start(1)], hit)
+        if question is None and not plain and self.match_by != "number":
+            raise InputError(
+                f"{where}: id '{key}' is not an id of task {self.task.name}, and that it ends in {own.group(1)} "
+                f"does not make it sample {hit.id}: if it does, say so with --match-by number; else map the ids "
+                "with --id-map FILE"
+            )
+        if not plain:
+            self.by_number = self.by_number or (key, hit.id)
+        return hit
+
+    def _task_form(self, prefix: str, hit: Sample) -> bool:
+        """Whether what comes before the number is the task's name or its ids' own prefix (HumanEval/6 for task
+        humaneval, whose ids are humaneval/test/6): the id is then the task's own form."""
+        bare = prefix.rstrip("/#-_:. ").lower()
+        return bare in (self.task.name.lower(), hit.id.rsplit("/", 1)[0].lower())
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())

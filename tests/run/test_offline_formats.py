@@ -1,0 +1,179 @@
+"""`qualeval score` on other tools' files: which sample each line answers, OpenAI Batch output, lm-eval logs with
+several filters, CSV, and lines that hold two candidate texts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from qualeval.errors import InputError
+from qualeval.run.offline import ReadOptions, score_file, score_lines
+from qualeval.tasks import load_task
+from tests.conftest import DATA, SHARED, needs_gsm8k
+
+OFFLINE = DATA / "offline"
+
+
+def write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def score_cli(*args: str) -> tuple[int, str, str]:
+    """`qualeval score` in process: exit code, stdout and stderr."""
+    from qualeval.cli import app
+
+    result = CliRunner().invoke(app, ["score", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_an_id_whose_digits_run_into_letters_is_refused_not_matched_by_its_last_digit(tmp_path: Path) -> None:
+    # the issue's file: OpenAI Batch request ids became knowledge_qa/test/6, /2...: right answers scored 0%, exit 0
+    rows = [{"id": "batch_req_7d0c2f1c6", "response": "Answer: Paris"}, {"id": "batch_req_c2d4b7a2", "response": "x"}]
+    path = write(tmp_path / "r.jsonl", rows)
+    code, out, err = score_cli("--task", "knowledge_qa", "--responses", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert "r.jsonl:1: id 'batch_req_7d0c2f1c6' is not a sample of task knowledge_qa" in " ".join(err.split())
+    for match_by in ("id", "number"):  # no number of its own, even when told to match by number
+        with pytest.raises(InputError, match="id 'batch_req_7d0c2f1c6' is not a sample"):
+            score_file(load_task("knowledge_qa"), path, read=ReadOptions(match_by=match_by))
+    flattened = [{**row, "custom_id": f"knowledge_qa/test/{n}"} for n, row in enumerate(rows)]  # the user's own ids
+    items, _ = score_file(load_task("knowledge_qa"), write(tmp_path / "f.jsonl", flattened))
+    assert [(i.id, i.correct) for i in items] == [("knowledge_qa/test/0", True), ("knowledge_qa/test/1", False)]
+
+
+def test_an_id_ending_in_a_number_names_that_sample_only_when_the_user_says_so(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.jsonl", [{"id": "request-1", "output": "Answer: Tokyo"}])
+    with pytest.raises(InputError, match=r"r.jsonl:1: id 'request-1' is not an id of task knowledge_qa.*--match-by"):
+        score_file(load_task("knowledge_qa"), path)
+    said: list[str] = []
+    items, _ = score_file(load_task("knowledge_qa"), path, read=ReadOptions(match_by="number"), note=said.append)
+    assert [(i.id, i.correct) for i in items] == [("knowledge_qa/test/1", True)]
+    assert "ids matched to samples by their number ('request-1' is knowledge_qa/test/1)" in said[0]
+
+
+@pytest.mark.parametrize("key", ["3", 3, "knowledge_qa/test/3", "KNOWLEDGE_QA-3"])
+def test_ids_that_plainly_are_the_samples_number_match_without_being_told(tmp_path: Path, key: object) -> None:
+    path = write(tmp_path / "r.jsonl", [{"id": key, "content": "Answer: Ottawa"}])
+    items, _ = score_file(load_task("knowledge_qa"), path)
+    assert [(i.id, i.correct) for i in items] == [("knowledge_qa/test/3", True)]
+
+
+def test_an_id_map_names_each_sample(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.jsonl", [{"id": "q-a", "output": "Answer: Paris"}, {"id": "q-b", "output": "Kyoto"}])
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps({"q-a": "knowledge_qa/test/0", "q-b": "1"}))
+    items, _ = score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+    assert [(i.id, i.correct) for i in items] == [("knowledge_qa/test/0", True), ("knowledge_qa/test/1", False)]
+    ids.write_text(json.dumps({"q-a": "knowledge_qa/test/0"}))
+    with pytest.raises(InputError, match=r"r.jsonl:2: id 'q-b' is not in the --id-map file"):
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+    ids.write_text(json.dumps({"q-a": "knowledge_qa/test/0", "q-b": "nope"}))
+    with pytest.raises(InputError, match=r"r.jsonl:2: --id-map gives 'nope' for id 'q-b': it is not a sample"):
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+    ids.write_text("[1, 2]")
+    with pytest.raises(InputError, match=r"--id-map .*ids.json: must be a JSON object"):
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+
+
+def test_a_line_with_two_candidate_texts_is_refused_naming_both(tmp_path: Path) -> None:
+    # ZeroEval-like files echo the prompt under `output`; reading it instead of `response` scored 0%, exit 0
+    rows = [{"id": "0", "output": "Question 1 of 5: the capital of France?", "response": "Answer: Paris"}]
+    path = write(tmp_path / "r.jsonl", rows)
+    with pytest.raises(InputError, match=r"r.jsonl:1: the line has both 'output' and 'response'.*--text-field"):
+        score_file(load_task("knowledge_qa"), path)
+    said: list[str] = []
+    items, _ = score_file(load_task("knowledge_qa"), path, read=ReadOptions(text_field="response"), note=said.append)
+    assert items[0].correct and said == ["r.jsonl: read the response text from 'response' and the ids from 'id'"]
+    with pytest.raises(InputError, match=r"r.jsonl:1: --text-field answer: no such field \(the line has id, output"):
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(text_field="answer"))
+
+
+def test_openai_batch_output_reads_custom_ids_messages_and_endpoint_errors(tmp_path: Path) -> None:
+    path = OFFLINE / "batch_knowledge_qa.jsonl"  # custom_id request-1.. numbered from 1, as OpenAI's docs do
+    with pytest.raises(InputError, match=r"batch_knowledge_qa.jsonl:1: id 'request-1' is not an id of task"):
+        score_file(load_task("knowledge_qa"), path)
+    said: list[str] = []
+    read = ReadOptions(id_map=OFFLINE / "batch_knowledge_qa_ids.json")
+    items, summary, scored = score_lines(load_task("knowledge_qa"), path, read=read, note=said.append)
+    assert [(i.id, i.status, i.correct) for i in items] == [
+        ("knowledge_qa/test/0", "ok", True),
+        ("knowledge_qa/test/1", "ok", False),
+        ("knowledge_qa/test/2", "transport_error", False),
+        ("knowledge_qa/test/3", "transport_error", False),
+        ("knowledge_qa/test/4", "ok", True),
+    ]
+    assert (summary.n, summary.correct, summary.endpoint_errors) == (3, 2, 2)  # errors are not wrong answers
+    assert "HTTP 400: This model's maximum context length is 8192 tokens." in summary.error_reasons
+    assert items[2].error and "completion window expired" in items[2].error
+    assert scored[0].done.reasoning.startswith("Lyon?") and scored[0].done.reasoning_source == "field:reasoning_content"
+    assert "read as OpenAI Batch output" in said[0] and "2 requests failed at the endpoint" in said[0]
+
+
+def test_a_batch_line_of_another_endpoint_is_one_error(tmp_path: Path) -> None:
+    line = {"custom_id": "0", "response": {"status_code": 200, "body": {"output": [{"type": "message"}]}}}
+    path = write(tmp_path / "b.jsonl", [line])
+    with pytest.raises(InputError, match=r"b.jsonl:1: field 'response.body.choices\[0\].message': not there"):
+        score_file(load_task("knowledge_qa"), path)
+
+
+@needs_gsm8k
+def test_openai_batch_output_through_the_cli(tmp_path: Path) -> None:
+    batch = OFFLINE / "batch_gsm8k.jsonl"
+    code, _, err = score_cli(
+        "--task", "gsm8k", "--responses", str(batch), "--data", str(SHARED / "gsm8k"), "--out", str(tmp_path / "o")
+    )
+    assert code == 0, err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())["tasks"]["gsm8k"]["summary"]
+    assert (summary["n"], summary["correct"]) == (5, 5)
+
+
+def test_an_lm_eval_log_holds_each_doc_once_per_filter_and_is_read_once(tmp_path: Path) -> None:
+    path = OFFLINE / "samples_gsm8k_filters.jsonl"  # strict-match and flexible-extract lines for each doc
+    said: list[str] = []
+    items, _ = score_file(load_task("gsm8k"), path, note=said.append)
+    assert [(i.id, i.correct) for i in items] == [(f"gsm8k/test/{n}", True) for n in range(3)]
+    assert "3 lines repeated a doc's response under another filter" in said[0]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows[3]["resps"] = [["A different sample: 4 bolts."]]
+    changed = write(tmp_path / "samples.jsonl", rows)
+    with pytest.raises(InputError, match=r"samples.jsonl:4: doc 1 has another response than on .*samples.jsonl:3"):
+        score_file(load_task("gsm8k"), changed, read=ReadOptions(fmt="lm-eval"))
+    rows[3]["resps"] = [[["-4.25", "False"]]]  # a log-likelihood request's scores, not text
+    with pytest.raises(InputError, match=r"ll.jsonl:4: field 'resps': no generated text"):
+        score_file(load_task("gsm8k"), write(tmp_path / "ll.jsonl", rows))
+
+
+def test_csv_reads_the_same_fields_as_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text('id,response,reasoning\n0,Answer: Paris,\n1,"Kyoto, I think.\nAnswer: Kyoto",Tokyo?\n2,,\n')
+    said: list[str] = []
+    items, _ = score_file(load_task("knowledge_qa"), path, note=said.append)
+    assert [(i.id, i.status, i.correct) for i in items] == [
+        ("knowledge_qa/test/0", "ok", True),
+        ("knowledge_qa/test/1", "ok", False),
+        ("knowledge_qa/test/2", "empty_content", False),
+    ]
+    assert said == ["r.csv: read the response text from 'response' and the ids from 'id'"]
+    path.write_text("id,answer\n0,Paris\n")
+    with pytest.raises(InputError, match=r"r.csv: no response text in the header: .*\(the header has answer, id\)"):
+        score_file(load_task("knowledge_qa"), path)
+    path.write_text("id,response\n0,Answer: Paris\n1\n")
+    with pytest.raises(InputError, match=r"r.csv:3: 1 cells, but the header has 2"):
+        score_file(load_task("knowledge_qa"), path)
+    path.write_text('id,response\n0,"Answer: Paris\n1,Answer: Tokyo\n')  # an unclosed quote
+    with pytest.raises(InputError, match=r"r.csv:3: not valid CSV"):
+        score_file(load_task("knowledge_qa"), path)
+
+
+def test_the_offline_report_names_what_it_is_not_a_class(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.jsonl", [{"id": "0", "content": "Answer: Paris"}])
+    code, _, err = score_cli("--task", "knowledge_qa", "--responses", str(path), "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / "o" / name).read_text()
+        assert "JudgedLine" not in text and "Scored offline" in text and str(path) in text
