@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
 from qualeval.reasoning.completion import Completion
 from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
-from qualeval.reasoning.split import split_completion
+from qualeval.reasoning.split import split_completion, split_inline
 from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
 from qualeval.report.accuracy import summarize
 from qualeval.run.offline_formats import Parsed
@@ -120,6 +120,21 @@ def _completion(parsed: Parsed, split: SplitOptions) -> Completion:
     ).completion
 
 
+def _opened_by_template(parsed: list[Parsed], split: SplitOptions) -> str | None:
+    """The first line that shows only a closing marker (`…</think>answer`), where the user did not say
+    --thinking-opened: the chat template opened the block, as for Qwen3.5, QwQ and DeepSeek-R1-0528. Every line of
+    the file then reads as opened, so a line cut off before its `</think>` is reasoning cut off, never an answer
+    read out of the thinking; a live run does the same with what its probe saw."""
+    if split.opened or split.thinking is False:
+        return None
+    formats = split.formats or resolve_formats(None)
+    for entry in parsed:
+        line = entry.line
+        if not line.reasoning and line.content and split_inline(line.content, formats).source == "inline:close-only":
+            return entry.where
+    return None
+
+
 def _item(
     sample: Sample, done: Completion, verdict: Verdict, grade: Grade | None = None, error: str | None = None
 ) -> OfflineItem:
@@ -159,6 +174,10 @@ def decide_lines(
     id_map = load_id_map(read.id_map) if read.id_map is not None else None
     parsed, said = read_responses(path, read)
     index = Index(task, data, read.match_by, id_map)
+    close_only = _opened_by_template(parsed, split)
+    if close_only is not None:
+        split = replace(split, opened=True)
+        said += f"; {close_only} shows only the closing marker of its thinking: every line read as --thinking-opened"
     seen: dict[str, str] = {}
     out: list[JudgedLine] = []
     for entry in parsed:
