@@ -32,6 +32,18 @@ def test_every_kind_and_thinking_form_gives_the_known_accuracy(qualeval, tmp_pat
         assert summary["statuses"].get("reasoning_truncated") == len(known.CUT)
 
 
+@pytest.mark.parametrize("thinking", ["opened", "cut_opened"])
+def test_a_template_opened_file_is_read_as_opened_without_being_told(qualeval, tmp_path: Path, thinking: str):
+    """Lines that show only `</think>` say the template opened the block: a line cut off before it is reasoning
+    cut off, not an answer, even where the user did not pass --thinking-opened."""
+    kind = known.KINDS["numeric"]()
+    responses = known.write_jsonl(tmp_path / "r.jsonl", known.qualeval_lines(kind, thinking))
+    done, out = _score(qualeval, tmp_path, kind, responses)
+    summary = done.summary(out, "truth_numeric")
+    assert summary["correct"] == round(known.known_accuracy(thinking) * N)
+    assert summary["statuses"].get("reasoning_truncated", 0) == (len(known.CUT) if thinking == "cut_opened" else 0)
+
+
 @pytest.mark.parametrize(
     ("id_field", "text_field"),
     [("id", "response"), ("question_id", "completion"), ("idx", "generated_text"), ("sample_id", "output")],
