@@ -144,7 +144,7 @@ def run_qualeval(root: str, book: Path, point: list[int], runs: int, work: Path,
     prompts in host memory, so a repeated prompt would be read from its cache."""
     pp, tg, depth, c = point
     out = work / f"qualeval-{time.monotonic_ns()}"
-    sets = [f"input_len={pp}", f"output_len={tg}", f"context={depth}", f"num_prompts={c * (runs + 1)}", f"seed={seed}"]
+    sets = [f"input_len={pp}", f"output_len={tg}", f"context={depth}", f"num_prompts={c * runs}", f"seed={seed}"]
     command = [sys.executable, "-m", "qualeval", "run", "--workload", "benchy-pp1024-tg1024", "--base-url",
                f"{root}/v1", "--model", "smollm2", "--out", str(out), "--concurrency", str(c), "--warmup", str(c),
                "--filler", str(book), "--no-probe", "--constraint", "off",

@@ -36,7 +36,7 @@ def main() -> None:
     log = folder / "server.jsonl"
     sim = ("--log", str(log), "--decode-ms", "4", "--ttft-ms", "30", "--prefill-ms-per-token", "0.02")
     with server_process(*sim) as url:
-        sets = [f"num_prompts={args.prompts + 1}", f"input_len={args.input_len}", f"output_len={args.output_len}"]
+        sets = [f"num_prompts={args.prompts}", f"input_len={args.input_len}", f"output_len={args.output_len}"]
         command = [sys.executable, "-m", "qualeval", "run", "--workload", "vllm-random-4000-500-rate0.3",
                    "--base-url", url, "--model", "sim", "--out", str(folder / "run"), "--request-rate", str(args.rate),
                    "--no-probe", *(x for s in sets for x in ("--workload-set", s))]  # fmt: skip

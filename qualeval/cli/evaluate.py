@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
+import signal
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from qualeval.cli import commands
-from qualeval.cli.output import fail, note, stderr, stdout, take_options, with_progress
+from qualeval.cli.output import fail, note, stdout, stopped_by, take_options, with_progress
 from qualeval.cli.views import print_comparison, print_run, print_summary
 from qualeval.errors import InputError, QualevalError
+from qualeval.records import ENDPOINT_FAILED, Record
 from qualeval.run.options import cli_parameters, given_or_default
 
 __all__ = ["register"]
@@ -122,7 +126,7 @@ def compare_cmd(
         typer.Argument(
             metavar="A [A2] B",
             help="A B: the baseline run and the run to compare with it; A A2 B: with A2 a second run of A's "
-            "configuration, to measure the run-to-run noise.",
+            "configuration and items (its seeds, server address and folder aside), to measure the run-to-run noise.",
         ),
     ],
     out: _CompareOut = None,
@@ -146,19 +150,16 @@ def compare_cmd(
 
 def run_cmd(config: _Profile = None, **flags: Any) -> None:
     """Evaluate a served model: every request's answer, score and timing, in one run directory."""
-    try:
-        run_config, result = commands.run_from_flags(config, flags, with_progress)
-    except QualevalError as exc:
-        fail(exc)
-    except KeyboardInterrupt:
-        where = flags.get("out") or "the run directory"
-        stderr().print(
-            f"interrupted: every finished request is saved in {where}; rerun the same command to resume",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-        raise typer.Exit(130) from None
+    with stopped_by() as signals:
+        try:
+            run_config, result = commands.run_from_flags(config, flags, with_progress)
+        except QualevalError as exc:
+            fail(exc)
+        except KeyboardInterrupt:
+            where = flags.get("out") or "the run directory"
+            how = "stopped by SIGTERM" if signals else "interrupted"
+            note(f"{how}: every finished request is saved in {where}; rerun the same command to resume")
+            raise typer.Exit(128 + (signals[0] if signals else signal.SIGINT)) from None
     print_run(result.summary)
     note(f"run directory: {result.root}  (report: {result.root / 'report.html'})")
     errors = result.endpoint_errors
@@ -167,13 +168,39 @@ def run_cmd(config: _Profile = None, **flags: Any) -> None:
         below = ", ".join(result.failed_under)
         note(f"accuracy below {run_config.fail_under:.0%} over the answered items{left_out}: {below}")
     if errors:
-        note(
-            f"error: {errors} requests ended in an endpoint error and have no answer; they are not in the accuracy. "
-            f"Rerun with the same --out ({result.root}) to send them again"
-        )
+        too_long = _too_long(result.records)
+        for length, (count, reason) in too_long.items():
+            where = f"at --context-length {length}" if length else "with prompts"
+            note(
+                f"error: {count} requests {where} are longer than the server's context ({reason}); they are not in "
+                f"the accuracy and would fail again on a rerun: use a shorter length, or serve a longer context"
+            )
+        again = errors - sum(count for count, _ in too_long.values())
+        if again:
+            note(
+                f"error: {again} requests ended in an endpoint error and have no answer; they are not in the "
+                f"accuracy. Rerun with the same --out ({result.root}) to send them again"
+            )
         raise typer.Exit(3)
     if result.failed_under:
         raise typer.Exit(1)
+
+
+# a server's refusal of a prompt longer than its context: vLLM and OpenAI ("maximum context length", newer vLLM
+# "maximum model length"), SGLang ("the model's context length"), llama.cpp ("exceeds the available context size")
+_CONTEXT_REFUSED = re.compile(r"context[ _](length|size|window)|maximum (context|model) length|max_model_len", re.I)
+
+
+def _too_long(records: Iterable[Record]) -> dict[int, tuple[int, str]]:
+    """Per target context length (0: a prompt of the task's or a workload's own length), the requests the server
+    refused as longer than its context, and its reason: sending them again would only fail again."""
+    out: dict[int, tuple[int, str]] = {}
+    for r in records:
+        if r.status in ENDPOINT_FAILED and r.error and _CONTEXT_REFUSED.search(r.error):
+            length = (r.shape.context_tokens or 0) if r.shape else 0
+            count, reason = out.get(length, (0, r.error))
+            out[length] = (count + 1, reason)
+    return dict(sorted(out.items()))
 
 
 def rescore_cmd(

@@ -1,13 +1,15 @@
 """Where the commands write: results to stdout, notes and errors to stderr, and the exit codes.
 
 Exit codes: 0 done; 1 a task below `--fail-under`; 2 bad input (a file, field or flag); 3 the endpoint could not be
-reached or refused us, or a run ended with requests that failed at the endpoint (rerun with the same --out).
+reached or refused us, or a run ended with requests that failed at the endpoint (rerun with the same --out); 130
+stopped by Ctrl-C (SIGINT), 143 by SIGTERM (128 + the signal, as a shell reports it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
+import signal
 from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -21,7 +23,16 @@ from qualeval.errors import EndpointError, QualevalError
 if TYPE_CHECKING:
     from qualeval.records import RunConfig, RunSummary
 
-__all__ = ["OneLineUsageErrors", "exit_code", "fail", "note", "stderr", "stdout", "with_progress"]
+__all__ = [
+    "OneLineUsageErrors",
+    "exit_code",
+    "fail",
+    "note",
+    "stderr",
+    "stdout",
+    "stopped_by",
+    "with_progress",
+]
 
 
 def stdout() -> Console:
@@ -64,6 +75,28 @@ def with_progress(run_config: RunConfig, execute: Callable[..., Coroutine[Any, A
 
     with progress_bar(stderr()) as bar:
         return run_async(execute(run_config, on_record=bar.on_record, on_start=bar.on_start))
+
+
+@contextlib.contextmanager
+def stopped_by() -> Iterator[list[signal.Signals]]:
+    """SIGTERM (a scheduler's stop, `kill`, `docker stop`) stops a run as Ctrl-C does: it is handed to SIGINT's
+    handler, which asyncio's runner turns into a cancelled run (its finished records saved, its files closed)
+    and a KeyboardInterrupt. The list says which signal it was, for the message and the exit code."""
+    got: list[signal.Signals] = []
+
+    def on_term(signum: int, frame: Any) -> None:
+        got.append(signal.SIGTERM)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _is_click_error(exc: Exception) -> bool:

@@ -97,7 +97,11 @@ SIM_OPTIONS: tuple[SimOption, ...] = (
     SimOption("behaviour.reasoning_tokens", "Median reasoning length in tokens."),
     SimOption("behaviour.empty_rate", "Probability of finishing with no answer."),
     SimOption("behaviour.trap_rate", "Probability of a distractor number after the answer."),
-    SimOption("behaviour.seed", "Seed for every simulated choice."),
+    SimOption(
+        "behaviour.seed",
+        "Seed for every simulated choice; a sampled request without a seed of its own also draws anew in each "
+        "server process.",
+    ),
     SimOption(
         "behaviour.working_harm",
         "Accuracy lost when a constraint binds from the first token on a prompt that asks for working.",

@@ -39,6 +39,11 @@ def print_summary(summary: TaskSummary) -> None:
         table.add_row(
             "endpoint errors (not in the accuracy)", f"{summary.endpoint_errors} requests{unanswered}: {reason}"
         )
+    from qualeval.report.markdown import unknown_line
+
+    unknown = unknown_line(summary)
+    if unknown:
+        table.add_row("not the model's answers", unknown)
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
     for name, cell in summary.measures.items():
@@ -141,18 +146,14 @@ def _settings(result: Comparison) -> None:
 
 def _pairs_title(name: str, t: TaskComparison, simulated: bool) -> str:
     pairs = "pair" if t.warmup_pairs == 1 else "pairs"
-    warm = f" ({t.warmup_pairs} warm-up {pairs} left out)" if t.warmup_pairs else ""
+    warm = f" ({t.warmup_pairs} warm-up {pairs}: in accuracy, not in speed)" if t.warmup_pairs else ""
     return f"{name}: {t.pairs} paired items{warm}" + (_SIMULATED if simulated else "")
 
 
-def noise_line(t: TaskComparison) -> str:
-    """The minimum detectable difference, and how B - A stands to the run-to-run noise when a rerun was given."""
-    shown = "–" if t.detectable is None else f"{t.detectable:.1%} (alpha 0.05, power 0.8)"
-    if t.within_noise is True:
-        return f"{shown}; B - A is within the run-to-run noise"
-    if t.within_noise is False:
-        return f"{shown}; B - A is larger than the run-to-run noise"
-    return shown
+def _verdict(floor: float, within: bool | None) -> str:
+    """The floor B - A was judged against, with its number, and the verdict: the rerun's (the noise of two runs
+    of A), never the floor of A against B's own pairs shown above it."""
+    return f"{floor:.1%} (A against its rerun); B - A is {'within' if within else 'larger than'} it"
 
 
 def print_comparison(result: Comparison, show: int) -> None:
@@ -171,7 +172,10 @@ def print_comparison(result: Comparison, show: int) -> None:
                 f"{t.accuracy_b:.1%}",
                 f"{t.difference:+.1%}  [{t.low:+.1%}, {t.high:+.1%}]  McNemar p={t.p_value:.3g}",
             )
-            table.add_row("smallest difference these items can detect", "", "", noise_line(t))
+            shown = "–" if t.detectable is None else f"{t.detectable:.1%} (alpha 0.05, power 0.8)"
+            table.add_row("smallest difference these items can detect", "", "", shown)
+            if t.noise_floor is not None:
+                table.add_row("run-to-run noise floor", "", "", _verdict(t.noise_floor, t.within_noise))
         else:
             table.add_row("accuracy", "–", "–", "not scored (synthetic prompts)")
         for metric, r in t.ratios.items():
@@ -187,14 +191,16 @@ def print_comparison(result: Comparison, show: int) -> None:
             )
         if any(t.endpoint_errors):
             ea, eb = t.endpoint_errors
-            table.add_row("endpoint errors (pairs left out)", str(ea), str(eb), "")
+            table.add_row(
+                "no answer of the model's (pairs left out)", str(ea), str(eb), "endpoint errors, unknown questions"
+            )
         console.print(table)
     for name, (ea, eb) in result.unanswered.items():
-        note(f"{name}: nothing to compare, every pair had an endpoint error (A {ea}, B {eb})")
+        note(f"{name}: nothing to compare, no pair had both runs' model answer (A {ea}, B {eb} without one)")
     for name, n in result.noise.items():
         note(
             f"{name}: A against its rerun: {n.identical:.0%} of {n.pairs} outputs byte-identical, {n.discordant} "
-            f"discordant pairs, A2 - A {n.difference:+.1%}"
+            f"discordant pairs, A2 - A {n.difference:+.1%}; noise floor {n.floor:.1%}"
         )
     if result.server:
         table = Table("server metric", "A", "B", title="server metrics, side by side", title_justify="left")

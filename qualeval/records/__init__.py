@@ -80,7 +80,17 @@ from qualeval.records.shaping import (
     WorkloadPrompts,
     WorkloadStyle,
 )
-from qualeval.records.statuses import ANSWERED, DISAGREEING, ENDPOINT_FAILED, TRUNCATED, Agreement, Rung, Status
+from qualeval.records.statuses import (
+    ANSWERED,
+    DISAGREEING,
+    ENDPOINT_FAILED,
+    NOT_THE_MODELS,
+    TRUNCATED,
+    UNKNOWN_QUESTION,
+    Agreement,
+    Rung,
+    Status,
+)
 from qualeval.records.summary import (
     BenchyFigures,
     Cell,
@@ -126,10 +136,12 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DISAGREEING",
     "ENDPOINT_FAILED",
+    "NOT_THE_MODELS",
     "SAMPLING",
     "SEED",
     "STYLES",
     "TRUNCATED",
+    "UNKNOWN_QUESTION",
     "Agreement",
     "AnswerSpec",
     "AppliedMode",

@@ -19,6 +19,9 @@ class Noise(BaseModel):
     """Accuracy of the second run minus the first's."""
     detectable: float | None
     """The smallest difference these pairs can detect at their discordance (alpha 0.05, power 0.8)."""
+    floor: float
+    """The run-to-run noise floor B - A is read against: the larger of |difference| and `detectable`, or 1 (the
+    whole range) when these pairs can detect no difference at all."""
 
 
 class Ratio(BaseModel):
@@ -50,17 +53,23 @@ class TaskComparison(BaseModel):
     flipped_to_wrong: list[str]
     flipped_to_right: list[str]
     endpoint_errors: tuple[int, int] = (0, 0)
-    """Pairs left out because run A's (first) or run B's (second) request failed at the endpoint."""
+    """Pairs left out because run A's (first) or run B's (second) request got no answer of the model's: it failed
+    at the endpoint, or a reference server did not know the question (status `unknown_question`)."""
     warmup_pairs: int = 0
-    """Pairs left out because both requests were warm-ups (`--warmup`): scored in each run, compared in none."""
+    """Pairs of warm-up requests (`--warmup`): in the accuracy figures, as each run scores them, and in no speed
+    ratio."""
     scored: bool = True
     """False for a workload's synthetic prompts: no right answer, so no accuracy, difference or flipped items."""
     detectable: float | None = None
     """The smallest accuracy difference these pairs can detect at the discordance seen (McNemar, alpha 0.05,
     power 0.8): a difference below it cannot be told from none."""
     within_noise: bool | None = None
-    """With a rerun of A (`qualeval compare A A2 B`): B - A is no larger than A2 - A, or than the smallest
-    difference the rerun's pairs could detect; None without a rerun."""
+    """With a rerun of A (`qualeval compare A A2 B`): |B - A| is no larger than `noise_floor`; None without a
+    rerun."""
+    noise_floor: float | None = None
+    """With a rerun of A, the floor `within_noise` reads B - A against: the larger of |A2 - A| and the smallest
+    difference the rerun's pairs (this task's, at this level when the runs swept several) can detect, or 1 when
+    they can detect none; None without a rerun. `detectable` is B against A's own floor, not this one."""
 
 
 class Comparison(BaseModel):
@@ -69,7 +78,8 @@ class Comparison(BaseModel):
     again: str | None = None
     """A second run of A's configuration (`qualeval compare A A2 B`): the run-to-run noise is measured on it."""
     noise: dict[str, Noise] = {}
-    """Per task, A against its rerun."""
+    """A against its rerun, keyed as `tasks` is: per task, and per task and load level when the runs swept
+    several (one item at several levels is not independent evidence)."""
     simulated: bool
     unpaired_a: int
     unpaired_b: int

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["ANSWERED", "DISAGREEING", "ENDPOINT_FAILED", "TRUNCATED", "Agreement", "Rung", "Status"]
+__all__ = [
+    "ANSWERED",
+    "DISAGREEING",
+    "ENDPOINT_FAILED",
+    "NOT_THE_MODELS",
+    "TRUNCATED",
+    "UNKNOWN_QUESTION",
+    "Agreement",
+    "Rung",
+    "Status",
+]
 
 Status = Literal[
     "ok",
@@ -14,6 +24,7 @@ Status = Literal[
     "empty_content",
     "content_filter",
     "transport_error",
+    "unknown_question",
 ]
 TRUNCATED: tuple[Status, ...] = ("reasoning_truncated", "answer_truncated")
 """The budget ran out: in the thinking (no answer) or in the answer."""
@@ -22,6 +33,12 @@ ANSWERED: tuple[Status, ...] = ("ok", "answer_truncated")
 ENDPOINT_FAILED: tuple[Status, ...] = ("transport_error",)
 """The endpoint failed (connection, timeout, 429, 5xx, a 4xx such as context exceeded): the model never answered,
 so accuracy leaves these out and counts them apart."""
+NOT_THE_MODELS: tuple[Status, ...] = (*ENDPOINT_FAILED, "unknown_question")
+"""No answer of the model's: the endpoint failed, or a reference server (qualeval.sim) answered a question that
+is not in its answer key with a refusal of its own. Accuracy leaves both out and counts them apart; an unknown
+question is no endpoint error (sending it again gets the same refusal), so it is counted on its own."""
+UNKNOWN_QUESTION = ("x-qualeval-sim", "unknown-question")
+"""The response header (name, value) the reference server marks such a refusal with; no real server sends it."""
 
 Agreement = Literal["agrees", "disagrees", "filled", "unsupported", "silent"]
 """How a follow-up's answer stands to the content's: the same answer; another one (the content's is scored); the

@@ -67,6 +67,10 @@ class TaskSummary(BaseModel):
     context exceeded): never answers, so never in `accuracy`."""
     error_items: int = 0
     """Items left out of `accuracy` because every request of theirs ended in an endpoint error."""
+    unknown_questions: int = 0
+    """Records a reference server (qualeval.sim) answered with a refusal because the question was not in its
+    answer key (status `unknown_question`): not the model's answers, so never in `accuracy`, and no endpoint
+    error either (sending them again gets the same refusal)."""
     error_reasons: dict[str, int] = Field(default_factory=dict)
     """The endpoint's own reasons for those errors, most common first (at most five)."""
     constraint_held: dict[str, int] = Field(default_factory=dict)

@@ -5,7 +5,8 @@ Accuracy counts every item the model answered: a truncated or empty answer is no
 serving problems rather than wrong answers, the summary also counts them per status and gives the accuracy over
 answered items (`accuracy_answered`, status ok or answer_truncated) beside it. A request the endpoint failed
 (connection, timeout, 429, 5xx, a 4xx such as context exceeded) got no answer at all: it is never counted as
-wrong, but counted apart (`endpoint_errors`, with the server's reasons).
+wrong, but counted apart (`endpoint_errors`, with the server's reasons). Nor is a reference server's refusal of a
+question not in its answer key (status `unknown_question`, counted in `unknown_questions`): not the model's answer.
 
 Accuracy counts each item once, however many records it has (one per load level of a sweep and per sample of
 `--samples-per-item`): an item's score is the mean correctness of its records, accuracy is the mean score, and
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualeval.records import ANSWERED, ENDPOINT_FAILED, Cell, Outcome, Repeated, TaskSummary
+from qualeval.records import ANSWERED, ENDPOINT_FAILED, NOT_THE_MODELS, Cell, Outcome, Repeated, TaskSummary
 
 __all__ = ["Repeat", "answered_cell", "cell_of", "item_scores", "pass_at_k", "repeated", "summarize", "wilson"]
 
@@ -63,12 +64,13 @@ def cell_of(flags: Sequence[bool | float]) -> Cell:
 
 def answered_cell(rows: Iterable[tuple[str | None, bool, str]]) -> tuple[Cell, int]:
     """Accuracy over the items the model answered, from (item, correct, status) per record, and how many records
-    the endpoint failed (left out: an endpoint error is not a wrong answer)."""
+    the endpoint failed (left out: an endpoint error is not a wrong answer; nor is a reference server's refusal
+    of a question it did not know, left out uncounted here: the task's summary counts it)."""
     kept, failed = [], 0
     for item, correct, status in rows:
         if status in ENDPOINT_FAILED:
             failed += 1
-        else:
+        elif status not in NOT_THE_MODELS:
             kept.append((item, correct))
     return cell_of(item_scores(kept)), failed
 
@@ -76,7 +78,7 @@ def answered_cell(rows: Iterable[tuple[str | None, bool, str]]) -> tuple[Cell, i
 def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] = ()) -> TaskSummary:
     """Summarise the final answers of one task."""
     every = list(outcomes)
-    rows = [r for r in every if r.status not in ENDPOINT_FAILED]
+    rows = [r for r in every if r.status not in NOT_THE_MODELS]
     failed = [r for r in every if r.status in ENDPOINT_FAILED]
     cell = cell_of(item_scores((r.item, r.correct) for r in rows))
     answered = [r.correct for r in rows if r.status in ANSWERED]
@@ -91,6 +93,7 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         statuses=dict(Counter(r.status for r in every)),
         rungs=dict(Counter(r.rung for r in rows)),
         endpoint_errors=len(failed),
+        unknown_questions=sum(r.status == "unknown_question" for r in every),
         error_items=len({r.item if r.item is not None else id(r) for r in failed} - {r.item for r in rows}),
         error_reasons=dict(Counter(r.error or "no reason given" for r in failed).most_common(5)),
         constraint_held=dict(Counter("held" if r.held else "broken" for r in rows if r.held is not None)),
@@ -105,7 +108,7 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
             item_scores((r.item, r.correct and r.rung != "judge") for r in rows)
         ).accuracy
     summary.measures = _measures(rows)
-    for name in breakdowns:
+    for name in breakdowns if rows else ():  # nothing answered: no breakdown, rather than a macro accuracy of 0
         groups: dict[str, list[tuple[str | None, bool]]] = defaultdict(list)
         for r in rows:
             groups[str(r.meta.get(name))].append((r.item, r.correct))

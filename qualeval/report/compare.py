@@ -3,10 +3,12 @@
 Records pair by task, sample id and repeat; when both runs swept the same load levels, each task and level is
 compared on its own (one item at several levels is not independent evidence). Accuracy:
 the difference B - A with a paired bootstrap interval (items resampled together) and McNemar's exact test on the
-discordant pairs, over the items both runs got an answer for (a request either endpoint failed is counted apart).
+discordant pairs, over the items both runs got a model's answer for (a request either endpoint failed, or a
+question a reference server did not know, is counted apart).
 Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio.
 Tasks and load levels come in numeric order (c=1, c=4, c=16), and beside the figures stand the settings the two
-runs differ in and the warm-up pairs left out, so that a reader knows what the comparison is of.
+runs differ in and the warm-up pairs (compared on accuracy, as each run scores them, but on no speed figure), so
+that a reader knows what the comparison is of.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pydantic import ValidationError
 
 from qualeval.errors import InputError
 from qualeval.records import (
-    ENDPOINT_FAILED,
+    NOT_THE_MODELS,
     Comparison,
     Manifest,
     Noise,
@@ -119,24 +121,30 @@ def _natural(name: str) -> tuple[float | str, ...]:
     return tuple(float(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+(?:\.\d+)?)", name)))
 
 
+def _group(key: PairKey, levels: set[str]) -> str:
+    """The name a pair is compared under: its task, at its load level when the runs swept several."""
+    level = key[3] if len(key) > 3 else ""
+    return f"{key[0]} @ {level}" if level and len(levels) > 1 else key[0]
+
+
 _Grouped = tuple[dict[str, list[Pair]], dict[str, tuple[int, int]], dict[str, int]]
 
 
 def _grouped(a: _Run, b: _Run, shared: list[PairKey]) -> _Grouped:
     """Pairs by task, and by load level when the runs swept several: the same item at several levels is not
-    independent evidence. A pair of warm-up requests is left out, counted; so is a pair where either request
-    failed at the endpoint (no answer to compare), counted per side."""
+    independent evidence. A pair of warm-up requests is in (each run scores its warm-up, so leaving it out would
+    give accuracies that are not the runs'), counted, and kept out of the speed ratios; a pair where either
+    request got no answer of the model's (the endpoint failed it, or a reference server did not know the
+    question) is left out, counted per side."""
     by_task: dict[str, list[Pair]] = defaultdict(list)
     failed: dict[str, tuple[int, int]] = {}
     warm: dict[str, int] = defaultdict(int)
     for key in shared:
         ra, rb = a.records[key], b.records[key]
-        level = key[3] if len(key) > 3 else ""
-        name = f"{key[0]} @ {level}" if level and len(a.levels) > 1 else key[0]
+        name = _group(key, a.levels)
         if ra.warmup and rb.warmup:
             warm[name] += 1
-            continue
-        fa, fb = ra.status in ENDPOINT_FAILED, rb.status in ENDPOINT_FAILED
+        fa, fb = ra.status in NOT_THE_MODELS, rb.status in NOT_THE_MODELS
         if fa or fb:
             ea, eb = failed.get(name, (0, 0))
             failed[name] = (ea + fa, eb + fb)
@@ -227,13 +235,59 @@ def _settings(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
 
 
 def _noisy(tasks: dict[str, TaskComparison], noise: dict[str, Noise]) -> dict[str, TaskComparison]:
-    """Each task's B - A held against what A's own rerun differed by."""
+    """Each task's B - A held against the floor of what A's own rerun differed by, on the same pairs' group."""
     out = {}
     for name, t in tasks.items():
-        floor = noise.get(name.partition(" @ ")[0])
-        within = within_noise(t.difference, floor) if floor is not None and t.difference is not None else None
-        out[name] = t.model_copy(update={"within_noise": within})
+        found = noise.get(name)
+        within = within_noise(t.difference, found) if found is not None and t.difference is not None else None
+        out[name] = t.model_copy(update={"within_noise": within, "noise_floor": found.floor if found else None})
     return out
+
+
+_MAY_DIFFER = frozenset(
+    {"out", "base_url", "endpoints", "timeout", "max_retries", "fail_under", "probe", "published", "within"}
+    | {"sample_seed", "arrival_seed"}
+)
+"""What a rerun of A may change: where it was served and written, how long it waited, how it is judged
+afterwards, and its seeds (a rerun draws anew what was drawn); the rest is A's configuration."""
+
+
+def _configuration(m: Manifest) -> dict[str, Any]:
+    """A run's configuration as dotted keys: its settings but those a rerun may change, what it pinned, and each
+    task as it ran (spec, version, samples; not where its file was)."""
+    config = m.config.model_dump(mode="json", exclude=set(_MAY_DIFFER)) if m.config else {}
+    pinned = m.pinned.fingerprinted() if m.pinned else {}
+    tasks = {name: entry.model_dump(mode="json", exclude={"file"}) for name, entry in m.tasks.items()}
+    shaping = m.shaping.model_dump(mode="json") if m.shaping else {}
+    return _flat(config) | _flat(pinned, "pinned.") | _flat(tasks, "tasks.") | _flat(shaping, "shaping.")
+
+
+def _check_rerun(a: _Run, rerun: _Run, again: Path) -> None:
+    """Refuse as A's rerun a run of another configuration or other items: its noise would not be A's."""
+    ca, cr = _configuration(a.manifest), _configuration(rerun.manifest)
+    differ = next((k for k in [*ca, *(k for k in cr if k not in ca)] if ca.get(k) != cr.get(k)), None)
+    if differ is not None:
+        raise InputError(
+            f"{again}: not a rerun of A: its {differ} is {cr.get(differ)!r} where A's is {ca.get(differ)!r} "
+            "(a rerun must have A's configuration; only its seeds, server address and output folder may differ)"
+        )
+    apart = set(a.records) ^ set(rerun.records)
+    if apart:
+        raise InputError(
+            f"{again}: not a rerun of A: {len(apart)} of its and A's items (task, sample, repeat, level) are in one "
+            f"run only ({len(rerun.records)} items against A's {len(a.records)}); a rerun must run A's items"
+        )
+
+
+def _refuse_same(first: Path, one: _Run, second: Path, two: _Run, role: str) -> None:
+    """The same run twice (the same directory, or a copy of it: the same start and fingerprint) is no comparison:
+    every difference would be zero by construction."""
+    same_start = one.manifest.started is not None and one.manifest.started == two.manifest.started
+    if first.resolve() == second.resolve() or (same_start and one.manifest.fingerprint == two.manifest.fingerprint):
+        raise InputError(
+            f"{second}: the same run as {first} (started {one.manifest.started or 'at the same time'}); "
+            f"{role} must be another run"
+        )
 
 
 def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | None = None) -> Comparison:
@@ -241,8 +295,14 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | Non
     import numpy as np
 
     a, b = _run(root_a), _run(root_b)
+    _refuse_same(root_a, a, root_b, b, "B")
+    rerun = _run(again) if again is not None else None
+    if rerun is not None and again is not None:
+        _refuse_same(root_a, a, again, rerun, "A2, a rerun of A,")
+        _check_rerun(a, rerun, again)
     if a.levels != b.levels:
         a, b = replace(a, records=_rekey(a.records)), replace(b, records=_rekey(b.records))
+        rerun = replace(rerun, records=_rekey(rerun.records)) if rerun is not None else None
     shared = sorted(set(a.records) & set(b.records))
     if not shared:
         raise InputError(f"{root_a} and {root_b} share no items: they ran different tasks or samples")
@@ -255,12 +315,9 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | Non
         for name, pairs in sorted(grouped.items(), key=lambda kv: _natural(kv[0]))
     }
     noise: dict[str, Noise] = {}
-    if again is not None:
-        rerun = _run(again)
-        first = _rekey(a.records) if rerun.levels != a.levels else a.records
-        noise = run_noise(first, _rekey(rerun.records) if rerun.levels != a.levels else rerun.records)
-        if not noise:
-            raise InputError(f"{root_a} and {again} share no items: a rerun of A must run A's tasks and samples")
+    if rerun is not None:
+        found = run_noise(a.records, rerun.records, lambda key: _group(key, a.levels))
+        noise = dict(sorted(found.items(), key=lambda kv: _natural(kv[0])))
         tasks = _noisy(tasks, noise)
     return Comparison(
         a=str(root_a),

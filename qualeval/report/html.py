@@ -31,7 +31,7 @@ from qualeval.report.frontier_sections import (
     load_rows,
     smallest_line,
 )
-from qualeval.report.markdown import OFFLINE, errors_cell, has_linked, markdown_report, timed
+from qualeval.report.markdown import OFFLINE, errors_cell, has_linked, markdown_report, timed, unknown_line
 from qualeval.report.numbers import dist, num, pct
 from qualeval.report.serving_sections import serving_sections
 
@@ -85,6 +85,7 @@ def _environment() -> Environment:
     )
     env.globals.update(pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
     env.globals.update(timed=timed, has_linked=has_linked, unscored=_unscored, offline_note=OFFLINE)
+    env.globals.update(unknown_line=unknown_line)
     env.globals.update(frontier_rows=frontier_rows, load_rows=load_rows, smallest_line=smallest_line)
     env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)
     env.globals.update(load_head=LOAD_HEAD, load_note=LOAD_NOTE)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypeVar
 
-from qualeval.records import RunSummary, TaskReport
+from qualeval.records import RunSummary, TaskReport, TaskSummary
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown
 from qualeval.report.numbers import dist, num, pct
 from qualeval.report.serving_sections import serving_markdown
@@ -43,6 +43,7 @@ def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
     lines = _header(summary, offline) + drop_markdown(summary)
     lines += _accuracy(summary)
     lines += _statuses(summary)
+    lines += _faults(summary)
     lines += _speed(summary)
     lines += serving_markdown(summary)
     return "\n".join(lines) + "\n"
@@ -96,6 +97,8 @@ def _accuracy(summary: RunSummary) -> list[str]:
         )
     for name, t in summary.tasks.items():
         lines += _errors(name, t)
+        unknown = unknown_line(t.summary)
+        lines += ["", f"{name}: **{unknown}**."] if unknown else []
         if t.scored:  # a published figure, a judge, repeated samples: all accuracy, which synthetic prompts lack
             lines += _figures(name, t) + _judged(name, t) + _repeated(name, t)
     return lines
@@ -106,6 +109,16 @@ def errors_cell(records: int, items: int) -> str:
     if not records:
         return "0"
     return f"{records} ({items} items unanswered)" if items else str(records)
+
+
+def unknown_line(m: TaskSummary) -> str | None:
+    """What a reference server answered in the model's place, said in every report; None when it did not."""
+    if not m.unknown_questions:
+        return None
+    return (
+        f"{m.unknown_questions} of {m.records} answers came from a reference server that did not know the question: "
+        "they are not the model's answers, and not in the accuracy"
+    )
 
 
 def _errors(name: str, t: TaskReport) -> list[str]:
@@ -171,6 +184,13 @@ def _statuses(summary: RunSummary) -> list[str]:
             ]
             lines += [f"| {v} | {c.n} | {pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} |" for v, c in cells.items()]
     return lines
+
+
+def _faults(summary: RunSummary) -> list[str]:
+    """Every failed attempt per task by fault class, retried or final, as report.html shows it: a fault the
+    retries absorbed left no endpoint error, but the server still faltered, and that belongs in the report."""
+    lines = ["", "## Faults retried or final", "", "| task | failed attempts by fault |", "|---|---|"]
+    return lines + [f"| {name} | {_pairs(t.faults) or 'none'} |" for name, t in summary.tasks.items()]
 
 
 def _speed(summary: RunSummary) -> list[str]:

@@ -10,9 +10,10 @@ from none.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from statistics import NormalDist
 
-from qualeval.records import ENDPOINT_FAILED, Noise, Record
+from qualeval.records import NOT_THE_MODELS, Noise, Record
 
 __all__ = ["ALPHA", "mcnemar_exact", "minimum_detectable", "run_noise", "within_noise"]
 
@@ -53,32 +54,39 @@ def minimum_detectable(pairs: int, discordant: int, *, alpha: float = ALPHA, pow
     return high
 
 
-def run_noise(first: dict[tuple[str, ...], Record], again: dict[tuple[str, ...], Record]) -> dict[str, Noise]:
-    """Per task, two runs of the same configuration side by side: the share of byte-identical outputs (reasoning
+def run_noise(
+    first: dict[tuple[str, ...], Record], again: dict[tuple[str, ...], Record], group: Callable[[tuple[str, ...]], str]
+) -> dict[str, Noise]:
+    """Per group (`group` names a pair key's: the task, or the task at a load level, as the comparison groups
+    its pairs), two runs of the same configuration side by side: the share of byte-identical outputs (reasoning
     and content), the discordant pairs, the accuracy difference (again - first) and the smallest difference
-    these pairs could detect. Pairs where either request failed at the endpoint are left out."""
+    these pairs could detect. Pairs where either request got no answer of the model's (an endpoint error, a
+    reference server's refusal of a question it did not know) are left out."""
     by_task: dict[str, list[tuple[Record, Record]]] = {}
     for key in sorted(set(first) & set(again)):
         one, two = first[key], again[key]
-        failed = one.status in ENDPOINT_FAILED or two.status in ENDPOINT_FAILED
-        if not failed and not (one.warmup and two.warmup):
-            by_task.setdefault(key[0], []).append((one, two))
+        failed = one.status in NOT_THE_MODELS or two.status in NOT_THE_MODELS
+        if not failed:
+            by_task.setdefault(group(key), []).append((one, two))
     out = {}
     for task, pairs in by_task.items():
         same = sum(a.content == b.content and a.reasoning == b.reasoning for a, b in pairs)
         up = sum(b.score.correct and not a.score.correct for a, b in pairs)
         down = sum(a.score.correct and not b.score.correct for a, b in pairs)
+        difference = (up - down) / len(pairs)
+        detectable = minimum_detectable(len(pairs), up + down)
         out[task] = Noise(
             pairs=len(pairs),
             identical=same / len(pairs),
             discordant=up + down,
-            difference=(up - down) / len(pairs),
-            detectable=minimum_detectable(len(pairs), up + down),
+            difference=difference,
+            detectable=detectable,
+            # too few pairs to detect any difference: no B - A can be told from the noise
+            floor=1.0 if detectable is None else max(abs(difference), detectable),
         )
     return out
 
 
 def within_noise(difference: float, noise: Noise) -> bool:
-    """Whether B - A is no larger than what two runs of A's configuration already differ by: the difference they
-    showed, or the smallest one their discordance lets a test detect, whichever is larger."""
-    return abs(difference) <= max(abs(noise.difference), noise.detectable or 0.0)
+    """Whether B - A is no larger than what two runs of A's configuration already differ by (the noise floor)."""
+    return abs(difference) <= noise.floor

@@ -196,22 +196,38 @@ def serving_markdown(summary: RunSummary) -> list[str]:
     return lines
 
 
+_SIMULATED = (
+    "Simulated server: these results come from qualeval's reference server; they show the harness working and say "
+    "nothing about any real model."
+)
+
+
 def terminal_lines(summary: RunSummary) -> list[str]:
-    """A few lines for the terminal: the workload's headline figures and any length not reached."""
+    """A few lines for the terminal: that the server is simulated, as the reports say; the workload's headline
+    figures and any length not reached; and the per-length rows report.md has for a `--context-length` run."""
+    out = [_SIMULATED] if summary.simulated else []
     w = summary.serving.workload if summary.serving else None
-    if w is None:
-        return []
-    out = []
-    for label, level in w.levels.items():
-        v = level.vllm
-        ttft = _stat(v.ttft, "p50")
-        out.append(
-            f"{w.name} @ {label}: {v.completed} requests · output {_f(v.output_throughput, 1)} tok/s · "
-            f"decode {_f(_stat(v.decode_per_user, 'mean'), 1)} tok/s per user · TTFT p50 {_f(ttft, 1)} ms"
-        )
-    if w.targets.output_short:
-        out.append(f"{w.targets.output_short} requests stopped short of their target output length")
+    if w is not None:
+        for label, level in w.levels.items():
+            v = level.vllm
+            ttft = _stat(v.ttft, "p50")
+            out.append(
+                f"{w.name} @ {label}: {v.completed} requests · output {_f(v.output_throughput, 1)} tok/s · "
+                f"decode {_f(_stat(v.decode_per_user, 'mean'), 1)} tok/s per user · TTFT p50 {_f(ttft, 1)} ms"
+            )
+        if w.targets.output_short:
+            out.append(f"{w.targets.output_short} requests stopped short of their target output length")
+    context = _context(summary)
+    if context:
+        out += [f"{context['title']}:", *_aligned(context["tables"][0]), *context["notes"]]
     return out
+
+
+def _aligned(table: dict[str, Any]) -> list[str]:
+    """A table as plain lines, each column as wide as its widest cell (never cut to a terminal's width)."""
+    rows = [table["head"], *table["rows"]]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(table["head"]))]
+    return ["  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
 def _server_means(summary: RunSummary | None) -> dict[str, float]:

@@ -168,6 +168,14 @@ async def _judged(
     return decide(task, sample, done, info, rescue=rescue, grade=grade, allow_code=allow_code), grade
 
 
+def _answer_of(response: ChatResponse) -> Completion:
+    """The completion as the run records it: a reference server's refusal of a question it did not know is no
+    answer of the model's, whatever its text (the server says so in a header: UNKNOWN_QUESTION)."""
+    if not response.unknown_question:
+        return response.completion
+    return response.completion.model_copy(update={"status": "unknown_question"})
+
+
 async def run_one(
     client: ChatSender,
     task: Task,
@@ -191,7 +199,7 @@ async def run_one(
     """
     request = request_for(task, sample, model, **overrides)
     sent, response, info = await _ask(client, task, sample, request, mode, style)
-    done = response.completion
+    done = _answer_of(response)
     verdict, grade = await _judged(task, sample, done, info, rescue, model_judge, allow_code)
     return Record(
         sample_id=sample.id,

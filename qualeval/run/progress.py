@@ -1,6 +1,7 @@
 """The run's progress bar (items, accuracy so far, tokens per second, errors, truncations), for the CLI and for
 `qualeval.evaluate(progress=True)`: callbacks for `run.execute`, and the bar they drive. Accuracy counts only
-scored records: a workload's synthetic prompts have no right answer, so a run of nothing else shows none.
+scored records that have an answer: a workload's synthetic prompts have no right answer, so a run of nothing else
+shows none; a request that failed at the endpoint is an error, counted apart, never a wrong answer.
 
 It lives beside execute rather than in the CLI: the API draws it too, and the API must not depend on the CLI
 (the CLI is built on the API)."""
@@ -16,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from qualeval.records import TRUNCATED
+from qualeval.records import ENDPOINT_FAILED, NOT_THE_MODELS, TRUNCATED
 
 __all__ = ["Bar", "progress_bar"]
 
@@ -41,10 +42,11 @@ class Bar:
 
     def on_record(self, record: Any) -> None:
         c = self.counts
-        if record.scored:
+        failed = record.status in ENDPOINT_FAILED
+        if record.scored and record.status not in NOT_THE_MODELS:  # no answer of the model's is no wrong answer
             c["scored"] += 1
             c["right"] += bool(record.score.correct)
-        c["errors"] += record.status == "transport_error"
+        c["errors"] += failed
         c["cut"] += record.status in TRUNCATED
         c["tokens"] += record.usage.completion_tokens or 0
         self.progress.update(self.task, advance=1, line=self.line())

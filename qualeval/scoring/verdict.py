@@ -25,7 +25,7 @@ from qualeval.wire.models import Sample
 
 __all__ = ["NOT_SCORED", "Verdict", "decide", "wants_model_judge"]
 
-NOT_SCORED = ("transport_error", "content_filter")
+NOT_SCORED = ("transport_error", "content_filter", "unknown_question")
 """Statuses that carry no answer of the model's: never scored, never graded."""
 
 

@@ -79,6 +79,8 @@ class Served:
     """What shaping made of the prompt (all None: the task's own item)."""
     processed: int | None = None
     """The prompt tokens llama.cpp says it processed or took from its cache (timings: prompt_n + cache_n)."""
+    scored: bool = True
+    """False: a workload's synthetic prompt, whose output length is a target; a task's item has a budget."""
 
     @classmethod
     def of(cls, record: Record) -> Served:
@@ -94,6 +96,7 @@ class Served:
             record.usage.prompt_tokens,
             record.shape or _UNSHAPED,
             processed,
+            record.scored,
         )
 
     @property
@@ -268,8 +271,10 @@ def benchy_figures(rows: Sequence[Served]) -> BenchyFigures:
 
 
 def targets(rows: Sequence[Served]) -> Targets:
-    """How many requests fell short of their target output length, and prompts off their target length."""
-    short = [(r, m) for r in rows if (m := r.shape.output_target) and r.output_tokens < m]
+    """How many requests fell short of their target output length, and prompts off their target length. Only a
+    synthetic prompt has a target output length: a task's item answers in its own words, and stopping before
+    the budget is its answer ending, not a shortfall."""
+    short = [(r, m) for r in rows if not r.scored and (m := r.shape.output_target) and r.output_tokens < m]
     off = [r for r in rows if (n := r.shape.prompt_target) and abs((r.shape.prompt_tokens or 0) - n) > max(1, n // 100)]
     counted = sorted({r.shape.prompt_count for r in rows if r.shape.prompt_count})
     return Targets(

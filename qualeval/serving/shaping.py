@@ -21,6 +21,7 @@ from qualeval.serving.lengths import (
     place,
     template_overhead,
 )
+from qualeval.serving.reproduce import reproduces
 from qualeval.serving.workloads import Forcing, Measures, load_workload, workload_samples
 from qualeval.tasks import Task
 from qualeval.wire.models import Message, Sample
@@ -162,12 +163,13 @@ async def shape_work(config: RunConfig, work: Work) -> tuple[Work, Shaping]:
             workload, path = load_workload(workload_ref)
             workload = workload.shaped(list(getattr(config, "workload_set", None) or []), str(path))
             batch = config.concurrency[0] if getattr(config, "batch", False) else 0
-            work = await workload_samples(workload, str(path), measures, filler, work, batch)
+            given = [t.name for t, _ in work]
+            work = await workload_samples(workload, str(path), measures, filler, work, batch, config.warmup)
             info.workload = ShapedWorkload(
                 name=workload.name,
                 file=str(path),
                 style=workload.style,
-                mirrors=workload.mirrors,
+                mirrors=reproduces(workload.style, workload.prompts, config, given, workload.percentiles),
                 percentiles=workload.percentiles,
                 prompts=workload.prompts,
             )

@@ -2,8 +2,9 @@
 
 Client side: output tokens per second (of the requests that finished in the second), requests in flight and
 queued, errors, and the right answers among the scored ones (for rolling accuracy). Server side: every replica's
-Prometheus `/metrics`, parsed with prometheus_client's text parser and read through the metric names in
-`servermetrics.yaml` (data, one block per server). A server without `/metrics` is noted once and skipped.
+Prometheus `/metrics`, parsed with prometheus_client's text parser (its OpenMetrics parser for an OpenMetrics
+body) and read through the metric names in `servermetrics.yaml` (data, one block per server). A server without
+`/metrics` is noted once and skipped.
 """
 
 from __future__ import annotations
@@ -47,18 +48,47 @@ def metric_maps(path: str | None = None) -> dict[str, dict[str, Any]]:
     return maps
 
 
-def read_metrics(text: str) -> dict[str, float]:
-    """Sample name -> value summed over label sets, from the Prometheus text exposition."""
-    from prometheus_client.parser import text_string_to_metric_families
+_SUFFIXES = ("", "_total", "_created", "_bucket", "_count", "_sum", "_info", "_gcount", "_gsum")
 
+
+def _families(text: str, content_type: str) -> list[Any]:
+    """The metric families of a scrape: an OpenMetrics body (by its content type, or its closing `# EOF`, as
+    vLLM's newer frontend sends it whatever was asked) through prometheus_client's OpenMetrics parser, which
+    a body it finds malformed falls back from; else the Prometheus text parser."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics
+    from prometheus_client.parser import text_string_to_metric_families as prometheus
+
+    if "openmetrics" in content_type or text.rstrip().endswith("# EOF"):
+        with contextlib.suppress(ValueError):
+            return list(openmetrics(text))
+    return list(prometheus(text))
+
+
+def read_metrics(text: str, content_type: str = "") -> dict[str, float]:
+    """Sample name -> value summed over label sets, from the Prometheus text or OpenMetrics exposition. A sample
+    is named as its family's `# TYPE` line names it: prometheus_client's OpenMetrics exposition writes
+    `vllm:x` there and `vllm_x` on the samples, and servermetrics.yaml names the metric, not the escaping."""
+    families = _families(text, content_type)
+    declared = {f.name.replace(":", "_"): f.name for f in families if ":" in f.name}
     out: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for family in text_string_to_metric_families(text):
+    for family in families:
         for sample in family.samples:
-            out[sample.name] = out.get(sample.name, 0.0) + float(sample.value)
-            counts[sample.name] = counts.get(sample.name, 0) + 1
+            name = _declared_name(sample.name, declared)
+            out[name] = out.get(name, 0.0) + float(sample.value)
+            counts[name] = counts.get(name, 0) + 1
     out.update({f"#{k}": float(v) for k, v in counts.items()})  # label sets per name, for `reduce: mean`
     return out
+
+
+def _declared_name(name: str, declared: dict[str, str]) -> str:
+    if not declared:
+        return name
+    for suffix in _SUFFIXES:
+        base = name[: len(name) - len(suffix)]
+        if name.endswith(suffix) and base in declared:
+            return declared[base] + suffix
+    return name
 
 
 def _names(value: Any) -> list[str]:
@@ -136,7 +166,8 @@ class Sampler:
             return None  # no /metrics there: noted once
         try:
             reply = await http.get(f"{root}/metrics")
-            now = read_metrics(reply.text) if reply.status_code == 200 else {}
+            kind = reply.headers.get("content-type", "")
+            now = read_metrics(reply.text, kind) if reply.status_code == 200 else {}
         except (httpx.HTTPError, ValueError):
             now = {}
         if url not in self.kinds:

@@ -181,27 +181,36 @@ async def _conversation(
     return messages, total + await counter.count(prompt)
 
 
-async def synthetic_samples(workload: Workload, measures: Measures, filler: Filler, batch: int) -> list[Sample]:
-    """Filler prompts of the workload's lengths (with its context and earlier turns), none of them scored."""
+async def synthetic_samples(
+    workload: Workload, measures: Measures, filler: Filler, batch: int, warmup: int = 0
+) -> list[Sample]:
+    """Filler prompts of the workload's lengths (with its context and earlier turns), none of them scored:
+    `warmup` prompts of the first prompt's lengths but text of their own, then `num_prompts` measured ones."""
     spec = workload.prompts
     counter, forced = await measures.counter(), await measures.forcing()
     benchy = workload.style == "llama-benchy"
     overhead = await measures.overhead(_roles(spec)) if benchy else 0
     specials = 0 if benchy else await measures.specials()
     own = await counter.count("\n\n" + _INSTRUCTION)  # the same for every prompt: counted once
+    lengths = _lengths(spec, specials)
+    plan: list[tuple[str, object, tuple[int, int | None], int | None]]
+    plan = [(f"warmup{k}", (spec.seed, "warmup", k), lengths[0], None) for k in range(warmup)]
+    plan += [(str(i), (spec.seed, i), length, i) for i, length in enumerate(lengths)]
     samples = []
-    for i, (n, m) in enumerate(_lengths(spec, specials)):
-        messages, counted = await _conversation(counter, filler, spec, n, m, (spec.seed, i), (overhead, own))
+    for name, seed, (n, m), index in plan:
+        messages, counted = await _conversation(counter, filler, spec, n, m, seed, (overhead, own))
         target = spec.context + spec.depth * (n + (m or spec.output_len or 128)) + n  # every turn counts in it
-        shape = _shape(target, counted + overhead, counter.source, m, i, batch, _rule(workload, overhead))
-        samples.append(_unscored(workload, i, messages, shape, _budget(m, forced)))
+        shape = _shape(target, counted + overhead, counter.source, m, index, batch, _rule(workload, overhead))
+        samples.append(_unscored(workload, name, messages, shape, _budget(m, forced)))
     return samples
 
 
-def _unscored(workload: Workload, i: int, messages: Sequence[Message], shape: Shape, budget: dict[str, Any]) -> Sample:
+def _unscored(
+    workload: Workload, name: str, messages: Sequence[Message], shape: Shape, budget: dict[str, Any]
+) -> Sample:
     """A synthetic prompt: timed, never scored."""
     return Sample(
-        id=f"{workload.name}/{i}", task=workload.name, messages=tuple(messages), gold="", scored=False, shape=shape,
+        id=f"{workload.name}/{name}", task=workload.name, messages=tuple(messages), gold="", scored=False, shape=shape,
         **budget,
     )  # fmt: skip
 
@@ -215,14 +224,15 @@ def _rule(workload: Workload, overhead: int) -> dict[str, Any]:
 
 
 def _shape(
-    target: int, counted: int, source: str, output: int | None, index: int, batch: int, rule: dict[str, Any]
+    target: int, counted: int, source: str, output: int | None, index: int | None, batch: int, rule: dict[str, Any]
 ) -> Shape:
     return Shape(
         prompt_target=target,
         prompt_tokens=counted,
         prompt_count=source,
         output_target=output,
-        run=index // batch if batch else None,  # llama-benchy's runs: which batch of `concurrency` requests
+        # llama-benchy's runs: which batch of `concurrency` measured requests (a warm-up is in none)
+        run=index // batch if batch and index is not None else None,
         **rule,
     )
 
@@ -233,11 +243,12 @@ def _valid(prompt: int, output: int, fixed: bool) -> bool:
     return prompt >= 4 and (fixed or output >= 4) and prompt <= 1024 and prompt + output <= 2048
 
 
-async def sharegpt_samples(workload: Workload, measures: Measures, where: str) -> list[Sample]:
+async def sharegpt_samples(workload: Workload, measures: Measures, where: str, warmup: int = 0) -> list[Sample]:
     """The first turn of each conversation, as vllm bench serve's sharegpt dataset takes them: shuffled with
     `random.seed(seed)`, lengths counted with the special tokens the tokenizer adds, its filters, the reply's
     length as the output length (or `output_len`, as `--sharegpt-output-len`), oversampled with
-    `random.choice` when too few pass."""
+    `random.choice` when too few pass. The warm-ups come first: the first prompt again, as vllm's initial
+    test request is."""
     spec = workload.prompts
     counter, forced, specials = await measures.counter(), await measures.forcing(), await measures.specials()
     rows = _sharegpt_rows(spec.path, where)
@@ -255,9 +266,11 @@ async def sharegpt_samples(workload: Workload, measures: Measures, where: str) -
     again = random.Random(spec.seed)
     kept += [again.choice(kept) for _ in range(spec.num_prompts - len(kept))]
     samples = []
-    for i, (prompt, n, m) in enumerate(kept):
-        shape = _shape(n, n, counter.source, m, i, 0, _rule(workload, 0))
-        samples.append(_unscored(workload, i, [Message(role="user", content=prompt)], shape, _budget(m, forced)))
+    plan = [(f"warmup{k}", kept[0]) for k in range(warmup)] + [(str(i), row) for i, row in enumerate(kept)]
+    for name, (prompt, n, m) in plan:
+        shape = _shape(n, n, counter.source, m, None, 0, _rule(workload, 0))
+        messages = [Message(role="user", content=prompt)]
+        samples.append(_unscored(workload, name, messages, shape, _budget(m, forced)))
     return samples
 
 
@@ -285,15 +298,17 @@ def _sharegpt_rows(path: Path | None, where: str) -> list[tuple[str, str]]:
 
 
 async def placed_samples(
-    workload: Workload, task: Task, items: list[Sample], measures: Measures, filler: Filler
+    workload: Workload, task: Task, items: list[Sample], measures: Measures, filler: Filler, warmup: int = 0
 ) -> list[Sample]:
     """A task's items at the end of filler prompts of the workload's lengths, the item's own earlier messages
-    counted in: the same load, scored. The model answers in its own words, so the output length is a budget."""
+    counted in: the same load, scored. The model answers in its own words, so the output length is a budget.
+    `warmup` items first, at the first prompt's lengths, then one item per measured prompt."""
     spec = workload.prompts
     counter = await measures.counter()
     benchy = workload.style == "llama-benchy"
     out = []
     lengths = _lengths(spec, 0 if benchy else await measures.specials())
+    lengths = [lengths[0]] * warmup + lengths
     for i, (sample, (n, m)) in enumerate(zip(items, lengths, strict=False)):
         overhead = await measures.overhead(tuple(x.role for x in sample.messages)) if benchy else 0
         earlier = 0
@@ -309,10 +324,11 @@ async def placed_samples(
     return out
 
 
-def task_samples(workload: Workload, items: list[Sample]) -> list[Sample]:
-    """A reasoning workload: a task's items as they are, with the workload's token budget."""
+def task_samples(workload: Workload, items: list[Sample], warmup: int = 0) -> list[Sample]:
+    """A reasoning workload: a task's items as they are, with the workload's token budget; `warmup` items
+    first, then `num_prompts` measured ones."""
     spec = workload.prompts
-    return [s.model_copy(update={"max_tokens": spec.max_tokens}) for s in items[: spec.num_prompts]]
+    return [s.model_copy(update={"max_tokens": spec.max_tokens}) for s in items[: spec.num_prompts + warmup]]
 
 
 async def workload_samples(
@@ -322,21 +338,28 @@ async def workload_samples(
     filler: Filler,
     given: list[tuple[Task, list[Sample]]],
     batch: int,
+    warmup: int = 0,
 ) -> list[tuple[Task, list[Sample]]]:
     """The run's work for a workload: synthetic prompts, ShareGPT turns, a task's items, or the given tasks'
-    items placed in prompts of the workload's lengths. The server is asked only what is needed."""
+    items placed in prompts of the workload's lengths. The server is asked only what is needed. `num_prompts`
+    counts the measured prompts, as vllm bench serve's `--num-prompts` and llama-benchy's runs × concurrency
+    do: the run's `warmup` requests (sent first, from the first task) come on top."""
     spec = workload.prompts
     if spec.kind == "task" or (given and spec.kind == "random"):
         if not given:
             from qualeval.tasks import build_samples, load_task
 
             task = load_task(spec.task or "syllogisms")
-            given = [(task, build_samples(task, limit=spec.num_prompts))]
+            given = [(task, build_samples(task, limit=spec.num_prompts + warmup))]
+        extra = [warmup] + [0] * (len(given) - 1)  # the run's warm-ups are its first items
         if spec.kind == "task":
-            return [(t, task_samples(workload, s)) for t, s in given]
-        return [(t, await placed_samples(workload, t, s, measures, filler)) for t, s in given]
+            return [(t, task_samples(workload, s, w)) for (t, s), w in zip(given, extra, strict=True)]
+        return [
+            (t, await placed_samples(workload, t, s, measures, filler, w))
+            for (t, s), w in zip(given, extra, strict=True)
+        ]
     if spec.kind == "sharegpt":
-        samples = await sharegpt_samples(workload, measures, where)
+        samples = await sharegpt_samples(workload, measures, where, warmup)
     else:
-        samples = await synthetic_samples(workload, measures, filler, batch)
+        samples = await synthetic_samples(workload, measures, filler, batch, warmup)
     return [(synthetic_task(workload), samples)]

@@ -66,6 +66,8 @@ class PlannedReply:
     """Reasoning ended with its closing marker (False when the budget ran out inside it)."""
     finish: str = "stop"
     thinking: bool = True
+    unknown: bool = False
+    """The question is not in the answer key: the reply is the server's, no model's (UNKNOWN_QUESTION)."""
 
 
 def seeded(*parts: object) -> random.Random:
@@ -341,7 +343,7 @@ def generate(
     answer, hint = (
         (said, said) if said is not None else _chosen(prompt, entry, key, rng, accuracy, directives.get("outcome"))
     )
-    gen = PlannedReply(thinking=thinking)
+    gen = PlannedReply(thinking=thinking, unknown=said is None and entry is None)
     if thinking:
         gen.reasoning = _reasoning(prompt, hint, written or _wanted(behaviour, directives, rng), rng)
     _answer_into(gen, prompt, answer, entry, said, constraint, behaviour, directives, rng)

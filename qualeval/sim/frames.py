@@ -88,6 +88,8 @@ class Planned:
     ttft_s: float
     decode_s: float
     tokens: int
+    unknown: bool = False
+    """The question was not in the answer key (qualeval.sim.behaviour.PlannedReply.unknown)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import time
 from typing import Any
 
@@ -21,6 +22,8 @@ from qualeval.sim.planning import plan
 from qualeval.sim.state import ServerState
 
 __all__ = ["serve_connection"]
+
+_log = logging.getLogger(__name__)
 
 _CHAT = ("/v1/chat/completions", "/chat/completions")
 _MODELS = ("/v1/models", "/models")
@@ -154,6 +157,15 @@ async def _chat(
     if await strike_early(fault, state.config, wanted, writer):
         return True
     planned = plan(state, body, wanted, occurrence, fault)
+    if planned.unknown:
+        state.unknown += 1
+        question = " ".join(planned.prompt.split())[:100]
+        _log.warning(
+            "warning: question not in the answer key (%d so far), answered with a refusal marked "
+            "x-qualeval-sim: unknown-question: %r",
+            state.unknown,
+            question,
+        )
     if fault == "empty-choices":
         await empty_choices(writer, body)
         return True

@@ -8,6 +8,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 
+from qualeval.records.statuses import UNKNOWN_QUESTION
 from qualeval.sim.faults import cut_whole, ending, framed
 from qualeval.sim.frames import Step
 from qualeval.sim.httpio import head, send_json
@@ -16,6 +17,11 @@ from qualeval.sim.planning import Plan
 from qualeval.sim.state import ServerState
 
 __all__ = ["send_stream", "send_whole", "sleep_until"]
+
+
+def _marks(plan: Plan) -> dict[str, str]:
+    """The header that says an answer is the server's refusal of a question not in its key, not a model's."""
+    return dict([UNKNOWN_QUESTION]) if plan.unknown else {}
 
 
 async def sleep_until(when: float, precise: bool = False) -> None:
@@ -73,7 +79,7 @@ async def send_whole(
                 await asyncio.sleep(_interval(state, plan))
     if fault in ("drop", "malformed", "stall"):
         return await cut_whole(writer, plan.whole, fault, state.config.stall_s)
-    await send_json(writer, 200, plan.whole)
+    await send_json(writer, 200, plan.whole, _marks(plan))
     return True
 
 
@@ -82,7 +88,8 @@ async def send_stream(
 ) -> bool:
     """The event stream, each chunk when its tokens are decoded. True when the connection may carry on."""
     frames, end = framed(plan.steps, fault)
-    writer.write(head(200, "text/event-stream", {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache"}))
+    chunked = {"Transfer-Encoding": "chunked", "Cache-Control": "no-cache", **_marks(plan)}
+    writer.write(head(200, "text/event-stream", chunked))
     async with _running(state, plan, received) as (start, sent):
         if state.config.latency.burst:
             writer.write(b"".join(data for _, data in frames if data))

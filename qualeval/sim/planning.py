@@ -36,15 +36,20 @@ class Plan:
     prompt_tokens: int = 0
     spec: tuple[int, int, int] | None = None
     """Speculative decoding's (drafts, draft tokens, accepted tokens)."""
+    unknown: bool = False
+    """The question was not in the answer key: the response says so in its headers (UNKNOWN_QUESTION)."""
 
 
 def plan(
     state: ServerState, body: dict[str, Any], directives: dict[str, str], occurrence: int, fault: str | None
 ) -> Plan:
     """The answer to a chat request; raises RequestRejected as the server would refuse it."""
-    temperature = body.get("temperature")
-    # a sampled request varies with each repeat; a greedy one answers the same every time
-    variant = (body.get("seed"), occurrence if temperature not in (None, 0, 0.0) else 0)
+    sampled = body.get("temperature") not in (None, 0, 0.0)
+    # a sampled request varies with each repeat, and without a `seed` of its own with each server process (a real
+    # server's sampler is not reseeded by a restart); a greedy one answers the same every time
+    variant: tuple[object, ...] = (body.get("seed"), occurrence if sampled else 0)
+    if sampled and body.get("seed") is None:
+        variant += (state.nonce,)
     hooks = state.flavour.hooks
     if hooks is not None:
         return _hooked(state, hooks, body, directives, variant, fault)
@@ -134,7 +139,7 @@ def _generic(
     whole = b"" if stream else flavour.whole(gen, ctx)
     n = completion_tokens(gen)
     spec = spec_steps(n, cfg.spec_draft, cfg.spec_accept, (cfg.behaviour.seed, user, variant))
-    return Plan(steps, whole, ttft_s, decode_s * speedup(n, spec), n, prompt, prompt_tokens, spec)
+    return Plan(steps, whole, ttft_s, decode_s * speedup(n, spec), n, prompt, prompt_tokens, spec, gen.unknown)
 
 
 def _hooked(
@@ -175,4 +180,6 @@ def _hooked(
     )
     planned = hooks.plan(call)
     prompt = "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))
-    return Plan(planned.steps, planned.whole, planned.ttft_s, planned.decode_s, planned.tokens, prompt)
+    return Plan(
+        planned.steps, planned.whole, planned.ttft_s, planned.decode_s, planned.tokens, prompt, unknown=planned.unknown
+    )

@@ -4,6 +4,7 @@ seen, the slots it decodes in, and what it observed."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +33,11 @@ class ServerState:
     """How often each exact request body arrived: a retry of a faulted request may succeed."""
     memory: dict[str, Any] = field(default_factory=dict)
     """What a flavour with hooks keeps between requests (llama.cpp's prompt cache)."""
+    unknown: int = 0
+    """Requests whose question was not in the answer key (each answered with a refusal, and said so)."""
+    nonce: str = field(default_factory=lambda: secrets.token_hex(8))
+    """Drawn when the server starts: a sampled request without a `seed` draws on it, so that a rerun against a
+    fresh server differs as it would on a real one instead of replaying the last server's draws."""
 
 
 def answer_key(config: SimConfig) -> AnswerKey | None:

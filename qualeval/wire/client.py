@@ -27,7 +27,7 @@ from qualeval.errors import (
     validation_problem,
 )
 from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
-from qualeval.records import ClientConfig, ThinkingSwitch
+from qualeval.records import UNKNOWN_QUESTION, ClientConfig, ThinkingSwitch
 from qualeval.wire.models import ChatRequest, ChatResponse
 from qualeval.wire.proxied import HttpxEndpoint, proxy_for
 from qualeval.wire.response import build_response, error_text, failed_response, retry_after
@@ -205,9 +205,12 @@ class ChatClient:
         if reply.status != 200:
             raise HTTPFailure(reply.status, error_text(reply.body), retry_after(reply.headers.get("retry-after")))
         if reply.streamed and sink is not None:
-            return sink.finish_attempt(reply.sent, reply.first_byte, reply.end)
-        kind = reply.headers.get("content-type", "")
-        return read_whole(reply.body, kind, reply.sent, reply.first_byte, reply.end)
+            got = sink.finish_attempt(reply.sent, reply.first_byte, reply.end)
+        else:
+            got = read_whole(reply.body, reply.headers.get("content-type", ""), reply.sent, reply.first_byte, reply.end)
+        name, value = UNKNOWN_QUESTION
+        got.unknown_question = reply.headers.get(name) == value
+        return got
 
 
 def _failure_kind(exc: EndpointError) -> str:

@@ -99,3 +99,6 @@ class ChatResponse(BaseModel):
     """llama.cpp's `timings` object, kept verbatim when present (the record types it: records.ServerTimings)."""
     endpoint: str | None = None
     """The base URL that answered, when a run spreads requests over several replicas (qualeval.serving.endpoints)."""
+    unknown_question: bool = False
+    """A reference server said (UNKNOWN_QUESTION) that it answered with its own refusal: the question is not in
+    its answer key. The completion is read as any other; a run records it as no answer of the model's."""

@@ -124,6 +124,16 @@ def _stream_timing(timing: Timing, got: Attempt, request: ChatRequest, split: An
     timing.itl = itl_of(got.gaps)
 
 
+def _finish(request: ChatRequest, got: Attempt) -> str | None:
+    """The finish reason the split judges by: a reply that made exactly `max_tokens` tokens and says "stop" was
+    cut by the budget (some budget enforcers answer so), the same truncation as "length". The server's own
+    word is kept on the response as it sent it."""
+    if got.finish != "stop" or not request.max_tokens:
+        return got.finish
+    made = usage_of(got.usage, got.timings, "", "")  # counted by the server, never estimated from text
+    return "length" if not made.completion_estimated and made.completion_tokens == request.max_tokens else "stop"
+
+
 def build_response(
     request: ChatRequest,
     got: Attempt,
@@ -139,7 +149,7 @@ def build_response(
     split = split_completion(
         content=got.content,
         field=picked,
-        finish_reason=got.finish,
+        finish_reason=_finish(request, got),
         formats=formats,
         thinking=request.thinking,
         opened=opened,
@@ -167,6 +177,7 @@ def build_response(
         http_status=200,
         error=error,
         server_timings=got.timings,
+        unknown_question=got.unknown_question,
     )
 
 

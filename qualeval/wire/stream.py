@@ -44,6 +44,8 @@ class Attempt:
     reasoning_t: float | None = None
     gaps: list[float] = field(default_factory=list)
     stream: StreamState | None = None  # kept to map content positions back to arrival times
+    unknown_question: bool = False
+    """The reference server marked the answer as its refusal of a question not in its key (UNKNOWN_QUESTION)."""
 
 
 class StreamState:

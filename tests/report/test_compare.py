@@ -1,11 +1,12 @@
 """`qualeval compare` as a reader meets it: load levels in numeric order, the settings the two runs differ in,
-the warm-up pairs left out said aloud, and no accuracy for a workload's synthetic prompts — in the terminal,
+the warm-up pairs said aloud (in accuracy, in no speed figure), no accuracy for synthetic prompts — in the terminal,
 compare.json and compare.html alike."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,29 +43,36 @@ def _record(i: int, level: str, ok: bool, *, warmup: bool, scored: bool, latency
 
 
 def fake_run(
-    root: Path, config: dict[str, Any], *, accuracy: float, scored: bool = True, levels: tuple[str, ...] = LEVELS
+    root: Path,
+    config: dict[str, Any],
+    *,
+    accuracy: float,
+    scored: bool = True,
+    levels: tuple[str, ...] = LEVELS,
+    items: int = 10,
+    started: str | None = None,
 ) -> Path:
-    """Ten items at each level, the first one the warm-up (as `--warmup 1` runs it)."""
+    """`items` items at each level, the first one the warm-up (as `--warmup 1` runs it); the first items right."""
     root.mkdir(parents=True)
     pinned = {"constraint": "single", "constraint_style": "structured_outputs", "thinking_switch": "none"}
     run = {"tasks": ["gsm8k"], "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": str(root), **config}
-    manifest = {"fingerprint": "x", "config": run, "pinned": pinned}
+    manifest = {"fingerprint": "x", "config": run, "pinned": pinned, "started": started}
     (root / "manifest.json").write_text(json.dumps(manifest))
-    right = round(10 * accuracy)
+    right = round(items * accuracy)
     with (root / "records.jsonl").open("w") as handle:
         for level in levels:
-            for i in range(10):
+            for i in range(items):
                 record = _record(i, level, i < right, warmup=i == 0, scored=scored, latency=1000.0 * accuracy)
                 handle.write(record.model_dump_json() + "\n")
     return root
 
 
-def compare_cli(a: Path, b: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    args = [sys.executable, "-m", "qualeval", "compare", str(a), str(b), "--out", str(out)]
+def compare_cli(*runs: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, "-m", "qualeval", "compare", *map(str, runs), "--out", str(out)]
     return subprocess.run(args, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
 
 
-def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_left_out(tmp_path: Path) -> None:
+def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_compared_on_accuracy(tmp_path: Path) -> None:
     base = {"model": "sim", "concurrency": [1, 4, 16], "temperature": None, "slo": {}, "max_tokens": 512}
     a = fake_run(tmp_path / "a", base, accuracy=0.8)
     b = fake_run(tmp_path / "b", {**base, "temperature": 0.6, "slo": {"ttft_ms": 200}}, accuracy=0.6)
@@ -73,12 +81,14 @@ def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_left_out(tmp_
     # `out` always differs and changes nothing measured; the rest is what the comparison is of
     assert result.settings == {"temperature": (None, 0.6), "slo.ttft_ms": (None, 200)}
     for t in result.tasks.values():
-        assert (t.pairs, t.warmup_pairs) == (9, 1)
-    done = compare_cli(a, b, tmp_path / "cmp")
+        # the warm-up is scored in each run, so it is compared on accuracy: the accuracies are the runs' own
+        assert (t.pairs, t.warmup_pairs) == (10, 1)
+        assert (t.accuracy_a, t.accuracy_b) == (0.8, 0.6)
+    done = compare_cli(a, b, out=tmp_path / "cmp")
     assert done.returncode == 0, done.stderr
     shown = done.stdout
     assert shown.index("t @ c=1:") < shown.index("t @ c=4:") < shown.index("t @ c=16:")
-    assert "9 paired items (1 warm-up pair left out)" in shown
+    assert "10 paired items (1 warm-up pair: in accuracy, not in speed)" in shown
     assert "temperature" in shown and "slo.ttft_ms" in shown and "0.6" in shown and "not set" in shown
     written = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert list(written["tasks"]) == ["t @ c=1", "t @ c=4", "t @ c=16"]
@@ -86,7 +96,7 @@ def test_levels_in_numeric_order_settings_that_differ_and_warm_ups_left_out(tmp_
     assert written["tasks"]["t @ c=4"]["warmup_pairs"] == 1
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert page.index("t @ c=1 <small>") < page.index("t @ c=4 <small>") < page.index("t @ c=16 <small>")
-    assert "9 paired items; 1 warm-up pair left out" in page
+    assert "10 paired items; 1 warm-up pair: in accuracy, not in speed" in page
     assert "<td>slo.ttft_ms</td><td><code>not set</code></td><td><code>200.0</code></td>" in page
 
 
@@ -98,7 +108,7 @@ def test_rates_sort_as_numbers_and_the_same_settings_say_so(tmp_path: Path) -> N
     result = compare_runs(a, b)
     assert list(result.tasks) == ["t @ rate=0.5", "t @ rate=2", "t @ rate=16"]
     assert result.settings == {}
-    done = compare_cli(a, b, tmp_path / "cmp")
+    done = compare_cli(a, b, out=tmp_path / "cmp")
     assert done.returncode == 0 and "the two runs have the same settings (out aside)" in done.stderr
     assert "the two runs have the same settings" in (tmp_path / "cmp" / "compare.html").read_text()
 
@@ -109,9 +119,89 @@ def test_synthetic_prompts_are_compared_on_speed_alone(tmp_path: Path) -> None:
     t = compare_runs(a, b).tasks["t"]
     assert not t.scored and t.accuracy_a is None and t.difference is None and t.p_value is None
     assert t.flipped_to_wrong == [] and t.flipped_to_right == [] and t.ratios["latency"].ratio > 1.5
-    done = compare_cli(a, b, tmp_path / "cmp")
+    done = compare_cli(a, b, out=tmp_path / "cmp")
     assert done.returncode == 0, done.stderr
     assert "not scored (synthetic prompts)" in done.stdout
     assert "%" not in done.stdout and "McNemar" not in done.stdout and "flipped" not in done.stdout
     page = (tmp_path / "cmp" / "compare.html").read_text()
     assert "not scored: synthetic prompts" in page and "McNemar" not in page and "Right in A" not in page
+
+
+BASE = {"model": "sim", "concurrency": [1, 4, 16], "temperature": 0.7}
+
+
+def _one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), done.stderr
+    return lines[0]
+
+
+def test_a_rerun_must_have_as_configuration_and_items(tmp_path: Path) -> None:
+    a = fake_run(tmp_path / "a", BASE, accuracy=0.8, started="1")
+    b = fake_run(tmp_path / "b", {**BASE, "max_tokens": [256]}, accuracy=0.5, started="2")
+    greedy = fake_run(tmp_path / "greedy", {**BASE, "temperature": 0.0}, accuracy=0.8, started="3")
+    line = _one_line_error(compare_cli(a, greedy, b, out=tmp_path / "c1"))
+    assert "temperature" in line and "not a rerun" in line
+    assert not (tmp_path / "c1" / "compare.json").exists()
+    half = fake_run(tmp_path / "half", BASE, accuracy=0.8, items=5, started="4")
+    line = _one_line_error(compare_cli(a, half, b, out=tmp_path / "c2"))
+    assert "15 of" in line and "not a rerun" in line  # 5 items at each of 3 levels that only A ran
+    # its seeds, address and output folder are a rerun's own
+    again = {**BASE, "sample_seed": 3, "arrival_seed": 9, "base_url": "http://127.0.0.1:2/v1"}
+    rerun = fake_run(tmp_path / "again", again, accuracy=0.7, started="5")
+    done = compare_cli(a, rerun, b, out=tmp_path / "c3")
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_same_run_twice_is_refused(tmp_path: Path) -> None:
+    a = fake_run(tmp_path / "a", BASE, accuracy=0.8, started="2026-01-01T00:00:00+00:00")
+    b = fake_run(tmp_path / "b", BASE, accuracy=0.5, started="2026-01-02T00:00:00+00:00")
+    assert "same run" in _one_line_error(compare_cli(a, a, out=tmp_path / "c1"))
+    copy = tmp_path / "copy"
+    shutil.copytree(a, copy)
+    assert "same run" in _one_line_error(compare_cli(a, copy, out=tmp_path / "c2"))
+    assert "same run" in _one_line_error(compare_cli(a, copy, b, out=tmp_path / "c3"))
+    assert not any((tmp_path / c).exists() for c in ("c1", "c2", "c3"))
+
+
+def test_the_floor_the_verdict_uses_is_shown_in_every_output(tmp_path: Path) -> None:
+    a = fake_run(tmp_path / "a", BASE, accuracy=0.8, items=60, started="1")
+    rerun = fake_run(tmp_path / "a2", BASE, accuracy=0.7, items=60, started="2")
+    b = fake_run(tmp_path / "b", BASE, accuracy=0.5, items=60, started="3")
+    done = compare_cli(a, rerun, b, out=tmp_path / "cmp")
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    page = (tmp_path / "cmp" / "compare.html").read_text()
+    # the noise is measured per level, as B - A is: one item at three levels is not three items' evidence
+    assert list(written["noise"]) == list(written["tasks"]) == ["t @ c=1", "t @ c=4", "t @ c=16"]
+    for name, t in written["tasks"].items():
+        noise = written["noise"][name]
+        floor = max(abs(noise["difference"]), noise["detectable"])
+        assert t["noise_floor"] == noise["floor"] == floor
+        assert t["within_noise"] == (abs(t["difference"]) <= floor)
+        verdict = "within" if t["within_noise"] else "larger than"
+        assert f"{floor:.1%} (A against its rerun); B - A is {verdict} it" in done.stdout
+        assert f"{100 * floor:.1f} points (A against its rerun)</td><td>B − A is {verdict} it" in page
+
+
+def test_a_rerun_too_small_to_detect_anything_leaves_every_difference_within_the_noise(tmp_path: Path) -> None:
+    config = {"model": "sim", "concurrency": [1]}
+    a = fake_run(tmp_path / "a", config, accuracy=1.0, items=3, levels=("c=1",), started="1")
+    rerun = fake_run(tmp_path / "a2", config, accuracy=1.0, items=3, levels=("c=1",), started="2")
+    b = fake_run(tmp_path / "b", config, accuracy=0.0, items=3, levels=("c=1",), started="3")
+    t = compare_runs(a, b, again=rerun).tasks["t"]
+    # two pairs cannot tell any difference from chance: "larger than the noise" would be a verdict of nothing
+    assert t.difference == -1.0 and t.noise_floor == 1.0 and t.within_noise is True
+
+
+def test_a_question_the_reference_server_did_not_know_is_left_out_not_counted_wrong(tmp_path: Path) -> None:
+    config = {"model": "sim", "concurrency": [1]}
+    a = fake_run(tmp_path / "a", config, accuracy=1.0, levels=("c=1",), started="1")
+    b = fake_run(tmp_path / "b", config, accuracy=1.0, levels=("c=1",), started="2")
+    lines = (b / "records.jsonl").read_text().splitlines()
+    refused = [json.loads(line) | {"status": "unknown_question", "score": {"correct": False}} for line in lines[-3:]]
+    (b / "records.jsonl").write_text("\n".join([*lines[:-3], *map(json.dumps, refused)]) + "\n")
+    t = compare_runs(a, b).tasks["t"]
+    assert t.endpoint_errors == (0, 3) and t.pairs == 7  # 10 items, B's 3 refusals left out
+    assert t.difference == 0.0 and t.a_right_b_wrong == 0

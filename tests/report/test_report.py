@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,14 @@ import pytest
 from tests.conftest import sim_process
 
 
-def qualeval(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qualeval", *args], capture_output=True, text=True, timeout=timeout)
+def qualeval(*args: str, timeout: float = 180, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "qualeval", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_a_perfect_eleven_item_run_writes_its_report_and_exits_0(tmp_path: Path) -> None:
@@ -120,22 +127,25 @@ def test_the_terminal_shows_speed_per_load_level_after_the_accuracy(tmp_path: Pa
     with sim_process("--task", "knowledge_qa", "--burst") as url:
         done = qualeval(
             "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa", "--limit", "5",
-            "--concurrency", "1,4,16", "--out", str(out),
+            "--concurrency", "1,4,16", "--out", str(out), env={"COLUMNS": "400"},
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    shown = done.stdout  # as an 80-column terminal shows it: one task names itself, its rows are the levels
+    # a terminal wide enough that no measured figure, however many digits it has, wraps a header or a cell: what
+    # is checked is which rows and figures are shown, never how wide they are
+    shown = done.stdout
     assert shown.index("accuracy (95% Wilson)") < shown.index("knowledge_qa: speed (ms, warm-up excluded")
     for column in ("requests", "TTFT p50/p90", "answer p50", "latency p50", "tok/s", "req/s"):
         assert column in shown
-    rows = [line.split("│") for line in shown.splitlines() if line.lstrip().startswith("c=")]
-    assert [row[0].strip() for row in rows] == ["c=1", "c=4", "c=16"]
+    rows = [[c.strip() for c in line.split("│")] for line in shown.splitlines() if line.lstrip().startswith("c=")]
+    assert [row[0] for row in rows] == ["c=1", "c=4", "c=16"]
     summary = json.loads((out / "summary.json").read_text())["tasks"]["knowledge_qa"]
-    for row, level in zip(rows, ("c=1", "c=4", "c=16"), strict=True):
-        cells = [c.strip() for c in row]
-        speed = summary["levels"][level]["speed"]
-        assert cells[1] == str(speed["requests"]) == "4"  # the warm-up item is not counted
-        assert cells[2] == f"{speed['ttft']['p50']:,.0f} / {speed['ttft']['p90']:,.0f}"
-        assert float(cells[5].replace(",", "")) > 0 and float(cells[6]) > 0  # measured per level, never pooled
+    for cells in rows:
+        speed = summary["levels"][cells[0]]["speed"]
+        assert int(cells[1]) == speed["requests"] == 4  # the warm-up item is not counted
+        p50, p90 = (float(x.replace(",", "")) for x in cells[2].split("/"))
+        assert (p50, p90) == (round(speed["ttft"]["p50"]), round(speed["ttft"]["p90"]))
+        tok_s, req_s = (float(x.replace(",", "")) for x in cells[5:7])
+        assert tok_s > 0 and req_s > 0  # measured per level, never pooled
         assert "…" not in "".join(cells)  # nothing cut to fit
 
 
@@ -163,3 +173,20 @@ def test_the_terminal_speed_table_names_each_task_and_leaves_out_one_never_timed
     shown = capsys.readouterr().out
     assert "speed (ms, warm-up excluded" in shown and "timed_task" in shown and "20 / 28" in shown
     assert "untimed_task" not in shown  # nothing measured: no row of zeros
+
+
+def test_report_md_shows_the_retried_faults_report_html_shows(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with sim_process("--task", "knowledge_qa", "--burst", "--faults", "503=0.3", "--retry-after", "0.01") as url:
+        done = qualeval(
+            "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa", "--limit", "12", "--out", str(out)
+        )
+    assert done.returncode in (0, 3), done.stderr
+    faults = json.loads((out / "summary.json").read_text())["tasks"]["knowledge_qa"]["faults"]
+    assert faults  # the server faltered, and the retries absorbed it or not
+    md = (out / "report.md").read_text()
+    section = md.split("## Faults retried or final")[1].split("\n## ")[0]
+    row = next(line for line in section.splitlines() if line.startswith("| knowledge_qa |"))
+    for fault, count in faults.items():
+        assert f"{fault} {count}" in row
+    assert all(f"{fault} {count}" in (out / "report.html").read_text() for fault, count in faults.items())

@@ -11,7 +11,7 @@ from typing import Any
 
 import qualeval
 from qualeval.report.accuracy import wilson
-from qualeval.serving.timeseries import figures, metric_maps, read_metrics
+from qualeval.serving.timeseries import figures, kind_of, metric_maps, read_metrics
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.observe import decay
 
@@ -127,6 +127,56 @@ def test_metric_names_are_data() -> None:
     assert got["running"] == 3 and got["generation_throughput"] == 30
     assert "generation_throughput" not in figures(spec, after, None, 2.0)
     assert set(metric_maps()) >= {"vllm", "sglang", "llamacpp"}
+
+
+_OPENMETRICS = """# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="Qwen/Qwen3-8B"} 3.0
+# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="Qwen/Qwen3-8B"} 0.25
+# HELP vllm:generation_tokens Number of generation tokens processed.
+# TYPE vllm:generation_tokens counter
+vllm:generation_tokens_total{engine="0",model_name="Qwen/Qwen3-8B"} 100.0
+vllm:generation_tokens_created{engine="0",model_name="Qwen/Qwen3-8B"} 1.7646e+09
+# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.
+# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{engine="0",le="0.1",model_name="m"} 2.0 # {trace_id="oHg5SJ"} 0.067 1.7646e+09
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="Qwen/Qwen3-8B"} 5.0
+vllm:time_to_first_token_seconds_count{engine="0",model_name="Qwen/Qwen3-8B"} 5.0
+vllm:time_to_first_token_seconds_sum{engine="0",model_name="Qwen/Qwen3-8B"} 0.9
+vllm:time_to_first_token_seconds_created{engine="0",model_name="Qwen/Qwen3-8B"} 1.7646e+09
+# EOF
+"""
+
+
+def _exposed(generated: float) -> str:
+    """vLLM's metrics as prometheus_client's own OpenMetrics 1.0 exposition writes them."""
+    from prometheus_client import CollectorRegistry, Counter, Gauge
+    from prometheus_client.openmetrics.exposition import generate_latest
+
+    registry = CollectorRegistry()
+    labels = ["model_name", "engine"]
+    Gauge("vllm:num_requests_running", "Running.", labels, registry=registry).labels("m", "0").set(3)
+    Gauge("vllm:kv_cache_usage_perc", "KV-cache usage.", labels, registry=registry).labels("m", "0").set(0.25)
+    Counter("vllm:generation_tokens", "Generated.", labels, registry=registry).labels("m", "0").inc(generated)
+    return generate_latest(registry).decode()
+
+
+def test_an_openmetrics_scrape_is_read_like_a_prometheus_one() -> None:
+    """vLLM's newer frontend serves OpenMetrics 1.0 whatever was asked: counters with _total and _created,
+    exemplars, `# EOF`; and prometheus_client's exposition names the samples `vllm_x` under `# TYPE vllm:x`."""
+    spec, maps = metric_maps()["vllm"], metric_maps()
+    for before, after in (
+        (_OPENMETRICS, _OPENMETRICS.replace("} 100.0", "} 160.0")),
+        (_exposed(100), _exposed(160)),
+    ):
+        kind = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+        now, then = read_metrics(after, kind), read_metrics(before, kind)
+        assert kind_of(now, maps) == "vllm"
+        got = figures(spec, now, then, 2.0)
+        assert (got["running"], got["kv_cache_usage"], got["generation_throughput"]) == (3, 0.25, 30)
+    assert read_metrics(_OPENMETRICS)["vllm:time_to_first_token_seconds_count"] == 5  # known by its `# EOF`
 
 
 def test_replicas_least_in_flight(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 import qualeval
 from qualeval.errors import InputError
 from qualeval.records import Record, Shape
+from qualeval.serving.reproduce import reproduces
 from qualeval.serving.workloads import load_workload, workloads
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
@@ -93,11 +94,11 @@ def test_each_workload_runs_by_name(name: str, tmp_path: Path) -> None:
     workload, _ = load_workload(name)
     wanted = int(next(s.split("=")[1] for s in sets if s.startswith("num_prompts")))
     records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
-    assert len(records) == wanted and all(r["status"] != "transport_error" for r in records)
+    assert len(records) == wanted + 1 and all(r["status"] != "transport_error" for r in records)  # + the warm-up
     serving = result.summary.serving
     assert serving is not None and serving.workload is not None
     figures = next(iter(serving.workload.levels.values()))
-    assert figures.vllm.completed == wanted - 1  # the warm-up stays out of speed figures
+    assert figures.vllm.completed == wanted  # the warm-up stays out of speed figures
     for metric in ("ttft", "tpot", "itl", "e2el"):
         assert set(getattr(figures.vllm, metric)) >= {"mean", "median", "p50", "p90", "p95", "p99"}
     assert (figures.vllm.output_throughput or 0) > 0 and (figures.vllm.request_throughput or 0) > 0
@@ -111,7 +112,7 @@ def test_each_workload_runs_by_name(name: str, tmp_path: Path) -> None:
     assert (tmp_path / "run" / "timeseries.jsonl").exists()
     if workload.prompts.kind == "task":  # the reasoning workload is scored, thinking and all
         task = result.summary.tasks["syllogisms"]
-        assert task.scored and task.summary.n == wanted and task.summary.accuracy > 0
+        assert task.scored and task.summary.n == wanted + 1 and task.summary.accuracy > 0
         assert (figures.vllm.reasoning_tokens or {})["mean"] > 0
         return
     task = result.summary.tasks[name]
@@ -199,7 +200,7 @@ def test_vllm_random_rule_draws_vllms_lengths_less_the_special_tokens(tmp_path: 
     rng, r = np.random.default_rng(42), 0.9  # floor(20 x (1 - 0.9)) is 1: float arithmetic, as in vllm
     inputs = rng.integers(math.floor(199 * (1 - r)), math.ceil(199 * (1 + r)) + 1, size=5).tolist()
     outputs = rng.integers(math.floor(20 * (1 - r)), math.ceil(20 * (1 + r)) + 1, size=5).tolist()
-    records = sorted(result.records, key=lambda r: r.sample_id)
+    records = sorted((r for r in result.records if not r.warmup), key=lambda r: int(r.sample_id.split("/")[1]))
     assert [shape(r).prompt_target for r in records] == inputs
     assert [shape(r).output_target for r in records] == outputs
     assert all(shape(r).prompt_tokens == shape(r).prompt_target for r in records)
@@ -217,7 +218,7 @@ def test_vllm_sharegpt_rule_counts_special_tokens_and_oversamples(tmp_path: Path
     with running_server(sim(flavour="openai")) as url:
         result = run(url, tmp_path / "run", "vllm-sharegpt-rate0.3", sets, request_rate=[40.0],
                      tokenizer=bos_tokenizer(tmp_path))  # fmt: skip
-    records = sorted(result.records, key=lambda r: int(r.sample_id.split("/")[1]))
+    records = sorted((r for r in result.records if not r.warmup), key=lambda r: int(r.sample_id.split("/")[1]))
     assert len(records) == 11 and len({r.request.messages[0].content for r in records}) == 8  # 3 again
     words = {shape(r).prompt_target - len(str(r.request.messages[0].content).split()) for r in records}
     assert all(shape(r).output_target == 3 == r.request.max_tokens for r in records)
@@ -254,11 +255,14 @@ def test_batches_of_llama_benchy(tmp_path: Path) -> None:
             url,
             tmp_path / "run",
             "benchy-pp1024-tg1024",
-            ["num_prompts=7", "input_len=60", "output_len=20"],
+            ["num_prompts=6", "input_len=60", "output_len=20"],
             concurrency=[3],
         )
     rows = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
     measured = sorted((r for r in rows if not r["warmup"]), key=lambda r: r["sent_at"])
+    # llama-benchy's --runs 2 --concurrency 3: two full runs of three, the warm-up in neither
+    assert [r["shape"]["run"] for r in measured] == [0, 0, 0, 1, 1, 1]
+    assert [r["shape"].get("run") for r in rows if r["warmup"]] == [None]
     first, second = measured[:3], measured[3:]
     assert min(r["sent_at"] for r in second) >= max(r["sent_at"] + r["timing"]["end"] / 1000 for r in first)
     assert result.summary.serving is not None and result.summary.serving.workload is not None
@@ -274,7 +278,7 @@ def test_a_server_that_refuses_forcing_keys_is_reported_short(tmp_path: Path) ->
             url,
             tmp_path / "run",
             "vllm-random-4000-500-rate0.3",
-            ["num_prompts=4", "input_len=100", "output_len=400"],
+            ["num_prompts=3", "input_len=100", "output_len=400"],
             request_rate=[40.0],
         )
     assert result.summary.serving is not None
@@ -371,7 +375,7 @@ def test_synthetic_prompts_show_no_accuracy_anywhere(tmp_path: Path) -> None:
 
     from qualeval.run.progress import progress_bar
 
-    sets = ["num_prompts=4", "input_len=64", "output_len=12"]
+    sets = ["num_prompts=3", "input_len=64", "output_len=12"]
     with running_server(sim()) as url:
         result = run(url, tmp_path / "run", "benchy-pp1024-tg1024", sets, concurrency=[1, 2], batch=False)
     task = result.summary.tasks["benchy-pp1024-tg1024"]
@@ -400,3 +404,55 @@ def test_synthetic_prompts_show_no_accuracy_anywhere(tmp_path: Path) -> None:
         assert "acc" not in bar.line() and "tok/s" in bar.line()
         bar.on_record(result.records[0].model_copy(update={"scored": True}))  # one scored record, wrong
         assert bar.line().startswith("acc 0.0% · ")
+
+
+def test_the_reproduces_line_is_the_run_s_own_settings(tmp_path: Path) -> None:
+    """The tool's command as this run's settings give it, every override applied: never the file's own line."""
+    with running_server(sim()) as url:
+        result = run(
+            url, tmp_path / "run", "vllm-random-4000-500-rate0.3",
+            ["num_prompts=3", "input_len=64", "output_len=8"], request_rate=[40.0, 60.0],
+        )  # fmt: skip
+    assert result.summary.serving is not None and result.summary.serving.workload is not None
+    line = result.summary.serving.workload.mirrors
+    for flag in ("--num-prompts 3 ", "--random-input-len 64 ", "--random-output-len 8 ", "--burstiness 0.7 "):
+        assert flag in line
+    assert "--request-rate 40 " in line and "--request-rate 60 " in line  # one command per level
+    assert "--metric-percentiles 50,90,95,99" in line
+    assert "--num-prompts 200" not in line and "--request-rate 0.3" not in line and "4000" not in line
+    assert "1 warm-up request" in line  # the warm-up is stated apart, not in --num-prompts
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert f"Reproduces: {line}" in report
+
+    benchy, _ = load_workload("benchy-pp1024-tg1024")
+    shaped = benchy.shaped(["num_prompts=4", "input_len=60", "context=32"], "file")
+    config = qualeval.RunConfig(
+        base_url="http://x/v1",
+        model="m",
+        workload=benchy.name,
+        out=tmp_path / "b",
+        concurrency=[2],
+        batch=True,
+        warmup=2,
+    )
+    line = reproduces(shaped.style, shaped.prompts, config, [], shaped.percentiles)
+    assert line.startswith("llama-benchy --pp 60 --tg 1024 --depth 32 --concurrency 2 --runs 2")
+    assert "2 warm-up requests" in line
+
+
+def test_a_task_s_items_in_workload_prompts_are_never_short_of_a_target(tmp_path: Path) -> None:
+    """With --task, an item's output length is a budget: the model answers in its own words and stops, which is
+    not a request that stopped short of its target."""
+    with running_server(sim(tasks=("knowledge_qa",))) as url:
+        done = qualeval_cli(
+            "run", "--workload", "vllm-random-4000-500-rate0.3", "--task", "knowledge_qa", "--limit", "4",
+            "--base-url", url, "--model", "sim", "--out", str(tmp_path / "run"), "--workload-set", "num_prompts=3",
+            "--workload-set", "input_len=64", "--workload-set", "output_len=400", "--request-rate", "40",
+            "--no-probe",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(x) for x in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    assert records and all(r["usage"]["completion_tokens"] < 400 for r in records)  # every answer ended early
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["serving"]["workload"]["targets"]["output_short"] == 0
+    assert "stopped short" not in done.stderr and "not reached" not in (tmp_path / "run" / "report.md").read_text()

@@ -136,14 +136,14 @@ def _cached(state: dict[str, Any], prompt: list[str], enabled: bool) -> int:
 
 def _tokens(
     call: ChatCall, thinking: bool, shape: tuple[AskedConstraint | None, Grammar | None], prompt: str
-) -> list[str]:
-    """What the model writes, before the budget cuts it."""
+) -> tuple[list[str], bool]:
+    """What the model writes, before the budget cuts it, and whether the question was not in the answer key."""
     body, directives = call.body, call.directives
     user = next((str(m.get("content")) for m in reversed(body["messages"]) if m.get("role") == "user"), prompt)
     constraint, grammar = shape
     if grammar is not None:
         rng = random.Random(zlib.crc32(f"{call.behaviour.seed}|{body.get('seed')}|{prompt}|{call.variant}".encode()))
-        return tokenize(grammar.sample(rng))
+        return tokenize(grammar.sample(rng)), False
     # `think=no`: the model skips the optional think block, as a random model under a JSON schema may
     thinks = thinking and directives.get("think") != "no"
     gen = generate(
@@ -167,7 +167,7 @@ def _tokens(
         head = [] if not thinks or opened else [OPEN]
         filler = (gen.reasoning if thinks else gen.answer) or tokenize(" and so on")
         tokens = head + filler * (call.n_ctx // len(filler) + 1)
-    return tokens
+    return tokens, gen.unknown
 
 
 def plan(call: ChatCall) -> Planned:
@@ -185,7 +185,7 @@ def plan(call: ChatCall) -> Planned:
             {"n_prompt_tokens": n_prompt, "n_ctx": call.n_ctx},
         )
     budget = _budget(body, call.n_ctx - n_prompt)
-    tokens = _tokens(call, thinking, shape, prompt)
+    tokens, unknown = _tokens(call, thinking, shape, prompt)
     finish = "stop" if len(tokens) < budget else "length"  # stopping takes one more token
     prefix = prompt.rsplit("<|im_start|>assistant\n", 1)[1]
     out = Output(tuple(tokens[:budget]), finish, prefix, body.get("reasoning_format") != "none")
@@ -202,8 +202,8 @@ def plan(call: ChatCall) -> Planned:
         decode_ms=decode_s * 1000.0,
     )
     if body.get("stream"):
-        return Planned(stream_of(out, ctx), b"", ttft_s, decode_s, out.completion_tokens)
-    return Planned([], whole_of(out, ctx), ttft_s, decode_s, out.completion_tokens)
+        return Planned(stream_of(out, ctx), b"", ttft_s, decode_s, out.completion_tokens, unknown)
+    return Planned([], whole_of(out, ctx), ttft_s, decode_s, out.completion_tokens, unknown)
 
 
 # --- the other routes ---------------------------------------------------------------------------------

@@ -1,0 +1,35 @@
+"""The progress bar's running figures."""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+
+from rich.console import Console
+
+from qualeval.run.progress import progress_bar
+
+
+def _record(status: str, correct: bool, scored: bool = True) -> SimpleNamespace:
+    return SimpleNamespace(
+        scored=scored, status=status, score=SimpleNamespace(correct=correct),
+        usage=SimpleNamespace(completion_tokens=10),
+    )  # fmt: skip
+
+
+def test_the_bar_s_accuracy_leaves_endpoint_errors_out_and_counts_them_apart() -> None:
+    with progress_bar(Console(file=io.StringIO(), width=200)) as bar:
+        bar.on_start(0, 4)
+        for record in (_record("ok", True), _record("transport_error", False), _record("transport_error", False)):
+            bar.on_record(record)
+        line = bar.line()
+        assert line.startswith("acc 100.0% · ") and "errors 2" in line  # one answered, right; two errors apart
+        bar.on_record(_record("ok", False))
+        assert bar.line().startswith("acc 50.0% · ")
+
+
+def test_the_bar_shows_no_accuracy_when_every_scored_request_failed() -> None:
+    with progress_bar(Console(file=io.StringIO(), width=200)) as bar:
+        bar.on_start(0, 2)
+        bar.on_record(_record("transport_error", False))
+        assert not bar.line().startswith("acc") and "errors 1" in bar.line()

@@ -1,0 +1,66 @@
+"""A reference server keyed for other questions answers "I do not have this question in my answer key": it says
+so on its side (a warning, and a header no real server sends), and the run does not count that refusal as the
+model's wrong answer but says how many answers were the server's."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from qualeval.cli import app
+from qualeval.sim import Behaviour
+from qualeval.tasks import build_samples, load_task
+from tests.conftest import fast_sim, sim_url
+
+KNOWN = 5
+"""Of the first ten knowledge_qa questions, the ones in the server's answer key."""
+
+
+def _key(tmp_path: Path) -> Path:
+    samples = build_samples(load_task("knowledge_qa"), data=None)[:KNOWN]
+    path = tmp_path / "key.jsonl"
+    path.write_text("".join(json.dumps({"question": s.messages[-1].content, "answer": s.gold}) + "\n" for s in samples))
+    return path
+
+
+@pytest.mark.parametrize("flavour", ["vllm", "llamacpp"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_server_marks_and_logs_a_question_it_does_not_know(
+    tmp_path: Path, flavour: str, stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    known = build_samples(load_task("knowledge_qa"), data=None)[0].messages[-1].content
+    config = fast_sim(flavour, answers=_key(tmp_path))
+    with caplog.at_level(logging.WARNING), sim_url(config) as url:
+        marks = []
+        for question in (known, "What is the capital of a country that does not exist?"):
+            body = {"model": config.model, "messages": [{"role": "user", "content": question}], "stream": stream}
+            reply = httpx.post(f"{url}/chat/completions", json=body, timeout=30)
+            assert reply.status_code == 200
+            marks.append(reply.headers.get("x-qualeval-sim"))
+    assert marks == [None, "unknown-question"]
+    assert sum("not in the answer key" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_answers_the_server_did_not_know_are_not_the_models_and_not_in_the_accuracy(tmp_path: Path) -> None:
+    config = fast_sim(answers=_key(tmp_path), behaviour=Behaviour(reasoning_tokens=10, accuracy=1.0, trap_rate=0.0))
+    out = tmp_path / "run"
+    with sim_url(config) as url:
+        done = CliRunner().invoke(
+            app,
+            ["run", "--base-url", url, "--model", config.model, "--task", "knowledge_qa", "--limit", "10",
+             "--warmup", "0", "--no-probe", "--constraint", "off", "--out", str(out)],
+        )  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    summary = json.loads((out / "summary.json").read_text())["tasks"]["knowledge_qa"]["summary"]
+    # every known question answered right; the others are the server's refusals, not the model's wrong answers
+    assert summary["unknown_questions"] == 10 - KNOWN and summary["statuses"]["unknown_question"] == 10 - KNOWN
+    assert summary["n"] == KNOWN and summary["accuracy"] == 1.0
+    said = f"{10 - KNOWN} of 10 answers came from a reference server that did not know the question"
+    assert said in " ".join(re.sub("[│┃]", " ", done.stdout).split())  # a table cell may wrap the sentence
+    assert said in (out / "report.md").read_text() and said in (out / "report.html").read_text()
