@@ -95,7 +95,9 @@ class TaskSummary(BaseModel):
 
 
 class Repeated(BaseModel):
-    """K samples per item. Standard errors are clustered by item: the item, not the sample, is the unit."""
+    """K samples per item. Standard errors are clustered by item: the item, not the sample, is the unit. Only
+    samples the model answered count: an endpoint error (or a reference server's refusal of a question it did not
+    know) is no wrong sample, so an item has fewer samples, and an item with none is not among `items`."""
 
     k: int
     items: int

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from qualeval._version import __version__
-from qualeval.records import LevelReport, Outcome, Record, RunConfig, RunSummary, TaskReport, Timed
+from qualeval.records import NOT_THE_MODELS, LevelReport, Outcome, Record, RunConfig, RunSummary, TaskReport, Timed
 from qualeval.records.store import RunStore
 from qualeval.report.accuracy import Repeat, answered_cell, repeated, summarize
 from qualeval.report.frontier import Answer, answer_of, frontier, under_load
@@ -35,7 +35,8 @@ class _Rows:
 
     def add(self, record: Record) -> None:
         self.outcomes.append(record.outcome())
-        self.repeats.append(Repeat(record.sample_id, record.score.correct, record.extraction.value))
+        if record.status not in NOT_THE_MODELS:  # a sample the model never answered is no wrong sample
+            self.repeats.append(Repeat(record.sample_id, record.score.correct, record.extraction.value))
         self.timed.append(record.timed())
         self.answers.append(answer_of(record))
         self.scored = self.scored or record.scored
