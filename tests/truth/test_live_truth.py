@@ -108,3 +108,20 @@ def test_compare_finds_the_discordant_pairs_the_keys_were_built_with(qualeval, t
     assert figures["accuracy_b"] == pytest.approx(len(other) / N)
     assert (figures["a_right_b_wrong"], figures["a_wrong_b_right"]) == (len(RIGHT - other), len(other - RIGHT))
     assert sorted(figures["flipped_to_wrong"]) == sorted(known.sample_id(kind, i) for i in RIGHT - other)
+
+
+def test_repeated_sampling_counts_only_the_samples_the_model_answered(qualeval, tmp_path: Path):
+    """Every answer the server gives is right; some requests fail at the endpoint and are not retried. A failed
+    request is no wrong sample: mean, maj@k and pass@k are all 1."""
+    kind = known.KINDS["numeric"]()
+    task, key = known.write_task(kind, tmp_path), _key(kind, frozenset(range(N)), tmp_path)
+    with _server("vllm", key, faults={"500": 0.3}) as url:
+        done = _run(qualeval, url, task, tmp_path / "run", "--samples-per-item", "3", "--temperature", "0.7",
+                    "--max-retries", "0", "--no-probe")  # fmt: skip
+    assert done.code == 3, done.stderr  # a run with endpoint errors says so in its exit code
+    report = json.loads((tmp_path / "run" / "summary.json").read_text())["tasks"]["truth_numeric"]
+    assert report["summary"]["endpoint_errors"] > 0
+    assert report["summary"]["accuracy"] == 1.0
+    repeated = report["repeated"]
+    assert (repeated["mean"], repeated["maj_at_k"], repeated["pass_at_k"]) == (1.0, 1.0, 1.0)
+    assert all(value == 1.0 for value in repeated["pass_at"].values())
