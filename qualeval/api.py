@@ -16,6 +16,7 @@ from typing import Any
 from qualeval.errors import EndpointError, InputError
 from qualeval.records import Record, RunConfig, RunSummary
 from qualeval.records.store import RunStore
+from qualeval.report.accuracy import below
 from qualeval.report.html import write_reports_or_warn
 from qualeval.run.execute import execute
 from qualeval.run.options import api_parameters, load_config
@@ -56,11 +57,7 @@ def finish_run(config: RunConfig, summary: RunSummary) -> RunResult:
     store = RunStore(config.out)
     write_reports_or_warn(store, summary, store.records())
     _all_failed(summary)
-    low = [
-        name
-        for name, t in summary.tasks.items()
-        if config.fail_under is not None and t.scored and t.summary.n and t.summary.accuracy < config.fail_under
-    ]
+    low = [] if config.fail_under is None else below(summary, config.fail_under)
     return RunResult(config.out, summary, low)
 
 

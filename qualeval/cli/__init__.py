@@ -2,7 +2,8 @@
 qualeval.cli.commands does the work, and qualeval.cli.views shows the result.
 
 Exit codes: 0 done; 1 a task below `--fail-under`; 2 bad input (a file, field or flag); 3 the endpoint could not be
-reached or refused us, or a run ended with requests that failed at the endpoint (rerun with the same --out).
+reached or refused us, or a run ended with requests that failed at the endpoint (rerun with the same --out);
+4 `qualeval gate` could not decide (INCONCLUSIVE), where 0 is GO and 1 NO-GO.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Annotated
 import typer
 
 from qualeval._version import __version__
-from qualeval.cli import evaluate, inspection, serve_sim
+from qualeval.cli import board, evaluate, inspection, serve_sim
 from qualeval.cli.output import OneLineUsageErrors, exit_code, stderr, stdout
 from qualeval.errors import QualevalError
 
@@ -40,10 +41,11 @@ def _root(
 
 inspection.register(app)
 evaluate.register(app)
+board.register(app)
 serve_sim.register(app)
 
 # the help lists what a new user reaches for first
-_ORDER = ("demo", "run", "compare", "merge", "rescore", "score", "probe", "serve-sim")
+_ORDER = ("demo", "run", "compare", "board", "gate", "merge", "rescore", "score", "probe", "serve-sim")
 app.registered_commands.sort(key=lambda c: _ORDER.index(c.name) if c.name in _ORDER else len(_ORDER))
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from qualeval.cli.output import note, stdout
-from qualeval.report.frontier_sections import drop_warnings, smallest_line
+from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
 from qualeval.report.numbers import num, pct
 
 if TYPE_CHECKING:
@@ -18,8 +18,16 @@ if TYPE_CHECKING:
 __all__ = ["print_frontier"]
 
 
-def _row(lv: FrontierLevel) -> list[str]:
+def _step(lv: FrontierLevel, above: str | None) -> str:
+    """The step from the level it is compared with, in points; that level named unless it is the row above."""
     step = lv.vs_previous
+    if step is None:
+        return "–"
+    against = "" if step.against == above else f" vs {step.against}"
+    return f"{points(step.difference).replace(' points', ' pts')}{against} p={step.p:.2g}"
+
+
+def _row(lv: FrontierLevel, above: str | None) -> list[str]:
     return [
         lv.level,
         pct(lv.accuracy.accuracy) if lv.accuracy.n else "–",
@@ -27,7 +35,7 @@ def _row(lv: FrontierLevel) -> list[str]:
         pct(lv.reasoning_truncated),
         num(lv.latency_p50),
         ", ".join(short for short, on in (("tok", lv.efficient_tokens), ("lat", lv.efficient_latency)) if on) or "–",
-        "–" if step is None else f"{step.difference:+.1%} p={step.p:.2g}",
+        _step(lv, above),
     ]
 
 
@@ -37,11 +45,12 @@ def print_frontier(summary: RunSummary) -> None:
             continue
         table = Table(title=f"{name}: accuracy against cost", title_justify="left", show_edge=False)
         table.add_column("level", overflow="fold")  # a narrow terminal folds a label, never cuts it
-        for column in ("accuracy", "tokens", "cut", "lat p50", "Pareto", "vs before"):
+        for column in ("accuracy", "tokens", "cut", "lat p50", "Pareto"):
             table.add_column(column, justify="right")
-        for lv in report.frontier.levels:
-            table.add_row(*_row(lv))
+        table.add_column("a step before", justify="right", overflow="fold")
+        for i, lv in enumerate(report.frontier.levels):
+            table.add_row(*_row(lv, report.frontier.levels[i - 1].level if i else None))
         stdout().print(table)
         note(f"{name}: {smallest_line(report.frontier)}")
-    for line in drop_warnings(summary):
+    for line in [*same_spend_warnings(summary), *drop_warnings(summary)]:
         note(f"warning: {line}")

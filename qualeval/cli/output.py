@@ -1,8 +1,9 @@
 """Where the commands write: results to stdout, notes and errors to stderr, and the exit codes.
 
 Exit codes: 0 done; 1 a task below `--fail-under`; 2 bad input (a file, field or flag); 3 the endpoint could not be
-reached or refused us, or a run ended with requests that failed at the endpoint (rerun with the same --out); 130
-stopped by Ctrl-C (SIGINT), 143 by SIGTERM (128 + the signal, as a shell reports it).
+reached or refused us, or a run ended with requests that failed at the endpoint (rerun with the same --out);
+4 `qualeval gate` could not decide (qualeval.cli.board); 130 stopped by Ctrl-C (SIGINT), 143 by SIGTERM (128 + the
+signal, as a shell reports it).
 """
 
 from __future__ import annotations

@@ -127,6 +127,7 @@ SIM_OPTIONS: tuple[SimOption, ...] = (
     SimOption(
         "ignore_constraints", "Ignore structured-output parameters, as some vLLM versions do with a reasoning parser."
     ),
+    SimOption("ignore_effort", "Ignore reasoning_effort, as a server whose chat template never reads it."),
     SimOption("max_model_len", "Context length; longer requests get a 400."),
     SimOption("accuracy_half_tokens", "Accuracy halves every this many prompt tokens (0: the same at every length)."),
     SimOption("spec_draft", "Speculative decoding: draft tokens per step (0: off)."),

@@ -9,7 +9,17 @@ from rich.table import Table
 from qualeval.cli.output import note, stdout
 
 if TYPE_CHECKING:
-    from qualeval.records import Comparison, ProbeResult, RunSummary, Speed, TaskComparison, TaskSummary
+    from collections.abc import Mapping
+
+    from qualeval.records import (
+        Comparison,
+        LevelReport,
+        ProbeResult,
+        RunSummary,
+        Speed,
+        TaskComparison,
+        TaskSummary,
+    )
     from qualeval.wire.models import Sample
 
 __all__ = [
@@ -26,13 +36,33 @@ __all__ = [
 _SIMULATED = "  [SIMULATED server]"
 
 
-def print_summary(summary: TaskSummary) -> None:
-    """The terminal view of one task's summary."""
+def _accuracy_rows(summary: TaskSummary, levels: Mapping[str, LevelReport]) -> list[tuple[str, str]]:
+    """The accuracy, or where the levels asked differently one per level and none pooled over them."""
+    if not summary.n:
+        return [("accuracy (95% Wilson)", "– (no item answered)")]
+    if summary.accuracy is None or summary.interval is None:
+        return [
+            (
+                f"accuracy at {name} (95% Wilson)",
+                f"{c.accuracy:.1%}  [{c.low:.1%}, {c.high:.1%}]  ({c.correct:g}/{c.n})",
+            )
+            if (c := levels[name].accuracy).n
+            else (f"accuracy at {name}", "– (no item answered)")
+            for name in summary.per_level
+            if name in levels
+        ]
     low, high = summary.interval
+    return [
+        ("accuracy (95% Wilson)", f"{summary.accuracy:.1%}  [{low:.1%}, {high:.1%}]  ({summary.correct:g}/{summary.n})")
+    ]
+
+
+def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None = None) -> None:
+    """The terminal view of one task's summary; `levels` gives the accuracy where the levels asked differently."""
     responses = f" ({summary.records} responses)" if summary.records and summary.records != summary.n else ""
     table = Table("measure", "value", title=f"{summary.task}: {summary.n} items{responses}", title_justify="left")
-    shown = f"{summary.accuracy:.1%}  [{low:.1%}, {high:.1%}]  ({summary.correct:g}/{summary.n})"
-    table.add_row("accuracy (95% Wilson)", shown if summary.n else "– (no item answered)")
+    for row in _accuracy_rows(summary, levels or {}):
+        table.add_row(*row)
     if summary.endpoint_errors:
         reason = next(iter(summary.error_reasons), "no reason given")
         unanswered = f", {summary.error_items} items unanswered" if summary.error_items else ""
@@ -79,11 +109,11 @@ def print_run(summary: RunSummary) -> None:
         if not report.scored:  # a workload's synthetic prompts: nothing to score, speed is the point
             note(f"{report.summary.task}: {report.summary.n} synthetic prompts, not scored")
             continue
-        print_summary(report.summary)
+        print_summary(report.summary, report.levels)
         if report.published is not None:
-            low, high = report.summary.interval
-            inside = "inside" if low <= report.published <= high else "outside"
-            note(f"{report.summary.task}: published {report.published:.1%}, {inside} the interval")
+            from qualeval.report.accuracy import published_where
+
+            note(f"{report.summary.task}: published {report.published:.1%}, {published_where(report)}")
         if report.faults:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
             note(f"{report.summary.task}: failed attempts by fault: {faults}")

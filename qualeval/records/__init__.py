@@ -3,9 +3,12 @@
     record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
     statuses.py     records.jsonl    Status, Rung, Agreement: what became of a request, as closed sets
     body.py         records.jsonl    SentBody, the JSON body a request sent (its SentMessages), kept as sent
+    accuracy.py     summary.json     Cell, TaskSummary, Repeated: a task's accuracy, what was left out, K samples
     summary.py      summary.json     RunSummary and what it holds per task (a run's, and `qualeval score`'s),
                                      and its ServingFigures (workload, context lengths, replicas)
     comparison.py   compare.json     Comparison
+    board.py        board.json       Board (`qualeval board`)
+    gate.py         gate.json        GateResult, and the Policy file `qualeval gate` reads
     manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
     runconfig.py    manifest.json    RunConfig: every option of a run, declared once (flags, profiles, the API)
     clientconfig.py (not written)    ClientConfig: where the options a run hands on to its client are declared;
@@ -30,6 +33,8 @@ documents and hub keywords, the server's /models answer, a body's server-specifi
 
 from __future__ import annotations
 
+from qualeval.records.accuracy import Cell, Repeated, TaskSummary
+from qualeval.records.board import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
 from qualeval.records.body import SentBody, SentMessage
 from qualeval.records.clientconfig import (
     DEFAULT_BASE_URL,
@@ -40,6 +45,7 @@ from qualeval.records.clientconfig import (
     env_base_url,
 )
 from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
+from qualeval.records.gate import Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
 from qualeval.records.items import OfflineItem
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry
 from qualeval.records.probe import (
@@ -93,7 +99,6 @@ from qualeval.records.statuses import (
 )
 from qualeval.records.summary import (
     BenchyFigures,
-    Cell,
     ContextFigures,
     Distribution,
     Frontier,
@@ -104,14 +109,12 @@ from qualeval.records.summary import (
     MeanMax,
     MeanStd,
     Paired,
-    Repeated,
     RunSummary,
     ServingFigures,
     Speed,
     Stats,
     Targets,
     TaskReport,
-    TaskSummary,
     Truncation,
     VllmFigures,
     WorkloadFigures,
@@ -146,10 +149,16 @@ __all__ = [
     "AnswerSpec",
     "AppliedMode",
     "BenchyFigures",
+    "Board",
+    "BoardRun",
+    "BoardTask",
     "ByThinking",
     "Cell",
+    "ClauseVerdict",
+    "Clauses",
     "ClientConfig",
     "Comparison",
+    "ConfigFigures",
     "ConstraintKind",
     "ConstraintRecord",
     "ContextFigures",
@@ -159,6 +168,7 @@ __all__ = [
     "FollowupRecord",
     "Frontier",
     "FrontierLevel",
+    "GateResult",
     "Generation",
     "Grade",
     "ItlSummary",
@@ -176,6 +186,7 @@ __all__ = [
     "Outcome",
     "Paired",
     "Pinned",
+    "Policy",
     "ProbeResult",
     "ProbeVerdict",
     "PromptSpec",
@@ -201,6 +212,7 @@ __all__ = [
     "Shaping",
     "Shard",
     "Speed",
+    "SpeedRatio",
     "Stats",
     "Status",
     "Style",
@@ -208,6 +220,7 @@ __all__ = [
     "Targets",
     "TaskComparison",
     "TaskEntry",
+    "TaskGate",
     "TaskReport",
     "TaskSpec",
     "TaskSummary",
@@ -217,6 +230,7 @@ __all__ = [
     "Timing",
     "Truncation",
     "Usage",
+    "Verdict",
     "VllmFigures",
     "WorkloadFigures",
     "WorkloadLevel",

@@ -17,7 +17,11 @@ def comma_list(value: Any) -> Any:
     return value
 
 
-_FORMS = {"published": "TASK=PERCENT", "slo": "NAME=MILLISECONDS", "sampling": "MODE.NAME=VALUE (thinking.top_p=0.95)"}
+_FORMS = {
+    "published": "TASK=SHARE or TASK=PERCENT%",
+    "slo": "NAME=MILLISECONDS",
+    "sampling": "MODE.NAME=VALUE (thinking.top_p=0.95)",
+}
 
 
 def named_values(value: Any, field: str) -> Any:

@@ -15,7 +15,26 @@ from qualeval.records.flagtext import comma_list, named_values
 from qualeval.records.probe import Mode, Style, probe_time_option
 from qualeval.records.taskspec import ByThinking, check_sampling
 
-__all__ = ["RunConfig"]
+__all__ = ["EFFORTS", "RunConfig", "published_share"]
+
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""The reasoning_effort values OpenAI's API names (openai-python's ReasoningEffort); vLLM, SGLang, llama.cpp and
+Ollama take these or a subset."""
+
+
+def published_share(task: str, figure: Any) -> float:
+    """A published figure as a share: `85%` and a bare number above 1 (85) are percents, a bare number from 0 to
+    1 (0.85) is a share, so 0.85 is never read as 0.85%."""
+    text = str(figure).strip()
+    percent = text.endswith("%")
+    try:
+        number = float(text.removesuffix("%"))
+    except ValueError:
+        raise ValueError(f"'{task}': '{figure}' is not a number (a share, 0.85, or a percent, 85%)") from None
+    share = number / 100 if percent or number > 1 else number
+    if not 0 <= share <= 1:
+        raise ValueError(f"'{task}': a published figure is a share (0 to 1) or a percent (0% to 100%), got {text}")
+    return share
 
 
 class RunConfig(BaseModel):
@@ -94,7 +113,8 @@ class RunConfig(BaseModel):
     thinking: bool | None = Field(None, description="Ask for thinking on or off (the server's default otherwise).")
     thinking_pair: bool = Field(False, description="Run every item with thinking on and off: two paired levels.")
     reasoning_effort: list[str] = Field(
-        default_factory=list, description="reasoning_effort to send (low, medium, high); a list is one level each."
+        default_factory=list,
+        description=f"reasoning_effort to send ({', '.join(EFFORTS)}); a list is one level each.",
     )
     thinking_budget: list[int] = Field(
         default_factory=list,
@@ -144,8 +164,8 @@ class RunConfig(BaseModel):
     )
     published: dict[str, float] = Field(
         default_factory=dict,
-        description="Published figures (a model card's, in percent) shown beside the measured accuracy: "
-        "TASK=PERCENT, repeatable.",
+        description="Published figures (a model card's) shown beside the measured accuracy: TASK=SHARE (0.85) or "
+        "TASK=PERCENT% (85%); a bare number above 1 is a percent (85). Kept as a share; repeatable.",
     )
     within: float = Field(1.0, ge=0, le=100, description="Frontier: the smallest budget within N points of the best.")
     # serving benchmarks (issue 14): workloads, context lengths, replicas, shards
@@ -258,12 +278,21 @@ class RunConfig(BaseModel):
         """`NAME=VALUE` (a comma list, or a list of those: a repeated flag) or a mapping."""
         return named_values(value, info.field_name)
 
-    @field_validator("published")
+    @field_validator("published", mode="before")
     @classmethod
-    def _percent(cls, value: dict[str, float]) -> dict[str, float]:
-        for task, figure in value.items():
-            if not 0 <= figure <= 100:
-                raise ValueError(f"'{task}': a published figure is a percentage (0 to 100), got {figure}")
+    def _shares(cls, value: Any) -> Any:
+        """Each figure as a share: `85%` and a bare number above 1 are percents, a bare number up to 1 a share."""
+        value = named_values(value, "published")  # whichever of the two before-validators pydantic runs first
+        if not isinstance(value, dict):
+            return value
+        return {task: published_share(task, figure) for task, figure in value.items()}
+
+    @field_validator("reasoning_effort")
+    @classmethod
+    def _efforts(cls, value: list[str]) -> list[str]:
+        for effort in value:
+            if effort not in EFFORTS:  # a server that checks it would refuse every request of the level
+                raise ValueError(f"'{effort}' is not a reasoning effort (one of {', '.join(EFFORTS)})")
         return value
 
     @field_validator("temperature", "top_p", "top_k", "min_p", "presence_penalty")

@@ -25,7 +25,12 @@ Status = Literal[
     "content_filter",
     "transport_error",
     "unknown_question",
+    "echoed",
 ]
+"""`echoed`: the content is mostly its prompt repeated (the instruction, the options, the examples), cut off by
+the budget or with no answer of the model's own beside it. The model's failure: not correct, no answer read
+from it, no follow-up asked or used; not among the answered (ANSWERED) nor the cut-off (TRUNCATED), since a larger
+budget does not end a repetition."""
 TRUNCATED: tuple[Status, ...] = ("reasoning_truncated", "answer_truncated")
 """The budget ran out: in the thinking (no answer) or in the answer."""
 ANSWERED: tuple[Status, ...] = ("ok", "answer_truncated")

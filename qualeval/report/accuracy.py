@@ -18,13 +18,36 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qualeval.records import ANSWERED, ENDPOINT_FAILED, NOT_THE_MODELS, Cell, Outcome, Repeated, TaskSummary
+from qualeval.records import (
+    ANSWERED,
+    ENDPOINT_FAILED,
+    NOT_THE_MODELS,
+    Cell,
+    Outcome,
+    Repeated,
+    RunSummary,
+    TaskReport,
+    TaskSummary,
+)
 
-__all__ = ["Repeat", "answered_cell", "cell_of", "item_scores", "pass_at_k", "repeated", "summarize", "wilson"]
+__all__ = [
+    "PER_LEVEL",
+    "Repeat",
+    "answered_cell",
+    "below",
+    "cell_of",
+    "item_scores",
+    "pass_at_k",
+    "per_level",
+    "published_where",
+    "repeated",
+    "summarize",
+    "wilson",
+]
 
 
 def item_scores(answers: Iterable[tuple[str | None, bool]]) -> list[float]:
@@ -116,6 +139,63 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         summary.breakdowns[name] = cells
         summary.macro_accuracy[name] = sum(c.accuracy for c in cells.values()) / len(cells) if cells else 0.0
     return summary
+
+
+PER_LEVEL = (
+    "the levels asked differently (an output budget, an effort, thinking on or off), so the accuracy is per "
+    "level; a figure pooled over them would mean none of them."
+)
+
+
+def below(summary: RunSummary, share: float) -> list[str]:
+    """The tasks whose accuracy is under `share` (--fail-under), each level by name (`gsm8k @ effort=low`) where
+    the levels asked differently: every level is held to it, as no pooled figure stands for them."""
+    out = []
+    for name, t in summary.tasks.items():
+        if not t.scored or not t.summary.n:
+            continue
+        if t.summary.accuracy is not None:
+            out += [name] if t.summary.accuracy < share else []
+            continue
+        cells = {level: t.levels[level].accuracy for level in t.summary.per_level if level in t.levels}
+        out += [f"{name} @ {level}" for level, c in cells.items() if c.n and c.accuracy < share]
+    return out
+
+
+def per_level(summary: TaskSummary, by_level: Mapping[str, TaskSummary]) -> TaskSummary:
+    """A task's summary when its levels asked differently (budgets, efforts, thinking on and off): an item's
+    score would be a mean over different questions of the model, and the pooled accuracy a fractional count of
+    nothing that was asked, so the shares pooled over the levels are left out and the accuracy is per level.
+    `by_level`: each level's own summary, whose breakdowns and scorer's figures stand in for the pooled ones,
+    named `subject @ max_tokens=512`."""
+    pooled = ("correct", "accuracy", "interval", "accuracy_answered", "naive_accuracy", "accuracy_without_judge")
+    named = [(f"{key} @ {level}", key, s) for level, s in by_level.items() for key in s.breakdowns]
+    return summary.model_copy(
+        update={
+            "per_level": list(by_level),
+            **dict.fromkeys(pooled),
+            "breakdowns": {name: s.breakdowns[key] for name, key, s in named},
+            "macro_accuracy": {name: s.macro_accuracy[key] for name, key, s in named},
+            "measures": {f"{k} @ {level}": c for level, s in by_level.items() for k, c in s.measures.items()},
+        }
+    )
+
+
+def published_where(t: TaskReport) -> str:
+    """Where the published figure falls: inside or outside the interval, per level where the levels asked
+    differently (a model card's figure is of one setting, which is one of the levels at most)."""
+    assert t.published is not None
+    if t.summary.interval is not None:
+        low, high = t.summary.interval
+        return f"{'inside' if low <= t.published <= high else 'outside'} the interval"
+    cells = {name: t.levels[name].accuracy for name in t.summary.per_level if name in t.levels}
+    inside = [name for name, c in cells.items() if c.n and c.low <= t.published <= c.high]
+    outside = [name for name, c in cells.items() if c.n and name not in inside]
+    parts = [
+        f"inside the interval at {', '.join(inside)}" if inside else "",
+        f"outside at {', '.join(outside)}" if outside else "",
+    ]
+    return "; ".join(p for p in parts if p) or "no level answered"
 
 
 def _measures(rows: Sequence[Outcome]) -> dict[str, Cell]:

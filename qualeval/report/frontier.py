@@ -3,18 +3,19 @@
 The frontier: per level its accuracy beside its output tokens (reasoning and answer), its cut-off thinking and
 its latency; the levels no other level beats on accuracy and cost together (Pareto, against mean output tokens
 and against latency p50); each level against the one before it on the same items; and the smallest budget whose
-accuracy is within --within points of the best. Where the budget crosses the load, a level is compared with the
-one before it at the same load. It is computed when two or more levels spent different mean output tokens:
-budget levels (`max_tokens=512`, `effort=low`) are what it is for, and a load sweep whose sampled lengths moved
-gets it too, truthfully, named by level. A greedy load sweep spends the same tokens at every level and gets
-none: it has no trade to show.
+accuracy is within --within points of the best. A level is compared along one axis: with the nearest level
+before it at the same load that differs on one budget axis only, on every answer its accuracy counts (warm-up
+included), so the difference is the one between the accuracies shown. It is computed when two or more levels
+spent different mean output tokens: budget levels (`max_tokens=512`, `effort=low`) are what it is for, and a
+load sweep whose sampled lengths moved gets it too, truthfully, named by level. A greedy load sweep spends the
+same tokens at every level and gets none: it has no trade to show.
 
 Quality under load: each level against the first level of its load sweep, the first in run order whose label
 is the same but for its load (c=, rate=), so `c=4 max_tokens=512` is read against `c=1 max_tokens=512` and
 never against another budget. A pure budget sweep has no such pairs.
 
-Pairs are by sample id and repeat, as in `qualeval compare`; warm-up requests and requests the endpoint failed
-are left out of them.
+Pairs are by sample id and repeat, as in `qualeval compare`; requests the endpoint failed are left out of them,
+and under load the warm-up requests too (they ran one at a time, under no load).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from qualeval.records import ENDPOINT_FAILED, Frontier, FrontierLevel, LevelRepo
 from qualeval.report.noise import ALPHA, mcnemar_exact
 from qualeval.report.speed import distribution
 
-__all__ = ["Answer", "answer_of", "frontier", "paired", "under_load"]
+__all__ = ["Answer", "answer_of", "asked_differently", "frontier", "paired", "swept", "under_load"]
 
 LOAD = ("c", "rate")
 """The parts of a level label that name its load; the rest (max_tokens=, effort=, thinking=) name its budget."""
@@ -42,17 +43,22 @@ class Answer:
     correct: bool
     pairable: bool
     """Neither a warm-up request nor one the endpoint failed."""
+    answered: bool
+    """Not a request the endpoint failed (a warm-up may be)."""
 
 
 def answer_of(record: Record) -> Answer:
-    pairable = not record.warmup and record.status not in ENDPOINT_FAILED
-    return Answer(record.level, (record.sample_id, record.repeat), record.score.correct, pairable)
+    answered = record.status not in ENDPOINT_FAILED
+    return Answer(
+        record.level, (record.sample_id, record.repeat), record.score.correct, answered and not record.warmup, answered
+    )
 
 
-def _by_level(answers: Iterable[Answer]) -> dict[str, dict[tuple[str, int], bool]]:
+def _by_level(answers: Iterable[Answer], warmup: bool = False) -> dict[str, dict[tuple[str, int], bool]]:
+    """Each level's answers by item; `warmup`: the warm-up requests' answers too (the endpoint's failures never)."""
     out: dict[str, dict[tuple[str, int], bool]] = {}
     for a in answers:
-        if a.pairable:
+        if a.pairable or (warmup and a.answered):
             out.setdefault(a.level, {}).setdefault(a.item, a.correct)
     return out
 
@@ -72,6 +78,21 @@ def _budget(label: str) -> tuple[str, ...]:
     return tuple(p for p in re.split(r"[\s,]+", label.strip()) if p and p.partition("=")[0] not in LOAD)
 
 
+def asked_differently(labels: Iterable[str]) -> bool:
+    """Whether the levels differ in what they asked (output budget, effort, thinking), not merely in load."""
+    return len({_budget(label) for label in labels}) > 1
+
+
+def swept(labels: Iterable[str]) -> set[str]:
+    """The budget axes whose value differs between the levels (`max_tokens`, `effort`, `thinking`...)."""
+    values: dict[str, set[str]] = {}
+    for label in labels:
+        for part in _budget(label):
+            axis, _, value = part.partition("=")
+            values.setdefault(axis, set()).add(value)
+    return {axis for axis, seen in values.items() if len(seen) > 1}
+
+
 def under_load(labels: Sequence[str], answers: Iterable[Answer]) -> dict[str, Paired]:
     """Each level (but the first of its sweep) against the first level that ran its budget."""
     by_level = _by_level(answers)
@@ -88,14 +109,24 @@ def _load(label: str) -> tuple[str, ...]:
     return tuple(p for p in re.split(r"[\s,]+", label.strip()) if p and p.partition("=")[0] in LOAD)
 
 
+def _one_step(label: str, other: str) -> bool:
+    """Whether `other` differs from `label` on one budget axis only, at the same load: the same axes, one value."""
+    mine, theirs = (
+        dict(p.partition("=")[::2] for p in _budget(label)),
+        dict(p.partition("=")[::2] for p in _budget(other)),
+    )
+    return (
+        _load(label) == _load(other) and mine.keys() == theirs.keys() and sum(mine[k] != theirs[k] for k in mine) == 1
+    )
+
+
 def _before(labels: Sequence[str], i: int) -> str | None:
-    """The level a level is compared with: the one before it in run order, or where budgets cross the load, the
-    one before it at the same load (c=4 max_tokens=256 follows c=1 max_tokens=2048 in a run, and is no step up
-    from it)."""
+    """The level a level is compared with, along one axis: in a load sweep the one before it; otherwise the
+    nearest before it at the same load that differs on one budget axis only (`effort=high thinking=on` against
+    `effort=medium thinking=on`, never against `thinking=off`, and never across the load)."""
     if not _budget(labels[i]):
         return labels[i - 1] if i else None
-    same = [label for label in labels[:i] if _load(label) == _load(labels[i])]
-    return same[-1] if same else None
+    return next((label for label in reversed(labels[:i]) if _one_step(labels[i], label)), None)
 
 
 def _efficient(points: Mapping[str, tuple[float, float] | None]) -> dict[str, bool | None]:
@@ -156,7 +187,7 @@ def frontier(
     """`levels` in run order; `within` a share. None unless two levels spent different mean output tokens."""
     if len(levels) < 2:
         return None
-    by_level = _by_level(answers)
+    by_level = _by_level(answers, warmup=True)  # on the answers each level's accuracy counts, warm-up included
     labels = list(levels)
     out: dict[str, FrontierLevel] = {}
     for i, label in enumerate(labels):

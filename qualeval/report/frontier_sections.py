@@ -5,6 +5,7 @@ under load (qualeval.report.frontier computes the figures)."""
 from __future__ import annotations
 
 from qualeval.records import Frontier, FrontierLevel, Paired, RunSummary, TaskReport
+from qualeval.report.frontier import swept
 from qualeval.report.numbers import num, pct
 
 __all__ = [
@@ -19,7 +20,10 @@ __all__ = [
     "frontier_rows",
     "load_rows",
     "paired_text",
+    "points",
+    "same_spend_warnings",
     "smallest_line",
+    "truncation_line",
 ]
 
 FRONTIER_HEAD = (
@@ -33,13 +37,15 @@ FRONTIER_HEAD = (
     "latency p50 / p99",
     "first answer p50",
     "Pareto-efficient",
-    "vs the level before",
+    "vs the level a step before",
 )
 FRONTIER_NOTE = (
     "Levels in run order. Output tokens are completion tokens, reasoning included; milliseconds; warm-up "
     "requests are in no token or latency figure. A level is Pareto-efficient when no other level is as accurate "
-    "at no more cost (mean output tokens; latency p50) and better in one. Each level is compared with the one "
-    "before it on the same items: the difference and McNemar's exact p."
+    "at no more cost (mean output tokens; latency p50) and better in one. Each level is compared along one axis, "
+    "with the nearest level before it that differs from it on one budget axis only (the load sweep's level before "
+    "it, in a load sweep), on the same items, warm-up included: the difference in percentage points and McNemar's "
+    "exact p."
 )
 LOAD_NOTE = (
     "Each level against the first level of its sweep (the first that ran the same budget) on the same items, "
@@ -59,8 +65,13 @@ def efficient_text(level: FrontierLevel) -> str:
     return " + ".join(marks) or "–"
 
 
+def points(difference: float) -> str:
+    """A difference of two accuracies, in percentage points (never "%", which would read as relative)."""
+    return f"{100 * difference:+.1f} points"
+
+
 def paired_text(p: Paired | None) -> str:
-    return "–" if p is None else f"{p.difference:+.1%} (p={p.p:.3g}, {p.pairs} pairs)"
+    return "–" if p is None else f"{points(p.difference)} vs {p.against} (p={p.p:.3g}, {p.pairs} pairs)"
 
 
 def frontier_rows(frontier: Frontier) -> list[list[str]]:
@@ -105,20 +116,80 @@ def smallest_line(frontier: Frontier) -> str:
     )
 
 
+def truncation_line(t: TaskReport) -> str:
+    """The answers cut off by the token budget, and the budget suggested, unless the budget was a level: then
+    the frontier reads each budget, and a suggestion from lengths pooled over them would contradict it."""
+    k = t.linked.truncation
+    cut = f"truncated: {k.truncated} ({pct(k.rate)})"
+    if "max_tokens" in swept(t.levels):
+        return f"{cut} over the max_tokens levels; no budget suggested: the frontier reads each budget"
+    return f"{cut} at budget {k.budget or 'server default'}; suggested budget: {k.suggested_budget or '–'}"
+
+
 def load_rows(t: TaskReport) -> list[list[str]]:
     """Quality under load, one row per level read against the first level of its sweep (LOAD_HEAD's order)."""
     return [
-        [level, p.against, str(p.pairs), f"{p.difference:+.1%}", f"{p.p:.3g}", "yes" if p.drop else "no"]
+        [level, p.against, str(p.pairs), points(p.difference), f"{p.p:.3g}", "yes" if p.drop else "no"]
         for level, lv in t.levels.items()
         if (p := lv.vs_first) is not None
+    ]
+
+
+SAME_SPEND = 0.05
+"""Levels whose reasoning-token medians and means are all within 5% of each other spent the same."""
+_IGNORED = {
+    "effort": "the server appears to ignore reasoning_effort",
+    "thinking_budget": "the server appears to ignore the thinking budget",
+    "max_tokens": "every answer fit within the smallest budget, so the budgets changed nothing",
+}
+
+
+def _close(values: list[float]) -> bool:
+    return max(values) <= min(values) * (1 + SAME_SPEND)
+
+
+def _same_spend(name: str, t: TaskReport, axis: str) -> list[str]:
+    """One line per group of levels that differ on `axis` only (load and the other axes alike) and spent the
+    same reasoning tokens: the levels asked for different thinking and got the same."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for label in t.levels:
+        parts = label.split()
+        if any(p.startswith(f"{axis}=") for p in parts):
+            groups.setdefault(tuple(p for p in parts if not p.startswith(f"{axis}=")), []).append(label)
+    lines = []
+    for rest, labels in groups.items():
+        spent = [t.levels[label].speed.reasoning_tokens for label in labels]
+        if len(labels) < 2 or any(d is None or not d.n for d in spent):
+            continue
+        medians, means = [d.p50 for d in spent if d], [d.mean for d in spent if d]
+        if _close(medians) and _close(means):
+            values = ", ".join(label.split(f"{axis}=")[1].split()[0] for label in labels)
+            where = f" at {' '.join(rest)}" if rest else ""
+            lines.append(
+                f"{name}{where}: the {axis} levels ({values}) spent the same reasoning tokens (median "
+                f"{' / '.join(f'{m:,.0f}' for m in medians)}, mean {' / '.join(f'{m:,.0f}' for m in means)}): "
+                f"{_IGNORED[axis]}"
+            )
+    return lines
+
+
+def same_spend_warnings(summary: RunSummary) -> list[str]:
+    """Per task and budget axis, the levels that asked for different thinking and spent the same on it (a
+    server that ignores reasoning_effort, a budget above every answer): the finding, never a silent blank."""
+    return [
+        line
+        for name, t in summary.tasks.items()
+        if t.scored
+        for axis in _IGNORED
+        for line in _same_spend(name, t, axis)
     ]
 
 
 def drop_warnings(summary: RunSummary) -> list[str]:
     """One line per level whose accuracy fell significantly against the first level of its load sweep."""
     return [
-        f"{name} @ {level}: accuracy fell {-p.difference:.1%} against {p.against} on {p.pairs} paired items "
-        f"(McNemar p={p.p:.3g})"
+        f"{name} @ {level}: accuracy fell {100 * -p.difference:.1f} points against {p.against} on {p.pairs} "
+        f"paired items (McNemar p={p.p:.3g})"
         for name, t in summary.tasks.items()
         for level, lv in t.levels.items()
         if (p := lv.vs_first) is not None and p.drop
@@ -135,7 +206,7 @@ def _table(head: tuple[str, ...], rows: list[list[str]]) -> list[str]:
 
 def frontier_markdown(summary: RunSummary) -> list[str]:
     """Per task its frontier and its quality under load; nothing for a task that has neither."""
-    lines: list[str] = []
+    lines = [line for w in same_spend_warnings(summary) for line in ("", f"> **Warning.** {w}")]
     for name, t in summary.tasks.items():
         if t.frontier is not None:
             lines += ["", f"### {name}: accuracy against cost, by level", "", FRONTIER_NOTE, ""]

@@ -21,6 +21,7 @@ from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from qualeval.records import ENDPOINT_FAILED, Comparison, Record, RunSummary
 from qualeval.records.store import RunStore
+from qualeval.report.accuracy import PER_LEVEL, published_where
 from qualeval.report.frontier_sections import (
     FRONTIER_HEAD,
     FRONTIER_NOTE,
@@ -29,7 +30,9 @@ from qualeval.report.frontier_sections import (
     drop_warnings,
     frontier_rows,
     load_rows,
+    same_spend_warnings,
     smallest_line,
+    truncation_line,
 )
 from qualeval.report.markdown import OFFLINE, errors_cell, has_linked, markdown_report, timed, unknown_line
 from qualeval.report.numbers import dist, num, pct
@@ -50,7 +53,8 @@ ITEM_CAP = 2000
 # filters the per-item browser; reads data attributes only, never model text
 _SCRIPT = """
 (function () {
-  var ids = ["f-task", "f-outcome", "f-status"], keys = ["task", "outcome", "status"];
+  var keys = ["task", "outcome", "status", "level"].filter(function (k) { return document.getElementById("f-" + k); });
+  var ids = keys.map(function (k) { return "f-" + k; });
   function apply() {
     var want = ids.map(function (id) { return document.getElementById(id).value; });
     var shown = 0, items = document.querySelectorAll("details.item");
@@ -87,8 +91,11 @@ def _environment() -> Environment:
     env.globals.update(timed=timed, has_linked=has_linked, unscored=_unscored, offline_note=OFFLINE)
     env.globals.update(unknown_line=unknown_line)
     env.globals.update(frontier_rows=frontier_rows, load_rows=load_rows, smallest_line=smallest_line)
+    env.globals.update(truncation_line=truncation_line)
     env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)
-    env.globals.update(load_head=LOAD_HEAD, load_note=LOAD_NOTE)
+    env.globals.update(
+        load_head=LOAD_HEAD, load_note=LOAD_NOTE, per_level_note=PER_LEVEL, published_where=published_where
+    )
     env.tests.update(timed=timed, has_linked=has_linked)  # for `select`: the sections with something measured
     return env
 
@@ -171,11 +178,14 @@ def html_report(
     )
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     statuses = sorted({st for t in summary.tasks.values() for st in t.summary.statuses})
+    # a sweep's records of one item differ by level only: each shows it, and the browser filters by it
+    levels = list(dict.fromkeys(level for t in summary.tasks.values() for level in t.levels))
     return template.render(
         s=summary,
         plots=_plots(summary, latencies),
         items=items,
         statuses=statuses,
+        levels=levels if len(levels) > 1 else [],
         script=_SCRIPT,
         script_hash=digest,
         rescored=summary.rescored,
@@ -183,6 +193,7 @@ def html_report(
         offline=offline,
         unscored_items=any(_unscored(r) for r in items),
         drops=drop_warnings(summary),
+        same_spend=same_spend_warnings(summary),
     )
 
 

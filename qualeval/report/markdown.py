@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypeVar
 
-from qualeval.records import RunSummary, TaskReport, TaskSummary
-from qualeval.report.frontier_sections import drop_markdown, frontier_markdown
+from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
+from qualeval.report.accuracy import PER_LEVEL, published_where
+from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, truncation_line
 from qualeval.report.numbers import dist, num, pct
 from qualeval.report.serving_sections import serving_markdown
 
@@ -91,17 +92,29 @@ def _accuracy(summary: RunSummary) -> list[str]:
         if not m.n:
             lines.append(f"| {name} | 0 | – (no item answered) | – | – | – | {errors} |")
             continue
+        if m.interval is None:  # the levels asked differently: a row each, none pooled over them
+            lines += [_level_row(f"{name} @ {level}", t.levels[level]) for level in m.per_level if level in t.levels]
+            continue
         lines.append(
             f"| {name} | {m.n} | {pct(m.accuracy)} | {pct(m.interval[0])} – {pct(m.interval[1])} | "
             f"{answered} | {pct(m.naive_accuracy)} | {errors} |"
         )
     for name, t in summary.tasks.items():
+        if t.summary.per_level:
+            lines += ["", f"{name}: {PER_LEVEL}"]
         lines += _errors(name, t)
         unknown = unknown_line(t.summary)
         lines += ["", f"{name}: **{unknown}**."] if unknown else []
         if t.scored:  # a published figure, a judge, repeated samples: all accuracy, which synthetic prompts lack
             lines += _figures(name, t) + _judged(name, t) + _repeated(name, t)
     return lines
+
+
+def _level_row(name: str, lv: LevelReport) -> str:
+    c, errors = lv.accuracy, errors_cell(lv.endpoint_errors, 0)
+    if not c.n:
+        return f"| {name} | 0 | – (no item answered) | – | – | – | {errors} |"
+    return f"| {name} | {c.n} | {pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} | – | – | {errors} |"
 
 
 def errors_cell(records: int, items: int) -> str:
@@ -253,8 +266,7 @@ def _linked(name: str, t: TaskReport) -> list[str]:
         "",
         f"- correct answers per minute: {num(k.correct_per_minute)}; output tokens per correct answer: "
         f"{num(k.tokens_per_correct)}; seconds per correct answer: {num(k.seconds_per_correct)}",
-        f"- truncated: {k.truncation.truncated} ({pct(k.truncation.rate)}) at budget "
-        f"{k.truncation.budget or 'server default'}; suggested budget: {k.truncation.suggested_budget or '–'}",
+        f"- {truncation_line(t)}",
         "- accuracy by reasoning tokens: "
         + ", ".join(f"{b} {pct(c.accuracy)} (n={c.n})" for b, c in k.accuracy_by_reasoning_length.items()),
     ]
@@ -271,7 +283,7 @@ _MEASURES = {
 def _figures(name: str, t: TaskReport) -> list[str]:
     """The published figure beside the measured accuracy, and a scorer's own figures (IFEval's four)."""
     m, lines = t.summary, []
-    if t.published is not None:
+    if t.published is not None and m.interval is not None:
         low, high = m.interval
         where = "inside" if low <= t.published <= high else "outside"
         lines += [
@@ -279,6 +291,8 @@ def _figures(name: str, t: TaskReport) -> list[str]:
             f"{name}: published {pct(t.published)}, measured {pct(m.accuracy)} (95% interval {pct(low)} – "
             f"{pct(high)}, n={m.n}): the published figure is {where} the interval",
         ]
+    elif t.published is not None:
+        lines += ["", f"{name}: published {pct(t.published)}, {published_where(t)}"]
     if m.measures:
         shown = ", ".join(
             f"{_MEASURES.get(k, k)} {pct(c.accuracy)} ({pct(c.low)} – {pct(c.high)}, n={c.n})"

@@ -135,33 +135,70 @@ def accuracy_by_length(cells: Mapping[str, Any], task: str) -> str:
     return svg_uri(fig)
 
 
+def _clusters(points: Sequence[tuple[float, float, int]], span: tuple[float, float]) -> list[list[int]]:
+    """The points' numbers grouped where they lie within 4% of the axes' spans of each other: one label each
+    group, as labels drawn point by point would print over one another there."""
+    groups: list[tuple[float, float, list[int]]] = []
+    for x, y, number in sorted(points):
+        near = next((g for g in groups if abs(g[0] - x) <= 0.04 * span[0] and abs(g[1] - y) <= 0.04 * span[1]), None)
+        if near is None:
+            groups.append((x, y, [number]))
+        else:
+            near[2].append(number)
+    return [g[2] for g in groups]
+
+
+def _numbered(ax: Any, placed: Sequence[tuple[float, Any, int]]) -> None:
+    """Each point's number beside it (points that coincide share one label), kept inside the axes."""
+    xs = [x for x, _, _ in placed]
+    span = ((max(xs) - min(xs)) or 1.0, 1.0)
+    at = {number: (x, lv.accuracy.accuracy) for x, lv, number in placed}
+    for group in _clusters([(*at[n], n) for n in at], span):
+        x, y = at[group[0]]
+        right = x > min(xs) + 0.7 * span[0]  # near the right edge the label goes to the left of its point
+        ax.annotate(
+            ",".join(map(str, sorted(group))), (x, y), textcoords="offset points", xytext=(-6 if right else 6, 6),
+            ha="right" if right else "left", fontsize=8, annotation_clip=False,
+        )  # fmt: skip
+
+
 def frontier(levels: Sequence[Any], task: str) -> str:
     """Accuracy (with its interval) against mean output tokens and against latency p50, one point per level,
-    the Pareto-efficient ones filled and joined in order of cost."""
-    fig, axes = new_figure(width=9.0, height=3.4)
+    the Pareto-efficient ones filled and joined in order of cost. Points are numbered and the key below names
+    the levels: long labels written beside close points printed over one another."""
+    numbers = {lv.level: i + 1 for i, lv in enumerate(levels)}
+    key_rows = (len(levels) + 1) // 2
+    fig, axes = new_figure(width=9.0, height=3.4 + 0.16 * key_rows)
     fig.delaxes(axes)
+    grid = fig.add_gridspec(2, 2, height_ratios=[3.4, 0.16 * key_rows + 0.1])
     for i, (cost, marked, label) in enumerate(
         (
             (lambda lv: lv.output_tokens.mean if lv.output_tokens else None, "efficient_tokens", "mean output tokens"),
             (lambda lv: lv.latency_p50, "efficient_latency", "latency p50 (ms)"),
         )
     ):
-        ax = fig.add_subplot(1, 2, i + 1)
+        ax = fig.add_subplot(grid[0, i])
         ax.spines[["top", "right"]].set_visible(False)
-        placed = [(cost(lv), lv) for lv in levels if cost(lv) is not None and lv.accuracy.n]
-        for x, lv in placed:
+        placed = [(cost(lv), lv, numbers[lv.level]) for lv in levels if cost(lv) is not None and lv.accuracy.n]
+        for x, lv, _ in placed:
             a = lv.accuracy
             on = bool(getattr(lv, marked))
             ax.errorbar(
                 [x], [a.accuracy], yerr=[[max(0.0, a.accuracy - a.low)], [max(0.0, a.high - a.accuracy)]],
                 marker="o", capsize=3, color="tab:blue", mfc="tab:blue" if on else "white",
             )  # fmt: skip
-            ax.annotate(lv.level, (x, a.accuracy), textcoords="offset points", xytext=(4, 4), fontsize=7)
-        edge = sorted((x, lv.accuracy.accuracy) for x, lv in placed if getattr(lv, marked))
+        if placed:
+            _numbered(ax, placed)
+        edge = sorted((x, lv.accuracy.accuracy) for x, lv, _ in placed if getattr(lv, marked))
         if len(edge) > 1:
             ax.plot([e[0] for e in edge], [e[1] for e in edge], color="tab:blue", alpha=0.5)
         ax.set_xlabel(label)
         ax.set_ylabel("accuracy")
-        ax.set_ylim(0, 1)
+        ax.set_ylim(0, 1.05)
+    key = [f"{n}  {name}" for name, n in numbers.items()]
+    for column, names in enumerate((key[:key_rows], key[key_rows:])):
+        box = fig.add_subplot(grid[1, column])
+        box.axis("off")
+        box.text(0, 1, "\n".join(names), fontsize=8, va="top", ha="left", transform=box.transAxes)
     fig.suptitle(f"{task}: accuracy against cost (filled: Pareto-efficient)")
     return svg_uri(fig)

@@ -117,11 +117,13 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
     tokens = sum(r.completion_tokens or 0 for r in rows)
     cut = [r for r in answered if r.status in TRUNCATED]
     budgets = Counter(r.budget for r in answered if r.budget)
-    budget = budgets.most_common(1)[0][0] if budgets else None
+    budget = next(iter(budgets)) if len(budgets) == 1 else None
     finished = sorted(
         r.completion_tokens for r in answered if r.completion_tokens and r.status in ("ok", "empty_content")
     )
     suggested = 256 * math.ceil(1.25 * interpolated(finished, 0.99) / 256) if finished else None
+    if len(budgets) > 1:  # budget levels: lengths pooled over them suggest nothing; the frontier reads each budget
+        suggested = None
     if budget and answered and len(cut) / len(answered) > 0.05:
         # every answer cut off says only that they are longer than the budget: double it, at the least
         suggested = max(suggested or 0, 2 * budget)

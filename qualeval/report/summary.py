@@ -1,5 +1,6 @@
-"""A run's summary from its records: per task the accuracy (per load level, and pooled over distinct items),
-repeated sampling, speed per level and overall, the linked speed-and-quality analysis, and fault counts.
+"""A run's summary from its records: per task the accuracy (per level, and pooled over distinct items unless the
+levels asked differently: budgets, efforts, thinking on and off), repeated sampling, speed per level and
+overall, the linked speed-and-quality analysis, and fault counts.
 
 Accuracy counts each item once: a sweep over three load levels of 20 questions is 20 items, not 60, and its
 interval uses n = 20 (see qualeval.report.accuracy for how an item's records are pooled).
@@ -14,8 +15,8 @@ from dataclasses import dataclass, field
 from qualeval._version import __version__
 from qualeval.records import NOT_THE_MODELS, LevelReport, Outcome, Record, RunConfig, RunSummary, TaskReport, Timed
 from qualeval.records.store import RunStore
-from qualeval.report.accuracy import Repeat, answered_cell, repeated, summarize
-from qualeval.report.frontier import Answer, answer_of, frontier, under_load
+from qualeval.report.accuracy import Repeat, answered_cell, per_level, repeated, summarize
+from qualeval.report.frontier import Answer, answer_of, asked_differently, frontier, under_load
 from qualeval.report.speed import linked, speed
 from qualeval.tasks import Task
 
@@ -77,8 +78,14 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
     scored = rows.scored or not rows.timed
     for label, against in (under_load(list(levels), rows.answers) if scored else {}).items():
         levels[label].vs_first = against
+    summary = summarize(task.name, rows.outcomes, task.spec.breakdowns)
+    if asked_differently(levels):
+        at = {
+            label: [o for o, r in zip(rows.outcomes, rows.timed, strict=True) if r.level == label] for label in levels
+        }
+        summary = per_level(summary, {label: summarize(task.name, at[label], task.spec.breakdowns) for label in levels})
     return TaskReport(
-        summary=summarize(task.name, rows.outcomes, task.spec.breakdowns),
+        summary=summary,
         repeated=repeated(rows.repeats, k) if k > 1 else None,
         speed=overall,
         levels=levels,
@@ -104,5 +111,4 @@ def _levels(labels: list[str], outcomes: list[Outcome], rows: list[Timed], confi
 
 
 def _published(config: RunConfig, name: str) -> float | None:
-    figure = config.published.get(name, config.published.get(name.split(":", 1)[0]))
-    return None if figure is None else figure / 100
+    return config.published.get(name, config.published.get(name.split(":", 1)[0]))

@@ -4,7 +4,8 @@ the same items, so any two levels compare item by item.
 
 A level's label names what sets it apart, `c=4`, `rate=2`, `max_tokens=512`, `effort=low`, `thinking=off`,
 `thinking_budget=256`, joined by a space where both axes sweep (`c=4 max_tokens=512`). A run with no budget
-levels keeps the load labels it always had.
+levels keeps the load labels it always had. Thinking off is one level (per output budget), never one per effort
+or thinking budget: those settings mean nothing without thinking, and sending them beside it says otherwise.
 """
 
 from __future__ import annotations
@@ -30,28 +31,46 @@ class Level:
     """The request settings this level sets over the run's: max_tokens, reasoning_effort, thinking, extra_body."""
 
 
-def budget_levels(config: RunConfig) -> list[tuple[str, dict[str, Any]]]:
-    """(label part, request settings) for every combination of the budget axes the run sweeps; one unlabelled
-    entry with no settings when it sweeps none. A single value on an axis still sets the requests, and names
-    the level only where another budget axis sweeps."""
+def _axes(config: RunConfig, thinking: bool) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The budget axes as (label part, request settings) per value. With thinking off there is no thinking to
+    give an effort or a budget to: those axes drop out, so that side is asked once, not once per effort."""
     axes: list[list[tuple[str, dict[str, Any]]]] = []
     if config.max_tokens:
         axes.append([(f"max_tokens={n}", {"max_tokens": n}) for n in config.max_tokens])
-    if config.reasoning_effort:
+    if config.reasoning_effort and thinking:
         axes.append([(f"effort={e}", {"reasoning_effort": e}) for e in config.reasoning_effort])
-    if config.thinking_budget:
+    if config.thinking_budget and thinking:
         budgets = config.thinking_budget
         axes.append([(f"thinking_budget={n}", {"extra_body": {THINKING_BUDGET_FIELD: n}}) for n in budgets])
-    if config.thinking_pair:
-        axes.append([("thinking=on", {"thinking": True}), ("thinking=off", {"thinking": False})])
+    return axes
+
+
+def _combos(axes: list[list[tuple[str, dict[str, Any]]]], named: set[int]) -> list[tuple[list[str], dict[str, Any]]]:
+    """Every combination of the axes: the label parts of the axes in `named`, and the settings of all."""
     out = []
     for combo in product(*axes):
-        named = [part for (part, _), axis in zip(combo, axes, strict=True) if len(axis) > 1]
+        parts = [part for i, (part, _) in enumerate(combo) if i in named]
         settings: dict[str, Any] = {}
         for _, values in combo:
             settings.update(values)
-        out.append((" ".join(named), settings))
+        out.append((parts, settings))
     return out
+
+
+def budget_levels(config: RunConfig) -> list[tuple[str, dict[str, Any]]]:
+    """(label part, request settings) for every combination of the budget axes the run sweeps; one unlabelled
+    entry with no settings when it sweeps none. A single value on an axis still sets the requests, and names
+    the level only where another budget axis sweeps. With --thinking-pair, thinking on crosses every axis and
+    thinking off only the output budget: one `thinking=off` level per max_tokens."""
+    axes = _axes(config, thinking=True)
+    named = {i for i, axis in enumerate(axes) if len(axis) > 1}
+    if not config.thinking_pair:
+        return [(" ".join(parts), settings) for parts, settings in _combos(axes, named)]
+    on = [(" ".join([*parts, "thinking=on"]), {**s, "thinking": True}) for parts, s in _combos(axes, named)]
+    off_axes = _axes(config, thinking=False)
+    off_named = {i for i, axis in enumerate(off_axes) if len(axis) > 1}
+    off = [(" ".join([*p, "thinking=off"]), {**s, "thinking": False}) for p, s in _combos(off_axes, off_named)]
+    return on + off
 
 
 def levels(config: RunConfig) -> list[Level]:

@@ -188,6 +188,7 @@ def decide_lines(
         seen[sample.id] = entry.where
         done = _completion(entry, split)
         verdict = decide(task, sample, done, rescue=rescue, allow_code=allow_code)
+        done = done.model_copy(update={"status": verdict.status or done.status})  # an echo of its prompt
         error = entry.line.error
         out.append(JudgedLine(_item(sample, done, verdict, error=error), sample, done, verdict, error))
     if note is not None:

@@ -198,6 +198,8 @@ def _error(exc: ValidationError, where: str, source: type[BaseModel] = RunConfig
     top = str(problem.loc[0]) if problem.loc else ""
     flag = flag_of(top, source) if top in source.model_fields else "the configuration"
     inner = ".".join(str(p) for p in problem.loc[1:]) if top in source.model_fields else ""
+    if problem.loc[1:] and isinstance(problem.loc[-1], int):  # a list's item: the value says which, not its index
+        inner = ".".join([*map(str, problem.loc[1:-1]), repr(str(exc.errors()[0].get("input")))])
     message = "not a setting here" if problem.message == "Extra inputs are not permitted" else problem.message
     prefix = f"{where}: " if where else ""
     return InputError(f"{prefix}{flag}: {f'{inner}: ' if inner else ''}{message}")

@@ -10,6 +10,7 @@ Constraint modes:
   auto      single when the probe found a convention the endpoint enforces and the server returns reasoning
             apart from the answer; followup when it enforces one but reasoning comes inline (a constraint from
             the first token would silence the thinking); otherwise off
+A response that only echoes its prompt gets status `echoed` and no follow-up (qualeval.scoring.verdict.echoed).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, 
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge
 from qualeval.scoring.rules import constraint_cuts
-from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
+from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER, runs_code
 from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
@@ -143,7 +144,9 @@ async def _ask(
     response = await client.chat(sent)
     if mode == "single" and kind is not None:
         return sent, response, ConstraintRecord(mode="single", kind=kind, style=style)
-    if mode == "followup" and response.completion.status in ANSWERED and response.completion.content.strip():
+    done = response.completion
+    # an echo's follow-up would answer from the options it repeats
+    if mode == "followup" and done.status in ANSWERED and done.content.strip() and not echoed(task, sample, done):
         return sent, response, await _followup(client, request, sample, task, response, style)
     return sent, response, ConstraintRecord(mode=mode)
 
@@ -168,10 +171,11 @@ async def _judged(
     return decide(task, sample, done, info, rescue=rescue, grade=grade, allow_code=allow_code), grade
 
 
-def _answer_of(response: ChatResponse) -> Completion:
-    """The completion as the run records it: a reference server's refusal of a question it did not know is no
-    answer of the model's, whatever its text (the server says so in a header: UNKNOWN_QUESTION)."""
-    if not response.unknown_question:
+def _answer_of(response: ChatResponse, sample: Sample) -> Completion:
+    """The completion as the run records it: a reference server's answer to a question it did not know is no
+    answer of the model's, whatever its text (the server says so in a header: UNKNOWN_QUESTION). Only an answer
+    is re-marked: a synthetic prompt has no right answer to miss, and a reply cut off or failed keeps its status."""
+    if not (response.unknown_question and sample.scored and response.completion.status in ANSWERED):
         return response.completion
     return response.completion.model_copy(update={"status": "unknown_question"})
 
@@ -199,7 +203,7 @@ async def run_one(
     """
     request = request_for(task, sample, model, **overrides)
     sent, response, info = await _ask(client, task, sample, request, mode, style)
-    done = _answer_of(response)
+    done = _answer_of(response, sample)
     verdict, grade = await _judged(task, sample, done, info, rescue, model_judge, allow_code)
     return Record(
         sample_id=sample.id,
@@ -214,7 +218,7 @@ async def run_one(
         reasoning=done.reasoning,
         content=done.content,
         reasoning_source=done.reasoning_source,
-        status=done.status,
+        status=verdict.status or done.status,
         finish_reason=response.finish_reason,
         usage=response.usage,
         timing=response.timing,

@@ -1,7 +1,8 @@
 """The run's progress bar (items, accuracy so far, tokens per second, errors, truncations), for the CLI and for
 `qualeval.evaluate(progress=True)`: callbacks for `run.execute`, and the bar they drive. Accuracy counts only
 scored records that have an answer: a workload's synthetic prompts have no right answer, so a run of nothing else
-shows none; a request that failed at the endpoint is an error, counted apart, never a wrong answer.
+shows none; a request that failed at the endpoint is an error, counted apart, never a wrong answer. In a sweep the
+accuracy is the current level's, named: levels asked for different budgets are never pooled into one figure.
 
 It lives beside execute rather than in the CLI: the API draws it too, and the API must not depend on the CLI
 (the CLI is built on the API)."""
@@ -28,9 +29,11 @@ class Bar:
 
     progress: Progress
     also: Callable[[Any], None] | None = None
-    counts: dict[str, float] = field(
-        default_factory=lambda: dict.fromkeys(("right", "scored", "errors", "cut", "tokens"), 0)
-    )
+    counts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(("errors", "cut", "tokens"), 0))
+    levels: dict[str, list[int]] = field(default_factory=dict)
+    """Per level, in run order: [right, scored]."""
+    level: str = ""
+    """The level of the latest record: the one the accuracy is shown for."""
     started_at: float = field(default_factory=time.perf_counter)
 
     def __post_init__(self) -> None:
@@ -43,9 +46,11 @@ class Bar:
     def on_record(self, record: Any) -> None:
         c = self.counts
         failed = record.status in ENDPOINT_FAILED
+        self.level = record.level or ""
+        tally = self.levels.setdefault(self.level, [0, 0])
         if record.scored and record.status not in NOT_THE_MODELS:  # no answer of the model's is no wrong answer
-            c["scored"] += 1
-            c["right"] += bool(record.score.correct)
+            tally[0] += bool(record.score.correct)
+            tally[1] += 1
         c["errors"] += failed
         c["cut"] += record.status in TRUNCATED
         c["tokens"] += record.usage.completion_tokens or 0
@@ -57,7 +62,9 @@ class Bar:
         """What the bar says beside its count; no accuracy until a scored record has come in."""
         c = self.counts
         rate = c["tokens"] / max(time.perf_counter() - self.started_at, 1e-9)
-        acc = f"acc {c['right'] / c['scored']:.1%} · " if c["scored"] else ""
+        right, scored = self.levels.get(self.level, (0, 0))
+        named = f"{self.level} " if len(self.levels) > 1 else ""
+        acc = f"{named}acc {right / scored:.1%} · " if scored else ""
         return f"{acc}{rate:,.0f} tok/s · errors {c['errors']:g} · truncated {c['cut']:g}"
 
 

@@ -116,11 +116,14 @@ def sample_of(record: Record) -> Sample:
 def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> Record:
     """The record judged again by the current rules; what was sent and what came back stay as they were."""
     sample = sample_of(record)
+    status = record.status
+    if status == "echoed":  # judged again: the status the split gave, which the current rules may not call an echo
+        status = "answer_truncated" if record.finish_reason == "length" else "ok"
     done = Completion(
         reasoning=record.reasoning,
         content=record.content,
         reasoning_source=record.reasoning_source,
-        status=record.status,
+        status=status,
     )
     verdict = decide(task, sample, done, record.constraint, rescue=rescue, grade=record.grade, allow_code=allow_code)
     return record.model_copy(
@@ -131,6 +134,7 @@ def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> 
             "rescue": verdict.rescue,
             "rescue_correct": verdict.rescue_correct,
             "constraint": verdict.constraint or record.constraint,
+            "status": verdict.status or status,
         }
     )
 

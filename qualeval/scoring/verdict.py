@@ -14,16 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qualeval.reasoning.completion import Completion
-from qualeval.records import ConstraintRecord, Grade, Score
+from qualeval.records import ANSWERED, ConstraintRecord, Grade, Score, Status
 from qualeval.scoring.constrain import constraint_for, validate
-from qualeval.scoring.extract import Extraction, extract, naive_extract, typed_value
+from qualeval.scoring.extract import Extraction, echoes, extract, naive_extract, typed_value
+from qualeval.scoring.extract.echo import unechoed
 from qualeval.scoring.followup import reconcile
 from qualeval.scoring.rules import reads_math, score
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
 from qualeval.tasks.task import Task
 from qualeval.wire.models import Sample
 
-__all__ = ["NOT_SCORED", "Verdict", "decide", "wants_model_judge"]
+__all__ = ["NOT_SCORED", "Verdict", "decide", "echoed", "prompt_of", "wants_model_judge"]
 
 NOT_SCORED = ("transport_error", "content_filter", "unknown_question")
 """Statuses that carry no answer of the model's: never scored, never graded."""
@@ -38,6 +39,27 @@ class Verdict:
     rescue_correct: bool | None = None
     constraint: ConstraintRecord | None = None
     """The constraint record as judged: whether it held, its reply was valid, the follow-up agrees."""
+    status: Status | None = None
+    """The status as judged, where it is not the completion's: `echoed`."""
+
+
+def prompt_of(sample: Sample) -> str:
+    """Every message the sample sends, as one text: what a response may echo."""
+    return "\n".join(m.content for m in sample.messages)
+
+
+def echoed(task: Task, sample: Sample, done: Completion) -> bool:
+    """Whether the content is an echo of its prompt (qualeval.scoring.extract.echo): no answer is read from it and
+    no follow-up is asked or used. Code and IFEval judge the whole content, which may rightly repeat the prompt
+    (a function's signature, "repeat the request word for word, then answer"): never an echo there."""
+    if done.status == "echoed":
+        return True
+    if done.status not in ANSWERED or not sample.scored or task.spec.scorer.kind in WHOLE_ANSWER:
+        return False
+    spec = task.spec
+    truncated = done.status == "answer_truncated"
+    math = reads_math(spec.scorer.kind)
+    return echoes(done.content, spec.answer, sample.choices, prompt=prompt_of(sample), truncated=truncated, math=math)
 
 
 def _reply(task: Task, sample: Sample, constraint: ConstraintRecord) -> tuple[str | None, bool | None]:
@@ -59,11 +81,13 @@ def _reply(task: Task, sample: Sample, constraint: ConstraintRecord) -> tuple[st
 def _answer(
     task: Task, sample: Sample, done: Completion, constraint: ConstraintRecord | None
 ) -> tuple[Extraction, ConstraintRecord | None]:
-    """The answer to score, and the constraint record with what became of the constraint."""
+    """The answer to score, and the constraint record with what became of the constraint. The ladder never reads
+    text that repeats the prompt, nor does a follow-up find its answer there."""
     spec = task.spec
     math = reads_math(spec.scorer.kind)
+    prompt = prompt_of(sample)
     if constraint is None or constraint.kind is None or constraint.mode == "off":
-        return extract(done.content, spec.answer, sample.choices, math=math), constraint
+        return extract(done.content, spec.answer, sample.choices, math=math, prompt=prompt), constraint
     if constraint.mode == "single":
         if not done.content.strip():
             return extract(done.content, spec.answer, sample.choices, math=math), constraint
@@ -71,14 +95,38 @@ def _answer(
         judged = constraint.model_copy(update={"held": satisfied, "valid": satisfied})
         if satisfied and span is not None and (value := typed_value(span, spec.answer, sample.choices)) is not None:
             return Extraction(value=value, rung="constraint", raw=span), judged
-        return extract(done.content, spec.answer, sample.choices, math=math), judged
-    found = extract(done.content, spec.answer, sample.choices, math=math)
+        return extract(done.content, spec.answer, sample.choices, math=math, prompt=prompt), judged
+    found = extract(done.content, spec.answer, sample.choices, math=math, prompt=prompt)
     if constraint.followup is None:  # the main request brought no answer to follow up
         return found, constraint
     reply, valid = _reply(task, sample, constraint)
-    scored, agreement = reconcile(found, reply, done.content, spec.answer, sample.choices, math=math)
+    own, _ = unechoed(done.content, prompt, sample.choices)
+    scored, agreement = reconcile(found, reply, own, spec.answer, sample.choices, math=math)
     held = None if valid is None else bool(valid and agreement in ("agrees", "filled"))
     return scored, constraint.model_copy(update={"held": held, "valid": valid, "agreement": agreement})
+
+
+def _echo(task: Task, sample: Sample, done: Completion, constraint: ConstraintRecord | None) -> Verdict:
+    """An echo's verdict: not correct, nothing read from it, and a follow-up (a run recorded before echoes were
+    told apart asked one) neither used nor counted: it would have answered from the echoed options."""
+    if constraint is not None and constraint.followup is not None:
+        constraint = constraint.model_copy(update={"held": None, "valid": None, "agreement": None})
+    return Verdict(
+        Extraction(value=None, rung="none"),
+        Score(correct=False, detail="echoed its prompt: no answer of its own"),
+        _naive(task, sample, done),
+        constraint=constraint,
+        status="echoed",
+    )
+
+
+def _naive(task: Task, sample: Sample, done: Completion) -> bool | None:
+    """Whether the naive extractor's reading is correct; None for free-text answers."""
+    spec = task.spec
+    if spec.answer.type == "text":  # "the last number anywhere" means nothing for free-text answers
+        return None
+    naive = naive_extract(done.reasoning, done.content, spec.answer, sample.choices)
+    return score(naive, sample, spec.scorer, spec.answer).correct
 
 
 def wants_model_judge(task: Task, done: Completion, verdict: Verdict) -> bool:
@@ -89,6 +137,7 @@ def wants_model_judge(task: Task, done: Completion, verdict: Verdict) -> bool:
         and done.status not in NOT_SCORED
         and bool(done.content.strip())
         and not verdict.score.correct
+        and verdict.status is None  # an echo repeats the question: a judge would grade the prompt
     )
 
 
@@ -104,7 +153,8 @@ def decide(
 ) -> Verdict:
     """Extract and score one completion. Answers come from the final content (or the constraint's reply) only.
 
-    A transport error or filtered response is never scored. `rescue` also reads the reasoning when the content
+    A transport error or filtered response is never scored; an echo of the prompt is not correct, with status
+    `echoed` (`Verdict.status`). `rescue` also reads the reasoning when the content
     is empty, counted apart. `grade`: a model judge's verdict, which can only turn a rejected answer correct.
     `allow_code`: the user's --allow-code-execution; without it a code task's answer is refused (InputError).
     """
@@ -117,15 +167,14 @@ def decide(
         return Verdict(Extraction(value=None, rung="none"), Score(correct=False, detail="not scored: synthetic"), None)
     if spec.scorer.kind in WHOLE_ANSWER:  # code and IFEval judge the whole content: no ladder, no naive reading
         return Verdict(*score_whole(done.content, sample, spec.scorer, allow_code=allow_code), None)
+    if echoed(task, sample, done):
+        return _echo(task, sample, done, constraint)
     found, judged = _answer(task, sample, done, constraint)
     verdict = score(found.value, sample, spec.scorer, spec.answer, text=done.content)
     if grade is not None and grade.verdict == "correct" and not verdict.correct and done.content.strip():
         found = Extraction(value=found.value or done.content.strip()[:200], rung="judge", raw=found.raw)
         verdict = Score(correct=True, detail=f"model judge {grade.model}: correct", f1=verdict.f1)
-    naive_correct = None
-    if spec.answer.type != "text":  # "the last number anywhere" means nothing for free-text answers
-        naive = naive_extract(done.reasoning, done.content, spec.answer, sample.choices)
-        naive_correct = score(naive, sample, spec.scorer, spec.answer).correct
+    naive_correct = _naive(task, sample, done)
     if rescue and not done.content.strip() and done.reasoning.strip():
         saved = extract(done.reasoning, spec.answer, sample.choices)
         saved = Extraction(value=saved.value, rung="rescue", raw=saved.raw) if saved.value is not None else saved

@@ -49,6 +49,8 @@ class SimConfig:
     stall_s: float = 3600.0
     ignore_constraints: bool = False
     """Ignore structured-output requests, like some vLLM versions with a reasoning parser on."""
+    ignore_effort: bool = False
+    """Ignore `reasoning_effort`, like a server whose chat template never reads it (the thinking is the same)."""
     max_model_len: int = 32768
     api_key: str | None = None
     thinking_opened: bool = False

@@ -111,7 +111,8 @@ def _generic(
     cfg, flavour = state.config, state.flavour
     prompt, user, prompt_tokens, max_tokens = _read(state, body, fault)
     constraint, thinking = _shape(state, body)
-    effort = read_effort(flavour, body)
+    seen = {k: v for k, v in body.items() if k != "reasoning_effort"} if cfg.ignore_effort else body
+    effort = read_effort(flavour, seen)
     gen = generate(
         user,
         behaviour=_at_length(cfg, prompt_tokens),

@@ -189,7 +189,7 @@ def test_the_reports_and_the_terminal_show_the_frontier_and_warn_of_a_drop(capsy
         model="m", base_url="u", simulated=False, qualeval_version="0", records=120, tasks={"t": report}
     )
     shown = markdown_report(summary)
-    drop = "t @ c=8 max_tokens=256: accuracy fell 37.5% against c=1 max_tokens=256 on 40 paired items"
+    drop = "t @ c=8 max_tokens=256: accuracy fell 37.5 points against c=1 max_tokens=256 on 40 paired items"
     assert f"> **Accuracy fell under load.** {drop}" in shown
     assert "### t: accuracy against cost, by level" in shown and "### t: quality under load" in shown
     assert "| c=1 max_tokens=1024 | 90.0% |" in shown and "| c=8 max_tokens=256 | c=1 max_tokens=256 | 40 |" in shown
@@ -220,3 +220,41 @@ def test_where_budgets_cross_the_load_a_level_steps_up_from_the_one_before_at_it
         "c=4 max_tokens=256": None,
         "c=4 max_tokens=1024": "c=4 max_tokens=256",
     }
+
+
+def test_a_level_is_compared_along_one_axis_only() -> None:
+    labels = ["effort=low thinking=on", "effort=high thinking=on", "thinking=off"]
+    crossed = ["max_tokens=512 effort=low", "max_tokens=512 effort=high", "max_tokens=2048 effort=low"]
+    records = [r for i, label in enumerate(labels + crossed) for r in _level(label, 5, 10, 100 + 100 * i, 100.0)]
+    result = _frontier(records)
+    assert result is not None
+    before = {lv.level: lv.vs_previous.against if lv.vs_previous else None for lv in result.levels}
+    assert before == {
+        "effort=low thinking=on": None,
+        "effort=high thinking=on": "effort=low thinking=on",
+        "thinking=off": None,  # no level before it differs from it on one axis only
+        "max_tokens=512 effort=low": None,
+        "max_tokens=512 effort=high": "max_tokens=512 effort=low",
+        "max_tokens=2048 effort=low": "max_tokens=512 effort=low",  # not its run-order neighbour
+    }
+
+
+def test_the_step_from_the_level_before_is_the_difference_of_the_accuracies_shown() -> None:
+    # item 0 is each level's warm-up: right at the larger budget only, and counted in both accuracies
+    low = [_record(i, "max_tokens=256", 0 < i < 5, 200, 100.0, warmup=i == 0) for i in range(20)]
+    high = [_record(i, "max_tokens=1024", i < 15, 800, 300.0, warmup=i == 0) for i in range(20)]
+    result = _frontier([*low, *high])
+    assert result is not None
+    shown = result.levels[1].accuracy.accuracy - result.levels[0].accuracy.accuracy
+    step = result.levels[1].vs_previous
+    assert step is not None and step.pairs == 20 and step.difference == pytest.approx(shown)
+
+
+def test_steps_are_said_in_points() -> None:
+    from qualeval.report.frontier_sections import paired_text
+
+    records = [*_level("max_tokens=256", 5, 20, 200, 100.0), *_level("max_tokens=1024", 15, 20, 800, 300.0)]
+    result = _frontier(records)
+    assert result is not None
+    text = paired_text(result.levels[1].vs_previous)
+    assert "+50.0 points" in text and "max_tokens=256" in text and "%" not in text

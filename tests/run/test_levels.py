@@ -38,8 +38,25 @@ def test_labels_name_the_axes_that_sweep() -> None:
     paired = levels(_config(thinking_pair=True, thinking_budget=[64]))
     assert [(lv.label, lv.request) for lv in paired] == [
         ("thinking=on", {"extra_body": {"thinking_token_budget": 64}, "thinking": True}),
-        ("thinking=off", {"extra_body": {"thinking_token_budget": 64}, "thinking": False}),
+        ("thinking=off", {"thinking": False}),
     ]  # fmt: skip
+
+
+def test_thinking_off_is_asked_once_whatever_the_efforts_and_thinking_budgets() -> None:
+    efforts = levels(_config(thinking_pair=True, reasoning_effort="low,medium,high", max_tokens=[2048]))
+    assert [(lv.label, lv.request) for lv in efforts] == [
+        ("effort=low thinking=on", {"max_tokens": 2048, "reasoning_effort": "low", "thinking": True}),
+        ("effort=medium thinking=on", {"max_tokens": 2048, "reasoning_effort": "medium", "thinking": True}),
+        ("effort=high thinking=on", {"max_tokens": 2048, "reasoning_effort": "high", "thinking": True}),
+        ("thinking=off", {"max_tokens": 2048, "thinking": False}),
+    ]  # fmt: skip
+    budgets = levels(_config(thinking_pair=True, thinking_budget=[64, 256], max_tokens=[512, 4096], concurrency=[1]))
+    off = [(lv.label, lv.request) for lv in budgets if not lv.request["thinking"]]
+    assert off == [
+        ("max_tokens=512 thinking=off", {"max_tokens": 512, "thinking": False}),
+        ("max_tokens=4096 thinking=off", {"max_tokens": 4096, "thinking": False}),
+    ]  # the output budget still bounds the answer; the thinking budget has nothing to bound
+    assert len(budgets) == 6
 
 
 @pytest.mark.parametrize(

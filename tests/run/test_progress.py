@@ -12,7 +12,7 @@ from qualeval.run.progress import progress_bar
 
 def _record(status: str, correct: bool, scored: bool = True) -> SimpleNamespace:
     return SimpleNamespace(
-        scored=scored, status=status, score=SimpleNamespace(correct=correct),
+        scored=scored, status=status, score=SimpleNamespace(correct=correct), level="",
         usage=SimpleNamespace(completion_tokens=10),
     )  # fmt: skip
 
@@ -33,3 +33,14 @@ def test_the_bar_shows_no_accuracy_when_every_scored_request_failed() -> None:
         bar.on_start(0, 2)
         bar.on_record(_record("transport_error", False))
         assert not bar.line().startswith("acc") and "errors 1" in bar.line()
+
+
+def test_in_a_sweep_the_bar_shows_the_current_level_s_accuracy_named() -> None:
+    """Levels asked for different budgets are not pooled: the bar names the level its accuracy is of."""
+    with progress_bar(Console(file=io.StringIO(), width=200)) as bar:
+        bar.on_start(0, 4)
+        for level, correct in (("max_tokens=128", False), ("max_tokens=128", False), ("max_tokens=2048", True)):
+            record = _record("ok", correct)
+            record.level = level
+            bar.on_record(record)
+        assert bar.line().startswith("max_tokens=2048 acc 100.0% · ")  # not 33.3% pooled over both

@@ -403,7 +403,7 @@ def test_synthetic_prompts_show_no_accuracy_anywhere(tmp_path: Path) -> None:
             bar.on_record(record)
         assert "acc" not in bar.line() and "tok/s" in bar.line()
         bar.on_record(result.records[0].model_copy(update={"scored": True}))  # one scored record, wrong
-        assert bar.line().startswith("acc 0.0% · ")
+        assert bar.line().startswith("c=1 acc 0.0% · ")  # the level it is of, named in a sweep
 
 
 def test_the_reproduces_line_is_the_run_s_own_settings(tmp_path: Path) -> None:

@@ -7,13 +7,14 @@ from typing import Literal
 
 from qualeval.records import AnswerSpec, Extraction, Rung
 from qualeval.scoring.extract.anchors import anchored_spans
+from qualeval.scoring.extract.echo import ECHO_SHARE, unechoed
 from qualeval.scoring.extract.jsonfind import json_answer
 from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
 from qualeval.scoring.extract.maths import math_parse
 from qualeval.scoring.extract.normalize import normalize
 from qualeval.scoring.extract.numbers import find_number, fmt_number, result_number
 
-__all__ = ["Extraction", "Rung", "extract", "naive_extract", "typed_value"]
+__all__ = ["Extraction", "Rung", "echoes", "extract", "naive_extract", "typed_value"]
 
 Where = Literal["anchor", "line", "whole"]
 # a closing remark in parentheses is words ("Paris (the capital)"); a parenthesis of numbers and symbols is part of
@@ -106,8 +107,13 @@ def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extr
     return Extraction(value=value, rung="last", raw=last) if value is not None else None
 
 
-def extract(content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, math: bool = False) -> Extraction:
-    """The answer in the final content, and the rung of the ladder that found it."""
+def extract(
+    content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, math: bool = False, prompt: str = ""
+) -> Extraction:
+    """The answer in the final content, and the rung of the ladder that found it. Text that repeats the `prompt`
+    (its instruction, options, examples) is the prompt's, not the model's: the ladder never reads it."""
+    if prompt:
+        content, _ = unechoed(content, prompt, choices)
     if not content.strip():
         return Extraction(value=None, rung="none")
     answer = json_answer(content)
@@ -123,6 +129,17 @@ def extract(content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, ma
     if answer is not None:  # the model answered in its JSON, with no value of the type asked for
         return Extraction(value=None, rung="json", raw=answer)
     return anchored or Extraction(value=None, rung="none")
+
+
+def echoes(
+    content: str, spec: AnswerSpec, choices: tuple[str, ...], *, prompt: str, truncated: bool, math: bool = False
+) -> bool:
+    """Whether the content is an echo of its prompt: mostly (ECHO_SHARE of its characters) text the prompt holds,
+    repeated until the budget cut it off (`truncated`) or with no answer of the model's own beside it."""
+    text, share = unechoed(content, prompt, choices)
+    if share < ECHO_SHARE:
+        return False
+    return truncated or extract(text, spec, choices, math=math).value is None
 
 
 def naive_extract(reasoning: str, content: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> str | None:

@@ -1,0 +1,104 @@
+"""`qualeval board` (N runs of the same items on one page) and `qualeval gate` (a release gate for CI).
+
+`gate` exits 0 GO, 1 NO-GO, 4 INCONCLUSIVE (the items cannot detect the margin), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from qualeval.cli.output import fail, note, stdout
+from qualeval.errors import InputError, QualevalError
+
+if TYPE_CHECKING:
+    from qualeval.records import Board, GateResult
+
+__all__ = ["register"]
+
+_Rerun = Annotated[
+    Path | None, typer.Option(help="A second run of the baseline's configuration: the run-to-run spread.")
+]
+
+
+def _write(out: Path, files: dict[str, str]) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (out / name).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{out}: cannot write ({exc.strerror})") from None
+
+
+def board_cmd(
+    runs: Annotated[list[Path], typer.Argument(metavar="RUN...", help="Run directories of the same items.")],
+    out: Annotated[Path, typer.Option(help="Folder for board.json, board.md and board.html.")],
+    baseline: Annotated[
+        Path | None, typer.Option(help="The run the others are compared with (default: the first).")
+    ] = None,
+    rerun: _Rerun = None,
+) -> None:
+    """N runs of the same items side by side per task: accuracy, paired differences against the baseline
+    (McNemar, Holm-corrected), which configs cannot be told from the best, tokens, truncation, latency,
+    throughput, and the Pareto plots of accuracy against speed."""
+    from qualeval.report.board import board_runs
+    from qualeval.report.board_pages import board_html, board_markdown
+
+    try:
+        board = board_runs(runs, baseline=baseline, rerun=rerun)
+        files = {"board.json": board.model_dump_json(indent=2) + "\n", "board.md": board_markdown(board)}
+        _write(out, {**files, "board.html": board_html(board)})
+    except QualevalError as exc:
+        fail(exc)
+    _print_board(board)
+    note(f"wrote {out / 'board.json'}, board.md and board.html")
+
+
+def _print_board(board: Board) -> None:
+    from qualeval.report.board_pages import HEAD, rows
+
+    shown = (0, 1, 2, 3, 9)  # config, accuracy, vs baseline, tied with best, output tok/s: the reports have the rest
+    for name, task in board.tasks.items():
+        table = Table(*(HEAD[i] for i in shown), title=name, title_justify="left")
+        for row in rows(board, task):
+            table.add_row(*(row[i] for i in shown))
+        stdout().print(table)
+
+
+def gate_cmd(
+    candidate: Annotated[Path, typer.Argument(metavar="CANDIDATE", help="The run to gate.")],
+    baseline: Annotated[Path, typer.Option(help="The run the candidate must not fall behind.")],
+    policy: Annotated[Path, typer.Option(help="The policy (YAML): clauses per task or under `default:`.")],
+    rerun: _Rerun = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for gate.json.")] = None,
+) -> None:
+    """A release gate: each policy clause GO, NO-GO or INCONCLUSIVE, and the verdict. Exit 0 GO, 1 NO-GO,
+    4 INCONCLUSIVE, 2 bad input."""
+    from qualeval.report.gate import gate_runs
+
+    try:
+        result = gate_runs(baseline, candidate, policy, rerun=rerun)
+        if out is not None:
+            _write(out, {"gate.json": result.model_dump_json(indent=2) + "\n"})
+    except QualevalError as exc:
+        fail(exc)
+    _print_gate(result)
+    raise typer.Exit(result.exit_code)
+
+
+def _print_gate(result: GateResult) -> None:
+    console = stdout()
+    for name, task in result.tasks.items():
+        for clause in task.clauses:
+            console.print(
+                f"{name}: {clause.clause}: {clause.verdict}: {clause.detail}", highlight=False, soft_wrap=True
+            )
+    console.print(f"verdict: {result.verdict}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("board", rich_help_panel="Evaluate")(board_cmd)
+    app.command("gate", rich_help_panel="Evaluate")(gate_cmd)

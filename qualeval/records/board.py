@@ -1,0 +1,90 @@
+"""board.json: N runs of the same items side by side (qualeval.report.board computes it)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, JsonValue
+
+from qualeval.records.accuracy import Cell
+from qualeval.records.comparison import Noise
+from qualeval.records.summary import Distribution
+
+__all__ = ["Board", "BoardRun", "BoardTask", "ConfigFigures", "SpeedRatio"]
+
+
+class SpeedRatio(BaseModel):
+    """One speed figure of a config against the baseline's."""
+
+    ratio: float
+    """Config / baseline."""
+    spread: float | None = None
+    """|rerun / baseline - 1| for the same figure: how far a second run of the baseline's configuration moved on its
+    own. None without a rerun."""
+    within_spread: bool | None = None
+    """|ratio - 1| <= spread: the difference is no larger than the baseline's rerun already showed."""
+
+
+class ConfigFigures(BaseModel):
+    """One config's figures on one task (warm-up requests and endpoint errors left out)."""
+
+    answered: int
+    endpoint_errors: int
+    accuracy: Cell | None
+    """Over the items this config answered, Wilson 95%; None when the task is not scored."""
+    pairs: int
+    """Items both this config and the baseline answered: what `difference` and `p_value` are of."""
+    difference: float | None
+    """Accuracy minus the baseline's on the paired items."""
+    p_value: float | None
+    """McNemar's exact test against the baseline, uncorrected (None for the baseline itself)."""
+    p_adjusted: float | None
+    """The same, Holm-corrected over the configs compared with the baseline."""
+    tied_with_best: bool | None
+    """McNemar against the best config, Holm-corrected, does not reject at alpha: cannot be told apart from it."""
+    reasoning_tokens: float | None
+    """Mean per answer."""
+    answer_tokens: float | None
+    truncated: float
+    """The share of answered requests cut off by the token budget."""
+    ttft: Distribution | None
+    first_answer: Distribution | None
+    latency: Distribution | None
+    output_tps: float | None
+    """Output tokens per second over the task's requests (None where requests span sessions)."""
+    spec_acceptance: float | None
+    """Accepted / drafted tokens where the server reports them (llama.cpp per request, else the run's metrics)."""
+    correct_per_minute: float | None
+    speed: dict[str, SpeedRatio] = {}
+    """ttft_p50, first_answer_p50, latency_p50, output_tps against the baseline's."""
+    pareto_throughput: bool | None = None
+    """Not dominated in (accuracy, output tok/s); None when either is missing."""
+    pareto_first_answer: bool | None = None
+    """Not dominated in (accuracy, first-answer latency p50)."""
+
+
+class BoardTask(BaseModel):
+    scored: bool
+    best: str | None
+    """The config with the highest accuracy (None when not scored)."""
+    configs: dict[str, ConfigFigures]
+    noise: Noise | None = None
+    """The baseline against its rerun, item by item."""
+
+
+class BoardRun(BaseModel):
+    name: str
+    """The settings this run differs from the others in (`k=v, ...`), or its folder's name when none differ."""
+    path: str
+    settings: dict[str, JsonValue]
+    simulated: bool
+
+
+class Board(BaseModel):
+    baseline: str
+    """The baseline's name (one of `runs`)."""
+    rerun: str | None = None
+    """The path of a second run of the baseline's configuration."""
+    alpha: float
+    correction: str
+    """How p-values are corrected for the number of configs (`holm`)."""
+    runs: list[BoardRun]
+    tasks: dict[str, BoardTask]

@@ -1,0 +1,190 @@
+"""`qualeval board`: N runs of the same items (serving configs, engines, quantizations, levels of one sweep) side
+by side, per task. Accuracy with its Wilson interval; the paired difference against the baseline with McNemar's
+exact test, Holm-corrected for the number of configs compared with it; which configs cannot be told apart from the
+best (McNemar against the best, Holm-corrected likewise); tokens, truncation, latency and throughput; and which
+configs are Pareto-efficient in accuracy against throughput and against first-answer latency.
+
+Speed measured at different times differs for reasons that are not the config (other work on the machine): with a
+rerun of the baseline, each speed ratio is held against how far the rerun moved on its own, as the accuracy is
+against its noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from qualeval.errors import InputError
+from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, Manifest, SpeedRatio
+from qualeval.report.noise import ALPHA, mcnemar_exact, run_noise
+from qualeval.report.runset import Group, Loaded, figures, grouper, groups, load_runs, paired
+
+__all__ = ["board_runs", "holm"]
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment: the i-th smallest of m p-values times (m - i + 1), kept monotone, at most 1."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _settings(manifest: Manifest) -> dict[str, Any]:
+    """The configuration (but `out`, which always differs) and what the run pinned (but the notes)."""
+    pinned = manifest.pinned.model_dump(mode="json", exclude={"notes"}) if manifest.pinned else {}
+    config = manifest.config.model_dump(mode="json", exclude={"out"}) if manifest.config else {}
+    return _flat(config) | _flat(pinned, "pinned.")
+
+
+def _runs(loaded: Sequence[Loaded]) -> list[BoardRun]:
+    """Each run named by the settings it differs from the others in; by its folder where that names none apart."""
+    every = [_settings(run.manifest) for run in loaded]
+    keys = list(dict.fromkeys(k for s in every for k in s))
+    differ = [k for k in keys if len({repr(s.get(k)) for s in every}) > 1]
+    names = [
+        ", ".join(f"{k}={s.get(k)}" for k in differ) or run.path.name for s, run in zip(every, loaded, strict=True)
+    ]
+    if len(set(names)) < len(names):
+        names = [
+            f"{name} ({run.path.name})" if name != run.path.name else name
+            for name, run in zip(names, loaded, strict=True)
+        ]
+    if len(set(names)) < len(names):
+        names = [str(run.path) for run in loaded]
+    return [
+        BoardRun(
+            name=name, path=str(run.path), settings={k: s.get(k) for k in differ}, simulated=run.manifest.simulated
+        )
+        for name, s, run in zip(names, every, loaded, strict=True)
+    ]
+
+
+_SPEED: dict[str, Callable[[Group], float | None]] = {
+    "ttft_p50": lambda g: g.speed.ttft.p50 if g.speed.ttft else None,
+    "first_answer_p50": lambda g: g.speed.first_answer.p50 if g.speed.first_answer else None,
+    "latency_p50": lambda g: g.speed.latency.p50 if g.speed.latency else None,
+    "output_tps": lambda g: g.speed.output_throughput,
+}
+
+
+def _speed(group: Group, base: Group, again: Group | None) -> dict[str, SpeedRatio]:
+    out = {}
+    for name, read in _SPEED.items():
+        value, reference = read(group), read(base)
+        if value is None or not reference:
+            continue
+        rerun = read(again) if again is not None else None
+        spread = abs(rerun / reference - 1) if rerun is not None else None
+        ratio = value / reference
+        within = abs(ratio - 1) <= spread if spread is not None else None
+        out[name] = SpeedRatio(ratio=ratio, spread=spread, within_spread=within)
+    return out
+
+
+def _efficient(points: dict[str, tuple[float | None, float | None]]) -> dict[str, bool | None]:
+    """Not dominated: no other config at least as good on both axes (higher is better) and better on one."""
+    known = {n: (a, b) for n, (a, b) in points.items() if a is not None and b is not None}
+    out: dict[str, bool | None] = dict.fromkeys(points)
+    for name, (a, b) in known.items():
+        out[name] = not any(x >= a and y >= b and (x > a or y > b) for other, (x, y) in known.items() if other != name)
+    return out
+
+
+def _versus(base: Loaded, others: dict[str, Loaded], keys: list[Any]) -> dict[str, tuple[float, float]]:
+    """Per other config: McNemar's exact p against `base` on the items both answered, and Holm-adjusted."""
+    raw = {name: mcnemar_exact((c := paired(base, run, keys)).down, c.up) for name, run in others.items()}
+    return dict(zip(raw, zip(raw.values(), holm(list(raw.values())), strict=True), strict=True))
+
+
+def _accuracy(g: Group) -> float | None:
+    return g.accuracy.accuracy if g.accuracy is not None else None
+
+
+def _pareto(stats: dict[str, Group]) -> tuple[dict[str, bool | None], dict[str, bool | None]]:
+    """Efficient in (accuracy, output tok/s), and in (accuracy, first-answer p50) with the latency negated."""
+    first = {n: _SPEED["first_answer_p50"](g) for n, g in stats.items()}
+    through = _efficient({n: (_accuracy(g), _SPEED["output_tps"](g)) for n, g in stats.items()})
+    quick = _efficient({n: (_accuracy(g), -v if (v := first[n]) is not None else None) for n, g in stats.items()})
+    return through, quick
+
+
+def _task(keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded | None, alpha: float) -> BoardTask:
+    stats = {name: figures(run, keys) for name, run in runs.items()}
+    scored = any(g.scored for g in stats.values())
+    vs_base = _versus(runs[baseline], {n: r for n, r in runs.items() if n != baseline}, keys)
+    best = max(stats, key=lambda n: _accuracy(stats[n]) or 0.0) if scored else None
+    vs_best = _versus(runs[best], {n: r for n, r in runs.items() if n != best}, keys) if best else {}
+    rerun = figures(again, keys) if again is not None else None
+    through, quick = _pareto(stats) if scored else ({}, {})
+    configs = {}
+    for name, g in stats.items():
+        counts = paired(runs[baseline], runs[name], keys)
+        p, p_adjusted = vs_base.get(name, (None, None))
+        configs[name] = ConfigFigures(
+            answered=g.answered,
+            endpoint_errors=g.endpoint_errors,
+            accuracy=g.accuracy,
+            pairs=counts.pairs,
+            difference=counts.difference if scored else None,
+            p_value=p if scored else None,
+            p_adjusted=p_adjusted if scored else None,
+            tied_with_best=(name == best or vs_best[name][1] >= alpha) if best else None,
+            reasoning_tokens=g.speed.reasoning_tokens.mean if g.speed.reasoning_tokens else None,
+            answer_tokens=g.speed.answer_tokens.mean if g.speed.answer_tokens else None,
+            truncated=g.truncated,
+            ttft=g.speed.ttft,
+            first_answer=g.speed.first_answer,
+            latency=g.speed.latency,
+            output_tps=g.speed.output_throughput,
+            spec_acceptance=g.spec_acceptance,
+            correct_per_minute=g.correct_per_minute,
+            speed=_speed(g, stats[baseline], rerun) if name != baseline else {},
+            pareto_throughput=through.get(name),
+            pareto_first_answer=quick.get(name),
+        )
+    return BoardTask(scored=scored, best=best, configs=configs)
+
+
+def board_runs(
+    runs: Sequence[Path], *, baseline: Path | None = None, rerun: Path | None = None, alpha: float = ALPHA
+) -> Board:
+    """The board of `runs` (the baseline among them, or first when not one of them); `rerun` a second run of the
+    baseline's configuration."""
+    paths = list(dict.fromkeys(runs))
+    base_path = baseline if baseline is not None else paths[0]
+    paths = [base_path, *(p for p in paths if p != base_path)]
+    if len(paths) < 2:
+        raise InputError("a board needs at least two runs (the baseline and one to set beside it)")
+    loaded = load_runs([*paths, *([rerun] if rerun is not None else [])])
+    again = loaded[len(paths)] if rerun is not None else None
+    loaded = loaded[: len(paths)]
+    named = _runs(loaded)
+    by_name = {r.name: run for r, run in zip(named, loaded, strict=True)}
+    noise = run_noise(loaded[0].records, again.records, grouper(loaded[0])) if again is not None else {}
+    tasks = {}
+    for group, keys in groups(loaded[0]).items():
+        task = _task(keys, by_name, named[0].name, again, alpha)
+        tasks[group] = task.model_copy(update={"noise": noise.get(group)})
+    return Board(
+        baseline=named[0].name,
+        rerun=str(rerun) if rerun is not None else None,
+        alpha=alpha,
+        correction="holm",
+        runs=named,
+        tasks=tasks,
+    )

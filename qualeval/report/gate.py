@@ -1,0 +1,279 @@
+"""`qualeval gate`: a release gate over a baseline run and a candidate of the same items, by a policy file.
+
+Accuracy is a non-inferiority test on the paired items. With n items both runs answered, `down` right in the
+baseline and wrong in the candidate and `up` the reverse, the difference is d = (up - down) / n and its discordant
+share q = (up + down) / n. The test is of d <= -m against d > -m for a margin m (`max_drop`), with d's variance
+taken at the margin, where the discordance cannot be below m: se = sqrt((max(q, m) - m^2) / n) (the paired Wald
+variance with q floored at m; unfloored, items that all agree would have no variance and pass any margin). The
+one-sided 95% bounds are d -/+ 1.645 se, and:
+
+- NO-GO when d <= -m: the candidate dropped by the margin or more (the detail says whether the upper bound is
+  below -m too, a drop shown beyond chance);
+- GO when the lower bound is above -m: a drop of m or more is rejected at 5%, one-sided. Where no pair is
+  discordant this agrees with the exact binomial bound: 150 agreeing items pass a margin of 2 points, 100 do not;
+- INCONCLUSIVE otherwise, with the smallest difference the items can detect (McNemar at alpha 0.05, power 0.8,
+  Connor's approximation, report.noise) and the number of paired items that would detect m at the discordance
+  seen.
+
+Speed clauses are ratios of candidate to baseline (TTFT p99 at most, output tok/s at least); with a rerun of the
+baseline, a ratio that misses its limit by no more than the rerun moved on its own is INCONCLUSIVE (the machine,
+not the config, may explain it). Validity clauses (endpoint errors, truncated share, output tokens per item against
+the baseline's) are GO or NO-GO. A task's verdict is its worst clause's, NO-GO before INCONCLUSIVE before GO, and
+the run's the worst task's.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from statistics import NormalDist
+
+from pydantic import ValidationError
+
+from qualeval.errors import InputError, validation_problem, yaml_mapping
+from qualeval.records import Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
+from qualeval.report.noise import minimum_detectable
+from qualeval.report.runset import Group, Key, Loaded, PairCounts, figures, groups, load_runs, paired
+
+__all__ = ["EXIT_CODES", "gate_runs", "items_needed", "load_policy", "noninferiority"]
+
+EXIT_CODES: dict[Verdict, int] = {"GO": 0, "NO-GO": 1, "INCONCLUSIVE": 4}
+Z_ONE_SIDED = NormalDist().inv_cdf(0.95)
+_ORDER: tuple[Verdict, ...] = ("NO-GO", "INCONCLUSIVE", "GO")
+
+
+def load_policy(path: Path) -> Policy:
+    """The policy file, every task's clauses checked; a mistake is one line naming the file and the field."""
+    try:
+        policy = Policy.model_validate(yaml_mapping(path, "policy"))
+    except ValidationError as exc:
+        problem = validation_problem(exc)
+        raise InputError(f"{path}: {problem.field}: {problem.message}") from None
+    if not any(c.model_fields_set for c in policy.root.values()):
+        raise InputError(f"{path}: the policy has no clause (accuracy, ttft_p99, output_tps, endpoint_errors...)")
+    return policy
+
+
+def _clauses(policy: Policy, task: str) -> Clauses:
+    """`default:`'s clauses with the task's own on top."""
+    default = policy.root.get("default", Clauses())
+    own = policy.root.get(task, Clauses())
+    return Clauses.model_validate({**default.model_dump(exclude_unset=True), **own.model_dump(exclude_unset=True)})
+
+
+def items_needed(discordant_share: float, margin: float) -> int | None:
+    """The fewest paired items whose smallest detectable difference is at most `margin`, at this discordance:
+    minimum_detectable inverted for n (it falls as n grows). None when no number up to ten million would."""
+    if margin <= 0:
+        return None
+
+    def enough(n: int) -> bool:
+        found = minimum_detectable(n, round(discordant_share * n))
+        return found is not None and found <= margin
+
+    low, high = 1, 10_000_000
+    if not enough(high):
+        return None
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid + 1, high)
+    return low
+
+
+def noninferiority(counts: PairCounts, margin: float) -> ClauseVerdict:
+    """The accuracy clause on paired counts (the rule is the module's docstring)."""
+    n, limit = counts.pairs, -margin
+    if n == 0:
+        return ClauseVerdict(
+            clause="accuracy",
+            verdict="INCONCLUSIVE",
+            limit=limit,
+            value=None,
+            pairs=0,
+            detail="no item answered by both",
+        )
+    d, discordant = counts.difference, counts.down + counts.up
+    se = math.sqrt((max(discordant / n, margin) - margin * margin) / n)
+    low, high = d - Z_ONE_SIDED * se, d + Z_ONE_SIDED * se
+    detectable = minimum_detectable(n, discordant)
+    needed = items_needed(discordant / n, margin)
+    figures_ = {"low": low, "high": high, "pairs": n, "detectable": detectable, "items_needed": needed}
+    shown = f"{100 * d:+.1f} points on {n} paired items (one-sided 95%: {100 * low:+.1f} to {100 * high:+.1f})"
+    if d <= limit:
+        beyond = "; the drop is beyond chance" if high < limit else "; not beyond chance, but no better than the margin"
+        return ClauseVerdict(
+            clause="accuracy",
+            verdict="NO-GO",
+            limit=limit,
+            value=d,
+            detail=f"{shown}, margin -{100 * margin:.1f}{beyond}",
+            **figures_,
+        )
+    if low > limit:
+        return ClauseVerdict(
+            clause="accuracy",
+            verdict="GO",
+            limit=limit,
+            value=d,
+            detail=f"{shown}, above -{100 * margin:.1f}",
+            **figures_,
+        )
+    smallest = "none" if detectable is None else f"{100 * detectable:.1f} points"
+    if detectable is not None and detectable <= margin:
+        why = f"too close to the margin of {100 * margin:.1f} for these items (they detect {smallest} or more)"
+    else:
+        would = f"about {needed} paired items would" if needed else "no practical number of items would"
+        why = f"these items detect differences of {smallest} or more, not the margin of {100 * margin:.1f}; {would}"
+    return ClauseVerdict(
+        clause="accuracy",
+        verdict="INCONCLUSIVE",
+        limit=limit,
+        value=d,
+        detail=f"{shown}: {why}",
+        **figures_,
+    )
+
+
+def _ratio(
+    name: str, cand: float | None, base: float | None, again: float | None, limit: float, most: bool
+) -> ClauseVerdict:
+    """A speed clause: candidate / baseline at most (`most`) or at least `limit`, against a rerun's spread."""
+    if cand is None or not base:
+        return ClauseVerdict(
+            clause=name, verdict="INCONCLUSIVE", limit=limit, value=None, detail="not measured in both runs"
+        )
+    ratio = cand / base
+    passes = ratio <= limit if most else ratio >= limit
+    bound = "at most" if most else "at least"
+    shown = f"× {ratio:.3f} the baseline's ({cand:,.1f} against {base:,.1f}), {bound} × {limit:g} allowed"
+    if passes:
+        return ClauseVerdict(clause=name, verdict="GO", limit=limit, value=ratio, detail=shown)
+    spread = abs(again / base - 1) if again is not None else None
+    if spread is not None and abs(ratio - 1) <= spread:
+        detail = f"{shown}; within the ±{100 * spread:.0f}% the baseline's rerun moved on its own"
+        return ClauseVerdict(clause=name, verdict="INCONCLUSIVE", limit=limit, value=ratio, detail=detail)
+    return ClauseVerdict(clause=name, verdict="NO-GO", limit=limit, value=ratio, detail=shown)
+
+
+def _speed(clauses: Clauses, cand: Group, base: Group, again: Group | None) -> list[ClauseVerdict]:
+    out = []
+    if clauses.ttft_p99 is not None:
+
+        def p99(g: Group | None) -> float | None:
+            return g.speed.ttft.p99 if g is not None and g.speed.ttft else None
+
+        out.append(_ratio("ttft_p99", p99(cand), p99(base), p99(again), clauses.ttft_p99.max_ratio, True))
+    if clauses.output_tps is not None:
+        rate = again.speed.output_throughput if again is not None else None
+        out.append(
+            _ratio(
+                "output_tps",
+                cand.speed.output_throughput,
+                base.speed.output_throughput,
+                rate,
+                clauses.output_tps.min_ratio,
+                False,
+            )
+        )
+    return out
+
+
+def _validity(clauses: Clauses, cand: Group, base: Group) -> list[ClauseVerdict]:
+    out = []
+    if clauses.endpoint_errors is not None:
+        most = clauses.endpoint_errors.max
+        verdict: Verdict = "GO" if cand.endpoint_errors <= most else "NO-GO"
+        detail = f"{cand.endpoint_errors} requests failed at the endpoint, at most {most} allowed"
+        out.append(
+            ClauseVerdict(
+                clause="endpoint_errors", verdict=verdict, limit=most, value=cand.endpoint_errors, detail=detail
+            )
+        )
+    if clauses.truncated is not None:
+        most_share = clauses.truncated.max_share
+        verdict = "GO" if cand.truncated <= most_share else "NO-GO"
+        detail = (
+            f"{100 * cand.truncated:.1f}% of answers cut off by the budget, at most {100 * most_share:.1f}% allowed"
+        )
+        out.append(
+            ClauseVerdict(clause="truncated", verdict=verdict, limit=most_share, value=cand.truncated, detail=detail)
+        )
+    if clauses.output_tokens is not None:
+        within = clauses.output_tokens.within
+        if cand.output_tokens is None or not base.output_tokens:
+            out.append(
+                ClauseVerdict(
+                    clause="output_tokens",
+                    verdict="INCONCLUSIVE",
+                    limit=within,
+                    value=None,
+                    detail="no token counts in both runs",
+                )
+            )
+        else:
+            change = cand.output_tokens / base.output_tokens - 1
+            verdict = "GO" if abs(change) <= within else "NO-GO"
+            detail = (
+                f"{cand.output_tokens:,.0f} output tokens per item against the baseline's {base.output_tokens:,.0f} "
+                f"({100 * change:+.1f}%), within ±{100 * within:.0f}% allowed"
+            )
+            out.append(
+                ClauseVerdict(clause="output_tokens", verdict=verdict, limit=within, value=change, detail=detail)
+            )
+    return out
+
+
+def _worst(verdicts: list[Verdict]) -> Verdict:
+    return next((v for v in _ORDER if v in verdicts), "GO")
+
+
+def gate_runs(baseline: Path, candidate: Path, policy_path: Path, *, rerun: Path | None = None) -> GateResult:
+    """The candidate against the baseline by the policy; `rerun` a second run of the baseline's configuration."""
+    policy = load_policy(policy_path)
+    runs = load_runs([baseline, candidate, *([rerun] if rerun is not None else [])])
+    base, cand = runs[0], runs[1]
+    again = runs[2] if rerun is not None else None
+    by_group = groups(base)
+    known = {name.partition(" @ ")[0] for name in by_group}
+    for name in policy.root:
+        if name != "default" and name not in known:
+            raise InputError(f"{policy_path}: task '{name}' is not in the runs (they hold {', '.join(sorted(known))})")
+    tasks = {}
+    for name, keys in by_group.items():
+        clauses = _clauses(policy, name.partition(" @ ")[0])
+        verdicts = _task_clauses(clauses, base, cand, again, keys)
+        if verdicts:
+            tasks[name] = TaskGate(verdict=_worst([v.verdict for v in verdicts]), clauses=verdicts)
+    verdict = _worst([t.verdict for t in tasks.values()])
+    return GateResult(
+        baseline=str(baseline),
+        rerun=str(rerun) if rerun is not None else None,
+        candidate=str(candidate),
+        policy=str(policy_path),
+        verdict=verdict,
+        exit_code=EXIT_CODES[verdict],
+        tasks=tasks,
+    )
+
+
+def _task_clauses(
+    clauses: Clauses, base: Loaded, cand: Loaded, again: Loaded | None, keys: list[Key]
+) -> list[ClauseVerdict]:
+    base_fig, cand_fig = figures(base, keys), figures(cand, keys)
+    again_fig = figures(again, keys) if again is not None else None
+    out = []
+    if clauses.accuracy is not None:
+        if cand_fig.scored and base_fig.scored:
+            out.append(noninferiority(paired(base, cand, keys), clauses.accuracy.max_drop))
+        else:
+            limit = -clauses.accuracy.max_drop
+            out.append(
+                ClauseVerdict(
+                    clause="accuracy",
+                    verdict="INCONCLUSIVE",
+                    limit=limit,
+                    value=None,
+                    detail="not scored: no accuracy to test",
+                )
+            )
+    return [*out, *_speed(clauses, cand_fig, base_fig, again_fig), *_validity(clauses, cand_fig, base_fig)]

@@ -1,0 +1,180 @@
+"""Several runs of the same items, read for `qualeval board` and `qualeval gate`: each run's records keyed by item,
+a check that the runs hold the same items of the same tasks, and one config's figures on one task.
+
+Records group by task, and by task and load level when the runs swept the same levels, as `qualeval compare`
+groups them (one item at several levels is not independent evidence).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from qualeval.errors import InputError
+from qualeval.records import ENDPOINT_FAILED, NOT_THE_MODELS, TRUNCATED, Cell, Manifest, Record, RunSummary, Speed
+from qualeval.records.store import RunStore
+from qualeval.report.accuracy import cell_of
+from qualeval.report.speed import linked, speed
+
+__all__ = ["Group", "Key", "Loaded", "PairCounts", "figures", "groups", "load_runs", "paired"]
+
+Key = tuple[str, ...]
+"""(task, sample id, repeat[, load level])."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    path: Path
+    manifest: Manifest
+    summary: RunSummary | None
+    records: dict[Key, Record]
+    """The first record of each item. Warm-ups are in, since each run scores them (so accuracies are the runs'
+    own); the speed figures leave them out."""
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Two configs on the items both answered: baseline right and other wrong (`down`), the reverse (`up`)."""
+
+    pairs: int
+    down: int
+    up: int
+
+    @property
+    def difference(self) -> float:
+        return (self.up - self.down) / self.pairs if self.pairs else 0.0
+
+
+def _read(path: Path) -> Loaded:
+    store = RunStore(path)
+    manifest = store.manifest()
+    if manifest is None:
+        raise InputError(f"{path}: no manifest.json here; is this a qualeval run directory?")
+    records: dict[Key, Record] = {}
+    for record in store.records():
+        records.setdefault((record.task, record.sample_id, str(record.repeat), record.level), record)
+    summary_path = path / "summary.json"
+    summary = None
+    if summary_path.exists():
+        try:
+            summary = RunSummary.model_validate_json(summary_path.read_bytes())
+        except ValueError:  # a damaged summary costs only the server figures read from it
+            summary = None
+    return Loaded(path, manifest, summary, records)
+
+
+def _without_levels(run: Loaded) -> Loaded:
+    """Keyed by item alone: runs of one level each, whose labels differ (c=4 beside c=8), pair so."""
+    return Loaded(run.path, run.manifest, run.summary, {key[:3]: record for key, record in run.records.items()})
+
+
+def _levels(run: Loaded) -> list[str]:
+    return sorted({k[3] for k in run.records}, key=str)
+
+
+def _specs(manifest: Manifest) -> dict[str, object]:
+    return {name: entry.spec.model_dump(mode="json") for name, entry in manifest.tasks.items() if entry.spec}
+
+
+def _same_items(first: Loaded, other: Loaded) -> None:
+    """One `error:` line naming the run and what differs: items, or a task's specification."""
+    a, b = set(first.records), set(other.records)
+    if a != b:
+        example = "/".join(min(b - a or a - b)[:3])
+        raise InputError(
+            f"{other.path}: not the same items as {first.path}: {len(b - a)} item(s) only here, {len(a - b)} "
+            f"missing (e.g. {example})"
+        )
+    spec_a, spec_b = _specs(first.manifest), _specs(other.manifest)
+    for task in sorted(set(spec_a) & set(spec_b)):
+        if spec_a[task] != spec_b[task]:
+            raise InputError(f"{other.path}: task {task} is specified differently than in {first.path}")
+
+
+def load_runs(paths: Sequence[Path]) -> list[Loaded]:
+    """The runs, checked to hold the same items; keyed by level only when every run swept the same levels."""
+    runs = [_read(p) for p in paths]
+    if len({tuple(_levels(run)) for run in runs}) > 1:
+        swept = next((run for run in runs if len(_levels(run)) > 1), None)
+        if swept is not None:  # which of its levels would stand for the run is not ours to pick
+            raise InputError(
+                f"{swept.path}: swept the levels {', '.join(_levels(swept))}, and {runs[0].path} ran "
+                f"{', '.join(_levels(runs[0]))}: set runs of one level each side by side, or sweeps of the same levels"
+            )
+        runs = [_without_levels(run) for run in runs]
+    for run in runs[1:]:
+        _same_items(runs[0], run)
+    return runs
+
+
+def grouper(run: Loaded) -> Callable[[Key], str]:
+    """The group a key is figured under: its task, at its level when the run swept several."""
+    levels = {k[3] for k in run.records if len(k) > 3}
+    return lambda key: f"{key[0]} @ {key[3]}" if len(key) > 3 and len(levels) > 1 else key[0]
+
+
+def groups(run: Loaded) -> dict[str, list[Key]]:
+    """Each task's keys (and each level's, when there are several)."""
+    group = grouper(run)
+    out: dict[str, list[Key]] = defaultdict(list)
+    for key in run.records:  # the order the run ran them in: levels come as swept (c=1, c=4, c=16)
+        out[group(key)].append(key)
+    return dict(out)
+
+
+def paired(base: Loaded, other: Loaded, keys: Sequence[Key]) -> PairCounts:
+    """McNemar's counts over the items both runs answered (an endpoint error is no wrong answer)."""
+    both = [(base.records[k], other.records[k]) for k in keys]
+    both = [(a, b) for a, b in both if a.status not in NOT_THE_MODELS and b.status not in NOT_THE_MODELS]
+    down = sum(a.score.correct and not b.score.correct for a, b in both)
+    up = sum(b.score.correct and not a.score.correct for a, b in both)
+    return PairCounts(len(both), down, up)
+
+
+@dataclass(frozen=True)
+class Group:
+    """One run's figures on one task (or task and level)."""
+
+    scored: bool
+    answered: int
+    endpoint_errors: int
+    accuracy: Cell | None
+    truncated: float
+    output_tokens: float | None
+    """Mean completion tokens per answered request."""
+    speed: Speed
+    correct_per_minute: float | None
+    spec_acceptance: float | None
+
+
+def figures(run: Loaded, keys: Sequence[Key]) -> Group:
+    records = [run.records[k] for k in keys]
+    answered = [r for r in records if r.status not in NOT_THE_MODELS]  # no answer of the model's, none wrong
+    scored = any(r.scored for r in records)
+    timed = [r.timed() for r in records]
+    measured = speed(timed)
+    link = linked(timed, measured.duration_s)
+    tokens = [r.usage.completion_tokens for r in answered if r.usage.completion_tokens is not None]
+    return Group(
+        scored=scored,
+        answered=len(answered),
+        endpoint_errors=sum(r.status in ENDPOINT_FAILED for r in records),
+        accuracy=cell_of([r.score.correct for r in answered]) if scored else None,
+        truncated=sum(r.status in TRUNCATED for r in answered) / len(answered) if answered else 0.0,
+        output_tokens=sum(tokens) / len(tokens) if tokens else None,
+        speed=measured,
+        correct_per_minute=link.correct_per_minute if scored else None,
+        spec_acceptance=_acceptance(answered, run.summary),
+    )
+
+
+def _acceptance(records: Sequence[Record], summary: RunSummary | None) -> float | None:
+    """Accepted / drafted tokens from the server's per-request timings, else its metrics' run-wide mean."""
+    drafted = sum((r.server_timings.draft_n or 0) for r in records if r.server_timings)
+    if drafted:
+        return sum((r.server_timings.draft_n_accepted or 0) for r in records if r.server_timings) / drafted
+    server = (summary.server if summary else None) or {}
+    means = [f["spec_acceptance_rate"].mean for f in server.values() if "spec_acceptance_rate" in f]
+    return sum(means) / len(means) if means else None

@@ -1,0 +1,179 @@
+"""`qualeval board`: N runs of the same items side by side. Runs are written directly with the records types, so
+every figure is known: McNemar against the baseline and Holm's correction checked against scipy, the configs tied
+with the best, speed held against a rerun's spread, and runs of different items refused in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from scipy.stats import binomtest
+
+from qualeval.records import ConstraintRecord, Extraction, Record, Score, ServerTimings, Timing, Usage
+from qualeval.report.board import board_runs, holm
+
+
+def write_run(
+    root: Path,
+    right: Sequence[bool | None],
+    *,
+    config: dict[str, Any] | None = None,
+    ttft: float = 100.0,
+    tokens: int = 100,
+    task: str = "t",
+    scored: bool = True,
+    drafted: tuple[int, int] | None = None,
+    prompt: str = "{{ question }}",
+    levels: Sequence[str] = ("",),
+) -> Path:
+    """One record per item and level: True right, False wrong, None an endpoint error; sent one after another,
+    the first of each level a warm-up."""
+    root.mkdir(parents=True)
+    run = {"tasks": [task], "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": str(root), **(config or {})}
+    pinned = {"constraint": "off", "thinking_switch": "none"}
+    tasks = {task: {"spec": {"name": task, "doc_to_text": prompt, "scorer": "exact", "generator": "g"}}}
+    (root / "manifest.json").write_text(
+        json.dumps({"fingerprint": "x", "config": run, "pinned": pinned, "tasks": tasks})
+    )
+    with (root / "records.jsonl").open("w") as handle:
+        for level, (i, ok) in ((level, item) for level in levels for item in enumerate(right)):
+            record = Record(
+                level=level,
+                warmup=i == 0,
+                sample_id=f"{task}/test/{i}",
+                task=task,
+                session="s",
+                sent_at=1000.0 + i,
+                request={},
+                reasoning="",
+                content="",
+                reasoning_source="none",
+                status="transport_error" if ok is None else "ok",
+                finish_reason=None if ok is None else "stop",
+                usage=Usage(completion_tokens=None if ok is None else tokens),
+                timing=Timing() if ok is None else Timing(ttft=ttft, first_content=2 * ttft, end=500.0),
+                attempts=1,
+                constraint=ConstraintRecord(mode="off"),
+                extraction=Extraction(value=None, rung="none"),
+                score=Score(correct=bool(ok) and scored, detail="" if scored else "not scored: synthetic"),
+                gold="",
+                meta={},
+                scored=scored,
+                server_timings=ServerTimings(draft_n=drafted[0], draft_n_accepted=drafted[1]) if drafted else None,
+            )
+            handle.write(record.model_dump_json() + "\n")
+    return root
+
+
+def board_cli(*args: Path | str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "qualeval", "board", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+
+
+def flags(n: int, wrong: set[int]) -> list[bool | None]:
+    return [i not in wrong for i in range(n)]
+
+
+def test_holm_matches_the_step_down_definition() -> None:
+    p = [0.01, 0.04, 0.03, 0.2]
+    # sorted 0.01, 0.03, 0.04, 0.2 times 4, 3, 2, 1, kept monotone: 0.04, 0.09, 0.09, 0.2
+    assert holm(p) == [0.04, 0.09, 0.09, 0.2]
+    assert holm([0.5, 0.9]) == [1.0, 1.0]
+
+
+def test_differences_against_the_baseline_mcnemar_holm_and_ties_with_the_best(tmp_path: Path) -> None:
+    n = 60
+    base = write_run(tmp_path / "base", flags(n, set(range(10))), config={"temperature": 0.0})
+    worse = write_run(tmp_path / "worse", flags(n, set(range(22))), config={"temperature": 1.0})
+    close = write_run(tmp_path / "close", flags(n, {*range(4), 40}), config={"temperature": 0.6})
+    board = board_runs([base, worse, close])
+    task = board.tasks["t"]
+    assert board.baseline == "temperature=0.0" and board.correction == "holm"
+    assert list(task.configs) == ["temperature=0.0", "temperature=1.0", "temperature=0.6"]
+    w, c = task.configs["temperature=1.0"], task.configs["temperature=0.6"]
+    assert w.difference == -12 / n and c.difference == 5 / n
+    # McNemar's exact test is a binomial test of the discordant pairs at one half
+    p_worse = binomtest(12, 12, 0.5).pvalue
+    p_close = binomtest(1, 7, 0.5).pvalue
+    assert abs(w.p_value - p_worse) < 1e-12 and abs(c.p_value - p_close) < 1e-12
+    assert abs(w.p_adjusted - min(1.0, 2 * p_worse)) < 1e-12
+    assert abs(c.p_adjusted - max(min(1.0, 2 * p_worse), p_close)) < 1e-12  # Holm; Bonferroni would double it
+    assert 0.05 < c.p_adjusted < 2 * p_close
+    # the best config (55 of 60): the baseline's 50 cannot be told from it, the worst's 38 can
+    assert task.best == "temperature=0.6"
+    assert c.tied_with_best and task.configs["temperature=0.0"].tied_with_best and not w.tied_with_best
+    assert c.accuracy is not None and c.accuracy.n == n and c.accuracy.low < c.accuracy.accuracy < c.accuracy.high
+
+
+def test_endpoint_errors_are_left_out_of_accuracy_and_pairs(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(20, set()))
+    failing = write_run(tmp_path / "failing", [None] * 5 + [True] * 15, config={"temperature": 0.3})
+    figures = board_runs([base, failing]).tasks["t"].configs["temperature=0.3"]
+    assert figures.endpoint_errors == 5 and figures.pairs == 15
+    assert figures.accuracy is not None and figures.accuracy.accuracy == 1.0 and figures.difference == 0.0
+
+
+def test_speed_against_the_rerun_spread_and_the_pareto_front(tmp_path: Path) -> None:
+    right = flags(40, {0, 1, 2, 3})
+    base = write_run(tmp_path / "base", right, config={"concurrency": [1]}, ttft=100.0)
+    again = write_run(tmp_path / "again", right, config={"concurrency": [1]}, ttft=130.0)
+    slower = write_run(tmp_path / "slower", right, config={"concurrency": [2]}, ttft=120.0)
+    jumpy = write_run(tmp_path / "jumpy", right, config={"concurrency": [4]}, ttft=200.0, drafted=(10, 7))
+    board = board_runs([base, slower, jumpy], rerun=again)
+    configs = board.tasks["t"].configs
+    ratio = configs["concurrency=[2]"].speed["ttft_p50"]
+    assert abs(ratio.ratio - 1.2) < 1e-9 and abs(ratio.spread - 0.3) < 1e-9 and ratio.within_spread
+    assert configs["concurrency=[4]"].speed["ttft_p50"].within_spread is False
+    assert configs["concurrency=[4]"].spec_acceptance == 0.7 and configs["concurrency=[1]"].spec_acceptance is None
+    # same accuracy, same throughput: the quickest first answer alone is efficient on that axis
+    quick = {name: c.pareto_first_answer for name, c in configs.items()}
+    assert quick == {"concurrency=[1]": True, "concurrency=[2]": False, "concurrency=[4]": False}
+    assert board.tasks["t"].noise is not None and board.tasks["t"].noise.pairs == 40
+
+
+def test_the_command_writes_three_pages_and_refuses_different_items(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(30, {1, 2}), config={"temperature": 0.0})
+    other = write_run(tmp_path / "other", flags(30, {1, 2, 3}), config={"temperature": 0.7})
+    synthetic = write_run(tmp_path / "syn", flags(30, set()), task="w", scored=False)
+    done = board_cli(other, base, "--baseline", base, "--out", tmp_path / "board")
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "board" / "board.json").read_text())
+    assert written["baseline"] == "temperature=0.0" and written["runs"][0]["path"] == str(base)
+    page = (tmp_path / "board" / "board.html").read_text()
+    assert (
+        "temperature=0.7" in page and "<img" in page and "http" not in page.split("<body>")[0].replace("http-equiv", "")
+    )
+    assert "temperature=0.7" in (tmp_path / "board" / "board.md").read_text()
+    fewer = write_run(tmp_path / "fewer", flags(29, set()), config={"temperature": 1.0})
+    for run in (fewer, synthetic):
+        done = board_cli(base, run, "--out", tmp_path / "refused")
+        assert done.returncode == 2
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:") and str(run) in lines[0], done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_accuracy_is_the_runs_own_and_different_sweeps_are_refused(tmp_path: Path) -> None:
+    """The warm-up is scored in each run, so it is in the board's accuracy; which level of a sweep would stand
+    for a run beside one of another level is not the board's to pick."""
+    base = write_run(tmp_path / "base", flags(10, {0}), levels=("c=4",))
+    other = write_run(tmp_path / "other", flags(10, {0, 5}), levels=("c=8",), config={"concurrency": [8]})
+    cells = [config.accuracy for config in board_runs([base, other]).tasks["t"].configs.values()]
+    assert [(c.n, c.correct) for c in cells if c is not None] == [(10, 9), (10, 8)]
+    swept = write_run(tmp_path / "swept", flags(10, set()), levels=("c=1", "c=8"), config={"concurrency": [1, 8]})
+    done = board_cli(base, swept, "--out", tmp_path / "refused")
+    assert done.returncode == 2 and done.stderr.count("error:") == 1 and "c=1, c=8" in done.stderr, done.stderr
+
+
+def test_an_unscored_task_shows_no_accuracy(tmp_path: Path) -> None:
+    a = write_run(tmp_path / "a", flags(10, set()), task="w", scored=False)
+    b = write_run(tmp_path / "b", flags(10, set()), task="w", scored=False, config={"temperature": 0.9})
+    task = board_runs([a, b]).tasks["w"]
+    assert not task.scored and task.best is None
+    for c in task.configs.values():
+        assert c.accuracy is None and c.difference is None and c.p_value is None and c.tied_with_best is None

@@ -1,0 +1,129 @@
+"""`qualeval gate`: each verdict of the non-inferiority test on constructed runs, with its exit code (0 GO, 1 NO-GO,
+4 INCONCLUSIVE); speed clauses against a rerun's spread; validity clauses; and a policy or runs it cannot use
+refused in one `error:` line with exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from scipy.stats import binomtest, norm
+
+from qualeval.report.gate import gate_runs, items_needed, noninferiority
+from qualeval.report.noise import minimum_detectable
+from qualeval.report.runset import PairCounts
+from tests.report.test_board import flags, write_run
+
+
+def gate_cli(*args: Path | str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "qualeval", "gate", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+
+
+def policy(tmp_path: Path, text: str) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    path = tmp_path / "policy.yaml"
+    path.write_text(text)
+    return path
+
+
+ACCURACY = "default:\n  accuracy: {max_drop: 0.02}\n"
+
+
+def test_the_one_sided_bounds_are_the_paired_wald_interval() -> None:
+    verdict = noninferiority(PairCounts(pairs=1000, down=30, up=20), 0.02)
+    d, se = -0.01, ((50 / 1000 - 0.02**2) / 1000) ** 0.5  # the paired Wald variance at the margin
+    z = norm.ppf(0.95)
+    assert verdict.value == d and abs(verdict.low - (d - z * se)) < 1e-12 and abs(verdict.high - (d + z * se)) < 1e-12
+    assert verdict.verdict == "INCONCLUSIVE"  # -1.0 points, but the lower bound -2.2 is below the margin
+
+
+def test_agreeing_items_pass_where_the_exact_bound_does_and_a_clear_gain_passes_on_few() -> None:
+    for n in (100, 150, 400):
+        # no discordant pair: the exact one-sided 95% bound on the discordance is 1 - 0.05^(1/n)
+        exact = binomtest(0, n).proportion_ci(confidence_level=0.90, method="exact").high
+        assert (noninferiority(PairCounts(pairs=n, down=0, up=0), 0.02).verdict == "GO") == (exact < 0.02)
+    assert noninferiority(PairCounts(pairs=40, down=0, up=20), 0.02).verdict == "GO"
+    assert noninferiority(PairCounts(pairs=40, down=0, up=0), 0.02).verdict == "INCONCLUSIVE"
+
+
+def test_each_verdict_and_its_exit_code(tmp_path: Path) -> None:
+    rule = policy(tmp_path, ACCURACY)
+    base = write_run(tmp_path / "base", flags(1000, set(range(200))))
+    same = write_run(tmp_path / "same", flags(1000, set(range(200))))
+    worse = write_run(tmp_path / "worse", flags(1000, set(range(300))))
+    few_base = write_run(tmp_path / "few_base", flags(40, set(range(8))))
+    few = write_run(tmp_path / "few", flags(40, set(range(8))))
+    for baseline, candidate, verdict, code in (
+        (base, same, "GO", 0),
+        (base, worse, "NO-GO", 1),
+        (few_base, few, "INCONCLUSIVE", 4),
+    ):
+        done = gate_cli(candidate, "--baseline", baseline, "--policy", rule, "--out", tmp_path / candidate.name)
+        assert done.returncode == code, done.stdout + done.stderr
+        assert f"verdict: {verdict}" in done.stdout
+        written = json.loads((tmp_path / candidate.name / "gate.json").read_text())
+        assert written["verdict"] == verdict and written["exit_code"] == code
+    clause = gate_runs(few_base, few, rule).tasks["t"].clauses[0]
+    # 40 items that all agree cannot detect two points: say the floor and how many items would
+    assert clause.detectable == minimum_detectable(40, 0) and clause.detectable > 0.02
+    assert clause.items_needed == items_needed(0.0, 0.02)
+    assert minimum_detectable(clause.items_needed, 0) <= 0.02 < minimum_detectable(clause.items_needed - 1, 0)
+    assert str(clause.items_needed) in clause.detail
+    drop = gate_runs(base, worse, rule).tasks["t"].clauses[0]
+    assert drop.value == -0.1 and drop.high < -0.02
+
+
+def test_a_task_clause_replaces_the_default(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(1000, set(range(200))))
+    worse = write_run(tmp_path / "worse", flags(1000, set(range(250))))
+    rule = policy(tmp_path, ACCURACY + "t:\n  accuracy: {max_drop: 0.2}\n  endpoint_errors: {max: 0}\n")
+    result = gate_runs(base, worse, rule)
+    assert [c.clause for c in result.tasks["t"].clauses] == ["accuracy", "endpoint_errors"]
+    assert result.verdict == "GO"  # five points down, within the task's own twenty
+
+
+def test_speed_within_the_rerun_spread_is_inconclusive(tmp_path: Path) -> None:
+    right = flags(50, set())
+    base = write_run(tmp_path / "base", right, ttft=100.0)
+    again = write_run(tmp_path / "again", right, ttft=140.0)
+    slow = write_run(tmp_path / "slow", right, ttft=130.0)
+    slower = write_run(tmp_path / "slower", right, ttft=160.0)
+    rule = policy(tmp_path, "default:\n  ttft_p99: {max_ratio: 1.2}\n")
+    assert gate_runs(base, slow, rule).verdict == "NO-GO"
+    assert gate_runs(base, slow, rule, rerun=again).verdict == "INCONCLUSIVE"
+    assert gate_runs(base, slower, rule, rerun=again).verdict == "NO-GO"
+
+
+def test_validity_clauses(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(50, set()), tokens=100)
+    failing = write_run(tmp_path / "failing", [None, *flags(49, set())], tokens=100)
+    longer = write_run(tmp_path / "longer", flags(50, set()), tokens=125)
+    rule = policy(tmp_path, "default:\n  endpoint_errors: {max: 0}\n  output_tokens: {within: 0.1}\n")
+    clauses = {c.clause: c for c in gate_runs(base, failing, rule).tasks["t"].clauses}
+    assert clauses["endpoint_errors"].verdict == "NO-GO" and clauses["endpoint_errors"].value == 1
+    assert clauses["output_tokens"].verdict == "GO"
+    clauses = {c.clause: c for c in gate_runs(base, longer, rule).tasks["t"].clauses}
+    assert clauses["output_tokens"].verdict == "NO-GO" and abs(clauses["output_tokens"].value - 0.25) < 1e-12
+
+
+def test_bad_input_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(20, set()))
+    cand = write_run(tmp_path / "cand", flags(20, set()))
+    other = write_run(tmp_path / "other", flags(20, set()), task="u")
+    prompted = write_run(tmp_path / "prompted", flags(20, set()), prompt="Q: {{ question }}")
+    cases = (
+        (cand, policy(tmp_path / "p1", ACCURACY + "gsm8k:\n  accuracy: {max_drop: 0.01}\n"), "gsm8k"),
+        (cand, policy(tmp_path / "p2", "default:\n  latency: {max_ratio: 2}\n"), "latency"),
+        (cand, policy(tmp_path / "p3", "default:\n  accuracy: {max_drop: 2}\n"), "max_drop"),
+        (other, policy(tmp_path / "p4", ACCURACY), str(other)),
+        (prompted, policy(tmp_path / "p5", ACCURACY), f"{prompted}: task t is specified differently"),
+    )
+    for candidate, rule, named in cases:
+        done = gate_cli(candidate, "--baseline", base, "--policy", rule)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert lines[0].startswith("error:") and named in lines[0]
