@@ -24,7 +24,7 @@ class SpeedRatio(BaseModel):
 
 
 class ConfigFigures(BaseModel):
-    """One config's figures on one task (warm-up requests and endpoint errors left out)."""
+    """One config's figures on one task: warm-ups in (each run scores them), endpoint errors left out."""
 
     answered: int
     endpoint_errors: int
