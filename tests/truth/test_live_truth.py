@@ -125,3 +125,63 @@ def test_repeated_sampling_counts_only_the_samples_the_model_answered(qualeval, 
     repeated = report["repeated"]
     assert (repeated["mean"], repeated["maj_at_k"], repeated["pass_at_k"]) == (1.0, 1.0, 1.0)
     assert all(value == 1.0 for value in repeated["pass_at"].values())
+
+
+def _runs(qualeval, tmp_path: Path, kind: known.Kind, rights: dict[str, frozenset[int]], *flags: str) -> Path:  # type: ignore[no-untyped-def]
+    """One run per answer key, each against a fresh reference server: run directories named as `rights`."""
+    task = known.write_task(kind, tmp_path)
+    for name, right in rights.items():
+        with _server("vllm", _key(kind, right, tmp_path / name if (tmp_path / name).mkdir() is None else tmp_path)) as url:
+            assert _run(qualeval, url, task, tmp_path / name / "run", *flags).code == 0
+    return tmp_path
+
+
+@pytest.mark.parametrize("axis", [("--reasoning-effort", "low,high"), ("--thinking-pair",)])
+def test_an_effort_or_thinking_sweep_gives_the_known_accuracy_per_level(qualeval, tmp_path: Path, axis):  # type: ignore[no-untyped-def]
+    """The server answers from its key whatever the effort or thinking switch: every level's accuracy is known."""
+    kind = known.KINDS["numeric"]()
+    task, key = known.write_task(kind, tmp_path), _key(kind, RIGHT, tmp_path)
+    with _server("vllm", key) as url:
+        done = _run(qualeval, url, task, tmp_path / "run", *axis)
+    assert done.code == 0, done.stderr
+    report = json.loads((tmp_path / "run" / "summary.json").read_text())["tasks"]["truth_numeric"]
+    cells = [level["accuracy"] for level in report["levels"].values()]
+    assert len(cells) == 2 and all((c["n"], c["correct"]) == (N, len(RIGHT)) for c in cells)
+    assert report["summary"]["accuracy"] is None  # nothing pooled over levels that asked differently
+
+
+def test_compare_with_a_rerun_measures_no_noise_where_there_is_none(qualeval, tmp_path: Path):
+    """A greedy rerun on a fresh server answers as the first run did: zero discordant pairs, and B's loss of four
+    items is what compare reports, against the floor the rerun sets."""
+    kind = known.KINDS["numeric"]()
+    other = RIGHT - {0, 1, 2, 4}
+    root = _runs(qualeval, tmp_path, kind, {"a": RIGHT, "a2": RIGHT, "b": other})
+    done = qualeval("compare", root / "a" / "run", root / "a2" / "run", root / "b" / "run", "--out", root / "cmp")
+    assert done.code == 0, done.stderr
+    compared = json.loads((root / "cmp" / "compare.json").read_text())
+    noise = compared["noise"]["truth_numeric"]
+    assert (noise["pairs"], noise["discordant"], noise["difference"]) == (N, 0, 0.0)
+    figures = compared["tasks"]["truth_numeric"]
+    assert (figures["a_right_b_wrong"], figures["a_wrong_b_right"]) == (4, 0)
+    assert figures["difference"] == pytest.approx(-4 / N)
+    assert "noise floor" in done.stdout
+
+
+def test_board_and_gate_on_constructed_configs(qualeval, tmp_path: Path):
+    kind = known.KINDS["numeric"]()
+    worse = frozenset()
+    root = _runs(qualeval, tmp_path, kind, {"base": RIGHT, "same": RIGHT, "worse": worse})
+    runs = [root / name / "run" for name in ("base", "same", "worse")]
+    done = qualeval("board", *runs, "--baseline", runs[0], "--out", root / "board")
+    assert done.code == 0, done.stderr
+    board = json.loads((root / "board" / "board.json").read_text())
+    configs = list(board["tasks"]["truth_numeric"]["configs"].values())
+    assert [(c["accuracy"]["n"], c["accuracy"]["correct"]) for c in configs] == [(N, 7), (N, 7), (N, 0)]
+    assert [c["difference"] for c in configs[1:]] == [0.0, pytest.approx(-0.7)]
+    policy = root / "gate.yaml"
+    policy.write_text("default:\n  accuracy: {max_drop: 0.05}\n")
+    # losing every right answer is a drop no item count could hide; the same answers cannot show a 5-point margin
+    # on ten items, so that is inconclusive, never a GO
+    lost = qualeval("gate", runs[2], "--baseline", runs[0], "--policy", policy, "--out", root / "g1")
+    same = qualeval("gate", runs[1], "--baseline", runs[0], "--policy", policy, "--out", root / "g2")
+    assert (lost.code, same.code) == (1, 4), (lost.stdout, same.stdout)
