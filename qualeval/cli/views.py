@@ -225,6 +225,11 @@ def print_comparison(result: Comparison, show: int) -> None:
                 "no answer of the model's (pairs left out)", str(ea), str(eb), "endpoint errors, unknown questions"
             )
         console.print(table)
+    if result.unpaired_a or result.unpaired_b:  # figures are over the shared items only: say what was left out
+        note(
+            f"{result.unpaired_a} item(s) only in A and {result.unpaired_b} only in B are in no figure above: the "
+            "runs did not run the same items (another --limit, --sample-seed or data)"
+        )
     for name, (ea, eb) in result.unanswered.items():
         note(f"{name}: nothing to compare, no pair had both runs' model answer (A {ea}, B {eb} without one)")
     for name, n in result.noise.items():

@@ -29,8 +29,8 @@ class TaskSummary(BaseModel):
     correct: int | float | None
     """Sum of the items' scores (each the mean correctness of its answered records); None with `per_level`."""
     accuracy: float | None
-    """Over the items the model answered. With n = 0 nothing was measured: it is 0.0 here and no report shows it.
-    None with `per_level`, as are `interval` and the other shares pooled over the levels."""
+    """Over the items the model answered; None when it answered none (nothing was measured), and with
+    `per_level`, as are `interval` and the other shares pooled over the levels."""
     interval: tuple[float, float] | None
     per_level: list[str] = Field(default_factory=list)
     """The levels, when they differ in what was asked (budget, effort, thinking), not merely in load: a figure

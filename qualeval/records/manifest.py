@@ -72,6 +72,9 @@ class Manifest(BaseModel):
     pinned: Pinned | None = None
     tasks: dict[str, TaskEntry] = Field(default_factory=dict)
     started: str | None = None
+    run_id: str | None = None
+    """Drawn when the run first starts and kept when it resumes: two runs started in the same second (parallel CI
+    jobs, an array's tasks) are two runs, and a copied directory is the same one. None in older runs."""
     server: ServerInfo | None = None
     shaping: Shaping | None = None
     """What qualeval.serving.shaping did to the items (workload, context lengths, shard); None in a manifest

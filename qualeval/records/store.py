@@ -106,7 +106,8 @@ class RunStore:
         if old is not None:
             started = old.started if old.started is not None else manifest.started
             resumed = [*(old.resumed or []), manifest.started]
-            manifest = manifest.model_copy(update={"started": started, "resumed": resumed})
+            run_id = old.run_id or manifest.run_id
+            manifest = manifest.model_copy(update={"started": started, "resumed": resumed, "run_id": run_id})
         self.write_json(MANIFEST, manifest.written())
         done = self._repair()
         self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -110,8 +110,8 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         task=task,
         n=cell.n,
         correct=cell.correct,
-        accuracy=cell.accuracy,
-        interval=(cell.low, cell.high),
+        accuracy=cell.accuracy if cell.n else None,  # nothing answered: no accuracy, not 0%
+        interval=(cell.low, cell.high) if cell.n else None,
         accuracy_answered=sum(answered) / len(answered) if answered else None,
         statuses=dict(Counter(r.status for r in every)),
         rungs=dict(Counter(r.rung for r in rows)),
@@ -152,13 +152,16 @@ def below(summary: RunSummary, share: float) -> list[str]:
     the levels asked differently: every level is held to it, as no pooled figure stands for them."""
     out = []
     for name, t in summary.tasks.items():
-        if not t.scored or not t.summary.n:
+        if not t.scored:
+            continue
+        if not t.summary.n:  # nothing was judged: no figure clears the threshold
+            out.append(f"{name} (no item answered)")
             continue
         if t.summary.accuracy is not None:
             out += [name] if t.summary.accuracy < share else []
             continue
         cells = {level: t.levels[level].accuracy for level in t.summary.per_level if level in t.levels}
-        out += [f"{name} @ {level}" for level, c in cells.items() if c.n and c.accuracy < share]
+        out += [f"{name} @ {level}" for level, c in cells.items() if not c.n or c.accuracy < share]
     return out
 
 

@@ -78,8 +78,20 @@ def _summary(path: Path) -> RunSummary | None:
         return None
 
 
+def _refuse_other_sweep(*runs: tuple[Path, _Run]) -> None:
+    """Runs of one level each pair by item whatever their labels (c=4 beside c=8); a sweep beside a run of other
+    levels does not: which of its levels would stand for it is not compare's to pick."""
+    swept = next(((root, run) for root, run in runs if len(run.levels) > 1), None)
+    if swept is not None:
+        other = next((root, run) for root, run in runs if run is not swept[1])
+        raise InputError(
+            f"{swept[0]}: swept the levels {', '.join(sorted(swept[1].levels))}, and {other[0]} ran "
+            f"{', '.join(sorted(other[1].levels)) or 'one'}: compare runs of one level each, or the same sweeps"
+        )
+
+
 def _rekey(records: dict[PairKey, Record]) -> dict[PairKey, Record]:
-    """Drop the level from the key, keeping the first level's record for each item."""
+    """Drop the level from the key: runs of one level each, whose labels differ."""
     out: dict[PairKey, Record] = {}
     for key, record in records.items():
         out.setdefault(key[:3], record)
@@ -280,10 +292,14 @@ def _check_rerun(a: _Run, rerun: _Run, again: Path) -> None:
 
 
 def _refuse_same(first: Path, one: _Run, second: Path, two: _Run, role: str) -> None:
-    """The same run twice (the same directory, or a copy of it: the same start and fingerprint) is no comparison:
-    every difference would be zero by construction."""
-    same_start = one.manifest.started is not None and one.manifest.started == two.manifest.started
-    if first.resolve() == second.resolve() or (same_start and one.manifest.fingerprint == two.manifest.fingerprint):
+    """The same run twice (the same directory, or a copy of it: the same run id; for runs older than the id, the
+    same start and fingerprint) is no comparison: every difference would be zero by construction."""
+    m1, m2 = one.manifest, two.manifest
+    if m1.run_id is not None and m2.run_id is not None:
+        same = m1.run_id == m2.run_id
+    else:
+        same = m1.started is not None and m1.started == m2.started and m1.fingerprint == m2.fingerprint
+    if first.resolve() == second.resolve() or same:
         raise InputError(
             f"{second}: the same run as {first} (started {one.manifest.started or 'at the same time'}); "
             f"{role} must be another run"
@@ -301,6 +317,7 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | Non
         _refuse_same(root_a, a, again, rerun, "A2, a rerun of A,")
         _check_rerun(a, rerun, again)
     if a.levels != b.levels:
+        _refuse_other_sweep((root_a, a), (root_b, b))
         a, b = replace(a, records=_rekey(a.records)), replace(b, records=_rekey(b.records))
         rerun = replace(rerun, records=_rekey(rerun.records)) if rerun is not None else None
     shared = sorted(set(a.records) & set(b.records))

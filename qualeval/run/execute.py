@@ -10,6 +10,7 @@ import functools
 import random
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -103,6 +104,7 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
             for t, s in work
         },
         started=_now(),
+        run_id=uuid.uuid4().hex,
     )
 
 

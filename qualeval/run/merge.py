@@ -97,6 +97,7 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
         update={
             "config": first.config and first.config.model_copy(update={"shard": None, "out": out}),
             "fingerprint": digest,
+            "run_id": digest,
             "merged_from": [str(r) for r in roots],
             "shaping": shaping,
         }

@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from qualeval.errors import InputError
 from qualeval.records import ConstraintRecord, Extraction, Record, Score, Timing, Usage
 from qualeval.report.compare import compare_runs
 
@@ -205,3 +208,28 @@ def test_a_question_the_reference_server_did_not_know_is_left_out_not_counted_wr
     t = compare_runs(a, b).tasks["t"]
     assert t.endpoint_errors == (0, 3) and t.pairs == 7  # 10 items, B's 3 refusals left out
     assert t.difference == 0.0 and t.a_right_b_wrong == 0
+
+
+def test_a_sweep_beside_a_run_of_other_levels_is_refused_and_unpaired_items_are_said(tmp_path: Path) -> None:
+    plain = fake_run(tmp_path / "plain", {"model": "sim", "concurrency": [4]}, accuracy=0.8, levels=("c=4",))
+    swept = fake_run(tmp_path / "swept", {"model": "sim", "concurrency": [1, 8]}, accuracy=0.8, levels=("c=1", "c=8"))
+    done = compare_cli(plain, swept, out=tmp_path / "cmp")
+    assert done.returncode == 2 and done.stderr.count("error:") == 1 and "c=1, c=8" in done.stderr, done.stderr
+    fewer = fake_run(tmp_path / "fewer", {"model": "sim", "concurrency": [8]}, accuracy=0.8, levels=("c=8",), items=7)
+    done = compare_cli(plain, fewer, out=tmp_path / "cmp2")  # one level each: they pair, c=4 beside c=8
+    assert done.returncode == 0, done.stderr
+    assert "3 item(s) only in A and 0 only in B are in no figure above" in done.stderr
+
+
+def test_two_runs_started_in_the_same_second_are_two_runs(tmp_path: Path) -> None:
+    config = {"model": "sim", "concurrency": [1]}
+    a = fake_run(tmp_path / "a", config, accuracy=0.8, levels=("c=1",), started="1")
+    b = fake_run(tmp_path / "b", config, accuracy=0.6, levels=("c=1",), started="1")
+    for root, run_id in ((a, "one"), (b, "two")):
+        manifest = json.loads((root / "manifest.json").read_text())
+        (root / "manifest.json").write_text(json.dumps({**manifest, "run_id": run_id}))
+    assert compare_runs(a, b).tasks["t"].pairs == 10  # parallel jobs: same start, same fingerprint, two runs
+    copy = tmp_path / "copy"
+    shutil.copytree(a, copy)
+    with pytest.raises(InputError, match="the same run"):
+        compare_runs(a, copy)
