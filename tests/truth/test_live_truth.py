@@ -185,3 +185,17 @@ def test_board_and_gate_on_constructed_configs(qualeval, tmp_path: Path):
     lost = qualeval("gate", runs[2], "--baseline", runs[0], "--policy", policy, "--out", root / "g1")
     same = qualeval("gate", runs[1], "--baseline", runs[0], "--policy", policy, "--out", root / "g2")
     assert (lost.code, same.code) == (1, 4), (lost.stdout, same.stdout)
+
+
+def test_a_run_the_server_could_not_answer_has_no_accuracy_and_fails_its_threshold(qualeval, tmp_path: Path):
+    """A reference server keyed for other questions answers none of these: nothing was judged, so there is no
+    accuracy (not 0%), the run says whose answers they were, and --fail-under is not met."""
+    kind = known.KINDS["numeric"]()
+    task = known.write_task(kind, tmp_path)
+    other = known.write_jsonl(tmp_path / "other.jsonl", [{"question": "What is the colour of the sky?", "answer": 1}])
+    with _server("vllm", other) as url:
+        done = _run(qualeval, url, task, tmp_path / "run", "--fail-under", "0.5")
+    assert done.code == 1, done.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())["tasks"]["truth_numeric"]["summary"]
+    assert (summary["n"], summary["accuracy"], summary["unknown_questions"]) == (0, None, N)
+    assert "no item answered" in done.stderr and "did not know the question" in done.stdout + done.stderr
