@@ -71,12 +71,12 @@ def _choice() -> Kind:
     )
 
 
-_NAMES = ["Orvel", "Tamsk", "Quenby", "Larrow", "Pimsey", "Dravok", "Ulmet", "Sarnow", "Fenwick", "Brolla"]
+NAMES = ["Orvel", "Tamsk", "Quenby", "Larrow", "Pimsey", "Dravok", "Ulmet", "Sarnow", "Fenwick", "Brolla"]
 
 
 def _alias() -> Kind:
     docs = [
-        {"question": f"Item {i}: who keeps lighthouse {i}?", "answer": _NAMES[i], "aliases": [f"Keeper {_NAMES[i]}"]}
+        {"question": f"Item {i}: who keeps lighthouse {i}?", "answer": NAMES[i], "aliases": [f"Keeper {NAMES[i]}"]}
         for i in range(N)
     ]
     return Kind(
@@ -88,8 +88,8 @@ def _alias() -> Kind:
             "instruction": 'End with "Answer: <name>".',
         },
         docs,
-        right=lambda i: f"The records name the keeper.\nAnswer: {_NAMES[i]}",
-        wrong=lambda i: f"The records name the keeper.\nAnswer: {_NAMES[(i + 1) % N]}",
+        right=lambda i: f"The records name the keeper.\nAnswer: {NAMES[i]}",
+        wrong=lambda i: f"The records name the keeper.\nAnswer: {NAMES[(i + 1) % N]}",
     )
 
 
@@ -106,8 +106,10 @@ def _boolean() -> Kind:
 
 
 def _math() -> Kind:
-    docs = [{"question": f"Item {i}: simplify {i + 1}/{2 * (i + 1)} + {i}.", "answer": f"\\frac{{{2 * i + 1}}}{{2}}"}
-            for i in range(N)]
+    docs = [
+        {"question": f"Item {i}: simplify {i + 1}/{2 * (i + 1)} + {i}.", "answer": f"\\frac{{{2 * i + 1}}}{{2}}"}
+        for i in range(N)
+    ]
     return Kind(
         "math",
         {"answer": {"type": "text"}, "scorer": {"kind": "math"}, "instruction": "Put the result in \\boxed{}."},
@@ -120,7 +122,7 @@ def _math() -> Kind:
 def _code() -> Kind:
     docs = [
         {
-            "prompt": f"def add_{i}(x):\n    \"\"\"Return x plus {i}.\"\"\"\n",
+            "prompt": f'def add_{i}(x):\n    """Return x plus {i}."""\n',
             "test": f"def check(f):\n    assert f(1) == {1 + i}\n    assert f(-{i}) == 0\n",
             "entry_point": f"add_{i}",
         }
@@ -220,8 +222,9 @@ def reply(kind: Kind, i: int, thinking: str) -> Reply:
     if form == "field":
         return Reply(None if cut else answer, thought, "length" if cut else "stop")
     if form == "inline":
-        return Reply(f"<think>{thought}" if cut else f"<think>{thought}</think>\n{answer}", None,
-                     "length" if cut else "stop")
+        return Reply(
+            f"<think>{thought}" if cut else f"<think>{thought}</think>\n{answer}", None, "length" if cut else "stop"
+        )
     assert form == "opened"
     return Reply(thought if cut else f"{thought}</think>\n{answer}", None, "length" if cut else "stop")
 

@@ -11,7 +11,7 @@ import pytest
 
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from tests.truth import known
-from tests.truth.known import N, RIGHT
+from tests.truth.known import RIGHT, N
 
 FLAVOURS = (
     "vllm",
@@ -34,14 +34,19 @@ THINKS = ("vllm", "vllm-0.10", "sglang", "llamacpp", "deepseek", "inline-think",
 
 def _key(kind: known.Kind, right: frozenset[int], folder: Path) -> Path:
     """The server's answer key: the gold where the item is in `right`, else the wrong answer's value."""
-    rows = []
-    for i, doc in enumerate(kind.docs):
-        gold = doc["answer"]
-        if i not in right:
-            wrong = {"numeric": lambda: gold + 1, "regex": lambda: str(int(gold) + 1)}
-            gold = wrong.get(kind.name, lambda: known._NAMES[(i + 1) % N])()
-        rows.append({"question": doc["question"], "answer": gold})
+    rows = [{"question": doc["question"], "answer": doc["answer"] if i in right else _wrong(kind, i)}
+            for i, doc in enumerate(kind.docs)]  # fmt: skip
     return known.write_jsonl(folder / f"key-{len(right)}.jsonl", rows)
+
+
+def _wrong(kind: known.Kind, i: int) -> object:
+    """Item i's wrong answer, as the key states it."""
+    gold = kind.docs[i]["answer"]
+    if kind.name == "numeric":
+        return gold + 1
+    if kind.name == "regex":
+        return str(int(gold) + 1)
+    return known.NAMES[(i + 1) % N]
 
 
 def _server(flavour: str, key: Path, **kw: object):  # type: ignore[no-untyped-def]
@@ -131,7 +136,8 @@ def _runs(qualeval, tmp_path: Path, kind: known.Kind, rights: dict[str, frozense
     """One run per answer key, each against a fresh reference server: run directories named as `rights`."""
     task = known.write_task(kind, tmp_path)
     for name, right in rights.items():
-        with _server("vllm", _key(kind, right, tmp_path / name if (tmp_path / name).mkdir() is None else tmp_path)) as url:
+        (tmp_path / name).mkdir()
+        with _server("vllm", _key(kind, right, tmp_path / name)) as url:
             assert _run(qualeval, url, task, tmp_path / name / "run", *flags).code == 0
     return tmp_path
 

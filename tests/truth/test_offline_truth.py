@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.truth import known
-from tests.truth.known import N, RIGHT
+from tests.truth.known import RIGHT, N
 
 
 def _score(qualeval, tmp_path: Path, kind: known.Kind, responses: Path, *flags: str):  # type: ignore[no-untyped-def]
