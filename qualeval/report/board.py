@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, Manifest, SpeedRatio
+from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
+from qualeval.report.compare import run_settings
 from qualeval.report.noise import ALPHA, mcnemar_exact, run_noise
 from qualeval.report.runset import Group, Loaded, figures, grouper, groups, load_runs, paired
 
@@ -34,26 +35,9 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
-def _settings(manifest: Manifest) -> dict[str, Any]:
-    """The configuration (but `out`, which always differs) and what the run pinned (but the notes)."""
-    pinned = manifest.pinned.model_dump(mode="json", exclude={"notes"}) if manifest.pinned else {}
-    config = manifest.config.model_dump(mode="json", exclude={"out"}) if manifest.config else {}
-    return _flat(config) | _flat(pinned, "pinned.")
-
-
 def _runs(loaded: Sequence[Loaded]) -> list[BoardRun]:
     """Each run named by the settings it differs from the others in; by its folder where that names none apart."""
-    every = [_settings(run.manifest) for run in loaded]
+    every = [run_settings(run.manifest) for run in loaded]
     keys = list(dict.fromkeys(k for s in every for k in s))
     differ = [k for k in keys if len({repr(s.get(k)) for s in every}) > 1]
     names = [

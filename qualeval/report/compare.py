@@ -38,7 +38,7 @@ from qualeval.report.noise import mcnemar_exact, minimum_detectable, run_noise, 
 from qualeval.report.repeats import cached_share, identical_pairs, said_of
 from qualeval.report.serving_sections import side_by_side
 
-__all__ = ["compare_runs"]
+__all__ = ["compare_runs", "run_settings"]
 
 BOOTSTRAP = 2000
 
@@ -237,16 +237,17 @@ def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def run_settings(m: Manifest) -> dict[str, Any]:
+    """A run's settings as dotted keys: the configuration (but `out`, which always differs and changes nothing
+    measured) and what it pinned (but the notes, which explain)."""
+    pinned = m.pinned.model_dump(mode="json", exclude={"notes"}) if m.pinned else {}
+    config = m.config.model_dump(mode="json", exclude={"out"}) if m.config else {}
+    return _flat(config) | _flat(pinned, "pinned.")
+
+
 def _settings(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
-    """The settings the two runs differ in, in the order the manifests hold them: the configuration (but `out`,
-    which always differs and changes nothing measured) and what each run pinned (but the notes, which explain)."""
-
-    def flat(m: Manifest) -> dict[str, Any]:
-        pinned = m.pinned.model_dump(mode="json", exclude={"notes"}) if m.pinned else {}
-        config = m.config.model_dump(mode="json", exclude={"out"}) if m.config else {}
-        return _flat(config) | _flat(pinned, "pinned.")
-
-    fa, fb = flat(a), flat(b)
+    """The settings the two runs differ in, in the order the manifests hold them."""
+    fa, fb = run_settings(a), run_settings(b)
     keys = [*fa, *(k for k in fb if k not in fa)]
     return {k: (fa.get(k), fb.get(k)) for k in keys if fa.get(k) != fb.get(k)}
 
