@@ -222,6 +222,11 @@ def _start(source: str, token: str, limits: Limits, scratch: Path, out: IO[bytes
         with proc.stdin:
             proc.stdin.write(f"{token}\n{source}".encode("utf-8", "surrogatepass"))
         return proc
+    return _start_fenced(source, token, limits, scratch, out)
+
+
+def _start_fenced(source: str, token: str, limits: Limits, scratch: Path, out: IO[bytes]) -> subprocess.Popen[bytes]:
+    """The `limits` mode: the program under setrlimit in a directory of its own, without namespaces."""
     work = scratch / "work"
     work.mkdir()
     program = scratch / "program.py"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from qualeval.records import ScorerSpec
+from qualeval.scoring import sandbox
 from qualeval.scoring.code import score_code
 from qualeval.scoring.sandbox import Limits, run_python
 from qualeval.wire.models import Sample
@@ -59,6 +60,14 @@ def test_a_right_answer_passes_whatever_it_does_to_stdout(code: str) -> None:
 def test_a_wrong_answer_that_finishes_still_fails_on_its_assertion() -> None:
     score = score_code(WRONG, SAMPLE, SPEC, allow_code=True)
     assert not score.correct and "AssertionError" in (score.detail or "")
+
+
+def test_without_namespaces_the_token_proves_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "isolation", lambda: "limits")
+    assert run_python("import sys\nprint(sys.stdin.readline().strip())\n", QUICK).proved
+    assert not run_python("print('done')\n", QUICK).proved
+    assert not score_code(WRONG + "sys.exit(0)\n", SAMPLE, SPEC, allow_code=True).correct
+    assert score_code(RIGHT, SAMPLE, SPEC, allow_code=True).correct
 
 
 def test_the_token_is_only_on_stdin_and_new_each_run() -> None:
