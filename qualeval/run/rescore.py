@@ -1,5 +1,6 @@
 """A run judged again from its directory alone (`qualeval rescore`): the current extractor and answer specs over
-the stored records, with no request sent."""
+the stored records, with no request sent. A task the run named by path is read again from its file, samples
+included: an edited gold, choice, alias or meta judges the records it belongs to (matched by sample id)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from qualeval.records.store import RunStore
 from qualeval.run.checks import check_code_allowed
 from qualeval.run.written import write_summary
 from qualeval.scoring.verdict import decide
-from qualeval.tasks import Task, load_task
+from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.load import builtin_dir
 from qualeval.wire.models import Message, Sample
 
@@ -56,9 +57,54 @@ def task_of(name: str, saved: TaskEntry, paths: Collection[str]) -> tuple[Task, 
     return kept, f"{name}: {gone}: rescored with the spec saved in the run's manifest.json"
 
 
+def _paths(config: RunConfig) -> set[str]:
+    """The run's task references that are files."""
+    return {str(Path(r)) for r in config.tasks if r.endswith((".yaml", ".yml")) and not r.startswith("lm_eval:")}
+
+
+def samples_of(name: str, task: Task, config: RunConfig) -> tuple[dict[str, Sample] | None, str]:
+    """The samples the task's current file builds (with the run's --data), by id, and what the note adds; None
+    where they cannot be read: the records' saved samples then stand, and the note says so."""
+    file = str(task.path)
+    ref = next((r for r in config.tasks if str(Path(r)) == file), file)
+    try:
+        built = build_samples(task, data=config.data_for(name, ref), num_fewshot=config.num_fewshot)
+    except InputError as exc:
+        return None, f"; its samples could not be read again ({exc}), so the gold saved in the run's records stands"
+    return {sample.id: sample for sample in built}, ", samples (gold, choices, aliases, meta) included"
+
+
+def _current_samples(
+    manifest: Manifest, config: RunConfig, judged: dict[str, tuple[Task, str]]
+) -> tuple[dict[str, dict[str, Sample]], list[str]]:
+    """Per task re-read from its file, its current samples by id; and the note of every task."""
+    paths = _paths(config)
+    current: dict[str, dict[str, Sample]] = {}
+    notes = []
+    for name, (task, said) in judged.items():
+        if manifest.tasks[name].file in paths and task.path is not None:
+            built, more = samples_of(name, task, config)
+            if built is not None:
+                current[name] = built
+            said += more
+        notes.append(said)
+    return current, notes
+
+
+def _check_ids(store: RunStore, current: dict[str, dict[str, Sample]]) -> None:
+    """Refused before anything is written: a record whose sample the current file no longer has."""
+    for record in store.records():
+        samples = current.get(record.task)
+        if samples is not None and record.sample_id not in samples:
+            raise InputError(
+                f"{record.task}: sample '{record.sample_id}' of the run is not in its current task file any more; "
+                "restore it, or rescore with the file the run used"
+            )
+
+
 def tasks_of(manifest: Manifest, config: RunConfig) -> dict[str, tuple[Task, str]]:
     """Each task of a run as a rescore judges it (`task_of`), by name."""
-    paths = {str(Path(r)) for r in config.tasks if r.endswith((".yaml", ".yml")) and not r.startswith("lm_eval:")}
+    paths = _paths(config)
     return {name: task_of(name, saved, paths) for name, saved in manifest.tasks.items()}
 
 
@@ -79,22 +125,28 @@ def rescore(
     config = run_config_of(manifest, root)
     judged = tasks_of(manifest, config)
     tasks = {name: task for name, (task, _) in judged.items()}
-    for _, said in judged.values():
+    current, notes = _current_samples(manifest, config, judged)
+    for said in notes:
         if note is not None:
             note(said)
     use_rescue = config.rescue if rescue is None else rescue
     # refused before anything is written, as a run is: a refusal must not leave a partial rescore behind
     check_code_allowed(list(tasks.values()), allow_code)
+    _check_ids(store, current)
     out = RunStore(root / "rescore")
 
     def rejudged() -> Iterator[bytes]:
         for record in store.records():
             task = tasks.get(record.task)
             if task is not None:
-                yield _rejudged(task, record, use_rescue, allow_code=allow_code).model_dump_json().encode()
+                fresh = current.get(record.task, {}).get(record.sample_id)
+                yield _rejudged(task, record, fresh, use_rescue, allow_code=allow_code).model_dump_json().encode()
 
     out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
-    return write_summary(out, config, list(tasks.values()), manifest, series=root, rescored=True), out
+    summary = write_summary(
+        out, config, list(tasks.values()), manifest, series=root, rescored=True, started=manifest.started
+    )
+    return summary, out
 
 
 def sample_of(record: Record) -> Sample:
@@ -113,8 +165,12 @@ def sample_of(record: Record) -> Sample:
     )
 
 
-def _rejudged(task: Task, record: Record, rescue: bool, *, allow_code: bool) -> Record:
-    """The record judged again by the current rules; what was sent and what came back stay as they were."""
+def _rejudged(task: Task, record: Record, fresh: Sample | None, rescue: bool, *, allow_code: bool) -> Record:
+    """The record judged again by the current rules, against its sample as the task file now has it (`fresh`)
+    where it was read again; what was sent and what came back stay as they were."""
+    if fresh is not None:
+        current = {"gold": fresh.gold, "choices": fresh.choices, "aliases": fresh.aliases, "meta": fresh.meta}
+        record = record.model_copy(update=current)
     sample = sample_of(record)
     status = record.status
     if status == "echoed":  # judged again: the status the split gave, which the current rules may not call an echo

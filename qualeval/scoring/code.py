@@ -4,7 +4,9 @@ The code comes from the answer content only, never the reasoning: the first fenc
 entry point (else the first Python block, else the first block; an unclosed fence runs to the end), or the
 whole content when nothing is fenced. A whole function replaces the prompt's stub (the prompt's imports and
 helpers stay); anything else continues the prompt's function body. The model's code runs as a module, not as
-`__main__`, so a demo under `if __name__ == "__main__":` is not run as if it were a test.
+`__main__`, so a demo under `if __name__ == "__main__":` is not run as if it were a test. A pass needs the exit
+status 0 and the sandbox's per-run token written after `check(entry_point)` returned: a program that exits before
+(`sys.exit(0)`, `os._exit(0)`, `raise SystemExit`, at module level or in the function) fails, whatever its status.
 
 Running a model's code is refused unless the caller passes the user's permission (`--allow-code-execution`)
 down as `allow_code`: an argument, not process state, so one command's permission never leaks into another's.
@@ -51,10 +53,18 @@ def program(prompt: str, code: str, test: str, entry_point: str) -> str:
     # a docstring-only stub is a complete function: the answer's definition that follows replaces it
     module = f"{prompt}\n\n{code}" if whole else f"{prompt}{code}"
     checks = f"{test}\n\ncheck({entry_point})\n"
+    # the token is read before the answer runs (it may read or close stdin) and written through a copy of the
+    # output descriptor (it may close or replace stdout); it lives in a local, never in the source
     return (
-        "namespace = {'__name__': 'answer'}\n"
-        f"exec(compile({module!r}, 'answer.py', 'exec'), namespace)\n"
-        f"exec(compile({checks!r}, 'tests.py', 'exec'), namespace)\n"
+        "import os, sys\n"
+        "def _qualeval_run():\n"
+        "    token = sys.stdin.readline().strip()\n"
+        "    proof = os.dup(1)\n"
+        "    namespace = {'__name__': 'answer'}\n"
+        f"    exec(compile({module!r}, 'answer.py', 'exec'), namespace)\n"
+        f"    exec(compile({checks!r}, 'tests.py', 'exec'), namespace)\n"
+        "    os.write(proof, ('\\n' + token + '\\n').encode())\n"
+        "_qualeval_run()\n"
     )
 
 
@@ -69,4 +79,7 @@ def score_code(code: str, sample: Sample, scorer: ScorerSpec, *, allow_code: boo
         raise InputError(f"{sample.id}: the code scorer needs meta 'test', 'entry_point' and 'prompt'")
     run = run_python(program(prompt, code, test, entry), Limits(timeout=scorer.timeout, memory_mb=scorer.memory_mb))
     last = next((line for line in reversed(run.output.strip().splitlines()) if line.strip()), "")
-    return Score(correct=run.status == "passed", detail=f"{run.status} ({isolation()}){': ' + last if last else ''}")
+    status = run.status
+    if status == "passed" and not run.proved:
+        status, last = "failed", "the program exited before its tests ran"
+    return Score(correct=status == "passed", detail=f"{status} ({isolation()}){': ' + last if last else ''}")

@@ -3,7 +3,9 @@
 Every program gets: its own process and process group; CPU-time, address-space, file-size, open-file and
 process-count limits (setrlimit); a wall-clock timeout after which the whole group is killed; an empty temporary
 working directory; an environment of its own (PATH, HOME, LANG and nothing inherited, so no API key or token);
-its output written to a file the size limit caps.
+its output written to a file the size limit caps. Its standard input holds one line, a random token made for this
+run alone (never in the source, the environment or the arguments): a program proves it ran to its end by writing
+that line to its output, so an early exit with status 0 (`sys.exit(0)`, `os._exit(0)`) is told from a finish.
 
 As root where `unshare` works (Linux, this project's machines and CI), it also gets new network, mount and PID
 namespaces and runs as a user id of its own:
@@ -55,7 +57,9 @@ class Run:
     status: Literal["passed", "failed", "timeout"]
     returncode: int | None
     output: str
-    """The last few thousand characters of what the program wrote (stdout and stderr together)."""
+    """The last few thousand characters of what the program wrote (stdout and stderr together), the token left out."""
+    proved: bool = False
+    """The program wrote the token it was given on its standard input: it reached the point that writes it."""
 
 
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -65,7 +69,7 @@ _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWR
 _BOOT = r"""
 import ctypes, json, os, resource, sys
 cfg = json.loads(sys.argv[1])
-source = sys.stdin.buffer.read()
+token, _, source = sys.stdin.buffer.read().partition(b"\n")
 libc = ctypes.CDLL(None, use_errno=True)
 for place in cfg["tmpfs"]:
     if os.path.isdir(place) and libc.mount(b"tmpfs", place.encode(), b"tmpfs", 0, b"size=64m,mode=1777") != 0:
@@ -85,6 +89,11 @@ os.setgid(uid)
 os.setuid(uid)
 os.chdir(work)
 env = dict(cfg["env"], HOME=work, TMPDIR=work)
+feed, end = os.pipe()
+os.write(end, token + b"\n")
+os.close(end)
+os.dup2(feed, 0)
+os.close(feed)
 os.execve(cfg["python"], [cfg["python"], "-I", program], env)
 """
 
@@ -149,13 +158,15 @@ def _own_processes() -> int:
 
 
 def run_python(source: str, limits: Limits | None = None) -> Run:
-    """Run `source` as a Python program under the limits; passed means it exited with status 0 in time."""
+    """Run `source` as a Python program under the limits; passed means it exited with status 0 in time, proved
+    that it also wrote the token line its standard input gave it."""
     limits = limits or Limits()
+    token = secrets.token_hex(16)
     with tempfile.TemporaryDirectory(prefix="qualeval-sandbox-") as scratch:
         out_path = Path(scratch) / "output"
         with out_path.open("wb") as out:
             started = time.monotonic()
-            proc = _start(source, limits, Path(scratch), out)
+            proc = _start(source, token, limits, Path(scratch), out)
             try:
                 proc.wait(timeout=limits.timeout + _STARTUP_S)
             except subprocess.TimeoutExpired:
@@ -163,18 +174,19 @@ def run_python(source: str, limits: Limits | None = None) -> Run:
             finally:
                 _kill(proc)
             elapsed = time.monotonic() - started
-        with out_path.open("rb") as handle:
-            handle.seek(max(0, out_path.stat().st_size - _OUTPUT_TAIL))
-            output = handle.read().decode("utf-8", "replace")
+        # the whole file: output the program buffered may land after the token
+        written = out_path.read_bytes()
+    proved = token.encode() in written
+    output = written.replace(token.encode(), b"")[-_OUTPUT_TAIL:].decode("utf-8", "replace")
     code = proc.returncode
     # a program still running at the limit, or ended by its CPU limit (unshare reports the signal as status 1),
     # ran out of time
     if code != 0 and elapsed >= limits.timeout:
-        return Run("timeout", code, output)
-    return Run("passed" if code == 0 else "failed", code, output)
+        return Run("timeout", code, output, proved)
+    return Run("passed" if code == 0 else "failed", code, output, proved)
 
 
-def _start(source: str, limits: Limits, scratch: Path, out: IO[bytes]) -> subprocess.Popen[bytes]:
+def _start(source: str, token: str, limits: Limits, scratch: Path, out: IO[bytes]) -> subprocess.Popen[bytes]:
     if isolation() == "namespaces":
         settings = {
             "tmpfs": ["/tmp", "/var/tmp", "/dev/shm", "/run/lock"],
@@ -208,8 +220,13 @@ def _start(source: str, limits: Limits, scratch: Path, out: IO[bytes]) -> subpro
         )
         assert proc.stdin is not None
         with proc.stdin:
-            proc.stdin.write(source.encode("utf-8", "surrogatepass"))
+            proc.stdin.write(f"{token}\n{source}".encode("utf-8", "surrogatepass"))
         return proc
+    return _start_fenced(source, token, limits, scratch, out)
+
+
+def _start_fenced(source: str, token: str, limits: Limits, scratch: Path, out: IO[bytes]) -> subprocess.Popen[bytes]:
+    """The `limits` mode: the program under setrlimit in a directory of its own, without namespaces."""
     work = scratch / "work"
     work.mkdir()
     program = scratch / "program.py"
@@ -222,9 +239,9 @@ def _start(source: str, limits: Limits, scratch: Path, out: IO[bytes]) -> subpro
         for name, value in rlimits.items():
             resource.setrlimit(getattr(resource, name), (value, value))
 
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-I", str(program)],
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
         stdout=out,
         stderr=subprocess.STDOUT,
         env={**_ENV, "HOME": str(work), "TMPDIR": str(work)},
@@ -232,6 +249,11 @@ def _start(source: str, limits: Limits, scratch: Path, out: IO[bytes]) -> subpro
         start_new_session=True,
         preexec_fn=fence,  # only setrlimit, in the child, before exec
     )
+    assert proc.stdin is not None
+    # a program that never reads its input may have exited already
+    with contextlib.suppress(BrokenPipeError), proc.stdin:
+        proc.stdin.write(f"{token}\n".encode())
+    return proc
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

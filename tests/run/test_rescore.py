@@ -13,7 +13,7 @@ from qualeval.errors import InputError
 from qualeval.records import Manifest, Record, RunConfig, ScorerSpec, TaskEntry
 from qualeval.records.store import RunStore
 from qualeval.run.rescore import rescore, sample_of
-from qualeval.tasks import load_task
+from qualeval.tasks import build_samples, load_task
 from tests.test_records import OLD_RECORD
 
 
@@ -55,7 +55,8 @@ def _tagged_run(tmp_path: Path, file: Path) -> Path:
     config = RunConfig(base_url="http://127.0.0.1:1/v1", model="sim", tasks=[str(file)], out=root)
     store = RunStore(root)
     store.open(Manifest(fingerprint="f", config=config, tasks={"tagged": TaskEntry(file=str(file), spec=task.spec)}))
-    record = _record("What is 6 times 7?", "42", "Six sevens.\n\nAnswer: 42").model_copy(update={"task": "tagged"})
+    record = _record("What is 6 times 7?", "42", "Six sevens.\n\nAnswer: 42")
+    record = record.model_copy(update={"task": "tagged", "sample_id": "tagged/test/0"})  # the id a run writes
     store.append(record.model_dump_json().encode())
     store.close()
     return root
@@ -69,7 +70,7 @@ def test_a_rescore_reads_the_task_file_as_it_is_now_and_says_so(tmp_path: Path) 
     summary, out = rescore(root, note=said.append)
     (again,) = list(out.records())
     assert again.score.correct is True and summary.tasks["tagged"].summary.accuracy == 1.0
-    assert said == [f"tagged: rescored with the current {file}"]
+    assert said == [f"tagged: rescored with the current {file}, samples (gold, choices, aliases, meta) included"]
 
 
 def test_a_task_file_that_is_gone_falls_back_to_the_saved_spec_with_a_note(tmp_path: Path) -> None:
@@ -119,3 +120,72 @@ def test_qualeval_rescore_says_which_spec_judged_and_a_broken_file_is_one_error_
     lines = broken.stderr.strip().splitlines()
     assert broken.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:") and "tagged.yaml" in lines[0]
     assert "Traceback" not in broken.stderr
+
+
+COUNTS = """name: counts
+SOURCE
+doc_to_text: "{{ question }}"
+doc_to_target: answer
+answer: {type: number}
+scorer: {kind: numeric}
+"""
+INLINE = 'samples: [{question: "Legs of a spider?", answer: 9}, {question: "Sides of a hexagon?", answer: 6}]'
+
+
+def _counts_run(tmp_path: Path, source: str, data: Path | None = None) -> tuple[Path, Path]:
+    """A run of the path task `counts` (its samples from `source`) whose records answered 8 and 6."""
+    file = tmp_path / "counts.yaml"
+    file.write_text(COUNTS.replace("SOURCE", source), encoding="utf-8")
+    task = load_task(str(file))
+    root = tmp_path / "run"
+    given = {"*": data} if data else {}
+    config = RunConfig(base_url="http://127.0.0.1:1/v1", model="sim", tasks=[str(file)], out=root, data=given)
+    store = RunStore(root)
+    entry = TaskEntry(file=str(file), spec=task.spec)
+    store.open(Manifest(fingerprint="f", config=config, tasks={"counts": entry}, started="2026-01-02T03:04:05+00:00"))
+    for sample, answer in zip(build_samples(task, data=data), ("8", "6"), strict=True):
+        record = _record(sample.messages[-1].content, sample.gold, f"Answer: {answer}")
+        store.append(record.model_copy(update={"task": "counts", "sample_id": sample.id}).model_dump_json().encode())
+    store.close()
+    return root, file
+
+
+def test_an_edited_gold_in_the_task_file_judges_the_rescore(tmp_path: Path) -> None:
+    root, file = _counts_run(tmp_path, INLINE)
+    file.write_text(COUNTS.replace("SOURCE", INLINE.replace("answer: 9", "answer: 8")), encoding="utf-8")
+    said: list[str] = []
+    summary, out = rescore(root, note=said.append)
+    spider, hexagon = list(out.records())
+    assert (spider.gold, spider.score.correct) == ("8", True) and hexagon.score.correct is True
+    assert summary.tasks["counts"].summary.accuracy == 1.0
+    assert len(said) == 1 and said[0].startswith(f"counts: rescored with the current {file}")
+    assert "samples" in said[0] and "could not" not in said[0]
+
+
+def test_a_sample_the_task_file_no_longer_has_is_one_error_naming_it(tmp_path: Path) -> None:
+    root, file = _counts_run(tmp_path, INLINE)
+    file.write_text(COUNTS.replace("SOURCE", 'samples: [{question: "Legs of a spider?", answer: 8}]'), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 2 and len(errors) == 1 and "counts/test/1" in errors[0], done.stderr
+    assert "Traceback" not in done.stderr and not (root / "rescore" / "records.jsonl").exists()
+
+
+def test_data_that_cannot_be_read_again_leaves_the_saved_gold_and_says_so(tmp_path: Path) -> None:
+    data = tmp_path / "counts.jsonl"
+    data.write_text('{"question": "Legs of a spider?", "answer": 9}\n{"question": "Hexagon?", "answer": 6}\n')
+    root, _ = _counts_run(tmp_path, "dataset_path: nobody/counts", data=data)
+    data.write_text('{"question": "Legs of a spider?", "answer": 8}\n{"question": "Hexagon?", "answer": 6}\n')
+    _, out = rescore(root)
+    assert [r.gold for r in out.records()] == ["8", "6"]  # read again through the run's --data
+    data.unlink()
+    said: list[str] = []
+    _, out = rescore(root, note=said.append)
+    assert [r.gold for r in out.records()] == ["9", "6"]
+    assert len(said) == 1 and "could not be read again" in said[0] and str(data) in said[0]
+
+
+def test_the_rescore_report_gives_the_run_start(tmp_path: Path) -> None:
+    root, _ = _counts_run(tmp_path, INLINE)
+    summary, _ = rescore(root)
+    assert summary.started == "2026-01-02T03:04:05+00:00"

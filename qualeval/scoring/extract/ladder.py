@@ -12,7 +12,7 @@ from qualeval.scoring.extract.jsonfind import json_answer
 from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
 from qualeval.scoring.extract.maths import math_parse
 from qualeval.scoring.extract.normalize import normalize
-from qualeval.scoring.extract.numbers import find_number, fmt_number, result_number
+from qualeval.scoring.extract.numbers import find_number, fmt_number, line_number, result_number
 
 __all__ = ["Extraction", "Rung", "echoes", "extract", "naive_extract", "typed_value"]
 
@@ -70,7 +70,8 @@ def _text(span: str) -> str | None:
 
 def _typed(span: str, spec: AnswerSpec, choices: tuple[str, ...], where: Where) -> str | None:
     if spec.type == "number":
-        number = result_number(span) if where == "anchor" else find_number(span, last=True)
+        readers = {"anchor": result_number, "line": line_number}
+        number = readers[where](span) if where in readers else find_number(span, last=True)
         return None if number is None else fmt_number(number)
     if spec.type == "choice":
         return _choice(span, spec, choices, where)

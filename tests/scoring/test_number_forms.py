@@ -1,0 +1,60 @@
+"""Numbers in the forms people write them: fractions, mixed numbers, scientific notation, powers and an anchored
+arithmetic expression read as the number they write; a comma that groups no thousands is refused, never read as
+the digits around it, and a date is not a fraction."""
+
+from __future__ import annotations
+
+import pytest
+
+from qualeval.records import AnswerSpec
+from qualeval.scoring.extract.ladder import extract
+from qualeval.scoring.extract.numbers import find_number, result_number
+
+NUMBER = AnswerSpec(type="number")
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 3/4", "0.75"),
+        ("1/2", "0.5"),
+        ("1 1/2", "1.5"),
+        ("The answer is -2 3/4 cups.", "-2.75"),
+        ("2.5e3", "2500"),
+        ("#### 2.5e3", "2500"),
+        ("So the distance is 1e6", "1000000"),
+        ("Answer: 2.5 × 10^3", "2500"),
+        ("Answer: 3 * 4", "12"),
+        ("3 * 4", "12"),
+        ("Answer: 10^3", "1000"),
+        ("10^3", "1000"),
+        ("The answer is 2^{10}.", "1024"),
+        ("Answer: (150 * 2) + 240 songs", "540"),
+        ("Answer: 30 - 20 = 10", "10"),
+        ("The answer is 1,000", "1000"),
+        ("Answer: $1,200.50", "1200.5"),
+        ("The answer is 1,00,000", "100000"),
+        ("On 3/4/2020 she had 5 apples", "5"),
+        ("#### 18", "18"),
+    ],
+)
+def test_a_number_reads_as_the_number_it_writes(content: str, want: str) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize("content", ["3,5", "Answer: 3,5", "The answer is 12,3456"])
+def test_a_comma_that_groups_no_thousands_is_refused(content: str) -> None:
+    assert extract(content, NUMBER).value is None
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [("on 3/4/2020", 3.0), ("3 10/5", None), ("1/0", None), ("12/25/2020 was 5", 12.0), ("7/8", 0.875)],
+)
+def test_a_date_is_not_a_fraction_and_an_undefined_form_is_no_number(text: str, want: float | None) -> None:
+    assert find_number(text) == want
+
+
+@pytest.mark.parametrize("span", ["Answer: 2020-03-04", "Answer: 5-7 hours", "Answer: 12/25/2020"])
+def test_a_date_or_a_range_after_an_anchor_is_not_arithmetic(span: str) -> None:
+    assert result_number(span.removeprefix("Answer: ")) is None
