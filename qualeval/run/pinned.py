@@ -91,7 +91,8 @@ def resolve_switch(
         why = f"the probe could not tell which thinking switch this endpoint obeys ({seen})"
         if wanted:
             return "none", f"--thinking: {why}; the server's default applies"
-        raise InputError(f"--no-thinking: {why}; force one with --thinking-switch NAME")
+        # a guess could leave thinking on under a figure that says off: give the probe time, or name the switch
+        raise InputError(f"--no-thinking: {why}; give it more --probe-time, or force one with --thinking-switch NAME")
     if wanted:
         return "none", f"--thinking: no thinking switch worked here ({seen}); the server's default applies"
     raise InputError(
