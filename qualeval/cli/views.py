@@ -249,6 +249,10 @@ def print_comparison(result: Comparison, show: int) -> None:
         console.print(table)
 
 
+def _yes_no(found: bool | None, no: str) -> str:
+    return "inconclusive" if found is None else "yes" if found else no  # None: no finished request decided it
+
+
 def print_probe(result: ProbeResult) -> None:
     title = f"{result.base_url}  model {result.model}" + (_SIMULATED if result.simulated else "")
     table = Table("capability", "found", title=title, title_justify="left")
@@ -258,9 +262,9 @@ def print_probe(result: ProbeResult) -> None:
         "reasoning (stream)", "inconclusive" if "stream reasoning" in unsure else result.stream_reasoning_source
     )
     table.add_row("reasoning fields seen", ", ".join(result.reasoning_fields) or "none")
-    table.add_row("hidden reasoning (count only)", "yes" if result.hidden_reasoning else "no")
-    table.add_row("usage in stream", "yes" if result.streaming_usage else "no")
-    table.add_row("reasoning tokens reported", "yes" if result.reasoning_tokens_reported else "no (estimated)")
+    table.add_row("hidden reasoning (count only)", _yes_no(result.hidden_reasoning, "no"))
+    table.add_row("usage in stream", _yes_no(result.streaming_usage, "no"))
+    table.add_row("reasoning tokens reported", _yes_no(result.reasoning_tokens_reported, "no (estimated)"))
     for switch, verdict in result.thinking_switch.items():
         table.add_row(f"thinking off via {switch}", verdict)
     for mode, check in result.structured_outputs.items():

@@ -104,10 +104,14 @@ class ProbeResult(BaseModel):
     reasoning_fields: list[str] = Field(default_factory=list)
     """Every reasoning field seen, non-stream and stream (two means the same text is sent twice)."""
     stream_reasoning_source: ReasoningSource = "none"
-    streaming_usage: bool = False
-    reasoning_tokens_reported: bool = False
-    hidden_reasoning: bool = False
-    """Reasoning tokens are counted but no reasoning text is returned (OpenAI)."""
+    streaming_usage: bool | None = None
+    """The stream's usage is the server's count; None: no streamed request finished to say (`streaming usage`
+    is then in `inconclusive`)."""
+    reasoning_tokens_reported: bool | None = None
+    """The server counts reasoning tokens; None: no request finished to say (`reasoning tokens` in `inconclusive`)."""
+    hidden_reasoning: bool | None = None
+    """Reasoning tokens are counted but no reasoning text is returned (OpenAI); None: no request finished to say
+    (`hidden reasoning` in `inconclusive`)."""
     thinking_switch: dict[str, str] = Field(default_factory=dict)
     """Each convention for turning thinking off, and whether the endpoint obeyed it: `works`, `ignored (still
     reasons)`, `no reasoning seen either way`, `rejected: ...` or `inconclusive: ...`."""
@@ -118,8 +122,9 @@ class ProbeResult(BaseModel):
     """The probe's time budget."""
     inconclusive: list[str] = Field(default_factory=list)
     """The checks that could not conclude (out of time, no answer, no stable verdict), by name: `reasoning` and
-    `stream reasoning` (no complete response, or one cut off with nothing marked), `thinking switch NAME`, and the
-    structured-output checks (`guided.json`...)."""
+    `stream reasoning` (no complete response, or one cut off with nothing marked), `streaming usage`, `reasoning
+    tokens` and `hidden reasoning` (None above), `thinking switch NAME`, and the structured-output checks
+    (`guided.json`...)."""
     notes: list[str] = Field(default_factory=list)
 
     def styles(self) -> list[Style]:

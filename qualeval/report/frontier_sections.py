@@ -206,7 +206,7 @@ def _table(head: tuple[str, ...], rows: list[list[str]]) -> list[str]:
 
 def frontier_markdown(summary: RunSummary) -> list[str]:
     """Per task its frontier and its quality under load; nothing for a task that has neither."""
-    lines = [line for w in same_spend_warnings(summary) for line in ("", f"> **Warning.** {w}")]
+    lines: list[str] = []
     for name, t in summary.tasks.items():
         if t.frontier is not None:
             lines += ["", f"### {name}: accuracy against cost, by level", "", FRONTIER_NOTE, ""]
@@ -219,5 +219,7 @@ def frontier_markdown(summary: RunSummary) -> list[str]:
 
 
 def drop_markdown(summary: RunSummary) -> list[str]:
-    """The drops under load as notes, said before any table."""
-    return [line for w in drop_warnings(summary) for line in (f"> **Accuracy fell under load.** {w}", "")]
+    """The drops under load and the levels that spent the same as notes, said before any table: each is a finding
+    that changes how every table below reads."""
+    drops = [line for w in drop_warnings(summary) for line in (f"> **Accuracy fell under load.** {w}", "")]
+    return drops + [line for w in same_spend_warnings(summary) for line in (f"> **Warning.** {w}", "")]

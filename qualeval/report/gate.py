@@ -12,8 +12,8 @@ one-sided 95% bounds are d -/+ 1.645 se, and:
 - GO when the lower bound is above -m: a drop of m or more is rejected at 5%, one-sided. Where no pair is
   discordant this agrees with the exact binomial bound: 150 agreeing items pass a margin of 2 points, 100 do not;
 - INCONCLUSIVE otherwise, with the smallest difference the items can detect (McNemar at alpha 0.05, power 0.8,
-  Connor's approximation, report.noise) and the number of paired items that would detect m at the discordance
-  seen.
+  Connor's approximation, report.noise) and the number of paired items on which this same GO rule would clear
+  the margin, the shares of items down and up kept as seen (so the advice never contradicts the verdict).
 
 Speed clauses are ratios of candidate to baseline (TTFT p99 at most, output tok/s at least); with a rerun of the
 baseline, a ratio that misses its limit by no more than the rerun moved on its own is INCONCLUSIVE (the machine,
@@ -61,23 +61,38 @@ def _clauses(policy: Policy, task: str) -> Clauses:
     return Clauses.model_validate({**default.model_dump(exclude_unset=True), **own.model_dump(exclude_unset=True)})
 
 
-def items_needed(discordant_share: float, margin: float) -> int | None:
-    """The fewest paired items whose smallest detectable difference is at most `margin`, at this discordance:
-    minimum_detectable inverted for n (it falls as n grows). None when no number up to ten million would."""
-    if margin <= 0:
+def _half_width(counts: PairCounts, margin: float) -> float:
+    """How far the one-sided 95% bounds lie from the difference, the variance taken at the margin (the module's)."""
+    discordant = counts.down + counts.up
+    return Z_ONE_SIDED * math.sqrt((max(discordant / counts.pairs, margin) - margin * margin) / counts.pairs)
+
+
+def items_needed(counts: PairCounts, margin: float) -> int | None:
+    """The fewest paired items on which the GO rule itself would clear the margin, the shares of items down and up
+    kept as seen (rounded to whole items at each size). None when the difference seen is at or below -margin or
+    when more than ten million items would be needed."""
+    d = counts.difference
+    if margin <= 0 or counts.pairs == 0 or d <= -margin:
+        return None
+    share = max((counts.down + counts.up) / counts.pairs, margin)
+    # the bound's closed form, then a walk over whole items: rounding the counts moves the answer by a few
+    n = max(1, math.ceil(Z_ONE_SIDED**2 * (share - margin * margin) / (d + margin) ** 2))
+    if n > 10_000_000:
         return None
 
-    def enough(n: int) -> bool:
-        found = minimum_detectable(n, round(discordant_share * n))
-        return found is not None and found <= margin
+    def go(size: int) -> bool:
+        scaled = PairCounts(
+            pairs=size,
+            down=round(counts.down / counts.pairs * size),
+            up=round(counts.up / counts.pairs * size),
+        )
+        return scaled.difference - _half_width(scaled, margin) > -margin
 
-    low, high = 1, 10_000_000
-    if not enough(high):
-        return None
-    while low < high:
-        mid = (low + high) // 2
-        low, high = (low, mid) if enough(mid) else (mid + 1, high)
-    return low
+    while n > 1 and go(n - 1):
+        n -= 1
+    while not go(n):
+        n += 1
+    return n
 
 
 def noninferiority(counts: PairCounts, margin: float) -> ClauseVerdict:
@@ -93,10 +108,10 @@ def noninferiority(counts: PairCounts, margin: float) -> ClauseVerdict:
             detail="no item answered by both",
         )
     d, discordant = counts.difference, counts.down + counts.up
-    se = math.sqrt((max(discordant / n, margin) - margin * margin) / n)
-    low, high = d - Z_ONE_SIDED * se, d + Z_ONE_SIDED * se
+    width = _half_width(counts, margin)
+    low, high = d - width, d + width
     detectable = minimum_detectable(n, discordant)
-    needed = items_needed(discordant / n, margin)
+    needed = items_needed(counts, margin)
     figures_ = {"low": low, "high": high, "pairs": n, "detectable": detectable, "items_needed": needed}
     shown = f"{100 * d:+.1f} points on {n} paired items (one-sided 95%: {100 * low:+.1f} to {100 * high:+.1f})"
     if d <= limit:

@@ -11,7 +11,7 @@ import random
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -189,7 +189,7 @@ async def execute(
     config: RunConfig,
     *,
     on_record: Callable[[Record], None] | None = None,
-    on_start: Callable[[int, int], None] | None = None,
+    on_start: Callable[[int, int, Iterable[Record]], None] | None = None,
 ) -> RunSummary:
     """Run (or resume) everything the config asks for; returns the summary written to summary.json."""
     work = load_run_tasks(config)
@@ -223,8 +223,10 @@ async def execute(
             print(f"note: {note}", file=sys.stderr, flush=True)
         items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
         if on_start:
-            remaining = sum((s.id, a, level.label) not in done for level in swept for _, s, a in items)
-            on_start(len(items) * len(swept) - remaining, len(items) * len(swept))
+            # what a resume keeps is counted into the bar, so its accuracy is the run's, as the summary's is
+            held = done & {(s.id, a, level.label) for level in swept for _, s, a in items}
+            kept = (r for r in store.records() if (r.sample_id, r.repeat, r.level) in held)
+            on_start(len(held), len(items) * len(swept), kept)
         client_config = _client_config(config, cap, pinned.thinking_switch, pinned.thinking_opened)
         try:
             async with serving_client(config, client_config, cap, on_record) as (client, told):

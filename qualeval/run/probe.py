@@ -295,6 +295,12 @@ def _unread(resp: ChatResponse | None) -> bool:
 def _inconclusive(result: ProbeResult, base: ChatResponse | None, streamed: ChatResponse | None) -> list[str]:
     """Every check that could not conclude, by name."""
     unread = [name for name, resp in (("reasoning", base), ("stream reasoning", streamed)) if _unread(resp)]
+    undecided = {
+        "streaming usage": result.streaming_usage,
+        "reasoning tokens": result.reasoning_tokens_reported,
+        "hidden reasoning": result.hidden_reasoning,
+    }
+    unread += [name for name, found in undecided.items() if found is None]
     switches = [f"thinking switch {n}" for n, v in result.thinking_switch.items() if v.startswith("inconclusive")]
     modes = [m for m, check in result.structured_outputs.items() if check.verdict == "inconclusive"]
     return unread + switches + modes
@@ -305,10 +311,15 @@ def _reasoning(result: ProbeResult, base: ChatResponse, streamed: ChatResponse) 
     result.reasoning_source = base.completion.reasoning_source
     result.reasoning_fields = sorted(set(base.raw_reasoning) | set(streamed.raw_reasoning))
     result.stream_reasoning_source = streamed.completion.reasoning_source
-    result.streaming_usage = streamed.error is None and not streamed.usage.completion_estimated
-    result.reasoning_tokens_reported = base.error is None and not base.usage.reasoning_estimated
+    # a request that did not finish decides nothing: None, never False
+    result.streaming_usage = None if streamed.error else not streamed.usage.completion_estimated
+    result.reasoning_tokens_reported = None if base.error else not base.usage.reasoning_estimated
     result.hidden_reasoning = (
-        result.reasoning_tokens_reported and (base.usage.reasoning_tokens or 0) > 0 and not base.completion.reasoning
+        None
+        if base.error
+        else (
+            not base.usage.reasoning_estimated and bool(base.usage.reasoning_tokens) and not base.completion.reasoning
+        )
     )
     if len(result.reasoning_fields) > 1:
         result.notes.append("the same reasoning arrives in several fields; qualeval reads one by priority")

@@ -2,7 +2,8 @@
 `qualeval.evaluate(progress=True)`: callbacks for `run.execute`, and the bar they drive. Accuracy counts only
 scored records that have an answer: a workload's synthetic prompts have no right answer, so a run of nothing else
 shows none; a request that failed at the endpoint is an error, counted apart, never a wrong answer. In a sweep the
-accuracy is the current level's, named: levels asked for different budgets are never pooled into one figure.
+accuracy is the current level's, named: levels asked for different budgets are never pooled into one figure. On a
+resume the records kept are counted in first, so the figures are the run's, as the summary's are.
 
 It lives beside execute rather than in the CLI: the API draws it too, and the API must not depend on the CLI
 (the CLI is built on the API)."""
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,24 +40,29 @@ class Bar:
     def __post_init__(self) -> None:
         self.task = self.progress.add_task("run", total=None, line="")
 
-    def on_start(self, done: int, total: int) -> None:
+    def on_start(self, done: int, total: int, kept: Iterable[Any] = ()) -> None:
+        """`kept`: the records a resumed run already holds, counted so the figures are the run's, not the
+        session's (their tokens are not: the rate is of what this session generates)."""
+        for record in kept:
+            self._count(record)
         self.progress.start()  # only now: a setup error stays alone on its line
-        self.progress.update(self.task, total=total, completed=done)
+        self.progress.update(self.task, total=total, completed=done, line=self.line() if done else "")
 
     def on_record(self, record: Any) -> None:
-        c = self.counts
-        failed = record.status in ENDPOINT_FAILED
+        self._count(record)
+        self.counts["tokens"] += record.usage.completion_tokens or 0
+        self.progress.update(self.task, advance=1, line=self.line())
+        if self.also:
+            self.also(record)
+
+    def _count(self, record: Any) -> None:
         self.level = record.level or ""
         tally = self.levels.setdefault(self.level, [0, 0])
         if record.scored and record.status not in NOT_THE_MODELS:  # no answer of the model's is no wrong answer
             tally[0] += bool(record.score.correct)
             tally[1] += 1
-        c["errors"] += failed
-        c["cut"] += record.status in TRUNCATED
-        c["tokens"] += record.usage.completion_tokens or 0
-        self.progress.update(self.task, advance=1, line=self.line())
-        if self.also:
-            self.also(record)
+        self.counts["errors"] += record.status in ENDPOINT_FAILED
+        self.counts["cut"] += record.status in TRUNCATED
 
     def line(self) -> str:
         """What the bar says beside its count; no accuracy until a scored record has come in."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +18,13 @@ __all__ = ["AnswerKey", "KeyEntry"]
 _SPACE = re.compile(r"\s+")
 
 
+_EDGES = string.punctuation + string.whitespace + "“”‘’"
+
+
 def _norm(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().lower()
+    """Lower case, runs of whitespace as one space, punctuation at either end dropped: renderings of one question
+    differ in line breaks and in the mark that ends it ("...?" against "...?\nAnswer:")."""
+    return _SPACE.sub(" ", text).strip(_EDGES).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +48,12 @@ class AnswerKey:
 
     @classmethod
     def from_samples(cls, samples: Sequence[Any], verbatim: str | None = None) -> AnswerKey:
-        """A key from a task's samples: the last user message is the question; `verbatim` for tasks whose gold
-        is a whole response (a reference program)."""
+        """A key from a task's samples, keyed by the question as the document gives it where the rendered prompt
+        holds it (else the last user message): another task's rendering of the same documents (an lm-eval import
+        of a built-in task, other instructions or option layout) holds it too, so it finds the same entry.
+        `verbatim` for tasks whose gold is a whole response (a reference program)."""
         return cls(
-            [
-                KeyEntry(question=s.messages[-1].content, answer=s.gold, choices=tuple(s.choices), verbatim=verbatim)
-                for s in samples
-            ]
+            [KeyEntry(question=_keyed(s), answer=s.gold, choices=tuple(s.choices), verbatim=verbatim) for s in samples]
         )
 
     def __init__(self, entries: Sequence[KeyEntry]) -> None:
@@ -106,6 +111,12 @@ class AnswerKey:
         if not found:  # a question glued to the text before it has no word boundary to hash: scan, once per prompt
             found = {i for i, norm in enumerate(self._norms) if norm in key}
         return max(found, key=lambda i: (len(self._norms[i]), -i), default=None)
+
+
+def _keyed(sample: Any) -> str:
+    prompt = sample.messages[-1].content
+    asked = _norm(sample.question)
+    return sample.question if asked and asked in _norm(prompt) else prompt
 
 
 def _entry(row: Any, where: str) -> KeyEntry:

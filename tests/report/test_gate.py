@@ -70,11 +70,38 @@ def test_each_verdict_and_its_exit_code(tmp_path: Path) -> None:
     clause = gate_runs(few_base, few, rule).tasks["t"].clauses[0]
     # 40 items that all agree cannot detect two points: say the floor and how many items would
     assert clause.detectable == minimum_detectable(40, 0) and clause.detectable > 0.02
-    assert clause.items_needed == items_needed(0.0, 0.02)
-    assert minimum_detectable(clause.items_needed, 0) <= 0.02 < minimum_detectable(clause.items_needed - 1, 0)
+    assert clause.items_needed == items_needed(PairCounts(pairs=40, down=0, up=0), 0.02)
     assert str(clause.items_needed) in clause.detail
     drop = gate_runs(base, worse, rule).tasks["t"].clauses[0]
     assert drop.value == -0.1 and drop.high < -0.02
+
+
+def paired_runs(root: Path, n: int, down: int, up: int) -> tuple[Path, Path]:
+    """A baseline and a candidate of n items: `down` right only in the baseline, `up` only in the candidate, and
+    five wrong in both."""
+    both = set(range(n - 5, n))
+    base = write_run(root / "base", flags(n, set(range(up)) | both))
+    cand = write_run(root / "cand", flags(n, set(range(up, up + down)) | both))
+    return base, cand
+
+
+def test_the_items_it_advises_give_go_at_the_discordance_seen_and_one_fewer_does_not(tmp_path: Path) -> None:
+    rule = policy(tmp_path, ACCURACY)
+    for n, down, up in ((100, 0, 0), (100, 4, 4), (200, 5, 3), (80, 2, 4)):
+        clause = gate_runs(*paired_runs(tmp_path / f"seen{n}-{down}-{up}", n, down, up), rule).tasks["t"].clauses[0]
+        assert clause.verdict == "INCONCLUSIVE" and clause.items_needed is not None
+        assert f"{clause.items_needed} paired items" in clause.detail
+        for size, verdict in ((clause.items_needed, "GO"), (clause.items_needed - 1, "INCONCLUSIVE")):
+            # the same shares of items down and up, in whole items, on runs of that size
+            runs = paired_runs(tmp_path / f"at{size}-{down}-{up}", size, round(down / n * size), round(up / n * size))
+            assert gate_runs(*runs, rule).tasks["t"].clauses[0].verdict == verdict, (n, down, up, size)
+    # the user's case: 150 agreeing items pass, so the advice for 100 cannot ask for more than 150
+    assert noninferiority(PairCounts(pairs=150, down=0, up=0), 0.02).verdict == "GO"
+    assert items_needed(PairCounts(pairs=100, down=0, up=0), 0.02) <= 150
+
+
+def test_no_number_of_items_is_advised_when_the_difference_seen_is_past_the_margin() -> None:
+    assert items_needed(PairCounts(pairs=100, down=5, up=2), 0.02) is None
 
 
 def test_a_task_clause_replaces_the_default(tmp_path: Path) -> None:

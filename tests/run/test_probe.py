@@ -114,7 +114,10 @@ def test_a_probe_that_runs_out_of_time_says_which_checks_are_inconclusive() -> N
     assert set(result.structured_outputs) <= set(result.inconclusive)
     assert all(v.startswith("inconclusive: out of time") for v in result.thinking_switch.values())  # never "rejected"
     assert {check.verdict for check in result.structured_outputs.values()} == {"inconclusive"}
-    assert not result.reasoning_tokens_reported  # nothing came back to say so
+    # nothing came back to say so: unknown, never "no"
+    undecided = ("streaming_usage", "reasoning_tokens_reported", "hidden_reasoning")
+    assert [getattr(result, name) for name in undecided] == [None, None, None]
+    assert {"streaming usage", "reasoning tokens", "hidden reasoning"} <= set(result.inconclusive)
     assert any("out of time" in note for note in result.notes)
 
 
@@ -132,6 +135,8 @@ def test_a_run_goes_on_when_its_probe_runs_out_of_time(tmp_path: Path) -> None:
     assert len((out / "records.jsonl").read_text().splitlines()) == 2
     found = json.loads((out / "manifest.json").read_text())["server"]["probe"]
     assert "reasoning" in found["inconclusive"] and found["seconds"] == 0.5
+    # the manifest says unknown where the probe decided nothing, not "not reported"
+    assert [found[k] for k in ("streaming_usage", "reasoning_tokens_reported", "hidden_reasoning")] == [None] * 3
 
 
 def test_a_probe_that_fails_at_the_endpoint_says_so_and_the_run_goes_on(tmp_path: Path) -> None:

@@ -44,3 +44,14 @@ def test_in_a_sweep_the_bar_shows_the_current_level_s_accuracy_named() -> None:
             record.level = level
             bar.on_record(record)
         assert bar.line().startswith("max_tokens=2048 acc 100.0% · ")  # not 33.3% pooled over both
+
+
+def test_a_resumed_run_s_kept_records_count_in_the_bar_s_figures_but_not_in_its_rate() -> None:
+    with progress_bar(Console(file=io.StringIO(), width=200)) as bar:
+        kept = [_record("ok", False), _record("ok", False), _record("transport_error", False)]
+        bar.on_start(3, 5, kept)
+        assert bar.line().startswith("acc 0.0% · ") and "errors 1" in bar.line()
+        assert bar.counts["tokens"] == 0  # the rate is of what this session generates
+        bar.on_record(_record("ok", True))
+        assert bar.line().startswith("acc 33.3% · ")  # one right of three answered, not of one
+        assert bar.progress.tasks[0].completed == 4

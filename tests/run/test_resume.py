@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import socket
 from collections import Counter
 from pathlib import Path
 
+from rich.console import Console
+
 from qualeval.records import Manifest, RunConfig
 from qualeval.records.store import RunStore
 from qualeval.run.execute import execute
+from qualeval.run.progress import progress_bar
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
 
@@ -86,3 +90,27 @@ def test_a_request_that_fails_again_carries_each_fault_once(tmp_path: Path) -> N
     third.close()
     assert [r["sample_id"] for r in third.rows()] == ["t/1"]
     assert [r.get("final", True) for r in third.rows(superseded=True)] == [False, True, False]
+
+
+def test_after_a_resume_the_bar_shows_the_run_s_accuracy_not_the_session_s(tmp_path: Path) -> None:
+    """The records a resume keeps are counted into the bar, so it says what the summary says."""
+    port = _free_port()
+    config = RunConfig(
+        base_url=f"http://127.0.0.1:{port}/v1", model="sim", tasks=["knowledge_qa"], limit=30, out=tmp_path,
+        probe=False, warmup=0,
+    )  # fmt: skip
+    with running_server(_sim(port)):
+        asyncio.run(execute(config))
+        # an interrupted first session whose twelve answers were all wrong: the run's accuracy is not the session's
+        path = tmp_path / "records.jsonl"
+        rows = [json.loads(line) for line in path.read_text().splitlines()[:12]]
+        for row in rows:
+            row["score"]["correct"] = False
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        with progress_bar(Console(file=io.StringIO(), width=200)) as bar:
+            summary = asyncio.run(execute(config, on_record=bar.on_record, on_start=bar.on_start))
+            line = bar.line()
+    cell = summary.tasks["knowledge_qa"].summary.accuracy
+    assert cell is not None and 0 < cell < 1
+    assert line.startswith(f"acc {cell:.1%} · "), line
+    assert bar.progress.tasks[0].completed == 30
