@@ -35,6 +35,9 @@ class KeyEntry:
     verbatim: str | None = None
     """The answer is a whole response, sent as it is: `code` (a program, fenced when the prompt fences one) or
     `text` (an IFEval response)."""
+    draws: str = ""
+    """What the simulated draws for this question follow (the task's own rendering of it, else the question):
+    one question draws alike however a prompt renders it, and as it did before keys held bare questions."""
 
 
 _SPAN = 6
@@ -53,7 +56,16 @@ class AnswerKey:
         of a built-in task, other instructions or option layout) holds it too, so it finds the same entry.
         `verbatim` for tasks whose gold is a whole response (a reference program)."""
         return cls(
-            [KeyEntry(question=_keyed(s), answer=s.gold, choices=tuple(s.choices), verbatim=verbatim) for s in samples]
+            [
+                KeyEntry(
+                    question=_keyed(s),
+                    answer=s.gold,
+                    choices=tuple(s.choices),
+                    verbatim=verbatim,
+                    draws=s.messages[-1].content,
+                )
+                for s in samples
+            ]
         )
 
     def __init__(self, entries: Sequence[KeyEntry]) -> None:

@@ -276,7 +276,7 @@ def generate(
     if entry is None and key and conversation:
         entry = key.find(conversation)
     # seeded on the question, so a followup about the same question gives the same answer
-    rng = seeded(behaviour.seed, entry.question if entry else prompt, variant)
+    rng = seeded(behaviour.seed, (entry.draws or entry.question) if entry else prompt, variant)
     said = _followup(prompt, conversation, behaviour, variant)
     harmed = constraint is not None and not thinking and asks_working(prompt)  # the constraint took the working
     accuracy = max(0.0, behaviour.accuracy - behaviour.working_harm) if harmed else behaviour.accuracy
@@ -285,7 +285,7 @@ def generate(
     written = None
     if thinking and effort is not None and said is None:
         written, accuracy = _effortful(
-            behaviour, effort, directives, accuracy, (entry.question if entry else prompt, variant)
+            behaviour, effort, directives, accuracy, ((entry.draws or entry.question) if entry else prompt, variant)
         )
     answer, hint = (
         (said, said) if said is not None else _chosen(prompt, entry, key, rng, accuracy, directives.get("outcome"))
@@ -307,8 +307,8 @@ def _corrupted(
     """The answer as the server delivers it: replaced by a wrong one at the chance its speculative decoding and its
     KV cache corrupt one this long, on draws of its own so that an unharmed server writes what it always did."""
     chance = corruption(behaviour.spec_corrupt, behaviour.kv_quant_harm, reasoning + len(tokenize(answer)))
-    if chance and seeded(behaviour.seed, "corrupt", entry.question, variant).random() < chance:
-        return _wrong(entry, seeded(behaviour.seed, "corrupted", entry.question, variant), key)
+    if chance and seeded(behaviour.seed, "corrupt", entry.draws or entry.question, variant).random() < chance:
+        return _wrong(entry, seeded(behaviour.seed, "corrupted", entry.draws or entry.question, variant), key)
     return answer
 
 
