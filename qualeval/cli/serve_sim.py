@@ -198,6 +198,46 @@ def _check(values: dict[str, Any]) -> None:
     delays = ("ttft_ms", "prefill_ms_per_token", "decode_ms", "batch_slowdown", "jitter", "retry_after")
     if min(values[name] for name in delays) < 0:
         raise InputError("latency, jitter and retry-after values must not be negative")
+    _inert_harms(values)
+
+
+def _inert_harms(values: dict[str, Any]) -> None:
+    """A harm the chosen flags leave nothing to act on would serve an unharmed model under a harmed name."""
+    from qualeval.sim.flavours import FLAVOURS
+
+    flavour = FLAVOURS.get(values["flavour"])
+    inert = (
+        (
+            "spec_corrupt",
+            not values["spec_draft"],
+            "--spec-corrupt needs --spec-draft above 0 (no speculation to corrupt)",
+        ),
+        (
+            "load_harm",
+            values["burst"],
+            "--load-harm cannot apply with --burst: a request finishes before the next "
+            "arrives, so none is ever decoded beside another",
+        ),
+        (
+            "load_harm",
+            values["max_running"] == 1,
+            "--load-harm cannot apply with --max-running 1: one request is decoded at a time",
+        ),
+        (
+            "no_thinking_harm",
+            flavour is not None and not flavour.reasoning,
+            f"--no-thinking-harm cannot apply to "
+            f"flavour {values['flavour']}: its model does not reason, so there is no thinking to switch off",
+        ),
+        (
+            "working_harm",
+            values["ignore_constraints"],
+            "--working-harm cannot apply with --ignore-constraints: no constraint ever binds",
+        ),
+    )
+    for flag, applies_not, why in inert:
+        if values[flag] and applies_not:
+            raise InputError(why)
 
 
 def sim_config(values: dict[str, Any]) -> SimConfig:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qualeval.records.statuses import Agreement, Rung, Status
+from qualeval.records.statuses import NOT_THE_MODELS, Agreement, Rung, Status
 
 __all__ = ["Outcome", "Timed"]
 
@@ -60,6 +60,12 @@ class Timed:
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
     """Prompt tokens served from the server's prefix cache; None when it reported none."""
+
+    @property
+    def the_models(self) -> bool:
+        """An answer of the model's: not an endpoint failure nor a reference server's unknown-question refusal,
+        whose timing and tokens measure no model and so count in no speed figure."""
+        return self.status not in NOT_THE_MODELS
 
     @property
     def tpot(self) -> float | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
-from qualeval.records import ENDPOINT_FAILED, Comparison, Record, RunSummary
+from qualeval.records import NOT_THE_MODELS, Comparison, Record, RunSummary
 from qualeval.records.store import RunStore
 from qualeval.report.accuracy import PER_LEVEL, published_where
 from qualeval.report.frontier_sections import (
@@ -157,7 +157,7 @@ def _latencies(records: Iterable[Record], into: dict[str, dict[bool, list[float]
     """Pass records through, keeping each one's latency by task and outcome for the plots."""
     for record in records:
         end = record.timing.end
-        if end is not None and record.status not in ENDPOINT_FAILED and not record.warmup and not _unscored(record):
+        if end is not None and record.status not in NOT_THE_MODELS and not record.warmup and not _unscored(record):
             into.setdefault(record.task, {}).setdefault(record.score.correct, []).append(end)
         yield record
 

@@ -8,7 +8,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from qualeval.records import (
-    ENDPOINT_FAILED,
     TRUNCATED,
     Distribution,
     Linked,
@@ -76,7 +75,7 @@ def _itl(rows: Sequence[Timed]) -> Distribution | None:
 
 def speed(rows: Sequence[Timed], slo: Mapping[str, float] | None = None, *, throughput: bool = True) -> Speed:
     """`throughput=False` for rows pooled across load levels, where a duration (and so any rate) means nothing."""
-    timed = [r for r in rows if not r.warmup and r.status not in ENDPOINT_FAILED]
+    timed = [r for r in rows if not r.warmup and r.the_models]
     duration = duration_of(timed) if throughput else None
     tokens = sum(r.completion_tokens or 0 for r in timed)
     met = [_meets(r, slo) for r in timed] if slo else []
@@ -125,7 +124,7 @@ def length_bucket(tokens: int | None) -> str:
 
 def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
     buckets: dict[str, list[bool]] = defaultdict(list)
-    answered = [r for r in rows if r.status not in ENDPOINT_FAILED]  # a failed request has no answer to count
+    answered = [r for r in rows if r.the_models]  # a failed request or a refusal has no answer to count
     for r in answered:
         buckets[length_bucket(r.reasoning_tokens)].append(r.correct)
     order = {b: i for i, b in enumerate(["0", *(length_bucket(low or 1) for low in LENGTH_EDGES)])}
@@ -135,8 +134,8 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
         for name, flag in (("correct", True), ("wrong", False))
         if (d := distribution(r.end for r in answered if r.correct is flag))
     }
-    correct = sum(r.correct for r in rows)
-    tokens = sum(r.completion_tokens or 0 for r in rows)
+    correct = sum(r.correct for r in answered)
+    tokens = sum(r.completion_tokens or 0 for r in answered)
     cut = [r for r in answered if r.status in TRUNCATED]
     budgets = Counter(r.budget for r in answered if r.budget)
     budget = next(iter(budgets)) if len(budgets) == 1 else None

@@ -28,7 +28,7 @@ from qualeval.scoring.modeljudge import model_judge_for
 from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
 from qualeval.tasks import Task
 from qualeval.tasks.samples import sample_from_doc
-from qualeval.wire.models import Sample
+from qualeval.wire.models import Message, Sample
 
 __all__ = ["JudgedLine", "ReadOptions", "SplitOptions", "score_file"]
 
@@ -95,15 +95,35 @@ def _sample_of(task: Task, parsed: Parsed, index: Index) -> Sample:
         sample = index.find(key, where, line.question, parsed.numbered)
     else:
         sample = _target_sample(task, key, line.target, line.choices)
-        if task.spec.answer.type == "choice" and not sample.choices and index.data is not None:
-            found = index.find(key, where, line.question, parsed.numbered)  # the data gives the options
-            sample = sample.model_copy(update={"choices": found.choices, "meta": found.meta})
+        # the task's own samples or generator, or --data, build the samples offline; a hub dataset is not fetched
+        if index.data is not None or task.spec.samples or task.spec.generator:
+            sample = _with_data(task, sample, index, parsed)
+    if parsed.prompt is not None:  # what was sent, not qualeval's rendering of the doc: what an echo repeats
+        sample = sample.model_copy(update={"messages": (Message(role="user", content=parsed.prompt),)})
     if task.spec.answer.type == "choice" and not sample.choices:
         raise InputError(
             f"{where}: task {task.name} is multiple choice but item '{key}' has no choices: give \"choices\" on "
             "the line, or --data so they are read from the dataset"
         )
     return sample
+
+
+def _with_data(task: Task, sample: Sample, index: Index, parsed: Parsed) -> Sample:
+    """A line with its own target, when the dataset is at hand: the sample its id names gives the prompt (so an
+    echo of it is masked, as in a live run) and, when the line has none, the options; the gold stays the line's.
+    A line whose id names no sample keeps its target alone, unless the task needs options only --data has."""
+    line = parsed.line
+    needs_options = task.spec.answer.type == "choice" and not sample.choices
+    try:
+        found = index.find(str(line.id), parsed.where, line.question, parsed.numbered)
+    except InputError:
+        if needs_options and index.data is not None:  # the options were to come from that data
+            raise
+        return sample
+    update: dict[str, Any] = {"messages": found.messages}
+    if needs_options:
+        update |= {"choices": found.choices, "meta": found.meta}
+    return sample.model_copy(update=update)
 
 
 def _completion(parsed: Parsed, split: SplitOptions) -> Completion:

@@ -50,6 +50,8 @@ class Parsed:
     line: Line
     doc: dict[str, Any] | None = None
     numbered: bool = False
+    prompt: str | None = None
+    """The prompt as it was sent, when the file says (lm-eval's `arguments`): what a response may echo."""
 
 
 def is_lm_eval(obj: dict[str, Any]) -> bool:
@@ -90,11 +92,20 @@ def read_lm_eval(rows: Rows, path: Path) -> tuple[list[Parsed], str]:
         first[key] = (where, text)
         doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else None
         values = {"id": obj["doc_id"], "content": text, "target": None if doc else obj.get("target")}
-        out.append(Parsed(where, _validated(values, where, {"id": "doc_id"}), doc, numbered=True))
+        line = _validated(values, where, {"id": "doc_id"})
+        out.append(Parsed(where, line, doc, numbered=True, prompt=_sent_prompt(obj.get("arguments"))))
     said = f"{path.name}: read as lm-eval samples, each doc's raw response (resps) once"
     if repeats:
         said += f" ({repeats} lines repeated a doc's response under another filter: lm-eval's filters are not used)"
     return out, said
+
+
+def _sent_prompt(arguments: Any) -> str | None:
+    """The prompt lm-eval sent (`arguments.gen_args_0.arg_0`), few-shot examples and any chat template included:
+    qualeval's own rendering of the doc may differ from it, and a response echoes what was sent."""
+    first = arguments.get("gen_args_0") if isinstance(arguments, dict) else None
+    prompt = first.get("arg_0") if isinstance(first, dict) else None
+    return prompt if isinstance(prompt, str) and prompt.strip() else None
 
 
 def _raw_response(resps: Any, where: str) -> str:

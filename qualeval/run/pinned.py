@@ -138,6 +138,13 @@ def resolve(
     switch, why = resolve_switch(config.thinking_switch, found, wanted)
     if "followup" in (mode, *tasks.values()) and wanted is None and config.thinking_switch == "auto":
         switch = _working(found) or "none"  # the followup asks with thinking off: it needs the switch
+    if config.thinking_pair and switch == "none":
+        # both levels would send the very same request: thinking=on against thinking=off would compare nothing
+        said = why.partition(": ")[2] if why else "--thinking-switch none sends no switch"
+        raise InputError(
+            f"--thinking-pair: {said}; both levels would send the same request and compare nothing: "
+            "drop --thinking-pair, or force a switch the server obeys with --thinking-switch NAME"
+        )
     notes += [why] if why else []
     return Pinned(
         constraint=mode,

@@ -21,7 +21,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from qualeval.records import (
-    ENDPOINT_FAILED,
     BenchyFigures,
     ContextFigures,
     LengthFigures,
@@ -287,8 +286,8 @@ def targets(rows: Sequence[Served]) -> Targets:
 
 
 def _measured(row: Served) -> bool:
-    """Counted in speed figures: neither a warm-up request nor one that failed for good."""
-    return not row.timed.warmup and row.timed.status not in ENDPOINT_FAILED
+    """Counted in speed figures: neither a warm-up request nor one the model never answered."""
+    return not row.timed.warmup and row.timed.the_models
 
 
 def by_length(rows: Sequence[Served]) -> dict[str, dict[str, LengthFigures]]:

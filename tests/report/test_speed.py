@@ -193,6 +193,21 @@ def test_speed_excludes_warmup_and_failed_requests() -> None:
     assert length_bucket(None) == "0" and length_bucket(255) == "1-255" and length_bucket(9000) == "8192+"
 
 
+def test_refusals_of_unknown_questions_count_in_no_speed_figure() -> None:
+    """A reference server's refusal of a question it has no key for is no answer of the model's: like an endpoint
+    error it is left out of accuracy by length, latency by outcome, per-correct figures and the speed table."""
+    answers = [_row(True, 300, end=2000.0, tokens=400), _row(False, 300, end=3000.0, tokens=400)]
+    refusals = [_row(False, 10, "unknown_question", tokens=20, end=5.0) for _ in range(4)]
+    k = linked(answers + refusals, duration_s=60.0)
+    assert list(k.accuracy_by_reasoning_length) == ["256-511"]
+    assert k.accuracy_by_reasoning_length["256-511"].n == 2
+    wrong = k.latency_by_outcome["wrong"]
+    assert wrong.p50 >= 2000.0
+    assert k.tokens_per_correct == pytest.approx(800.0)
+    p = speed(answers + refusals)
+    assert p.requests == 2 and p.latency is not None and p.latency.mean >= 2000.0
+
+
 def test_pooled_itl_histogram_is_within_its_resolution() -> None:
     values = [1.0 + i / 100 for i in range(1000)]  # 1 ms to 11 ms, uniform
     hist: dict[int, int] = {}

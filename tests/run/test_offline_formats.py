@@ -177,3 +177,22 @@ def test_the_offline_report_names_what_it_is_not_a_class(tmp_path: Path) -> None
     for name in ("report.md", "report.html"):
         text = (tmp_path / "o" / name).read_text()
         assert "JudgedLine" not in text and "Scored offline" in text and str(path) in text
+
+
+def test_an_lm_eval_response_that_writes_back_a_few_shot_example_of_its_prompt_is_an_echo(tmp_path: Path) -> None:
+    """lm-eval's log holds the prompt it sent (`arguments.gen_args_0.arg_0`, few-shot examples included): a response
+    that writes one of those examples back is an echo of it, not an answer, whatever that example's answer was."""
+    row = json.loads((OFFLINE / "samples_gsm8k_filters.jsonl").read_text().splitlines()[0])  # gold 18
+    shot = (
+        "Question: A baker makes 24 rolls in the morning and sells 6 of them before noon to the people waiting "
+        "outside the shop. How many rolls does the baker have left at noon?\nAnswer: The baker had 24 rolls and "
+        "sold 6 of them, so 24 - 6 = 18 rolls are left at noon.\n#### 18"
+    )
+    question = row["arguments"]["gen_args_0"]["arg_0"]
+    row["arguments"]["gen_args_0"]["arg_0"] = f"{shot}\n\n{question}"
+    row["resps"] = [[shot]]
+    items, _ = score_file(load_task("gsm8k"), write(tmp_path / "echo.jsonl", [row]), read=ReadOptions(fmt="lm-eval"))
+    assert (items[0].status, items[0].correct) == ("echoed", False)
+    row["resps"] = [["Janet keeps 16 - 3 - 4 = 9 eggs and sells them for 9 * 2 = $18.\n#### 18"]]
+    items, _ = score_file(load_task("gsm8k"), write(tmp_path / "own.jsonl", [row]), read=ReadOptions(fmt="lm-eval"))
+    assert (items[0].status, items[0].correct) == ("ok", True)  # its own working, beside no example, is read

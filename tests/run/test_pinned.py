@@ -192,6 +192,18 @@ def test_a_followup_gets_the_switch_that_turns_thinking_off() -> None:
     assert len(pinned.notes) == 1 and "inline:paired" in pinned.notes[0]
 
 
+def test_a_thinking_pair_with_no_switch_to_send_is_refused() -> None:
+    """With no thinking switch sent, thinking=on and thinking=off are the same request: the pair compares nothing."""
+    config = RunConfig(base_url="http://x/v1", model="m", tasks=["t"], out=Path("o"), thinking_pair=True)
+    plain = _found({"chat_template_kwargs": "no reasoning seen either way"})
+    with pytest.raises(InputError, match=r"--thinking-pair.*same request"):
+        resolve(config, plain, False)
+    forced = config.model_copy(update={"thinking_switch": "none"})
+    with pytest.raises(InputError, match=r"--thinking-pair.*--thinking-switch none"):
+        resolve(forced, _found({"chat_template_kwargs": "works"}), False)
+    assert resolve(config, _found({"chat_template_kwargs": "works"}), False).thinking_switch == "chat_template_kwargs"
+
+
 def test_a_changed_task_list_is_refused_by_its_flag(tmp_path: Path) -> None:
     def config(tasks: list[str], concurrency: int) -> RunConfig:
         return RunConfig(base_url="http://x/v1", model="m", tasks=tasks, out=tmp_path, concurrency=[concurrency])

@@ -64,3 +64,9 @@ def test_answers_the_server_did_not_know_are_not_the_models_and_not_in_the_accur
     said = f"{10 - KNOWN} of 10 answers came from a reference server that did not know the question"
     assert said in " ".join(re.sub("[│┃]", " ", done.stdout).split())  # a table cell may wrap the sentence
     assert said in (out / "report.md").read_text() and said in (out / "report.html").read_text()
+    # nor are they the model's in any speed figure: the speed table and accuracy by reasoning length count the
+    # known questions' answers alone
+    task = json.loads((out / "summary.json").read_text())["tasks"]["knowledge_qa"]
+    assert task["speed"]["requests"] == KNOWN
+    assert sum(cell["n"] for cell in task["linked"]["accuracy_by_reasoning_length"].values()) == KNOWN
+    assert "wrong" not in task["linked"]["latency_by_outcome"]

@@ -228,6 +228,22 @@ def test_scoring_a_file_of_echoes_says_so(tmp_path: Path) -> None:
     assert summary.statuses == {"echoed": 1}
 
 
+def test_a_line_with_its_own_target_is_still_read_against_its_prompt(tmp_path: Path) -> None:
+    """A line that carries `target` and names a sample the task can build: the sample's prompt masks the echo
+    (its repeated instruction holds "Answer: no"), and the line's target is the gold."""
+    task, sample = _syllogism("no")
+    path = tmp_path / "responses.jsonl"
+    echo = _repeated(prompt_of(sample), 5)
+    lines = [
+        {"id": sample.id, "content": echo, "finish_reason": "length", "target": "no"},
+        {"id": "not-a-sample", "content": "Answer: no", "target": "no"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    items, _ = score_file(task, path)
+    assert (items[0].status, items[0].correct, items[0].gold) == ("echoed", False, "no")
+    assert (items[1].status, items[1].correct) == ("ok", True)  # a target of its own, no sample to read
+
+
 def test_an_option_list_echoed_with_one_option_changed_is_still_an_echo() -> None:
     """SmolLM2 on MMLU wrote the option list back with its first option changed (`A. True, False` for the
     prompt's `A. True, True`): the changed line is the echo's, not an answer of the model's."""

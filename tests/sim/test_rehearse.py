@@ -133,6 +133,23 @@ def test_harm_flags_are_checked() -> None:
             sim_config({**defaults, name: value})
 
 
+def test_harm_flags_that_cannot_apply_are_refused() -> None:
+    """A harm the other flags leave nothing to act on is refused, naming both flags, not served unharmed."""
+    defaults = {p.name: p.default for p in sim_parameters()}
+    for given, names in (
+        ({"spec_corrupt": 0.9}, ("--spec-corrupt", "--spec-draft")),
+        ({"load_harm": 0.3, "burst": True}, ("--load-harm", "--burst")),
+        ({"load_harm": 0.3, "max_running": 1}, ("--load-harm", "--max-running")),
+        ({"no_thinking_harm": 0.5, "flavour": "plain"}, ("--no-thinking-harm", "plain")),
+        ({"working_harm": 0.3, "ignore_constraints": True}, ("--working-harm", "--ignore-constraints")),
+    ):
+        with pytest.raises(InputError) as refused:
+            sim_config({**defaults, **given})
+        assert all(name in str(refused.value) for name in names)
+    assert sim_config({**defaults, "spec_corrupt": 0.9, "spec_draft": 4}).behaviour.spec_corrupt == 0.9
+    assert sim_config({**defaults, "load_harm": 0.3, "max_running": 4}).behaviour.load_harm == 0.3
+
+
 def _walkthrough() -> list[list[str]]:
     """The commands of the README's "Rehearse a serving decision", as the README writes them."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
