@@ -16,7 +16,8 @@ pytestmark = pytest.mark.real_server
 
 
 def sets(prompts: int, *more: str) -> list[str]:
-    out = ["--workload-set", f"num_prompts={prompts}"]
+    # the seed the lengths below were checked at: prompts are drawn afresh per run otherwise
+    out = ["--workload-set", f"num_prompts={prompts}", "--workload-set", "seed=42"]
     for item in more:
         out += ["--workload-set", item]
     return out
@@ -57,7 +58,8 @@ def test_workload_against_llama_server(servers: Servers, tmp_path: Path, name: s
     assert done.returncode == 0, done.stderr
     records = final_records(out)
     wanted = int(flags[flags.index("--workload-set") + 1].split("=")[1])
-    assert len(records) == wanted
+    # num_prompts counts the measured prompts, as vllm bench serve's --num-prompts does; the warm-up is extra
+    assert len([r for r in records if not r["warmup"]]) == wanted and len(records) == wanted + 1
     summary = json.loads((out / "summary.json").read_text())
     workload = summary["serving"]["workload"]
     assert all(r["status"] != "transport_error" for r in records), records[0]["error"]
