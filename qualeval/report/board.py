@@ -75,7 +75,8 @@ def _speed(group: Group, base: Group, again: Group | None) -> dict[str, SpeedRat
         rerun = read(again) if again is not None else None
         spread = abs(rerun / reference - 1) if rerun is not None else None
         ratio = value / reference
-        within = abs(ratio - 1) <= spread if spread is not None else None
+        # as factors, as the gate holds them: a rerun × 0.56 the baseline's moved as far as one × 1.79
+        within = max(ratio, 1 / ratio) <= max(rerun / reference, reference / rerun) if rerun and ratio else None
         out[name] = SpeedRatio(ratio=ratio, spread=spread, within_spread=within)
     return out
 

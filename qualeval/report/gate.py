@@ -16,10 +16,10 @@ one-sided 95% bounds are d -/+ 1.645 se, and:
   the margin, the shares of items down and up kept as seen (so the advice never contradicts the verdict).
 
 Speed clauses are ratios of candidate to baseline (TTFT p99 at most, output tok/s at least); with a rerun of the
-baseline, a ratio that misses its limit by no more than the rerun moved on its own is INCONCLUSIVE (the machine,
-not the config, may explain it). Validity clauses (endpoint errors, truncated share, output tokens per item against
-the baseline's) are GO or NO-GO. A task's verdict is its worst clause's, NO-GO before INCONCLUSIVE before GO, and
-the run's the worst task's.
+baseline, a ratio that misses its limit by a factor no larger than the rerun moved on its own (up or down, the
+same figure) is INCONCLUSIVE (the machine, not the config, may explain it). Validity clauses (endpoint errors,
+truncated share, output tokens per item against the baseline's) are GO or NO-GO. A task's verdict is its worst
+clause's, NO-GO before INCONCLUSIVE before GO, and the run's the worst task's.
 """
 
 from __future__ import annotations
@@ -163,10 +163,17 @@ def _ratio(
     shown = f"× {ratio:.3f} the baseline's ({cand:,.1f} against {base:,.1f}), {bound} × {limit:g} allowed"
     if passes:
         return ClauseVerdict(clause=name, verdict="GO", limit=limit, value=ratio, detail=shown)
-    spread = abs(again / base - 1) if again is not None else None
-    if spread is not None and abs(ratio - 1) <= spread:
-        detail = f"{shown}; within the ±{100 * spread:.0f}% the baseline's rerun moved on its own"
-        return ClauseVerdict(clause=name, verdict="INCONCLUSIVE", limit=limit, value=ratio, detail=detail)
+    # the miss and the rerun's move both as factors (up or down alike): a rerun that moved × 1.79 with nothing
+    # changed cannot tell a config that misses its limit by × 1.35 from the machine
+    miss = ratio / limit if most else limit / ratio
+    if again:
+        moved = max(again / base, base / again)
+        detail = f"{shown}, missed by × {miss:.3f}"
+        if miss <= moved:
+            detail += f", within the × {moved:.3f} the baseline's rerun moved on its own"
+            return ClauseVerdict(clause=name, verdict="INCONCLUSIVE", limit=limit, value=ratio, detail=detail)
+        detail += f", beyond the × {moved:.3f} the baseline's rerun moved on its own"
+        return ClauseVerdict(clause=name, verdict="NO-GO", limit=limit, value=ratio, detail=detail)
     return ClauseVerdict(clause=name, verdict="NO-GO", limit=limit, value=ratio, detail=shown)
 
 

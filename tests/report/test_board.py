@@ -136,6 +136,15 @@ def test_speed_against_the_rerun_spread_and_the_pareto_front(tmp_path: Path) -> 
     assert board.tasks["t"].noise is not None and board.tasks["t"].noise.pairs == 40
 
 
+def test_a_rerun_that_moved_down_bounds_a_ratio_up_by_the_same_factor(tmp_path: Path) -> None:
+    right = flags(40, set())
+    base = write_run(tmp_path / "base", right, ttft=179.0)
+    again = write_run(tmp_path / "again", right, ttft=100.0)  # × 1.79 quicker with nothing changed
+    slower = write_run(tmp_path / "slower", right, config={"concurrency": [2]}, ttft=179.0 * 1.5)
+    ratio = board_runs([base, slower], rerun=again).tasks["t"].configs["concurrency=[2]"].speed["ttft_p50"]
+    assert ratio.within_spread is True
+
+
 def test_the_command_writes_three_pages_and_refuses_different_items(tmp_path: Path) -> None:
     base = write_run(tmp_path / "base", flags(30, {1, 2}), config={"temperature": 0.0})
     other = write_run(tmp_path / "other", flags(30, {1, 2, 3}), config={"temperature": 0.7})

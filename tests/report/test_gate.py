@@ -118,11 +118,26 @@ def test_speed_within_the_rerun_spread_is_inconclusive(tmp_path: Path) -> None:
     base = write_run(tmp_path / "base", right, ttft=100.0)
     again = write_run(tmp_path / "again", right, ttft=140.0)
     slow = write_run(tmp_path / "slow", right, ttft=130.0)
-    slower = write_run(tmp_path / "slower", right, ttft=160.0)
+    slower = write_run(tmp_path / "slower", right, ttft=170.0)  # misses × 1.2 by × 1.42, beyond × 1.4
     rule = policy(tmp_path, "default:\n  ttft_p99: {max_ratio: 1.2}\n")
     assert gate_runs(base, slow, rule).verdict == "NO-GO"
     assert gate_runs(base, slow, rule, rerun=again).verdict == "INCONCLUSIVE"
     assert gate_runs(base, slower, rule, rerun=again).verdict == "NO-GO"
+
+
+def test_a_speed_miss_is_held_against_the_rerun_move_as_a_factor_either_way(tmp_path: Path) -> None:
+    right = flags(50, set())
+    base = write_run(tmp_path / "base", right, ttft=179.0)
+    quicker = write_run(tmp_path / "quicker", right, ttft=100.0)  # the rerun moved × 1.79, downwards
+    slow = write_run(tmp_path / "slow", right, ttft=179.0 * 1.507)
+    much = write_run(tmp_path / "much", right, ttft=179.0 * 2.704)
+    beyond = write_run(tmp_path / "beyond", right, ttft=179.0 * 1.5 * 1.85)
+    tight, loose = (
+        policy(tmp_path / n, f"default:\n  ttft_p99: {{max_ratio: {m}}}\n") for n, m in (("a", 1.5), ("b", 2))
+    )
+    assert gate_runs(base, slow, tight, rerun=quicker).verdict == "INCONCLUSIVE"  # missed by × 1.005
+    assert gate_runs(base, much, loose, rerun=quicker).verdict == "INCONCLUSIVE"  # missed by × 1.35
+    assert gate_runs(base, beyond, tight, rerun=quicker).verdict == "NO-GO"  # missed by × 1.85
 
 
 def test_validity_clauses(tmp_path: Path) -> None:
