@@ -17,7 +17,7 @@ from typing import Any
 
 from qualeval.errors import InputError
 from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
-from qualeval.report.compare import run_settings
+from qualeval.report.compare import check_rerun, refuse_same, run_settings
 from qualeval.report.noise import ALPHA, mcnemar_exact, run_noise
 from qualeval.report.runset import Group, Loaded, figures, grouper, groups, load_runs, paired
 
@@ -145,6 +145,18 @@ def _task(keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded
     return BoardTask(scored=scored, best=best, configs=configs)
 
 
+def _refuse_copies(loaded: Sequence[Loaded], again: Loaded | None) -> None:
+    """A run set beside itself (or a copy of it) would tie with itself by construction; a rerun of another
+    configuration, or one of the configs again, would pass its own differences off as the baseline's noise."""
+    for i, one in enumerate(loaded):
+        for two in loaded[i + 1 :]:
+            refuse_same(one.path, one, two.path, two, "each config")
+    if again is not None:
+        for run in loaded:
+            refuse_same(run.path, run, again.path, again, "the rerun of the baseline")
+        check_rerun(loaded[0], again, again.path, of=f"the baseline {loaded[0].path}")
+
+
 def board_runs(
     runs: Sequence[Path], *, baseline: Path | None = None, rerun: Path | None = None, alpha: float = ALPHA
 ) -> Board:
@@ -158,6 +170,7 @@ def board_runs(
     loaded = load_runs([*paths, *([rerun] if rerun is not None else [])])
     again = loaded[len(paths)] if rerun is not None else None
     loaded = loaded[: len(paths)]
+    _refuse_copies(loaded, again)
     named = _runs(loaded)
     by_name = {r.name: run for r, run in zip(named, loaded, strict=True)}
     noise = run_noise(loaded[0].records, again.records, grouper(loaded[0])) if again is not None else {}

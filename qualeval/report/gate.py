@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.records import Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
+from qualeval.report.compare import check_rerun, refuse_same
 from qualeval.report.noise import minimum_detectable
 from qualeval.report.runset import Group, Key, Loaded, PairCounts, figures, groups, load_runs, paired
 
@@ -255,6 +256,11 @@ def gate_runs(baseline: Path, candidate: Path, policy_path: Path, *, rerun: Path
     runs = load_runs([baseline, candidate, *([rerun] if rerun is not None else [])])
     base, cand = runs[0], runs[1]
     again = runs[2] if rerun is not None else None
+    refuse_same(baseline, base, candidate, cand, "the candidate")
+    if again is not None and rerun is not None:
+        refuse_same(baseline, base, rerun, again, "the rerun of the baseline")
+        refuse_same(candidate, cand, rerun, again, "the rerun of the baseline")
+        check_rerun(base, again, rerun, of=f"the baseline {baseline}")
     by_group = groups(base)
     known = {name.partition(" @ ")[0] for name in by_group}
     for name in policy.root:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -186,3 +187,21 @@ def test_an_unscored_task_shows_no_accuracy(tmp_path: Path) -> None:
     assert not task.scored and task.best is None
     for c in task.configs.values():
         assert c.accuracy is None and c.difference is None and c.p_value is None and c.tied_with_best is None
+
+
+def test_a_copy_beside_a_run_or_a_rerun_of_another_config_is_one_error_line(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(20, set()))
+    manifest = base / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "run_id": "r-base"}))
+    copy = shutil.copytree(base, tmp_path / "copy")
+    other = write_run(tmp_path / "other", flags(20, set()), config={"temperature": 0.7})
+    cases = (
+        ((base, copy), str(copy)),
+        ((base, other, "--rerun", other), str(other)),
+        ((base, other, "--rerun", write_run(tmp_path / "t7", flags(20, set()), config={"temperature": 0.7})), "t7"),
+    )
+    for args, named in cases:
+        done = board_cli(*args, "--out", tmp_path / "board")
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert lines[0].startswith("error:") and named in lines[0]

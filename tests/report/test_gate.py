@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -169,3 +170,30 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1, done.stderr
         assert lines[0].startswith("error:") and named in lines[0]
+
+
+def with_run_id(root: Path, run_id: str) -> Path:
+    manifest = root / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "run_id": run_id}))
+    return root
+
+
+def test_a_run_against_itself_a_copy_or_a_rerun_of_another_config_is_refused(tmp_path: Path) -> None:
+    base = with_run_id(write_run(tmp_path / "base", flags(20, set())), "r-base")
+    cand = with_run_id(write_run(tmp_path / "cand", flags(20, set()), config={"temperature": 0.7}), "r-cand")
+    copy = Path(shutil.copytree(base, tmp_path / "copy"))
+    rule = policy(tmp_path / "p", ACCURACY)
+    cases = (
+        ((base, "--baseline", base, "--rerun", base), str(base)),
+        ((copy, "--baseline", base), str(copy)),
+        ((cand, "--baseline", base, "--rerun", cand), str(cand)),  # the candidate as its own noise
+        ((base, "--baseline", copy), str(base)),
+    )
+    for args, named in cases:
+        done = gate_cli(*args, "--policy", rule)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert lines[0].startswith("error:") and named in lines[0]
+    other = with_run_id(write_run(tmp_path / "other", flags(20, set()), config={"temperature": 0.7}), "r-other")
+    done = gate_cli(cand, "--baseline", base, "--rerun", other, "--policy", rule)  # another configuration
+    assert done.returncode == 2 and "not a rerun" in done.stderr and str(other) in done.stderr
