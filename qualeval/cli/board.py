@@ -96,6 +96,13 @@ def _print_gate(result: GateResult) -> None:
             console.print(
                 f"{name}: {clause.clause}: {clause.verdict}: {clause.detail}", highlight=False, soft_wrap=True
             )
+        if task.unknown_questions:
+            console.print(
+                f"{name}: {task.unknown_questions} unknown questions (a reference server's refusals) left out of "
+                "every figure",
+                highlight=False,
+                soft_wrap=True,
+            )
     console.print(f"verdict: {result.verdict}", highlight=False)
 
 

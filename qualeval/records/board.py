@@ -29,6 +29,8 @@ class ConfigFigures(BaseModel):
 
     answered: int
     endpoint_errors: int
+    unknown_questions: int = 0
+    """Questions a reference server did not know (status unknown_question): left out like endpoint errors."""
     accuracy: Cell | None
     """Over the items this config answered, Wilson 95%; None when the task is not scored."""
     pairs: int

@@ -123,6 +123,7 @@ def _task(keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded
         configs[name] = ConfigFigures(
             answered=g.answered,
             endpoint_errors=g.endpoint_errors,
+            unknown_questions=g.unknown_questions,
             accuracy=g.accuracy,
             pairs=counts.pairs,
             difference=counts.difference if scored else None,

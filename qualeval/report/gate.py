@@ -204,12 +204,24 @@ def _speed(clauses: Clauses, cand: Group, base: Group, again: Group | None) -> l
 def _validity(clauses: Clauses, cand: Group, base: Group) -> list[ClauseVerdict]:
     out = []
     if clauses.endpoint_errors is not None:
-        most = clauses.endpoint_errors.max
-        verdict: Verdict = "GO" if cand.endpoint_errors <= most else "NO-GO"
-        detail = f"{cand.endpoint_errors} requests failed at the endpoint, at most {most} allowed"
+        # a question the reference server did not know is no answer of the model's either, in either run: an item
+        # left out of the accuracy must not pass as if it had been answered
+        most, unknown = clauses.endpoint_errors.max, cand.unknown_questions + base.unknown_questions
+        missing = cand.endpoint_errors + unknown
+        verdict: Verdict = "GO" if missing <= most else "NO-GO"
+        detail = f"{cand.endpoint_errors} requests failed at the endpoint"
+        if unknown:
+            detail += (
+                f" and {unknown} unknown questions were left out (candidate {cand.unknown_questions}, "
+                f"baseline {base.unknown_questions})"
+            )
         out.append(
             ClauseVerdict(
-                clause="endpoint_errors", verdict=verdict, limit=most, value=cand.endpoint_errors, detail=detail
+                clause="endpoint_errors",
+                verdict=verdict,
+                limit=most,
+                value=missing,
+                detail=f"{detail}, at most {most} allowed",
             )
         )
     if clauses.truncated is not None:
@@ -271,7 +283,10 @@ def gate_runs(baseline: Path, candidate: Path, policy_path: Path, *, rerun: Path
         clauses = _clauses(policy, name.partition(" @ ")[0])
         verdicts = _task_clauses(clauses, base, cand, again, keys)
         if verdicts:
-            tasks[name] = TaskGate(verdict=_worst([v.verdict for v in verdicts]), clauses=verdicts)
+            unknown = figures(base, keys).unknown_questions + figures(cand, keys).unknown_questions
+            tasks[name] = TaskGate(
+                verdict=_worst([v.verdict for v in verdicts]), clauses=verdicts, unknown_questions=unknown
+            )
     verdict = _worst([t.verdict for t in tasks.values()])
     return GateResult(
         baseline=str(baseline),

@@ -205,3 +205,18 @@ def test_a_copy_beside_a_run_or_a_rerun_of_another_config_is_one_error_line(tmp_
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1, done.stderr
         assert lines[0].startswith("error:") and named in lines[0]
+
+
+def test_unknown_questions_are_said_on_the_row_like_endpoint_errors(tmp_path: Path) -> None:
+    from tests.report.test_gate import with_unknown_questions
+
+    base = write_run(tmp_path / "base", flags(20, set()))
+    refused = with_unknown_questions(
+        write_run(tmp_path / "refused", flags(20, set()), config={"temperature": 0.3}), {5}
+    )
+    figures = board_runs([base, refused]).tasks["t"].configs["temperature=0.3"]
+    assert figures.unknown_questions == 1 and figures.pairs == 19 and figures.answered == 19
+    done = board_cli(base, refused, "--out", tmp_path / "board")
+    assert done.returncode == 0 and "1 unknown questions left out" in done.stdout
+    for page in ("board.md", "board.html"):
+        assert "1 unknown questions left out" in (tmp_path / "board" / page).read_text()

@@ -197,3 +197,26 @@ def test_a_run_against_itself_a_copy_or_a_rerun_of_another_config_is_refused(tmp
     other = with_run_id(write_run(tmp_path / "other", flags(20, set()), config={"temperature": 0.7}), "r-other")
     done = gate_cli(cand, "--baseline", base, "--rerun", other, "--policy", rule)  # another configuration
     assert done.returncode == 2 and "not a rerun" in done.stderr and str(other) in done.stderr
+
+
+def with_unknown_questions(root: Path, items: set[int]) -> Path:
+    """The items a reference server refused: status unknown_question, no answer of the model's."""
+    path = root / "records.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for i, line in enumerate(lines):
+        if i in items:
+            line["status"] = "unknown_question"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return root
+
+
+def test_unknown_questions_fail_the_endpoint_errors_clause_and_are_said(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(20, set()))
+    cand = with_unknown_questions(write_run(tmp_path / "cand", flags(20, set())), {3, 4})
+    rule = policy(tmp_path / "p", "default:\n  endpoint_errors: {max: 0}\n")
+    result = gate_runs(base, cand, rule)
+    clause = result.tasks["t"].clauses[0]
+    assert clause.verdict == "NO-GO" and clause.value == 2 and result.tasks["t"].unknown_questions == 2
+    assert gate_runs(cand, base, rule).verdict == "NO-GO"  # the baseline's refusals count too
+    done = gate_cli(cand, "--baseline", base, "--policy", policy(tmp_path / "q", ACCURACY))
+    assert "2 unknown questions" in done.stdout
