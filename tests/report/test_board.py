@@ -220,3 +220,14 @@ def test_unknown_questions_are_said_on_the_row_like_endpoint_errors(tmp_path: Pa
     assert done.returncode == 0 and "1 unknown questions left out" in done.stdout
     for page in ("board.md", "board.html"):
         assert "1 unknown questions left out" in (tmp_path / "board" / page).read_text()
+
+
+def test_a_narrow_terminal_still_tells_the_configs_apart(tmp_path: Path) -> None:
+    long = "http://a-rather-long-host-name.example:8000/v1"
+    one = write_run(tmp_path / "one", flags(20, set()), config={"base_url": long, "temperature": 0.1})
+    two = write_run(tmp_path / "two", flags(20, set()), config={"base_url": long + "x", "temperature": 0.2})
+    command = [sys.executable, "-m", "qualeval", "board", str(one), str(two), "--out", str(tmp_path / "b")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "60"})
+    assert done.returncode == 0, done.stderr
+    names = board_runs([one, two]).runs
+    assert all(run.name in done.stdout for run in names)  # each named in full, however narrow the table
