@@ -60,12 +60,18 @@ def board_cmd(
 def _print_board(board: Board) -> None:
     from qualeval.report.board_pages import HEAD, rows
 
-    shown = (0, 1, 2, 3, 9)  # config, accuracy, vs baseline, tied with best, output tok/s: the reports have the rest
+    shown = (1, 2, 3, 9)  # accuracy, vs baseline, tied with best, output tok/s: the reports have the rest
+    # a config's name (the settings it differs in) can be longer than a terminal's column: the rows carry a number
+    # and a key line under the tables names each config in full, so two configs are never cut to the same text
+    number = {run.name: f"#{i}" for i, run in enumerate(board.runs, start=1)}
+    console = stdout()
     for name, task in board.tasks.items():
-        table = Table(*(HEAD[i] for i in shown), title=name, title_justify="left")
-        for row in rows(board, task):
-            table.add_row(*(row[i] for i in shown))
-        stdout().print(table)
+        table = Table("config", *(HEAD[i] for i in shown), title=name, title_justify="left")
+        for config, row in zip(task.configs, rows(board, task), strict=True):
+            table.add_row(number.get(config, config), *(row[i] for i in shown))
+        console.print(table)
+    for run in board.runs:
+        console.print(f"{number[run.name]}: {run.name} ({run.path})", highlight=False, soft_wrap=True)
 
 
 def gate_cmd(
@@ -95,6 +101,13 @@ def _print_gate(result: GateResult) -> None:
         for clause in task.clauses:
             console.print(
                 f"{name}: {clause.clause}: {clause.verdict}: {clause.detail}", highlight=False, soft_wrap=True
+            )
+        if task.unknown_questions:
+            console.print(
+                f"{name}: {task.unknown_questions} unknown questions (a reference server's refusals) left out of "
+                "every figure",
+                highlight=False,
+                soft_wrap=True,
             )
     console.print(f"verdict: {result.verdict}", highlight=False)
 

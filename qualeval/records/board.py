@@ -20,7 +20,8 @@ class SpeedRatio(BaseModel):
     """|rerun / baseline - 1| for the same figure: how far a second run of the baseline's configuration moved on its
     own. None without a rerun."""
     within_spread: bool | None = None
-    """|ratio - 1| <= spread: the difference is no larger than the baseline's rerun already showed."""
+    """The ratio, as a factor up or down, no larger than the rerun's own (again / baseline, up or down): the
+    difference is no larger than the baseline's rerun already showed."""
 
 
 class ConfigFigures(BaseModel):
@@ -28,6 +29,8 @@ class ConfigFigures(BaseModel):
 
     answered: int
     endpoint_errors: int
+    unknown_questions: int = 0
+    """Questions a reference server did not know (status unknown_question): left out like endpoint errors."""
     accuracy: Cell | None
     """Over the items this config answered, Wilson 95%; None when the task is not scored."""
     pairs: int

@@ -79,6 +79,9 @@ class ClauseVerdict(BaseModel):
 class TaskGate(BaseModel):
     verdict: Verdict
     clauses: list[ClauseVerdict]
+    unknown_questions: int = 0
+    """Questions a reference server did not know (status unknown_question), in the candidate and the baseline
+    together: no answer of the model's, left out of every figure; the `endpoint_errors` clause counts them."""
 
 
 class GateResult(BaseModel):

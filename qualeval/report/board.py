@@ -17,7 +17,7 @@ from typing import Any
 
 from qualeval.errors import InputError
 from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
-from qualeval.report.compare import run_settings
+from qualeval.report.compare import check_rerun, refuse_same, run_settings
 from qualeval.report.noise import ALPHA, mcnemar_exact, run_noise
 from qualeval.report.runset import Group, Loaded, figures, grouper, groups, load_runs, paired
 
@@ -75,7 +75,8 @@ def _speed(group: Group, base: Group, again: Group | None) -> dict[str, SpeedRat
         rerun = read(again) if again is not None else None
         spread = abs(rerun / reference - 1) if rerun is not None else None
         ratio = value / reference
-        within = abs(ratio - 1) <= spread if spread is not None else None
+        # as factors, as the gate holds them: a rerun × 0.56 the baseline's moved as far as one × 1.79
+        within = max(ratio, 1 / ratio) <= max(rerun / reference, reference / rerun) if rerun and ratio else None
         out[name] = SpeedRatio(ratio=ratio, spread=spread, within_spread=within)
     return out
 
@@ -122,6 +123,7 @@ def _task(keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded
         configs[name] = ConfigFigures(
             answered=g.answered,
             endpoint_errors=g.endpoint_errors,
+            unknown_questions=g.unknown_questions,
             accuracy=g.accuracy,
             pairs=counts.pairs,
             difference=counts.difference if scored else None,
@@ -144,6 +146,18 @@ def _task(keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded
     return BoardTask(scored=scored, best=best, configs=configs)
 
 
+def _refuse_copies(loaded: Sequence[Loaded], again: Loaded | None) -> None:
+    """A run set beside itself (or a copy of it) would tie with itself by construction; a rerun of another
+    configuration, or one of the configs again, would pass its own differences off as the baseline's noise."""
+    for i, one in enumerate(loaded):
+        for two in loaded[i + 1 :]:
+            refuse_same(one.path, one, two.path, two, "each config")
+    if again is not None:
+        for run in loaded:
+            refuse_same(run.path, run, again.path, again, "the rerun of the baseline")
+        check_rerun(loaded[0], again, again.path, of=f"the baseline {loaded[0].path}")
+
+
 def board_runs(
     runs: Sequence[Path], *, baseline: Path | None = None, rerun: Path | None = None, alpha: float = ALPHA
 ) -> Board:
@@ -157,6 +171,7 @@ def board_runs(
     loaded = load_runs([*paths, *([rerun] if rerun is not None else [])])
     again = loaded[len(paths)] if rerun is not None else None
     loaded = loaded[: len(paths)]
+    _refuse_copies(loaded, again)
     named = _runs(loaded)
     by_name = {r.name: run for r, run in zip(named, loaded, strict=True)}
     noise = run_noise(loaded[0].records, again.records, grouper(loaded[0])) if again is not None else {}

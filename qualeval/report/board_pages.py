@@ -60,6 +60,8 @@ def rows(board: Board, task: BoardTask) -> list[list[str]]:
         accuracy = "not scored" if a is None else f"{pct(a.accuracy)} [{pct(a.low)}, {pct(a.high)}]"
         if c.endpoint_errors:
             accuracy += f" ({c.endpoint_errors} endpoint errors left out)"
+        if c.unknown_questions:
+            accuracy += f" ({c.unknown_questions} unknown questions left out)"
         tied = (
             "–"
             if c.tied_with_best is None

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -38,7 +39,7 @@ from qualeval.report.noise import mcnemar_exact, minimum_detectable, run_noise, 
 from qualeval.report.repeats import cached_share, identical_pairs, said_of
 from qualeval.report.serving_sections import side_by_side
 
-__all__ = ["compare_runs", "run_settings"]
+__all__ = ["RunLike", "check_rerun", "compare_runs", "refuse_same", "run_settings"]
 
 BOOTSTRAP = 2000
 
@@ -280,24 +281,34 @@ def _configuration(m: Manifest) -> dict[str, Any]:
     return _flat(config) | _flat(pinned, "pinned.") | _flat(tasks, "tasks.") | _flat(shaping, "shaping.")
 
 
-def _check_rerun(a: _Run, rerun: _Run, again: Path) -> None:
-    """Refuse as A's rerun a run of another configuration or other items: its noise would not be A's."""
+class RunLike(Protocol):
+    """What the checks below read of a run: compare's own, or board's and gate's (runset.Loaded)."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    @property
+    def records(self) -> Mapping[tuple[str, ...], Record]: ...
+
+
+def check_rerun(a: RunLike, rerun: RunLike, again: Path, of: str = "A") -> None:
+    """Refuse as `of`'s rerun a run of another configuration or other items: its noise would not be `of`'s."""
     ca, cr = _configuration(a.manifest), _configuration(rerun.manifest)
     differ = next((k for k in [*ca, *(k for k in cr if k not in ca)] if ca.get(k) != cr.get(k)), None)
     if differ is not None:
         raise InputError(
-            f"{again}: not a rerun of A: its {differ} is {cr.get(differ)!r} where A's is {ca.get(differ)!r} "
-            "(a rerun must have A's configuration; only its seeds, server address and output folder may differ)"
+            f"{again}: not a rerun of {of}: its {differ} is {cr.get(differ)!r} where {of}'s is {ca.get(differ)!r} "
+            f"(a rerun must have {of}'s configuration; only its seeds, server address and output folder may differ)"
         )
     apart = set(a.records) ^ set(rerun.records)
     if apart:
         raise InputError(
-            f"{again}: not a rerun of A: {len(apart)} of its and A's items (task, sample, repeat, level) are in one "
-            f"run only ({len(rerun.records)} items against A's {len(a.records)}); a rerun must run A's items"
+            f"{again}: not a rerun of {of}: {len(apart)} of its and {of}'s items (task, sample, repeat, level) are in "
+            f"one run only ({len(rerun.records)} items against {of}'s {len(a.records)}); a rerun must run {of}'s items"
         )
 
 
-def _refuse_same(first: Path, one: _Run, second: Path, two: _Run, role: str) -> None:
+def refuse_same(first: Path, one: RunLike, second: Path, two: RunLike, role: str) -> None:
     """The same run twice (the same directory, or a copy of it: the same run id; for runs older than the id, the
     same start and fingerprint) is no comparison: every difference would be zero by construction."""
     m1, m2 = one.manifest, two.manifest
@@ -317,11 +328,11 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | Non
     import numpy as np
 
     a, b = _run(root_a), _run(root_b)
-    _refuse_same(root_a, a, root_b, b, "B")
+    refuse_same(root_a, a, root_b, b, "B")
     rerun = _run(again) if again is not None else None
     if rerun is not None and again is not None:
-        _refuse_same(root_a, a, again, rerun, "A2, a rerun of A,")
-        _check_rerun(a, rerun, again)
+        refuse_same(root_a, a, again, rerun, "A2, a rerun of A,")
+        check_rerun(a, rerun, again)
     if a.levels != b.levels:
         _refuse_other_sweep((root_a, a), (root_b, b))
         a, b = replace(a, records=_rekey(a.records)), replace(b, records=_rekey(b.records))

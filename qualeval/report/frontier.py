@@ -14,8 +14,9 @@ Quality under load: each level against the first level of its load sweep, the fi
 is the same but for its load (c=, rate=), so `c=4 max_tokens=512` is read against `c=1 max_tokens=512` and
 never against another budget. A pure budget sweep has no such pairs.
 
-Pairs are by sample id and repeat, as in `qualeval compare`; requests the endpoint failed are left out of them,
-and under load the warm-up requests too (they ran one at a time, under no load).
+Pairs are by sample id and repeat, as in `qualeval compare`; requests the endpoint failed are left out of them.
+The warm-up requests are in every pair, under load too, as each level's accuracy counts them (so a drop is stated
+on the same pairs wherever it is shown); they are in no speed figure.
 """
 
 from __future__ import annotations
@@ -24,7 +25,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from qualeval.records import ENDPOINT_FAILED, Frontier, FrontierLevel, LevelReport, Paired, Record, Timed
+from qualeval.records import (
+    ENDPOINT_FAILED,
+    NOT_THE_MODELS,
+    Frontier,
+    FrontierLevel,
+    LevelReport,
+    Paired,
+    Record,
+    Timed,
+)
 from qualeval.report.noise import ALPHA, mcnemar_exact
 from qualeval.report.speed import distribution
 
@@ -41,24 +51,21 @@ class Answer:
     level: str
     item: tuple[str, int]
     correct: bool
-    pairable: bool
-    """Neither a warm-up request nor one the endpoint failed."""
     answered: bool
-    """Not a request the endpoint failed (a warm-up may be)."""
+    """An answer of the model's: not a request the endpoint failed nor an unknown question (a warm-up is one)."""
 
 
 def answer_of(record: Record) -> Answer:
-    answered = record.status not in ENDPOINT_FAILED
-    return Answer(
-        record.level, (record.sample_id, record.repeat), record.score.correct, answered and not record.warmup, answered
-    )
+    answered = record.status not in NOT_THE_MODELS  # an unknown question is no wrong answer of the model's
+    return Answer(record.level, (record.sample_id, record.repeat), record.score.correct, answered)
 
 
-def _by_level(answers: Iterable[Answer], warmup: bool = False) -> dict[str, dict[tuple[str, int], bool]]:
-    """Each level's answers by item; `warmup`: the warm-up requests' answers too (the endpoint's failures never)."""
+def _by_level(answers: Iterable[Answer]) -> dict[str, dict[tuple[str, int], bool]]:
+    """Each level's answers by item, the warm-ups' in (each level's accuracy counts them; every figure of one
+    comparison is on the same pairs); the endpoint's failures never."""
     out: dict[str, dict[tuple[str, int], bool]] = {}
     for a in answers:
-        if a.pairable or (warmup and a.answered):
+        if a.answered:
             out.setdefault(a.level, {}).setdefault(a.item, a.correct)
     return out
 
@@ -187,7 +194,7 @@ def frontier(
     """`levels` in run order; `within` a share. None unless two levels spent different mean output tokens."""
     if len(levels) < 2:
         return None
-    by_level = _by_level(answers, warmup=True)  # on the answers each level's accuracy counts, warm-up included
+    by_level = _by_level(answers)
     labels = list(levels)
     out: dict[str, FrontierLevel] = {}
     for i, label in enumerate(labels):

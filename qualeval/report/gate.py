@@ -16,10 +16,10 @@ one-sided 95% bounds are d -/+ 1.645 se, and:
   the margin, the shares of items down and up kept as seen (so the advice never contradicts the verdict).
 
 Speed clauses are ratios of candidate to baseline (TTFT p99 at most, output tok/s at least); with a rerun of the
-baseline, a ratio that misses its limit by no more than the rerun moved on its own is INCONCLUSIVE (the machine,
-not the config, may explain it). Validity clauses (endpoint errors, truncated share, output tokens per item against
-the baseline's) are GO or NO-GO. A task's verdict is its worst clause's, NO-GO before INCONCLUSIVE before GO, and
-the run's the worst task's.
+baseline, a ratio that misses its limit by a factor no larger than the rerun moved on its own (up or down, the
+same figure) is INCONCLUSIVE (the machine, not the config, may explain it). Validity clauses (endpoint errors,
+truncated share, output tokens per item against the baseline's) are GO or NO-GO. A task's verdict is its worst
+clause's, NO-GO before INCONCLUSIVE before GO, and the run's the worst task's.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.records import Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
+from qualeval.report.compare import check_rerun, refuse_same
 from qualeval.report.noise import minimum_detectable
 from qualeval.report.runset import Group, Key, Loaded, PairCounts, figures, groups, load_runs, paired
 
@@ -163,10 +164,17 @@ def _ratio(
     shown = f"× {ratio:.3f} the baseline's ({cand:,.1f} against {base:,.1f}), {bound} × {limit:g} allowed"
     if passes:
         return ClauseVerdict(clause=name, verdict="GO", limit=limit, value=ratio, detail=shown)
-    spread = abs(again / base - 1) if again is not None else None
-    if spread is not None and abs(ratio - 1) <= spread:
-        detail = f"{shown}; within the ±{100 * spread:.0f}% the baseline's rerun moved on its own"
-        return ClauseVerdict(clause=name, verdict="INCONCLUSIVE", limit=limit, value=ratio, detail=detail)
+    # the miss and the rerun's move both as factors (up or down alike): a rerun that moved × 1.79 with nothing
+    # changed cannot tell a config that misses its limit by × 1.35 from the machine
+    miss = ratio / limit if most else limit / ratio
+    if again:
+        moved = max(again / base, base / again)
+        detail = f"{shown}, missed by × {miss:.3f}"
+        if miss <= moved:
+            detail += f", within the × {moved:.3f} the baseline's rerun moved on its own"
+            return ClauseVerdict(clause=name, verdict="INCONCLUSIVE", limit=limit, value=ratio, detail=detail)
+        detail += f", beyond the × {moved:.3f} the baseline's rerun moved on its own"
+        return ClauseVerdict(clause=name, verdict="NO-GO", limit=limit, value=ratio, detail=detail)
     return ClauseVerdict(clause=name, verdict="NO-GO", limit=limit, value=ratio, detail=shown)
 
 
@@ -196,12 +204,24 @@ def _speed(clauses: Clauses, cand: Group, base: Group, again: Group | None) -> l
 def _validity(clauses: Clauses, cand: Group, base: Group) -> list[ClauseVerdict]:
     out = []
     if clauses.endpoint_errors is not None:
-        most = clauses.endpoint_errors.max
-        verdict: Verdict = "GO" if cand.endpoint_errors <= most else "NO-GO"
-        detail = f"{cand.endpoint_errors} requests failed at the endpoint, at most {most} allowed"
+        # a question the reference server did not know is no answer of the model's either, in either run: an item
+        # left out of the accuracy must not pass as if it had been answered
+        most, unknown = clauses.endpoint_errors.max, cand.unknown_questions + base.unknown_questions
+        missing = cand.endpoint_errors + unknown
+        verdict: Verdict = "GO" if missing <= most else "NO-GO"
+        detail = f"{cand.endpoint_errors} requests failed at the endpoint"
+        if unknown:
+            detail += (
+                f" and {unknown} unknown questions were left out (candidate {cand.unknown_questions}, "
+                f"baseline {base.unknown_questions})"
+            )
         out.append(
             ClauseVerdict(
-                clause="endpoint_errors", verdict=verdict, limit=most, value=cand.endpoint_errors, detail=detail
+                clause="endpoint_errors",
+                verdict=verdict,
+                limit=most,
+                value=missing,
+                detail=f"{detail}, at most {most} allowed",
             )
         )
     if clauses.truncated is not None:
@@ -248,6 +268,11 @@ def gate_runs(baseline: Path, candidate: Path, policy_path: Path, *, rerun: Path
     runs = load_runs([baseline, candidate, *([rerun] if rerun is not None else [])])
     base, cand = runs[0], runs[1]
     again = runs[2] if rerun is not None else None
+    refuse_same(baseline, base, candidate, cand, "the candidate")
+    if again is not None and rerun is not None:
+        refuse_same(baseline, base, rerun, again, "the rerun of the baseline")
+        refuse_same(candidate, cand, rerun, again, "the rerun of the baseline")
+        check_rerun(base, again, rerun, of=f"the baseline {baseline}")
     by_group = groups(base)
     known = {name.partition(" @ ")[0] for name in by_group}
     for name in policy.root:
@@ -258,7 +283,10 @@ def gate_runs(baseline: Path, candidate: Path, policy_path: Path, *, rerun: Path
         clauses = _clauses(policy, name.partition(" @ ")[0])
         verdicts = _task_clauses(clauses, base, cand, again, keys)
         if verdicts:
-            tasks[name] = TaskGate(verdict=_worst([v.verdict for v in verdicts]), clauses=verdicts)
+            unknown = figures(base, keys).unknown_questions + figures(cand, keys).unknown_questions
+            tasks[name] = TaskGate(
+                verdict=_worst([v.verdict for v in verdicts]), clauses=verdicts, unknown_questions=unknown
+            )
     verdict = _worst([t.verdict for t in tasks.values()])
     return GateResult(
         baseline=str(baseline),

@@ -62,9 +62,10 @@ def _digest(*parts: str) -> str:
 
 
 def said_of(record: Record) -> Said | None:
-    """None for a record that is no greedy answer of the model's: a warm-up, an endpoint error, a temperature
-    other than 0 (sampling differs by design)."""
-    if record.warmup or record.status in NOT_THE_MODELS or record.request.temperature != 0:
+    """None for a record that is no greedy answer of the model's: an endpoint error or unknown question, a
+    temperature other than 0 (sampling differs by design). A warm-up is one: each run scores it, and its accuracy
+    is paired on it, so the identical-input figures stand on the same pairs."""
+    if record.status in NOT_THE_MODELS or record.request.temperature != 0:
         return None
     # two configurations may name the model apart and stream or not; a budget or sampling key that differs
     # makes the input another one
@@ -100,12 +101,14 @@ def by_item(said: Iterable[Said | None], level: str | None = None) -> dict[tuple
 
 
 def finding(found: Identical, a: str, b: str) -> str:
-    """'3 of 60 greedy answers differ between c=1 and c=16; 1 verdict flipped: gsm8k/test/7'."""
+    """'3 of 60 greedy answers to identical input differ between c=1 and c=16; of these, 1 item flipped verdict:
+    gsm8k/test/7'."""
     differ = found.pairs - found.identical
     line = f"{differ} of {found.pairs} greedy answers to identical input differ between {a} and {b}"
     if found.flipped:
         shown = ", ".join(found.flipped[:10]) + (", …" if len(found.flipped) > 10 else "")
-        line += f"; {len(found.flipped)} verdict{'s' * (len(found.flipped) != 1)} flipped: {shown}"
+        # of the identical-input pairs only: items whose input differed may have flipped too, and are not counted
+        line += f"; of these, {len(found.flipped)} item{'s' * (len(found.flipped) != 1)} flipped verdict: {shown}"
     return line
 
 

@@ -140,6 +140,8 @@ class Group:
     scored: bool
     answered: int
     endpoint_errors: int
+    unknown_questions: int
+    """Questions a reference server did not know: no answer of the model's, left out like endpoint errors."""
     accuracy: Cell | None
     truncated: float
     output_tokens: float | None
@@ -161,6 +163,7 @@ def figures(run: Loaded, keys: Sequence[Key]) -> Group:
         scored=scored,
         answered=len(answered),
         endpoint_errors=sum(r.status in ENDPOINT_FAILED for r in records),
+        unknown_questions=sum(r.status in NOT_THE_MODELS and r.status not in ENDPOINT_FAILED for r in records),
         accuracy=cell_of([r.score.correct for r in answered]) if scored else None,
         truncated=sum(r.status in TRUNCATED for r in answered) / len(answered) if answered else 0.0,
         output_tokens=sum(tokens) / len(tokens) if tokens else None,

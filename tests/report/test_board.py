@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -136,6 +137,15 @@ def test_speed_against_the_rerun_spread_and_the_pareto_front(tmp_path: Path) -> 
     assert board.tasks["t"].noise is not None and board.tasks["t"].noise.pairs == 40
 
 
+def test_a_rerun_that_moved_down_bounds_a_ratio_up_by_the_same_factor(tmp_path: Path) -> None:
+    right = flags(40, set())
+    base = write_run(tmp_path / "base", right, ttft=179.0)
+    again = write_run(tmp_path / "again", right, ttft=100.0)  # × 1.79 quicker with nothing changed
+    slower = write_run(tmp_path / "slower", right, config={"concurrency": [2]}, ttft=179.0 * 1.5)
+    ratio = board_runs([base, slower], rerun=again).tasks["t"].configs["concurrency=[2]"].speed["ttft_p50"]
+    assert ratio.within_spread is True
+
+
 def test_the_command_writes_three_pages_and_refuses_different_items(tmp_path: Path) -> None:
     base = write_run(tmp_path / "base", flags(30, {1, 2}), config={"temperature": 0.0})
     other = write_run(tmp_path / "other", flags(30, {1, 2, 3}), config={"temperature": 0.7})
@@ -177,3 +187,47 @@ def test_an_unscored_task_shows_no_accuracy(tmp_path: Path) -> None:
     assert not task.scored and task.best is None
     for c in task.configs.values():
         assert c.accuracy is None and c.difference is None and c.p_value is None and c.tied_with_best is None
+
+
+def test_a_copy_beside_a_run_or_a_rerun_of_another_config_is_one_error_line(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(20, set()))
+    manifest = base / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "run_id": "r-base"}))
+    copy = shutil.copytree(base, tmp_path / "copy")
+    other = write_run(tmp_path / "other", flags(20, set()), config={"temperature": 0.7})
+    cases = (
+        ((base, copy), str(copy)),
+        ((base, other, "--rerun", other), str(other)),
+        ((base, other, "--rerun", write_run(tmp_path / "t7", flags(20, set()), config={"temperature": 0.7})), "t7"),
+    )
+    for args, named in cases:
+        done = board_cli(*args, "--out", tmp_path / "board")
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert lines[0].startswith("error:") and named in lines[0]
+
+
+def test_unknown_questions_are_said_on_the_row_like_endpoint_errors(tmp_path: Path) -> None:
+    from tests.report.test_gate import with_unknown_questions
+
+    base = write_run(tmp_path / "base", flags(20, set()))
+    refused = with_unknown_questions(
+        write_run(tmp_path / "refused", flags(20, set()), config={"temperature": 0.3}), {5}
+    )
+    figures = board_runs([base, refused]).tasks["t"].configs["temperature=0.3"]
+    assert figures.unknown_questions == 1 and figures.pairs == 19 and figures.answered == 19
+    done = board_cli(base, refused, "--out", tmp_path / "board")
+    assert done.returncode == 0 and "1 unknown questions left out" in done.stdout
+    for page in ("board.md", "board.html"):
+        assert "1 unknown questions left out" in (tmp_path / "board" / page).read_text()
+
+
+def test_a_narrow_terminal_still_tells_the_configs_apart(tmp_path: Path) -> None:
+    long = "http://a-rather-long-host-name.example:8000/v1"
+    one = write_run(tmp_path / "one", flags(20, set()), config={"base_url": long, "temperature": 0.1})
+    two = write_run(tmp_path / "two", flags(20, set()), config={"base_url": long + "x", "temperature": 0.2})
+    command = [sys.executable, "-m", "qualeval", "board", str(one), str(two), "--out", str(tmp_path / "b")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "60"})
+    assert done.returncode == 0, done.stderr
+    names = board_runs([one, two]).runs
+    assert all(run.name in done.stdout for run in names)  # each named in full, however narrow the table

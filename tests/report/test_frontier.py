@@ -141,13 +141,17 @@ def test_a_significant_drop_under_load_is_flagged_against_the_first_level() -> N
     assert drop.difference == pytest.approx(-15 / 40) and drop.p == pytest.approx(2 / 2**15)
 
 
-def test_warm_up_and_endpoint_failed_requests_are_in_no_pair() -> None:
+def test_the_warm_up_is_paired_as_its_accuracy_counts_it_and_no_answer_of_the_models_is() -> None:
     first = _level("rate=1", 10, 10, 300, 100.0)
     second = _level("rate=8", 10, 10, 300, 100.0)
     second[0] = _record(0, "rate=8", False, 300, 100.0, warmup=True)
     second[1] = _record(1, "rate=8", False, 0, 100.0, status="transport_error")
     result = under_load(["rate=1", "rate=8"], _answers([*first, *second]))
-    assert result["rate=8"].pairs == 8 and result["rate=8"].difference == 0 and not result["rate=8"].drop
+    assert result["rate=8"].pairs == 9 and result["rate=8"].difference == pytest.approx(-1 / 9)
+    second[0] = _record(0, "rate=8", True, 300, 100.0, warmup=True)
+    second[2] = _record(2, "rate=8", False, 0, 100.0, status="unknown_question")  # a reference server's refusal
+    result = under_load(["rate=1", "rate=8"], _answers([*first, *second]))
+    assert result["rate=8"].pairs == 8 and result["rate=8"].difference == 0
 
 
 def test_load_is_read_against_the_first_level_of_the_same_budget_and_a_budget_sweep_has_none() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -118,11 +119,26 @@ def test_speed_within_the_rerun_spread_is_inconclusive(tmp_path: Path) -> None:
     base = write_run(tmp_path / "base", right, ttft=100.0)
     again = write_run(tmp_path / "again", right, ttft=140.0)
     slow = write_run(tmp_path / "slow", right, ttft=130.0)
-    slower = write_run(tmp_path / "slower", right, ttft=160.0)
+    slower = write_run(tmp_path / "slower", right, ttft=170.0)  # misses × 1.2 by × 1.42, beyond × 1.4
     rule = policy(tmp_path, "default:\n  ttft_p99: {max_ratio: 1.2}\n")
     assert gate_runs(base, slow, rule).verdict == "NO-GO"
     assert gate_runs(base, slow, rule, rerun=again).verdict == "INCONCLUSIVE"
     assert gate_runs(base, slower, rule, rerun=again).verdict == "NO-GO"
+
+
+def test_a_speed_miss_is_held_against_the_rerun_move_as_a_factor_either_way(tmp_path: Path) -> None:
+    right = flags(50, set())
+    base = write_run(tmp_path / "base", right, ttft=179.0)
+    quicker = write_run(tmp_path / "quicker", right, ttft=100.0)  # the rerun moved × 1.79, downwards
+    slow = write_run(tmp_path / "slow", right, ttft=179.0 * 1.507)
+    much = write_run(tmp_path / "much", right, ttft=179.0 * 2.704)
+    beyond = write_run(tmp_path / "beyond", right, ttft=179.0 * 1.5 * 1.85)
+    tight, loose = (
+        policy(tmp_path / n, f"default:\n  ttft_p99: {{max_ratio: {m}}}\n") for n, m in (("a", 1.5), ("b", 2))
+    )
+    assert gate_runs(base, slow, tight, rerun=quicker).verdict == "INCONCLUSIVE"  # missed by × 1.005
+    assert gate_runs(base, much, loose, rerun=quicker).verdict == "INCONCLUSIVE"  # missed by × 1.35
+    assert gate_runs(base, beyond, tight, rerun=quicker).verdict == "NO-GO"  # missed by × 1.85
 
 
 def test_validity_clauses(tmp_path: Path) -> None:
@@ -154,3 +170,53 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1, done.stderr
         assert lines[0].startswith("error:") and named in lines[0]
+
+
+def with_run_id(root: Path, run_id: str) -> Path:
+    manifest = root / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "run_id": run_id}))
+    return root
+
+
+def test_a_run_against_itself_a_copy_or_a_rerun_of_another_config_is_refused(tmp_path: Path) -> None:
+    base = with_run_id(write_run(tmp_path / "base", flags(20, set())), "r-base")
+    cand = with_run_id(write_run(tmp_path / "cand", flags(20, set()), config={"temperature": 0.7}), "r-cand")
+    copy = Path(shutil.copytree(base, tmp_path / "copy"))
+    rule = policy(tmp_path / "p", ACCURACY)
+    cases = (
+        ((base, "--baseline", base, "--rerun", base), str(base)),
+        ((copy, "--baseline", base), str(copy)),
+        ((cand, "--baseline", base, "--rerun", cand), str(cand)),  # the candidate as its own noise
+        ((base, "--baseline", copy), str(base)),
+    )
+    for args, named in cases:
+        done = gate_cli(*args, "--policy", rule)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert lines[0].startswith("error:") and named in lines[0]
+    other = with_run_id(write_run(tmp_path / "other", flags(20, set()), config={"temperature": 0.7}), "r-other")
+    done = gate_cli(cand, "--baseline", base, "--rerun", other, "--policy", rule)  # another configuration
+    assert done.returncode == 2 and "not a rerun" in done.stderr and str(other) in done.stderr
+
+
+def with_unknown_questions(root: Path, items: set[int]) -> Path:
+    """The items a reference server refused: status unknown_question, no answer of the model's."""
+    path = root / "records.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for i, line in enumerate(lines):
+        if i in items:
+            line["status"] = "unknown_question"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return root
+
+
+def test_unknown_questions_fail_the_endpoint_errors_clause_and_are_said(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(20, set()))
+    cand = with_unknown_questions(write_run(tmp_path / "cand", flags(20, set())), {3, 4})
+    rule = policy(tmp_path / "p", "default:\n  endpoint_errors: {max: 0}\n")
+    result = gate_runs(base, cand, rule)
+    clause = result.tasks["t"].clauses[0]
+    assert clause.verdict == "NO-GO" and clause.value == 2 and result.tasks["t"].unknown_questions == 2
+    assert gate_runs(cand, base, rule).verdict == "NO-GO"  # the baseline's refusals count too
+    done = gate_cli(cand, "--baseline", base, "--policy", policy(tmp_path / "q", ACCURACY))
+    assert "2 unknown questions" in done.stdout

@@ -106,7 +106,7 @@ def test_a_greedy_load_sweep_lists_outputs_that_differ_and_verdicts_that_flip(tm
     rescored = json.loads((run / "rescore" / "summary.json").read_text())["tasks"]["knowledge_qa"]
     found = rescored["levels"]["c=4"]["vs_first"]["identical"]
     assert found == {"pairs": 8, "identical": 7, "flipped": [changed["sample_id"]]}
-    flipped = f"1 verdict flipped: {changed['sample_id']}"
+    flipped = f"of these, 1 item flipped verdict: {changed['sample_id']}"
     line = f"1 of 8 greedy answers to identical input differ between c=1 and c=4; {flipped}"
     assert line in (run / "rescore" / "report.md").read_text()
 
@@ -132,6 +132,7 @@ def test_compare_at_temperature_0_counts_identical_outputs_and_flipped_verdicts(
     assert (found.pairs, found.identical, found.flipped) == (7, 5, [right[1]["sample_id"]])
     done = CliRunner().invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b")])
     assert done.exit_code == 0, done.stderr
-    line = f"greedy answers to identical input differ between A and B; 1 verdict flipped: {right[1]['sample_id']}"
+    flipped = f"of these, 1 item flipped verdict: {right[1]['sample_id']}"
+    line = f"greedy answers to identical input differ between A and B; {flipped}"
     assert line in " ".join(done.stderr.split())
     assert line in (tmp_path / "b" / "compare" / "compare.html").read_text()
