@@ -58,3 +58,16 @@ def test_a_date_is_not_a_fraction_and_an_undefined_form_is_no_number(text: str, 
 @pytest.mark.parametrize("span", ["Answer: 2020-03-04", "Answer: 5-7 hours", "Answer: 12/25/2020"])
 def test_a_date_or_a_range_after_an_anchor_is_not_arithmetic(span: str) -> None:
     assert result_number(span.removeprefix("Answer: ")) is None
+
+
+@pytest.mark.parametrize("content", ["Answer: 2020-03-04", "Answer: 5-7", "Answer: 3 * 4 + x", "Work.\nAnswer: 3,5"])
+def test_a_line_whose_marker_holds_no_number_gives_none_not_a_piece_of_it(content: str) -> None:
+    """The marker says the model answered; what it wrote there is no number, so no digit of it is the answer
+    (before: -4, -7, 4 from the last-line rung)."""
+    got = extract(content, AnswerSpec(type="number"))
+    assert (got.value, got.rung) == (None, "anchor")
+
+
+def test_a_number_on_a_line_after_a_refused_marker_is_still_read() -> None:
+    got = extract("Answer: about twelve\n12", AnswerSpec(type="number"))
+    assert (got.value, got.rung) == ("12", "last")

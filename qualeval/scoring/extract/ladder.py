@@ -108,6 +108,16 @@ def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extr
     return Extraction(value=value, rung="last", raw=last) if value is not None else None
 
 
+def _refused_there(anchored: Extraction | None, last: Extraction) -> bool:
+    """The last line is the one whose answer marker held no value of the type asked ("Answer: 2020-03-04" for a
+    number): reading a number off it anyway would make -4 the answer. The marker said the model answered; what
+    it wrote there is not of the type, so nothing is read from that line."""
+    if anchored is None or not anchored.raw or last.raw is None:
+        return False
+    here = anchored_spans(last.raw)
+    return bool(here) and here[-1][1].strip() == anchored.raw
+
+
 def extract(
     content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, math: bool = False, prompt: str = ""
 ) -> Extraction:
@@ -125,7 +135,7 @@ def extract(
         return anchored
     if math and (parsed := math_parse(content)):
         return Extraction(value=str(parsed[-1]), rung="math", raw=str(parsed[-1]))
-    if (last := _last_line(content, spec, choices)) is not None:
+    if (last := _last_line(content, spec, choices)) is not None and not _refused_there(anchored, last):
         return last
     if answer is not None:  # the model answered in its JSON, with no value of the type asked for
         return Extraction(value=None, rung="json", raw=answer)
