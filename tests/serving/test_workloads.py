@@ -304,7 +304,7 @@ def test_tokenizer_file_counts_prompts(tmp_path: Path) -> None:
             url,
             tmp_path / "run",
             "vllm-random-4000-500-rate0.3",
-            ["num_prompts=3", "input_len=90", "output_len=8"],
+            ["num_prompts=3", "input_len=90", "output_len=8", "seed=42"],  # the seed the lengths were checked at
             request_rate=[40.0],
             tokenizer=path,
         )
