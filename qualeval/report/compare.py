@@ -58,7 +58,8 @@ class _Run:
     """None when the run has no readable summary.json: the figures read from it are left out."""
 
 
-def _run(root: Path) -> _Run:
+def read_run(root: Path) -> _Run:
+    """A run directory's manifest, its first record per (task, sample, repeat, level), its levels and summary."""
     store = RunStore(root)
     manifest = store.manifest()
     if manifest is None:
@@ -327,9 +328,9 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | Non
     """B against A item by item; with `again`, a second run of A's configuration, the run-to-run noise too."""
     import numpy as np
 
-    a, b = _run(root_a), _run(root_b)
+    a, b = read_run(root_a), read_run(root_b)
     refuse_same(root_a, a, root_b, b, "B")
-    rerun = _run(again) if again is not None else None
+    rerun = read_run(again) if again is not None else None
     if rerun is not None and again is not None:
         refuse_same(root_a, a, again, rerun, "A2, a rerun of A,")
         check_rerun(a, rerun, again)

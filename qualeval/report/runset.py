@@ -14,8 +14,8 @@ from pathlib import Path
 
 from qualeval.errors import InputError
 from qualeval.records import ENDPOINT_FAILED, NOT_THE_MODELS, TRUNCATED, Cell, Manifest, Record, RunSummary, Speed
-from qualeval.records.store import RunStore
 from qualeval.report.accuracy import cell_of
+from qualeval.report.compare import read_run
 from qualeval.report.speed import linked, speed
 
 __all__ = ["Group", "Key", "Loaded", "PairCounts", "figures", "groups", "load_runs", "paired"]
@@ -48,21 +48,8 @@ class PairCounts:
 
 
 def _read(path: Path) -> Loaded:
-    store = RunStore(path)
-    manifest = store.manifest()
-    if manifest is None:
-        raise InputError(f"{path}: no manifest.json here; is this a qualeval run directory?")
-    records: dict[Key, Record] = {}
-    for record in store.records():
-        records.setdefault((record.task, record.sample_id, str(record.repeat), record.level), record)
-    summary_path = path / "summary.json"
-    summary = None
-    if summary_path.exists():
-        try:
-            summary = RunSummary.model_validate_json(summary_path.read_bytes())
-        except ValueError:  # a damaged summary costs only the server figures read from it
-            summary = None
-    return Loaded(path, manifest, summary, records)
+    run = read_run(path)  # as compare reads a run directory
+    return Loaded(path, run.manifest, run.summary, run.records)
 
 
 def _without_levels(run: Loaded) -> Loaded:
