@@ -85,9 +85,7 @@ def gsm8k_rows() -> list[dict[str, str]]:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """Workers for `-n auto`: one more than the cores, since tests mostly wait; none for the timing tests."""
-    if "timing" in config.option.markexpr and "not timing" not in config.option.markexpr:
-        return 0  # a wall-clock measurement must not share the machine with other tests
+    """Workers for `-n auto`: one more than the cores, since tests mostly wait."""
     return (os.cpu_count() or 1) + 1
 
 

@@ -65,7 +65,12 @@ def records(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
 
 
-@pytest.mark.timing  # wall-clock figures against a server of known timing
+# The server's schedule is a floor, never a ceiling: it sends token k no earlier than TTFT + k decode intervals after
+# the request arrived, so a busy machine can only make what the client measures later. These tests hold each figure
+# to that floor and to its own arithmetic; how close to the schedule the client measures is benchmarks/known_timing.py.
+SLACK = 0.5  # ms: the event loop's timer resolution
+
+
 def test_each_metric_against_a_server_of_known_timing(tmp_path: Path) -> None:
     with sim_process("--task", "word_problems", *KNOWN) as url:
         summary = run(url, tmp_path / "a", "--concurrency", "1", "--warmup", "2", "--slo", "e2e_ms=100000")
@@ -74,27 +79,28 @@ def test_each_metric_against_a_server_of_known_timing(tmp_path: Path) -> None:
     assert sum(r["warmup"] for r in rows) == 2 and len(timed) == 10
     p = summary["tasks"]["word_problems"]["speed"]
     assert p["requests"] == 10
-    # TTFT: the server's 40 ms plus loopback
-    assert 40 <= p["ttft"]["p50"] < 44
-    # first answer: after every reasoning token and the dropped </think>, 4 ms each
     for r in timed:
         t, u = r["timing"], r["usage"]
-        assert t["first_content"] - t["ttft"] == pytest.approx(4.0 * (u["reasoning_tokens"] + 1), rel=0.06)
-    # TPOT = (latency - TTFT) / (output tokens - 1): each token takes 4 ms, the EOS one included
-    assert p["tpot"]["p50"] == pytest.approx(4.0, rel=0.08)
-    assert p["itl"]["p50"] == pytest.approx(4.0, rel=0.08)
+        # TTFT: the server's 40 ms at least; the answer after every reasoning token and the dropped </think>
+        assert t["ttft"] >= 40 - SLACK
+        assert t["first_content"] >= 40 + 4.0 * (u["reasoning_tokens"] + 1) - SLACK
+        assert t["end"] >= 40 + 4.0 * (u["completion_tokens"] - 1) - SLACK
+        assert t["ttft"] <= t["first_reasoning"] < t["first_content"] <= t["end"]
+    # TPOT = (latency - TTFT) / (output tokens - 1), each token's interval (the EOS one included) at least 4 ms
+    tpots = [(r["timing"]["end"] - r["timing"]["ttft"]) / (r["usage"]["completion_tokens"] - 1) for r in timed]
+    assert min(tpots) >= 4.0 - SLACK
+    assert p["tpot"]["p50"] == pytest.approx(statistics.median(tpots), rel=1e-6)
+    assert p["ttft"]["p50"] >= 40 - SLACK
     durations = [r["timing"]["first_content"] - r["timing"]["first_reasoning"] for r in timed]
     assert p["reasoning_duration"]["p50"] == pytest.approx(statistics.median(durations), rel=1e-9)
-    # one request at a time: the duration is the latencies laid end to end
-    duration = sum(r["timing"]["end"] for r in timed) / 1000
-    assert p["duration_s"] == pytest.approx(duration, rel=0.1)
+    # one request at a time: the run lasts at least the latencies laid end to end
+    assert p["duration_s"] >= sum(r["timing"]["end"] for r in timed) / 1000 * (1 - 1e-6)
     tokens = sum(r["usage"]["completion_tokens"] for r in timed)
     assert p["output_throughput"] == pytest.approx(tokens / p["duration_s"], rel=1e-6)
     assert p["request_throughput"] == pytest.approx(10 / p["duration_s"], rel=1e-6)
     assert p["goodput"] == pytest.approx(p["request_throughput"]) and p["slo_met"] == 1.0
 
 
-@pytest.mark.timing  # wall-clock figures against a server of known timing
 def test_a_sweep_runs_every_level_on_the_same_items(tmp_path: Path) -> None:
     with sim_process("--task", "word_problems", *KNOWN, "--max-running", "2") as url:
         summary = run(url, tmp_path / "s", "--concurrency", "1,4", "--slo", "ttft_ms=60")
@@ -104,16 +110,16 @@ def test_a_sweep_runs_every_level_on_the_same_items(tmp_path: Path) -> None:
         by_level.setdefault(r["level"], set()).add(r["sample_id"])
     assert set(by_level) == {"c=1", "c=4"} and by_level["c=1"] == by_level["c=4"] and len(by_level["c=1"]) == 12
     levels = summary["tasks"]["word_problems"]["levels"]
-    # the server decodes two at a time: at four in flight, half the requests wait for a slot
-    assert levels["c=4"]["speed"]["ttft"]["p90"] > 2 * levels["c=1"]["speed"]["ttft"]["p90"]
-    assert levels["c=1"]["speed"]["slo_met"] == 1.0 and levels["c=4"]["speed"]["slo_met"] < 0.8
-    assert levels["c=4"]["speed"]["output_throughput"] > 1.5 * levels["c=1"]["speed"]["output_throughput"]
+    # the server decodes two at a time: at four in flight, a request that waits for a slot waits at least for one
+    # whole answer, so the slowest TTFT of c=4 is past the shortest answer; at c=1 nothing waits
+    shortest = min(40 + 4.0 * (r["usage"]["completion_tokens"] - 1) for r in rows if r["level"] == "c=4")
+    assert max(r["timing"]["ttft"] for r in rows if r["level"] == "c=4") >= shortest - SLACK
+    assert levels["c=4"]["speed"]["slo_met"] < 1.0
     # the simulated model answers each question the same way under any load
     assert levels["c=1"]["accuracy"]["correct"] == levels["c=4"]["accuracy"]["correct"]
     assert summary["tasks"]["word_problems"]["speed"]["output_throughput"] is None  # only per level
 
 
-@pytest.mark.timing  # wall-clock figures against a server of known timing
 def test_open_loop_arrivals_follow_the_rate(tmp_path: Path) -> None:
     with sim_process("--task", "knowledge_qa", "--burst") as url:
         done = subprocess.run(
@@ -144,7 +150,9 @@ def test_open_loop_arrivals_follow_the_rate(tmp_path: Path) -> None:
     assert done.returncode == 0
     sent = sorted(r["sent_at"] for r in records(tmp_path / "o"))
     gaps = [b - a for a, b in itertools.pairwise(sent)]
-    assert sum(gaps) / len(gaps) == pytest.approx(1 / 40, rel=0.35)  # 59 exponential gaps: mean within ~35%
+    # requests go out on the arrival clock, not all at once: 59 exponential gaps of mean 25 ms sum to well over half
+    # of 59 x 25 ms (a shortfall that large has a chance under one in a million); a busy machine only adds to them
+    assert sum(gaps) > 0.5 * len(gaps) / 40
     assert {r["level"] for r in records(tmp_path / "o")} == {"rate=40"}
 
 

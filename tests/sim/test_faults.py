@@ -81,10 +81,11 @@ def test_retry_after_is_honoured() -> None:
         # what two plain attempts cost on this machine now: a busy one stretches them, never the wait itself
         _, plain = _timed(lambda: chat(base, ask("plain"), backoff_max=5))
         resp, elapsed = _timed(
-            lambda: chat(base, ask("wait"), {"x-qualeval-sim": "fault=429,fault_times=1"}, backoff_max=5)
+            lambda: chat(base, ask("wait"), {"x-qualeval-sim": "fault=429,fault_times=1"}, backoff_max=60)
         )
     assert resp.attempts == 2 and resp.completion.status == "ok"
-    assert 0.4 <= elapsed < 0.4 + 2 * plain + 1.0  # the hinted 0.4 s, not the 5 s backoff ceiling
+    # the hinted 0.4 s, not the 60 s backoff ceiling: the margin is far wider than any machine's slowness
+    assert 0.4 <= elapsed < 0.4 + 2 * plain + 30
 
 
 def test_stalled_stream_hits_the_timeout_and_is_retried(url: str) -> None:
@@ -93,7 +94,7 @@ def test_stalled_stream_hits_the_timeout_and_is_retried(url: str) -> None:
         lambda: chat(url, ask("stall"), {"x-qualeval-sim": "fault=stall,fault_times=1"}, timeout=0.5)
     )
     assert resp.attempts == 2 and resp.completion.status == "ok"
-    assert elapsed < 0.5 + 2 * plain + 2.0  # one 0.5 s deadline and a retry, not the server's hour-long stall
+    assert elapsed < 0.5 + 2 * plain + 60  # one 0.5 s deadline and a retry, not the server's hour-long stall
 
 
 def test_slow_headers_time_out(url: str) -> None:
