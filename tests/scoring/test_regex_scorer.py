@@ -1,5 +1,6 @@
-"""`scorer: regex` means what the docs say (docs/scoring.md): the pattern is searched in the answer text (never the reasoning) and
-in the extracted value, and a constraint that would cut the answer to a value the pattern cannot match is not sent."""
+"""`scorer: regex` means what docs/scoring.md says: the pattern is searched in the answer text (never the reasoning)
+and in the extracted value, and a constraint that would cut the answer to a value the pattern cannot match is not
+sent."""
 
 from __future__ import annotations
 
