@@ -1,5 +1,6 @@
-"""`scorer: regex` means what the README says: the pattern is searched in the answer text (never the reasoning) and
-in the extracted value, and a constraint that would cut the answer to a value the pattern cannot match is not sent."""
+"""`scorer: regex` means what docs/scoring.md says: the pattern is searched in the answer text (never the reasoning)
+and in the extracted value, and a constraint that would cut the answer to a value the pattern cannot match is not
+sent."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from tests.conftest import ROOT, fast_sim, sim_url
 
 
 def _readme_task() -> str:
-    """The YAML of the README's regex-scorer example, as the README shows it."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("**A regex scorer**") :]
+    """The YAML of the docs' regex-scorer example (docs/scoring.md), as the page shows it."""
+    page = (ROOT / "docs" / "scoring.md").read_text(encoding="utf-8")
+    section = page[page.index("**A regex scorer**") :]
     return re.search(r"```yaml\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
 
 

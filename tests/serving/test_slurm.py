@@ -1,4 +1,4 @@
-"""The README's Slurm array, really run: sbatch submits its shards against the reference server, each its own array
+"""The docs' Slurm array, really run: sbatch submits its shards against the reference server, each its own array
 task, and `qualeval merge` joins them into the summary of an unsharded run.
 
 It needs a cluster that answers `sinfo` with this host as a node that is up (`.ci/slurm-up` starts a one-node one;
@@ -24,17 +24,17 @@ from tests.conftest import ROOT, sim_process
 
 pytestmark = pytest.mark.slurm
 
-WAIT_S = 900  # the README's array takes well under a minute on a two-core node; a loaded machine gets fifteen
-LIMIT = 24  # knowledge_qa items: three for each of the README's eight shards
+WAIT_S = 900  # the docs' array takes well under a minute on a two-core node; a loaded machine gets fifteen
+LIMIT = 24  # knowledge_qa items: three for each of the docs' eight shards
 
 
 def readme_array() -> tuple[str, str]:
-    """The README's Slurm script, as it is there, and the merge line its last comment gives."""
-    readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.DOTALL)
+    """The Slurm script of docs/serving.md, as it is there, and the merge line its last comment gives."""
+    page = (ROOT / "docs" / "serving.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", page, flags=re.DOTALL)
     script = next(block for block in blocks if "#SBATCH --array=" in block)
     merge = re.search(r"^#.*?(qualeval merge .+?)\s*$", script, flags=re.MULTILINE)
-    assert merge is not None, "the README's Slurm example no longer says how to merge"
+    assert merge is not None, "the docs' Slurm example no longer says how to merge"
     return script, merge.group(1)
 
 
@@ -100,15 +100,15 @@ def array_tasks(job: str) -> dict[int, dict[str, str]]:
 
 
 def test_readme_slurm_array_merges_to_the_unsharded_summary(tmp_path: Path) -> None:
-    """The README's script and merge line, verbatim, with a my-eval.yaml pointing at the reference server."""
+    """The docs' script and merge line, verbatim, with a my-eval.yaml pointing at the reference server."""
     node, reason = this_node()
     if node is None:
         pytest.skip(reason)
     script, merge = readme_array()
     array = re.search(r"#SBATCH --array=0-(\d+)", script)
-    assert array is not None, f"the README's Slurm script has no --array=0-N:\n{script}"
+    assert array is not None, f"the docs' Slurm script has no --array=0-N:\n{script}"
     shards = int(array.group(1)) + 1
-    assert f"/{shards} " in script, f"the README's --array=0-{shards - 1} does not match its --shard K/N"
+    assert f"/{shards} " in script, f"the docs' --array=0-{shards - 1} does not match its --shard K/N"
 
     bin_dir = str(Path(sys.executable).parent)  # the venv's qualeval, in the jobs too (--export=ALL)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}

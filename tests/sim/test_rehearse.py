@@ -151,18 +151,18 @@ def test_harm_flags_that_cannot_apply_are_refused() -> None:
 
 
 def _walkthrough() -> list[list[str]]:
-    """The commands of the README's "Rehearse a serving decision", as the README writes them."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Rehearse a serving decision") :]
+    """The commands of the docs' "Rehearse a serving decision" (docs/reference-server.md), as the page writes them."""
+    page = (ROOT / "docs" / "reference-server.md").read_text(encoding="utf-8")
+    section = page[page.index("## Rehearse a serving decision") :]
     blocks = re.findall(r"```bash\n(.*?)```", section, re.S)[:2]  # the runs, then board and gate
     lines = "".join(blocks).replace("\\\n", " ").splitlines()
     return [shlex.split(line.removesuffix("&")) for line in lines if line]
 
 
 def _policy() -> str:
-    """The README walkthrough's gate.yaml."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Rehearse a serving decision") :]
+    """The walkthrough's gate.yaml (docs/reference-server.md)."""
+    page = (ROOT / "docs" / "reference-server.md").read_text(encoding="utf-8")
+    section = page[page.index("## Rehearse a serving decision") :]
     return re.search(r"```yaml\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
 
 
@@ -178,7 +178,7 @@ def test_the_readme_rehearsal_finds_the_tuned_profiles_corruption(
     codes = {"gate": 1}  # NO-GO: the tuned profile loses more than the policy allows
     with contextlib.ExitStack() as stack:
         urls = {}
-        for args in servers:  # each on a free port instead of the README's
+        for args in servers:  # each on a free port instead of the page's
             at = args.index("--port")
             urls[f"http://127.0.0.1:{args[at + 1]}/v1"] = stack.enter_context(sim_process(*args[:at], *args[at + 2 :]))
         for args in rest:

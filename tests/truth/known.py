@@ -146,7 +146,7 @@ def _code() -> Kind:
 
 
 def _regex() -> Kind:
-    """The README's regex scorer: a tagged line, searched for in the answer text."""
+    """The docs' regex scorer (docs/scoring.md): a tagged line, searched for in the answer text."""
     docs = [{"question": f"Item {i}: what is {i} plus 30?", "answer": str(30 + i)} for i in range(N)]
     return Kind(
         "regex",
