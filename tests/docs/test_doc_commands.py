@@ -45,7 +45,7 @@ def test_page_commands_run(page: Path, tmp_path: Path) -> None:
     blocks = parse_page(page.read_text(encoding="utf-8"))
     problems = lint_page(blocks)
     if problems:
-        pytest.fail(f"{_name(page)} cannot run as written (test_page_blocks_follow_the_convention says why)")
+        pytest.fail("\n".join(f"{_name(page)}: {p}" for p in problems), pytrace=False)
     missing = sorted(name for name in shared_data(blocks) if not (SHARED / name).exists())
     if missing:  # as tests/conftest.py's needs_* markers: a clone without ../shared/data skips
         pytest.skip(f"{_name(page)} reads ../shared/data/{{{','.join(missing)}}}, missing")
@@ -208,3 +208,23 @@ def test_exit_needs_a_status(marker: str) -> None:
 def test_exit_on_a_block_that_is_not_run_is_refused() -> None:
     with pytest.raises(ConventionError, match="not run"):
         parse_page(_page("<!-- exit: 1 -->", f"{FENCE}text", "NO-GO", FENCE))
+
+
+def test_a_failing_command_still_stops_the_page_servers(tmp_path: Path) -> None:
+    page = _page(
+        _bash("qualeval serve-sim --port 8011 --task examples/planet_facts.yaml &"),
+        _bash("echo http://127.0.0.1:8011/v1 > url.txt", "qualeval tasks show no-such-task"),
+    )
+    with pytest.raises(DocCommandFailed, match="no-such-task"):
+        run_page("page.md", parse_page(page), tmp_path)
+    url = (tmp_path / "clone" / "url.txt").read_text().strip()
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{url}/models", timeout=5)
+
+
+def test_the_shared_data_a_page_runs_on_is_what_decides_a_skip() -> None:
+    run = _bash(
+        "qualeval tasks show gsm8k --data ../shared/data/gsm8k", "qualeval tasks show x --data ../shared/data/mmlu/"
+    )
+    marked = _page("<!-- not run: a GPU server -->", _bash("qualeval run --data ../shared/data/bbh --base-url x"))
+    assert shared_data(parse_page(_page(run) + marked)) == {"gsm8k", "mmlu"}
