@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
+from qualeval.figures.accuracy import summarize
 from qualeval.reasoning.completion import Completion
 from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
 from qualeval.reasoning.split import split_completion, split_inline
 from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
-from qualeval.report.accuracy import summarize
 from qualeval.run.offline_formats import Parsed
 from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
@@ -282,10 +282,10 @@ def write_offline(
     report.html (a report that fails is a warning). No request was sent, so the reports say once that timing is
     not known and leave the speed sections out."""
     from qualeval._version import __version__
+    from qualeval.figures.speed import linked, speed
     from qualeval.records import RunSummary, TaskReport
     from qualeval.records.store import RunStore
     from qualeval.report.html import write_reports_or_warn
-    from qualeval.report.speed import linked, speed
 
     store = RunStore(out)  # every file through the store, each moved into place whole
     store.write_lines("items.jsonl", (item.model_dump_json().encode() for item in items))

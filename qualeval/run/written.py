@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from qualeval.figures.summary import summarize_records
 from qualeval.records import Manifest, RunConfig, RunSummary
 from qualeval.records.store import RunStore
-from qualeval.report.summary import summarize_records
 from qualeval.run.levels import levels
 from qualeval.serving.wiring import serving_figures
 from qualeval.tasks import Task

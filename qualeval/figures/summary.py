@@ -3,7 +3,7 @@ levels asked differently: budgets, efforts, thinking on and off), repeated sampl
 overall, the linked speed-and-quality analysis, and fault counts.
 
 Accuracy counts each item once: a sweep over three load levels of 20 questions is 20 items, not 60, and its
-interval uses n = 20 (see qualeval.report.accuracy for how an item's records are pooled).
+interval uses n = 20 (see qualeval.figures.accuracy for how an item's records are pooled).
 """
 
 from __future__ import annotations
@@ -13,12 +13,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from qualeval._version import __version__
-from qualeval.records import NOT_THE_MODELS, LevelReport, Outcome, Record, RunConfig, RunSummary, TaskReport, Timed
+from qualeval.figures.accuracy import Repeat, answered_cell, per_level, repeated, summarize
+from qualeval.figures.frontier import Answer, answer_of, asked_differently, frontier, under_load
+from qualeval.figures.repeats import Said, by_item, identical, said_of
+from qualeval.figures.speed import linked, speed
+from qualeval.records import (
+    NOT_THE_MODELS,
+    LevelReport,
+    Outcome,
+    Record,
+    RunConfig,
+    RunSummary,
+    TaskReport,
+    Timed,
+)
 from qualeval.records.store import RunStore
-from qualeval.report.accuracy import Repeat, answered_cell, per_level, repeated, summarize
-from qualeval.report.frontier import Answer, answer_of, asked_differently, frontier, under_load
-from qualeval.report.repeats import Said, by_item, identical, said_of
-from qualeval.report.speed import linked, speed
 from qualeval.tasks import Task
 
 __all__ = ["summarize_records"]
