@@ -2,7 +2,7 @@
 hold. qualeval.report renders them (report.md, report.html, plots, board pages); qualeval.serving computes its
 workload figures with them.
 
-summary     a run's summary from its records (accuracy per task and level, speed, faults)
+summary     a run's summary from its records (accuracy per task and level, speed, faults); summary.json written
 accuracy    accuracy with Wilson intervals, statuses, rungs, breakdowns; repeated sampling; --fail-under
 speed       speed figures (TTFT, first answer, TPOT, ITL, throughput) and speed beside quality
 frontier    accuracy against cost per level, and drops under load
@@ -18,7 +18,7 @@ from qualeval.figures.accuracy import below, summarize
 from qualeval.figures.board import board_runs
 from qualeval.figures.compare import compare_runs
 from qualeval.figures.gate import gate_runs, load_policy
-from qualeval.figures.summary import summarize_records
+from qualeval.figures.summary import offline_summary, summarize_records, write_summary_json
 
 __all__ = [
     "below",
@@ -26,6 +26,8 @@ __all__ = [
     "compare_runs",
     "gate_runs",
     "load_policy",
+    "offline_summary",
     "summarize",
     "summarize_records",
+    "write_summary_json",
 ]

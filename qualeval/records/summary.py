@@ -288,7 +288,10 @@ class MeanMax(BaseModel):
 
 class RunSummary(BaseModel):
     model: str
-    base_url: str
+    base_url: str | None
+    """The server the run asked; None for `qualeval score`, which asked none (`source` names what it judged)."""
+    source: str | None = None
+    """The responses file `qualeval score` judged; None for a run."""
     simulated: bool
     qualeval_version: str
     started: str | None = None

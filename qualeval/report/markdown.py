@@ -82,7 +82,7 @@ def _repeats(summary: RunSummary) -> list[str]:
 
 def _header(summary: RunSummary, offline: bool) -> list[str]:
     where = (
-        f"responses from **{summary.base_url}**"
+        f"responses from **{summary.source}**"
         if offline
         else f"model **{summary.model}** at {summary.base_url} · started {summary.started or '?'}"
     )
