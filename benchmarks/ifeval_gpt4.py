@@ -15,9 +15,9 @@ from pathlib import Path
 
 import orjson
 
+from qualeval.figures.accuracy import summarize
 from qualeval.reasoning.completion import Completion
 from qualeval.records import Outcome
-from qualeval.report.accuracy import summarize
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import build_samples, load_task
 

@@ -47,9 +47,9 @@ import httpx
 import qualeval
 from qualeval import ChatClient, ClientConfig, Completion, Record, RunConfig
 from qualeval.errors import EndpointError, InputError
+from qualeval.figures.accuracy import wilson
 from qualeval.records import ENDPOINT_FAILED, Pinned, ProbeResult, Style
 from qualeval.records.store import RunStore
-from qualeval.report.accuracy import wilson
 from qualeval.run.pinned import resolve
 from qualeval.run.probe import probe
 from qualeval.run.rescore import sample_of

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import EndpointError, InputError
+from qualeval.figures.accuracy import below
 from qualeval.records import Record, RunConfig, RunSummary
 from qualeval.records.store import RunStore
-from qualeval.report.accuracy import below
 from qualeval.report.html import write_reports_or_warn
 from qualeval.run.execute import execute
 from qualeval.run.options import api_parameters, load_config

@@ -234,8 +234,8 @@ def _old_run(root: Path, latency: float) -> Path:
 
 
 def test_a_record_that_kept_its_shape_in_meta_loads_it_typed_and_reads_the_same(tmp_path: Path) -> None:
+    from qualeval.figures.compare import compare_runs
     from qualeval.records import ContextShaping, Shape, ShapedWorkload, Shaping, WorkloadPrompts
-    from qualeval.report.compare import compare_runs
     from qualeval.serving.figures import Served, collect
 
     record = Record.model_validate_json(_shaped_lines(50.0)[0])

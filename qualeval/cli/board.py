@@ -44,7 +44,7 @@ def board_cmd(
     """N runs of the same items side by side per task: accuracy, paired differences against the baseline
     (McNemar, Holm-corrected), which configs cannot be told from the best, tokens, truncation, latency,
     throughput, and the Pareto plots of accuracy against speed."""
-    from qualeval.report.board import board_runs
+    from qualeval.figures.board import board_runs
     from qualeval.report.board_pages import board_html, board_markdown
 
     try:
@@ -83,7 +83,7 @@ def gate_cmd(
 ) -> None:
     """A release gate: each policy clause GO, NO-GO or INCONCLUSIVE, and the verdict. Exit 0 GO, 1 NO-GO,
     4 INCONCLUSIVE, 2 bad input."""
-    from qualeval.report.gate import gate_runs
+    from qualeval.figures.gate import gate_runs
 
     try:
         result = gate_runs(baseline, candidate, policy, rerun=rerun)

@@ -148,7 +148,7 @@ def score_and_write(
 
 def compare_and_write(run_a: Path, run_b: Path, out: Path, *, seed: int, again: Path | None = None) -> Comparison:
     """Compare two run directories (and a rerun of A's, for the noise) and write compare.json and compare.html."""
-    from qualeval.report.compare import compare_runs
+    from qualeval.figures.compare import compare_runs
     from qualeval.report.html import compare_html
 
     result = compare_runs(run_a, run_b, seed=seed, again=again)

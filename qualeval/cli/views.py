@@ -111,7 +111,7 @@ def print_run(summary: RunSummary) -> None:
             continue
         print_summary(report.summary, report.levels)
         if report.published is not None:
-            from qualeval.report.accuracy import published_where
+            from qualeval.report.markdown import published_where
 
             note(f"{report.summary.task}: published {report.published:.1%}, {published_where(report)}")
         if report.faults:

@@ -1,5 +1,5 @@
 """A task's accuracy in summary.json: the Wilson cell, the task's summary (statuses, rungs, breakdowns, what was
-left out and why) and repeated sampling. qualeval.report.accuracy computes them."""
+left out and why) and repeated sampling. qualeval.figures.accuracy computes them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ __all__ = ["Cell", "Repeated", "TaskSummary"]
 
 
 class Cell(BaseModel):
-    """An accuracy with its Wilson interval (qualeval.report.accuracy.cell_of)."""
+    """An accuracy with its Wilson interval (qualeval.figures.accuracy.cell_of)."""
 
     n: int
     correct: int | float

@@ -1,4 +1,4 @@
-"""board.json: N runs of the same items side by side (qualeval.report.board computes it)."""
+"""board.json: N runs of the same items side by side (qualeval.figures.board computes it)."""
 
 from __future__ import annotations
 

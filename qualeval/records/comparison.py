@@ -1,4 +1,4 @@
-"""compare.json: two runs paired item by item (qualeval.report.compare computes it)."""
+"""compare.json: two runs paired item by item (qualeval.figures.compare computes it)."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ class Comparison(BaseModel):
     """Tasks left with no pair to compare because every one had an endpoint error, with (A's, B's) counts."""
     server: dict[str, list[float | None]] = {}
     """Each server metric (A, B), beside each task's accuracy and TTFT p99
-    (qualeval.report.serving_sections.side_by_side)."""
+    (qualeval.figures.compare.side_by_side)."""
     settings: dict[str, tuple[JsonValue, JsonValue]] = {}
     """The run settings that differ, A's value then B's: the manifests' `config` (nested keys dotted:
     `slo.ttft_ms`) and what each run pinned (`pinned.constraint`...); `out` is left out, and a key one manifest

@@ -1,4 +1,4 @@
-"""The gate's policy (a YAML file the user writes) and gate.json (qualeval.report.gate computes it)."""
+"""The gate's policy (a YAML file the user writes) and gate.json (qualeval.figures.gate computes it)."""
 
 from __future__ import annotations
 

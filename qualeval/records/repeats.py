@@ -38,7 +38,7 @@ class Identical(BaseModel):
 class Paired(BaseModel):
     """One level's answers against another level's on the same items (sample id and repeat), a right-or-wrong of
     each; warm-up requests, and requests the endpoint failed at either level, are in no pair
-    (qualeval.report.frontier)."""
+    (qualeval.figures.frontier)."""
 
     against: str
     """The level compared with."""

@@ -1,6 +1,6 @@
 """summary.json: a run's figures per task (accuracy, repeated sampling, speed per load level and overall, speed
 and quality together, faults); `qualeval score` writes the same RunSummary, with its one task and no timing.
-qualeval.report.accuracy, qualeval.report.speed and qualeval.report.summary compute them."""
+qualeval.figures.accuracy, qualeval.figures.speed and qualeval.figures.summary compute them."""
 
 from __future__ import annotations
 
@@ -288,7 +288,10 @@ class MeanMax(BaseModel):
 
 class RunSummary(BaseModel):
     model: str
-    base_url: str
+    base_url: str | None
+    """The server the run asked; None for `qualeval score`, which asked none (`source` names what it judged)."""
+    source: str | None = None
+    """The responses file `qualeval score` judged; None for a run."""
     simulated: bool
     qualeval_version: str
     started: str | None = None

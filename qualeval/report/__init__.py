@@ -1,10 +1,10 @@
-"""The figures and reports of a run: accuracy, speed, summaries, report.md, report.html, compare.
+"""The reports of a run, drawn from its figures (qualeval.figures computes them): report.md, report.html, plots,
+compare.html, board pages.
 
-summary     a run's summary from its records (accuracy per task and level, speed, faults)
-accuracy    accuracy with Wilson intervals, statuses, rungs, breakdowns; repeated sampling
-speed       speed figures (TTFT, first answer, TPOT, ITL, throughput) and speed beside quality
-markdown    report.md      html  report.html (templates/)      plots  its figures
-compare     two runs paired item by item
+markdown    report.md      html  report.html and compare.html (templates/)      plots  their figures
+numbers     how a share, a figure and a distribution are written
+repeats     the prefix cache and identical-input findings, as lines
+frontier_sections   the accuracy-against-cost and drop-under-load sections
 serving_sections, serving_plots   the serving benchmark's sections and plots (qualeval.serving computes them)
-series      timeseries.jsonl read back
+board_pages board.md and board.html
 """

@@ -1,4 +1,4 @@
-"""board.md and a self-contained board.html from a Board (qualeval.report.board computes it): per task one row a
+"""board.md and a self-contained board.html from a Board (qualeval.figures.board computes it): per task one row a
 config, and the Pareto plots of accuracy against throughput and against first-answer latency."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The frontier and quality under load as report text: one table of rows for report.md, report.html and the
 terminal alike, the sentence naming the smallest budget close to the best, and a warning per significant drop
-under load (qualeval.report.frontier computes the figures)."""
+under load (qualeval.figures.frontier computes the figures)."""
 
 from __future__ import annotations
 
+from qualeval.figures.frontier import swept
 from qualeval.records import Frontier, FrontierLevel, Paired, RunSummary, TaskReport
-from qualeval.report.frontier import swept
 from qualeval.report.numbers import num, pct
 
 __all__ = [

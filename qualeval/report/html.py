@@ -21,7 +21,6 @@ from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from qualeval.records import NOT_THE_MODELS, Comparison, Record, RunSummary
 from qualeval.records.store import RunStore
-from qualeval.report.accuracy import PER_LEVEL, published_where
 from qualeval.report.frontier_sections import (
     FRONTIER_HEAD,
     FRONTIER_NOTE,
@@ -34,7 +33,16 @@ from qualeval.report.frontier_sections import (
     smallest_line,
     truncation_line,
 )
-from qualeval.report.markdown import OFFLINE, errors_cell, has_linked, markdown_report, timed, unknown_line
+from qualeval.report.markdown import (
+    OFFLINE,
+    PER_LEVEL,
+    errors_cell,
+    has_linked,
+    markdown_report,
+    published_where,
+    timed,
+    unknown_line,
+)
 from qualeval.report.numbers import dist, num, pct
 from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import serving_sections
@@ -44,7 +52,6 @@ __all__ = [
     "compare_html",
     "html_report",
     "warn",
-    "write_reports",
     "write_reports_or_warn",
 ]
 
@@ -199,20 +206,12 @@ def html_report(
     )
 
 
-def write_reports(store: RunStore, summary: RunSummary, records: Iterable[Record]) -> tuple[Path, Path]:
-    """report.md and report.html into the store's directory."""
-    return (
-        store.write_text("report.md", markdown_report(summary)),
-        store.write_text("report.html", html_report(summary, records)),
-    )
-
-
 def write_reports_or_warn(
     store: RunStore, summary: RunSummary, records: Iterable[Record], *, offline: bool = False
 ) -> bool:
-    """write_reports, for a run or rescore whose records and summary are already safe on disk: a report that
-    fails is a warning (one line on stderr), never a traceback or an exit code of its own. `offline`: the
-    reports of `qualeval score`, which has no timing."""
+    """report.md and report.html into the store's directory, for a run or rescore whose records and summary are
+    already safe on disk: a report that fails is a warning (one line on stderr), never a traceback or an exit code
+    of its own. `offline`: the reports of `qualeval score`, which has no timing."""
     for name, render in (
         ("report.md", lambda: markdown_report(summary, offline=offline)),
         ("report.html", lambda: html_report(summary, records, root=store.root, offline=offline)),

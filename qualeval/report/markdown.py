@@ -11,15 +11,20 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
-from qualeval.report.accuracy import PER_LEVEL, published_where
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, truncation_line
 from qualeval.report.numbers import dist, num, pct
 from qualeval.report.repeats import cache_lines, identical_lines
 from qualeval.report.serving_sections import serving_markdown
 
-__all__ = ["OFFLINE", "errors_cell", "has_linked", "markdown_report", "timed"]
+__all__ = ["OFFLINE", "PER_LEVEL", "errors_cell", "has_linked", "markdown_report", "published_where", "timed"]
 
 Named = TypeVar("Named", bound=str)  # a closed set's names (statuses, rungs)
+
+PER_LEVEL = (
+    "the levels asked differently (an output budget, an effort, thinking on or off), so the accuracy is per "
+    "level; a figure pooled over them would mean none of them."
+)
+
 
 OFFLINE = (
     "Scored offline (qualeval score) from responses made elsewhere: no request was sent, so timing is not known "
@@ -38,6 +43,23 @@ def has_linked(t: TaskReport) -> bool:
     return t.scored and bool(
         k.accuracy_by_reasoning_length or k.latency_by_outcome or k.truncation.budget or k.truncation.truncated
     )
+
+
+def published_where(t: TaskReport) -> str:
+    """Where the published figure falls: inside or outside the interval, per level where the levels asked
+    differently (a model card's figure is of one setting, which is one of the levels at most)."""
+    assert t.published is not None
+    if t.summary.interval is not None:
+        low, high = t.summary.interval
+        return f"{'inside' if low <= t.published <= high else 'outside'} the interval"
+    cells = {name: t.levels[name].accuracy for name in t.summary.per_level if name in t.levels}
+    inside = [name for name, c in cells.items() if c.n and c.low <= t.published <= c.high]
+    outside = [name for name, c in cells.items() if c.n and name not in inside]
+    parts = [
+        f"inside the interval at {', '.join(inside)}" if inside else "",
+        f"outside at {', '.join(outside)}" if outside else "",
+    ]
+    return "; ".join(p for p in parts if p) or "no level answered"
 
 
 def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
@@ -60,7 +82,7 @@ def _repeats(summary: RunSummary) -> list[str]:
 
 def _header(summary: RunSummary, offline: bool) -> list[str]:
     where = (
-        f"responses from **{summary.base_url}**"
+        f"responses from **{summary.source}**"
         if offline
         else f"model **{summary.model}** at {summary.base_url} · started {summary.started or '?'}"
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from qualeval.records import MeanStd, RunSummary, Stats, WorkloadLevel, WorkloadPrompts
 
-__all__ = ["serving_markdown", "serving_sections", "side_by_side", "terminal_lines"]
+__all__ = ["serving_markdown", "serving_sections", "terminal_lines"]
 
 _TIMES = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2el", "E2EL"), ("first_answer", "first answer"))
 
@@ -228,27 +228,3 @@ def _aligned(table: dict[str, Any]) -> list[str]:
     rows = [table["head"], *table["rows"]]
     widths = [max(len(row[i]) for row in rows) for i in range(len(table["head"]))]
     return ["  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
-
-
-def _server_means(summary: RunSummary | None) -> dict[str, float]:
-    figures: dict[str, list[float]] = {}
-    for figs in ((summary.server if summary else None) or {}).values():
-        for name, value in figs.items():
-            figures.setdefault(name, []).append(value.mean)
-    return {name: sum(v) / len(v) for name, v in figures.items()}
-
-
-def side_by_side(a: RunSummary | None, b: RunSummary | None) -> dict[str, list[float | None]]:
-    """For `qualeval compare`: each server metric (mean over the run and the replicas) of run A and run B, beside
-    each shared task's accuracy and TTFT p99, so a serving change's effect on both reads in one table. None: a
-    run without a summary."""
-    ma, mb = _server_means(a), _server_means(b)
-    if not ma and not mb:
-        return {}
-    rows: dict[str, list[float | None]] = {name: [ma.get(name), mb.get(name)] for name in sorted(set(ma) | set(mb))}
-    shared = [(t, a.tasks[t], b.tasks[t]) for t in sorted(set(a.tasks) & set(b.tasks))] if a and b else []
-    for task, ta, tb in shared:
-        if ta.scored:
-            rows[f"{task}: accuracy"] = [ta.summary.accuracy, tb.summary.accuracy]
-        rows[f"{task}: TTFT p99 (ms)"] = [t.speed.ttft.p99 if t.speed.ttft else None for t in (ta, tb)]
-    return rows

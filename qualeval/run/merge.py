@@ -74,7 +74,7 @@ def _joined(roots: Sequence[Path], name: str, tag: bool) -> Iterator[bytes]:
             for row in RunStore(root).rows():
                 yield orjson.dumps({**row, "shard": index} if tag else row)
         else:
-            from qualeval.report.series import read_series
+            from qualeval.serving.timeseries import read_series
 
             for point in read_series(root):
                 tagged = point.model_copy(update={"shard": index}) if tag else point

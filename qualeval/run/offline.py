@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
+from qualeval.figures.accuracy import summarize
 from qualeval.reasoning.completion import Completion
 from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
 from qualeval.reasoning.split import split_completion, split_inline
 from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
-from qualeval.report.accuracy import summarize
 from qualeval.run.offline_formats import Parsed
 from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
@@ -281,22 +281,12 @@ def write_offline(
     """items.jsonl and summary.json (a RunSummary, as a run writes, with this one task), then report.md and
     report.html (a report that fails is a warning). No request was sent, so the reports say once that timing is
     not known and leave the speed sections out."""
-    from qualeval._version import __version__
-    from qualeval.records import RunSummary, TaskReport
+    from qualeval.figures.summary import offline_summary, write_summary_json
     from qualeval.records.store import RunStore
     from qualeval.report.html import write_reports_or_warn
-    from qualeval.report.speed import linked, speed
 
     store = RunStore(out)  # every file through the store, each moved into place whole
     store.write_lines("items.jsonl", (item.model_dump_json().encode() for item in items))
-    report = TaskReport(summary=summary, speed=speed([]), linked=linked([], None))
-    run = RunSummary(
-        model=f"offline: {responses.name}",
-        base_url=str(responses),
-        simulated=False,
-        qualeval_version=__version__,
-        records=len(items),
-        tasks={task.name: report},
-    )
-    store.write_json("summary.json", run.model_dump(mode="json"))
+    run = offline_summary(summary, responses, len(items))
+    write_summary_json(store, run)
     write_reports_or_warn(store, run, (entry.record(task.name) for entry in scored), offline=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from qualeval.figures.summary import summarize_records, write_summary_json
 from qualeval.records import Manifest, RunConfig, RunSummary
 from qualeval.records.store import RunStore
-from qualeval.report.summary import summarize_records
 from qualeval.run.levels import levels
 from qualeval.serving.wiring import serving_figures
 from qualeval.tasks import Task
@@ -25,5 +25,5 @@ def write_summary(
     summary = summarize_records(store, config, tasks, labels, manifest.simulated)
     serving, server = serving_figures(store, config, manifest.shaping, series=series)
     summary = summary.model_copy(update={"serving": serving, "server": server, **own})
-    store.write_json("summary.json", summary.model_dump(mode="json"))
+    write_summary_json(store, summary)
     return summary

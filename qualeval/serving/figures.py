@@ -20,6 +20,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from qualeval.figures.accuracy import answered_cell
+from qualeval.figures.speed import duration_of, speed
 from qualeval.records import (
     BenchyFigures,
     ContextFigures,
@@ -37,8 +39,6 @@ from qualeval.records import (
     WorkloadFigures,
     WorkloadLevel,
 )
-from qualeval.report.accuracy import answered_cell
-from qualeval.report.speed import duration_of, speed
 from qualeval.serving.rulenotes import rule_notes
 from qualeval.wire.histogram import interpolated, merge, percentile
 

@@ -4,7 +4,8 @@ Client side: output tokens per second (of the requests that finished in the seco
 queued, errors, and the right answers among the scored ones (for rolling accuracy). Server side: every replica's
 Prometheus `/metrics`, parsed with prometheus_client's text parser (its OpenMetrics parser for an OpenMetrics
 body) and read through the metric names in `servermetrics.yaml` (data, one block per server). A server without
-`/metrics` is noted once and skipped.
+`/metrics` is noted once and skipped. The file is read back here too: the report draws it over time, and serving
+sums it up and resumes its sampler from it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -20,13 +21,13 @@ from typing import Any
 
 import httpx
 import yaml
+from pydantic import ValidationError
 
 from qualeval.errors import InputError
 from qualeval.records import MeanMax, SeriesPoint, ServerSample
-from qualeval.report.series import read_series
 from qualeval.serving.lengths import root_of
 
-__all__ = ["Sampler", "metric_maps", "read_metrics", "server_summary"]
+__all__ = ["Sampler", "metric_maps", "read_metrics", "read_series", "server_summary"]
 
 FIGURES = tuple(name for name in ServerSample.model_fields if name != "server")
 
@@ -245,3 +246,15 @@ def server_summary(root: Path) -> dict[str, dict[str, MeanMax]]:
         url: {name: MeanMax(mean=sum(v) / len(v), max=max(v), n=len(v)) for name, v in figs.items()}
         for url, figs in values.items()
     }
+
+
+def read_series(root: Path) -> Iterator[SeriesPoint]:
+    """The run's seconds; a line cut short by a kill is left out, as the sampler would have finished it."""
+    path = root / "timeseries.jsonl"
+    if not path.exists():
+        return
+    with path.open("rb") as handle:
+        for line in handle:
+            if line.endswith(b"\n"):
+                with contextlib.suppress(ValidationError):
+                    yield SeriesPoint.model_validate_json(line)

@@ -42,8 +42,8 @@ def test_a_perfect_eleven_item_run_writes_its_report_and_exits_0(tmp_path: Path)
 
 
 def test_accuracy_by_length_plots_perfect_and_empty_buckets() -> None:
+    from qualeval.figures.accuracy import cell_of
     from qualeval.report import plots
-    from qualeval.report.accuracy import cell_of
 
     cells = {"1-255": cell_of([True] * 10), "256-511": cell_of([False] * 3), "512-1023": cell_of([True] * 13)}
     assert plots.accuracy_by_length(cells, "t").startswith("data:image/svg+xml;base64,")
@@ -153,8 +153,8 @@ def test_the_terminal_speed_table_names_each_task_and_leaves_out_one_never_timed
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from qualeval.cli.views import print_speed
+    from qualeval.figures.speed import linked, speed
     from qualeval.records import RunSummary, TaskReport, TaskSummary, Timed
-    from qualeval.report.speed import linked, speed
 
     def report(n: int) -> TaskReport:
         rows = [Timed(ttft=10.0 * (i + 1), first_content=20.0, end=30.0) for i in range(n)]

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from qualeval.cli import app
+from qualeval.figures.accuracy import summarize
+from qualeval.figures.compare import compare_runs
 from qualeval.records import Outcome, RunSummary
-from qualeval.report.accuracy import summarize
-from qualeval.report.compare import compare_runs
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
 ITEMS = 12

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from qualeval.errors import InputError
+from qualeval.figures.accuracy import Repeat, repeated
 from qualeval.records import Manifest
 from qualeval.records.store import RunStore
-from qualeval.report.accuracy import Repeat, repeated
 from qualeval.run.options import load_config
 from tests.conftest import GSM8K, ROOT, SHARED, chromium_dom, sim_process
 

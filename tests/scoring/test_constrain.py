@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from qualeval.errors import InputError
+from qualeval.figures.accuracy import summarize
 from qualeval.records import AnswerSpec, ClientConfig, Record, styles_from_probe
-from qualeval.report.accuracy import summarize
 from qualeval.run.pipeline import resolve_mode, run_samples
 from qualeval.scoring.constrain import constraint_for, request_params, validate
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from qualeval.figures.accuracy import summarize
 from qualeval.reasoning.completion import Completion
 from qualeval.records import (
     ClientConfig,
@@ -22,7 +23,6 @@ from qualeval.records import (
     TaskEntry,
 )
 from qualeval.records.store import RunStore
-from qualeval.report.accuracy import summarize
 from qualeval.run.offline import score_file
 from qualeval.run.pipeline import run_one
 from qualeval.run.rescore import rescore

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from qualeval.figures.accuracy import summarize, wilson
 from qualeval.records import AnswerSpec, Outcome, ScorerSpec
-from qualeval.report.accuracy import summarize, wilson
 from qualeval.scoring.extract import extract, naive_extract
 from qualeval.scoring.rules import score
 from qualeval.wire.models import Sample

@@ -18,9 +18,9 @@ import pytest
 
 import qualeval
 from qualeval.errors import InputError
+from qualeval.figures.accuracy import Repeat, pass_at_k, repeated
 from qualeval.reasoning.completion import Completion
 from qualeval.records import ClientConfig
-from qualeval.report.accuracy import Repeat, pass_at_k, repeated
 from qualeval.run.pipeline import run_samples
 from qualeval.scoring.code import answer_code
 from qualeval.scoring.sandbox import Limits, isolation, run_python

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import qualeval
-from qualeval.report.accuracy import wilson
+from qualeval.figures.accuracy import wilson
 from qualeval.serving.timeseries import figures, kind_of, metric_maps, read_metrics
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.observe import decay

@@ -12,7 +12,7 @@ one-sided 95% bounds are d -/+ 1.645 se, and:
 - GO when the lower bound is above -m: a drop of m or more is rejected at 5%, one-sided. Where no pair is
   discordant this agrees with the exact binomial bound: 150 agreeing items pass a margin of 2 points, 100 do not;
 - INCONCLUSIVE otherwise, with the smallest difference the items can detect (McNemar at alpha 0.05, power 0.8,
-  Connor's approximation, report.noise) and the number of paired items on which this same GO rule would clear
+  Connor's approximation, figures.noise) and the number of paired items on which this same GO rule would clear
   the margin, the shares of items down and up kept as seen (so the advice never contradicts the verdict).
 
 Speed clauses are ratios of candidate to baseline (TTFT p99 at most, output tok/s at least); with a rerun of the
@@ -31,10 +31,10 @@ from statistics import NormalDist
 from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem, yaml_mapping
+from qualeval.figures.noise import minimum_detectable
+from qualeval.figures.rundir import check_rerun, refuse_same
+from qualeval.figures.runset import Group, Key, Loaded, PairCounts, figures, groups, load_runs, paired
 from qualeval.records import Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
-from qualeval.report.compare import check_rerun, refuse_same
-from qualeval.report.noise import minimum_detectable
-from qualeval.report.runset import Group, Key, Loaded, PairCounts, figures, groups, load_runs, paired
 
 __all__ = ["EXIT_CODES", "gate_runs", "items_needed", "load_policy", "noninferiority"]
 

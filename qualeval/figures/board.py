@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
+from qualeval.figures.noise import ALPHA, mcnemar_exact, run_noise
+from qualeval.figures.rundir import check_rerun, refuse_same, run_settings
+from qualeval.figures.runset import Group, Loaded, figures, grouper, groups, load_runs, paired
 from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
-from qualeval.report.compare import check_rerun, refuse_same, run_settings
-from qualeval.report.noise import ALPHA, mcnemar_exact, run_noise
-from qualeval.report.runset import Group, Loaded, figures, grouper, groups, load_runs, paired
 
 __all__ = ["board_runs", "holm"]
 

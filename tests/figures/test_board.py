@@ -15,8 +15,8 @@ from typing import Any
 
 from scipy.stats import binomtest
 
+from qualeval.figures.board import board_runs, holm
 from qualeval.records import ConstraintRecord, Extraction, Record, Score, ServerTimings, Timing, Usage
-from qualeval.report.board import board_runs, holm
 
 
 def write_run(
@@ -208,7 +208,7 @@ def test_a_copy_beside_a_run_or_a_rerun_of_another_config_is_one_error_line(tmp_
 
 
 def test_unknown_questions_are_said_on_the_row_like_endpoint_errors(tmp_path: Path) -> None:
-    from tests.report.test_gate import with_unknown_questions
+    from tests.figures.test_gate import with_unknown_questions
 
     base = write_run(tmp_path / "base", flags(20, set()))
     refused = with_unknown_questions(

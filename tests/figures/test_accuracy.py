@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from qualeval.figures.accuracy import summarize, wilson
 from qualeval.records import Outcome
-from qualeval.report.accuracy import summarize, wilson
 from tests.conftest import sim_process
 
 

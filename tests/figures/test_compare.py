@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from qualeval.errors import InputError
+from qualeval.figures.compare import compare_runs
 from qualeval.records import ConstraintRecord, Extraction, Record, Score, Timing, Usage
-from qualeval.report.compare import compare_runs
 
 LEVELS = ("c=1", "c=4", "c=16")
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
-
-from pydantic import ValidationError
+from typing import Any
 
 from qualeval.errors import InputError
+from qualeval.figures.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
+from qualeval.figures.repeats import cached_share, identical_pairs, said_of
+from qualeval.figures.rundir import PairKey, RunDir, check_rerun, read_run, refuse_same, run_settings
 from qualeval.records import (
     NOT_THE_MODELS,
     Comparison,
@@ -34,54 +34,15 @@ from qualeval.records import (
     TaskComparison,
     Timed,
 )
-from qualeval.records.store import RunStore
-from qualeval.report.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
-from qualeval.report.repeats import cached_share, identical_pairs, said_of
-from qualeval.report.serving_sections import side_by_side
 
-__all__ = ["RunLike", "check_rerun", "compare_runs", "refuse_same", "run_settings"]
+__all__ = ["compare_runs", "side_by_side"]
 
 BOOTSTRAP = 2000
 
-PairKey = tuple[str, ...]
-"""(task, sample id, repeat, load level), or without the level when the runs swept different levels."""
 Pair = tuple[Record, Record]
 
 
-@dataclass(frozen=True)
-class _Run:
-    records: dict[PairKey, Record]
-    """The first record of each key."""
-    levels: set[str]
-    manifest: Manifest
-    summary: RunSummary | None
-    """None when the run has no readable summary.json: the figures read from it are left out."""
-
-
-def read_run(root: Path) -> _Run:
-    """A run directory's manifest, its first record per (task, sample, repeat, level), its levels and summary."""
-    store = RunStore(root)
-    manifest = store.manifest()
-    if manifest is None:
-        raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
-    records: dict[PairKey, Record] = {}
-    levels: set[str] = set()
-    for record in store.records():
-        levels.add(record.level)
-        records.setdefault((record.task, record.sample_id, str(record.repeat), record.level), record)
-    return _Run(records, levels, manifest, _summary(root / "summary.json"))
-
-
-def _summary(path: Path) -> RunSummary | None:
-    if not path.exists():
-        return None
-    try:
-        return RunSummary.model_validate_json(path.read_bytes())
-    except ValidationError:  # a damaged or foreign summary costs only the figures read from it
-        return None
-
-
-def _refuse_other_sweep(*runs: tuple[Path, _Run]) -> None:
+def _refuse_other_sweep(*runs: tuple[Path, RunDir]) -> None:
     """Runs of one level each pair by item whatever their labels (c=4 beside c=8); a sweep beside a run of other
     levels does not: which of its levels would stand for it is not compare's to pick."""
     swept = next(((root, run) for root, run in runs if len(run.levels) > 1), None)
@@ -145,7 +106,7 @@ def _group(key: PairKey, levels: set[str]) -> str:
 _Grouped = tuple[dict[str, list[Pair]], dict[str, tuple[int, int]], dict[str, int]]
 
 
-def _grouped(a: _Run, b: _Run, shared: list[PairKey]) -> _Grouped:
+def _grouped(a: RunDir, b: RunDir, shared: list[PairKey]) -> _Grouped:
     """Pairs by task, and by load level when the runs swept several: the same item at several levels is not
     independent evidence. A pair of warm-up requests is in (each run scores its warm-up, so leaving it out would
     give accuracies that are not the runs'), counted, and kept out of the speed ratios; a pair where either
@@ -216,7 +177,7 @@ def _accuracy(pairs: list[Pair], rng: Any) -> dict[str, Any]:
     }
 
 
-def _task(name: str, pairs: list[Pair], a: _Run, b: _Run, rng: Any) -> TaskComparison:
+def _task(name: str, pairs: list[Pair], a: RunDir, b: RunDir, rng: Any) -> TaskComparison:
     accuracy = _accuracy(pairs, rng)  # first: the bootstrap draws stay in the order they always had
     ratios = _ratios(pairs, rng)
     throughput = _throughput_ratio(a.summary, b.summary, name)
@@ -225,26 +186,6 @@ def _task(name: str, pairs: list[Pair], a: _Run, b: _Run, rng: Any) -> TaskCompa
     return TaskComparison(
         pairs=len(pairs), ratios=ratios, throughput_ratio=throughput, identical=same, prompt_cache=cached, **accuracy
     )
-
-
-def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested settings as dotted keys (slo.ttft_ms); an empty mapping has no keys, so {} against a filled one
-    shows only the keys that were set."""
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        if isinstance(value, dict):
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[f"{prefix}{key}"] = value
-    return out
-
-
-def run_settings(m: Manifest) -> dict[str, Any]:
-    """A run's settings as dotted keys: the configuration (but `out`, which always differs and changes nothing
-    measured) and what it pinned (but the notes, which explain)."""
-    pinned = m.pinned.model_dump(mode="json", exclude={"notes"}) if m.pinned else {}
-    config = m.config.model_dump(mode="json", exclude={"out"}) if m.config else {}
-    return _flat(config) | _flat(pinned, "pinned.")
 
 
 def _settings(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
@@ -262,66 +203,6 @@ def _noisy(tasks: dict[str, TaskComparison], noise: dict[str, Noise]) -> dict[st
         within = within_noise(t.difference, found) if found is not None and t.difference is not None else None
         out[name] = t.model_copy(update={"within_noise": within, "noise_floor": found.floor if found else None})
     return out
-
-
-_MAY_DIFFER = frozenset(
-    {"out", "base_url", "endpoints", "timeout", "max_retries", "fail_under", "probe", "published", "within"}
-    | {"sample_seed", "arrival_seed"}
-)
-"""What a rerun of A may change: where it was served and written, how long it waited, how it is judged
-afterwards, and its seeds (a rerun draws anew what was drawn); the rest is A's configuration."""
-
-
-def _configuration(m: Manifest) -> dict[str, Any]:
-    """A run's configuration as dotted keys: its settings but those a rerun may change, what it pinned, and each
-    task as it ran (spec, version, samples; not where its file was)."""
-    config = m.config.model_dump(mode="json", exclude=set(_MAY_DIFFER)) if m.config else {}
-    pinned = m.pinned.fingerprinted() if m.pinned else {}
-    tasks = {name: entry.model_dump(mode="json", exclude={"file"}) for name, entry in m.tasks.items()}
-    shaping = m.shaping.model_dump(mode="json") if m.shaping else {}
-    return _flat(config) | _flat(pinned, "pinned.") | _flat(tasks, "tasks.") | _flat(shaping, "shaping.")
-
-
-class RunLike(Protocol):
-    """What the checks below read of a run: compare's own, or board's and gate's (runset.Loaded)."""
-
-    @property
-    def manifest(self) -> Manifest: ...
-
-    @property
-    def records(self) -> Mapping[tuple[str, ...], Record]: ...
-
-
-def check_rerun(a: RunLike, rerun: RunLike, again: Path, of: str = "A") -> None:
-    """Refuse as `of`'s rerun a run of another configuration or other items: its noise would not be `of`'s."""
-    ca, cr = _configuration(a.manifest), _configuration(rerun.manifest)
-    differ = next((k for k in [*ca, *(k for k in cr if k not in ca)] if ca.get(k) != cr.get(k)), None)
-    if differ is not None:
-        raise InputError(
-            f"{again}: not a rerun of {of}: its {differ} is {cr.get(differ)!r} where {of}'s is {ca.get(differ)!r} "
-            f"(a rerun must have {of}'s configuration; only its seeds, server address and output folder may differ)"
-        )
-    apart = set(a.records) ^ set(rerun.records)
-    if apart:
-        raise InputError(
-            f"{again}: not a rerun of {of}: {len(apart)} of its and {of}'s items (task, sample, repeat, level) are in "
-            f"one run only ({len(rerun.records)} items against {of}'s {len(a.records)}); a rerun must run {of}'s items"
-        )
-
-
-def refuse_same(first: Path, one: RunLike, second: Path, two: RunLike, role: str) -> None:
-    """The same run twice (the same directory, or a copy of it: the same run id; for runs older than the id, the
-    same start and fingerprint) is no comparison: every difference would be zero by construction."""
-    m1, m2 = one.manifest, two.manifest
-    if m1.run_id is not None and m2.run_id is not None:
-        same = m1.run_id == m2.run_id
-    else:
-        same = m1.started is not None and m1.started == m2.started and m1.fingerprint == m2.fingerprint
-    if first.resolve() == second.resolve() or same:
-        raise InputError(
-            f"{second}: the same run as {first} (started {one.manifest.started or 'at the same time'}); "
-            f"{role} must be another run"
-        )
 
 
 def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | None = None) -> Comparison:
@@ -383,3 +264,27 @@ def _throughput_ratio(sa: RunSummary | None, sb: RunSummary | None, key: str) ->
     else:
         a, b = ta.speed.output_throughput, tb.speed.output_throughput
     return b / a if a and b else None
+
+
+def _server_means(summary: RunSummary | None) -> dict[str, float]:
+    figures: dict[str, list[float]] = {}
+    for figs in ((summary.server if summary else None) or {}).values():
+        for name, value in figs.items():
+            figures.setdefault(name, []).append(value.mean)
+    return {name: sum(v) / len(v) for name, v in figures.items()}
+
+
+def side_by_side(a: RunSummary | None, b: RunSummary | None) -> dict[str, list[float | None]]:
+    """For `qualeval compare`: each server metric (mean over the run and the replicas) of run A and run B, beside
+    each shared task's accuracy and TTFT p99, so a serving change's effect on both reads in one table. None: a
+    run without a summary."""
+    ma, mb = _server_means(a), _server_means(b)
+    if not ma and not mb:
+        return {}
+    rows: dict[str, list[float | None]] = {name: [ma.get(name), mb.get(name)] for name in sorted(set(ma) | set(mb))}
+    shared = [(t, a.tasks[t], b.tasks[t]) for t in sorted(set(a.tasks) & set(b.tasks))] if a and b else []
+    for task, ta, tb in shared:
+        if ta.scored:
+            rows[f"{task}: accuracy"] = [ta.summary.accuracy, tb.summary.accuracy]
+        rows[f"{task}: TTFT p99 (ms)"] = [t.speed.ttft.p99 if t.speed.ttft else None for t in (ta, tb)]
+    return rows

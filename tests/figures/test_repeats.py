@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from qualeval.cli import app
-from qualeval.report.compare import compare_runs
+from qualeval.figures.compare import compare_runs
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.wire.response import usage_of
 

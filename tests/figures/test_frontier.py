@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import pytest
 
+from qualeval.figures.accuracy import answered_cell
+from qualeval.figures.frontier import answer_of, frontier, under_load
+from qualeval.figures.speed import speed
 from qualeval.records import ConstraintRecord, Extraction, LevelReport, Record, Score, Timing, Usage
-from qualeval.report.accuracy import answered_cell
-from qualeval.report.frontier import answer_of, frontier, under_load
-from qualeval.report.speed import speed
 
 
 def _record(
@@ -43,7 +43,7 @@ def _level(label: str, right: int, n: int, tokens: int, latency: float) -> list[
 
 
 def _levels(records: Sequence[Record]) -> dict[str, LevelReport]:
-    """As qualeval.report.summary builds them: per level in run order, accuracy and speed."""
+    """As qualeval.figures.summary builds them: per level in run order, accuracy and speed."""
     out = {}
     for label in dict.fromkeys(r.level for r in records):
         at = [r for r in records if r.level == label]
@@ -168,11 +168,11 @@ def test_load_is_read_against_the_first_level_of_the_same_budget_and_a_budget_sw
 
 def test_the_reports_and_the_terminal_show_the_frontier_and_warn_of_a_drop(capsys: pytest.CaptureFixture[str]) -> None:
     from qualeval.cli.frontier import print_frontier
+    from qualeval.figures.speed import linked
     from qualeval.records import RunSummary, TaskReport, TaskSummary
     from qualeval.report.frontier_sections import smallest_line
     from qualeval.report.html import html_report
     from qualeval.report.markdown import markdown_report
-    from qualeval.report.speed import linked
 
     labels = ["c=1 max_tokens=256", "c=8 max_tokens=256", "c=1 max_tokens=1024"]
     records = [*_level(labels[0], 30, 40, 200, 300.0), *_level(labels[1], 15, 40, 200, 900.0)]

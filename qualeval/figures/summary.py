@@ -3,7 +3,7 @@ levels asked differently: budgets, efforts, thinking on and off), repeated sampl
 overall, the linked speed-and-quality analysis, and fault counts.
 
 Accuracy counts each item once: a sweep over three load levels of 20 questions is 20 items, not 60, and its
-interval uses n = 20 (see qualeval.report.accuracy for how an item's records are pooled).
+interval uses n = 20 (see qualeval.figures.accuracy for how an item's records are pooled).
 """
 
 from __future__ import annotations
@@ -11,17 +11,28 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from qualeval._version import __version__
-from qualeval.records import NOT_THE_MODELS, LevelReport, Outcome, Record, RunConfig, RunSummary, TaskReport, Timed
+from qualeval.figures.accuracy import Repeat, answered_cell, per_level, repeated, summarize
+from qualeval.figures.frontier import Answer, answer_of, asked_differently, frontier, under_load
+from qualeval.figures.repeats import Said, by_item, identical, said_of
+from qualeval.figures.speed import linked, speed
+from qualeval.records import (
+    NOT_THE_MODELS,
+    LevelReport,
+    Outcome,
+    Record,
+    RunConfig,
+    RunSummary,
+    TaskReport,
+    TaskSummary,
+    Timed,
+)
 from qualeval.records.store import RunStore
-from qualeval.report.accuracy import Repeat, answered_cell, per_level, repeated, summarize
-from qualeval.report.frontier import Answer, answer_of, asked_differently, frontier, under_load
-from qualeval.report.repeats import Said, by_item, identical, said_of
-from qualeval.report.speed import linked, speed
 from qualeval.tasks import Task
 
-__all__ = ["summarize_records"]
+__all__ = ["offline_summary", "summarize_records", "write_summary_json"]
 
 
 @dataclass
@@ -71,6 +82,26 @@ def summarize_records(
         records=count,
         tasks={task.name: _report(task, rows[task.name], labels, config) for task in tasks},
     )
+
+
+def offline_summary(summary: TaskSummary, responses: Path, records: int) -> RunSummary:
+    """The summary `qualeval score` writes: one task judged from `responses`, a file made elsewhere. No server was
+    asked (no base_url: the file is its `source`) and no request was timed, so its speed is empty."""
+    report = TaskReport(summary=summary, speed=speed([]), linked=linked([], None))
+    return RunSummary(
+        model=f"offline: {responses.name}",
+        base_url=None,
+        source=str(responses),
+        simulated=False,
+        qualeval_version=__version__,
+        records=records,
+        tasks={summary.task: report},
+    )
+
+
+def write_summary_json(store: RunStore, summary: RunSummary) -> Path:
+    """summary.json: the one writer of it, for a run, a rescore, a merge and `qualeval score` alike."""
+    return store.write_json("summary.json", summary.model_dump(mode="json"))
 
 
 def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> TaskReport:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from qualeval.figures.compare import compare_runs
+from qualeval.figures.noise import mcnemar_exact
+from qualeval.figures.speed import length_bucket, linked, speed
 from qualeval.records import ConstraintRecord, Extraction, Record, Score, Timed, Timing, Usage
-from qualeval.report.compare import compare_runs
-from qualeval.report.noise import mcnemar_exact
-from qualeval.report.speed import length_bucket, linked, speed
 from qualeval.wire.histogram import bucket_of, percentile
 from tests.conftest import sim_process
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from scipy.stats import binomtest, norm
 
-from qualeval.report.gate import gate_runs, items_needed, noninferiority
-from qualeval.report.noise import minimum_detectable
-from qualeval.report.runset import PairCounts
-from tests.report.test_board import flags, write_run
+from qualeval.figures.gate import gate_runs, items_needed, noninferiority
+from qualeval.figures.noise import minimum_detectable
+from qualeval.figures.runset import PairCounts
+from tests.figures.test_board import flags, write_run
 
 
 def gate_cli(*args: Path | str) -> subprocess.CompletedProcess[str]:

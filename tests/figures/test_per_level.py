@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from qualeval.cli import app
-from qualeval.report.frontier import asked_differently
+from qualeval.figures.frontier import asked_differently
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
 

@@ -30,12 +30,10 @@ from qualeval.records import (
     Outcome,
     Repeated,
     RunSummary,
-    TaskReport,
     TaskSummary,
 )
 
 __all__ = [
-    "PER_LEVEL",
     "Repeat",
     "answered_cell",
     "below",
@@ -43,7 +41,6 @@ __all__ = [
     "item_scores",
     "pass_at_k",
     "per_level",
-    "published_where",
     "repeated",
     "summarize",
     "wilson",
@@ -141,12 +138,6 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
     return summary
 
 
-PER_LEVEL = (
-    "the levels asked differently (an output budget, an effort, thinking on or off), so the accuracy is per "
-    "level; a figure pooled over them would mean none of them."
-)
-
-
 def below(summary: RunSummary, share: float) -> list[str]:
     """The tasks whose accuracy is under `share` (--fail-under), each level by name (`gsm8k @ effort=low`) where
     the levels asked differently: every level is held to it, as no pooled figure stands for them."""
@@ -182,23 +173,6 @@ def per_level(summary: TaskSummary, by_level: Mapping[str, TaskSummary]) -> Task
             "measures": {f"{k} @ {level}": c for level, s in by_level.items() for k, c in s.measures.items()},
         }
     )
-
-
-def published_where(t: TaskReport) -> str:
-    """Where the published figure falls: inside or outside the interval, per level where the levels asked
-    differently (a model card's figure is of one setting, which is one of the levels at most)."""
-    assert t.published is not None
-    if t.summary.interval is not None:
-        low, high = t.summary.interval
-        return f"{'inside' if low <= t.published <= high else 'outside'} the interval"
-    cells = {name: t.levels[name].accuracy for name in t.summary.per_level if name in t.levels}
-    inside = [name for name, c in cells.items() if c.n and c.low <= t.published <= c.high]
-    outside = [name for name, c in cells.items() if c.n and name not in inside]
-    parts = [
-        f"inside the interval at {', '.join(inside)}" if inside else "",
-        f"outside at {', '.join(outside)}" if outside else "",
-    ]
-    return "; ".join(p for p in parts if p) or "no level answered"
 
 
 def _measures(rows: Sequence[Outcome]) -> dict[str, Cell]:

@@ -25,6 +25,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from qualeval.figures.noise import ALPHA, mcnemar_exact
+from qualeval.figures.speed import distribution
 from qualeval.records import (
     ENDPOINT_FAILED,
     NOT_THE_MODELS,
@@ -35,8 +37,6 @@ from qualeval.records import (
     Record,
     Timed,
 )
-from qualeval.report.noise import ALPHA, mcnemar_exact
-from qualeval.report.speed import distribution
 
 __all__ = ["Answer", "answer_of", "asked_differently", "frontier", "paired", "swept", "under_load"]
 

@@ -7,6 +7,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
+from qualeval.figures.accuracy import cell_of
 from qualeval.records import (
     TRUNCATED,
     Distribution,
@@ -16,7 +17,6 @@ from qualeval.records import (
     Timed,
     Truncation,
 )
-from qualeval.report.accuracy import cell_of
 from qualeval.wire.histogram import interpolated, merge, percentile
 
 __all__ = [

@@ -11,7 +11,7 @@ from statistics import NormalDist
 from typer.testing import CliRunner
 
 from qualeval.cli import app
-from qualeval.report.noise import minimum_detectable
+from qualeval.figures.noise import minimum_detectable
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
 

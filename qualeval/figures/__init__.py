@@ -1,0 +1,33 @@
+"""The figures of runs, computed from their records: what summary.json, compare.json, board.json and gate.json
+hold. qualeval.report renders them (report.md, report.html, plots, board pages); qualeval.serving computes its
+workload figures with them.
+
+summary     a run's summary from its records (accuracy per task and level, speed, faults); summary.json written
+accuracy    accuracy with Wilson intervals, statuses, rungs, breakdowns; repeated sampling; --fail-under
+speed       speed figures (TTFT, first answer, TPOT, ITL, throughput) and speed beside quality
+frontier    accuracy against cost per level, and drops under load
+repeats     greedy answers to identical input paired; the share of prompt tokens served from a cache
+noise       McNemar's exact test, the smallest detectable difference, run-to-run noise
+rundir      a run directory read back; the checks that runs are not the same and that a rerun is one
+compare     two runs paired item by item
+runset      several runs of the same items (board and gate)      board  N configs side by side
+gate        a release gate's verdict by a policy file
+"""
+
+from qualeval.figures.accuracy import below, summarize
+from qualeval.figures.board import board_runs
+from qualeval.figures.compare import compare_runs
+from qualeval.figures.gate import gate_runs, load_policy
+from qualeval.figures.summary import offline_summary, summarize_records, write_summary_json
+
+__all__ = [
+    "below",
+    "board_runs",
+    "compare_runs",
+    "gate_runs",
+    "load_policy",
+    "offline_summary",
+    "summarize",
+    "summarize_records",
+    "write_summary_json",
+]

@@ -1,0 +1,90 @@
+"""What repeats between requests that sent the same thing: the greedy answers to identical input, paired, and
+the share of prompt tokens served from the cache (qualeval.report.repeats says them as findings).
+
+The prefix cache: a rerun of the same prompts (a task's items, a fixed-seed workload) is served from the cache
+the first run filled, so its TTFT measures a cache hit, not prompt processing. Every run shows the share of its
+prompt tokens the server reported as cached, and a comparison says when one side's TTFT came from a cache the
+other side's did not.
+
+Identical inputs at temperature 0 should give identical outputs: batching that changes answers is a serving
+defect. Per task, each level of a load sweep against the first, and A against B in a comparison: how many greedy
+answers to the same messages differ, and the items whose verdict flipped on that same input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from qualeval.figures.speed import prompt_cache
+from qualeval.records import NOT_THE_MODELS, Identical, Record
+
+__all__ = ["Said", "by_item", "cached_share", "identical", "identical_pairs", "said_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What an identical-output pair needs of one record, compactly (runs can hold 100,000 records)."""
+
+    level: str
+    item: tuple[str, int]
+    asked: str
+    """A digest of what was asked: the body sent but for the model's name and how it streamed."""
+    said: str
+    """A digest of the output (reasoning and content)."""
+    correct: bool
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def said_of(record: Record) -> Said | None:
+    """None for a record that is no greedy answer of the model's: an endpoint error or unknown question, a
+    temperature other than 0 (sampling differs by design). A warm-up is one: each run scores it, and its accuracy
+    is paired on it, so the identical-input figures stand on the same pairs."""
+    if record.status in NOT_THE_MODELS or record.request.temperature != 0:
+        return None
+    # two configurations may name the model apart and stream or not; a budget or sampling key that differs
+    # makes the input another one
+    asked = record.request.model_dump_json(exclude={"model", "stream", "stream_options"})
+    return Said(
+        record.level, (record.sample_id, record.repeat), _digest(asked), _digest(record.reasoning, record.content),
+        record.score.correct,
+    )  # fmt: skip
+
+
+def identical(this: Mapping[tuple[str, int], Said], other: Mapping[tuple[str, int], Said]) -> Identical | None:
+    """`this` side's greedy answers against `other`'s, item by item (sample id and repeat)."""
+    return identical_pairs((a, other.get(key)) for key, a in sorted(this.items()))
+
+
+def identical_pairs(pairs: Iterable[tuple[Said | None, Said | None]]) -> Identical | None:
+    """Over the pairs of greedy answers that sent the same messages; None when there is no such pair."""
+    same = [(a, b) for a, b in pairs if a is not None and b is not None and a.asked == b.asked]
+    if not same:
+        return None
+    alike = sum(a.said == b.said for a, b in same)
+    flipped = sorted({a.item[0] for a, b in same if a.correct != b.correct})
+    return Identical(pairs=len(same), identical=alike, flipped=flipped)
+
+
+def by_item(said: Iterable[Said | None], level: str | None = None) -> dict[tuple[str, int], Said]:
+    """The greedy answers (at `level`, or at any), keyed by item and repeat; the first of a key is kept."""
+    out: dict[tuple[str, int], Said] = {}
+    for s in said:
+        if s is not None and (level is None or s.level == level):
+            out.setdefault(s.item, s)
+    return out
+
+
+def cached_share(records: Iterable[Record]) -> float | None:
+    """The share of prompt tokens served from the cache over these records (warm-ups and endpoint errors
+    aside, as in Speed); None when no server said."""
+    found = prompt_cache([t for r in records if not (t := r.timed()).warmup and r.status not in NOT_THE_MODELS])
+    return found.share if found else None
