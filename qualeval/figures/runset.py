@@ -86,9 +86,10 @@ def load_runs(paths: Sequence[Path]) -> list[Loaded]:
     if len({tuple(_levels(run)) for run in runs}) > 1:
         swept = next((run for run in runs if len(_levels(run)) > 1), None)
         if swept is not None:  # which of its levels would stand for the run is not ours to pick
+            other = next(run for run in runs if _levels(run) != _levels(swept))
             raise InputError(
-                f"{swept.path}: swept the levels {', '.join(_levels(swept))}, and {runs[0].path} ran "
-                f"{', '.join(_levels(runs[0]))}: set runs of one level each side by side, or sweeps of the same levels"
+                f"{swept.path}: swept the levels {', '.join(_levels(swept))}, and {other.path} ran "
+                f"{', '.join(_levels(other))}: set runs of one level each side by side, or sweeps of the same levels"
             )
         runs = [_without_levels(run) for run in runs]
     for run in runs[1:]:

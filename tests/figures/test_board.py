@@ -178,6 +178,9 @@ def test_accuracy_is_the_runs_own_and_different_sweeps_are_refused(tmp_path: Pat
     swept = write_run(tmp_path / "swept", flags(10, set()), levels=("c=1", "c=8"), config={"concurrency": [1, 8]})
     done = board_cli(base, swept, "--out", tmp_path / "refused")
     assert done.returncode == 2 and done.stderr.count("error:") == 1 and "c=1, c=8" in done.stderr, done.stderr
+    # the sweep given first: the line names it and the other run, each once
+    done = board_cli(swept, base, "--out", tmp_path / "refused-too")
+    assert done.returncode == 2 and done.stderr.count(str(swept)) == 1 and str(base) in done.stderr, done.stderr
 
 
 def test_an_unscored_task_shows_no_accuracy(tmp_path: Path) -> None:
