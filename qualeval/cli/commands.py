@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from qualeval.run.offline_read import ReadOptions
     from qualeval.run.probe import ProbeOptions
     from qualeval.sim import SimConfig, SimServer
-    from qualeval.wire.models import Sample
+    from qualeval.tasks.sample import Sample
 
 __all__ = [
     "Progress",

@@ -47,8 +47,8 @@ from qualeval.serving.shaping import needs_shaping, shape_work
 from qualeval.serving.wiring import serving_client
 from qualeval.tasks import Task, build_samples
 from qualeval.tasks.load import load_tasks
+from qualeval.tasks.sample import Sample
 from qualeval.wire.client import ChatClient, ChatSender
-from qualeval.wire.models import Sample
 
 __all__ = ["execute", "load_run_tasks"]
 

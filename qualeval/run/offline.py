@@ -27,8 +27,9 @@ from qualeval.run.offline_read import ReadOptions, read_responses
 from qualeval.scoring.modeljudge import model_judge_for
 from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
 from qualeval.tasks import Task
+from qualeval.tasks.sample import Sample
 from qualeval.tasks.samples import sample_from_doc
-from qualeval.wire.models import Message, Sample
+from qualeval.wire.models import Message
 
 __all__ = ["JudgedLine", "ReadOptions", "SplitOptions", "score_file"]
 

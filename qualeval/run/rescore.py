@@ -16,7 +16,8 @@ from qualeval.run.written import write_summary
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.load import builtin_dir
-from qualeval.wire.models import Message, Sample
+from qualeval.tasks.sample import Sample
+from qualeval.wire.models import Message
 
 __all__ = ["rescore", "run_config_of", "sample_of", "task_of", "tasks_of"]
 

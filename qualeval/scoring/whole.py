@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from qualeval.records import Score, ScorerSpec
 from qualeval.scoring.extract import Extraction
-from qualeval.wire.models import Sample
+from qualeval.tasks.sample import Sample
 
 __all__ = ["WHOLE_ANSWER", "WHOLE_SCORERS", "WholeScorer", "runs_code", "score_whole"]
 
