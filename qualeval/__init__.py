@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from qualeval._version import __version__
 from qualeval.reasoning.completion import Completion
 from qualeval.records import Timing, Usage
-from qualeval.wire.models import ChatRequest, ChatResponse, Message, Sample
+from qualeval.tasks.sample import Sample
+from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
 if TYPE_CHECKING:
     from qualeval.api import RunResult, evaluate, evaluate_async, open_run

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from qualeval.run.offline_read import ReadOptions
     from qualeval.run.probe import ProbeOptions
     from qualeval.sim import SimConfig, SimServer
-    from qualeval.wire.models import Sample
+    from qualeval.tasks.sample import Sample
 
 __all__ = [
     "Progress",
@@ -100,9 +100,11 @@ async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
 def task_sample(task: str, *, data: Path | None, index: int, num_fewshot: int | None) -> Sample:
     """Sample number `index` of a task, rendered as it would be sent."""
     from qualeval.run.checks import one_task_data
+    from qualeval.scoring.whole import check_scorers
     from qualeval.tasks import build_samples, load_task
 
     loaded = load_task(task)
+    check_scorers([loaded])
     data = one_task_data(data, task, loaded)  # TASK=PATH, as `run` takes it, works here too
     samples = build_samples(loaded, data=data, limit=index + 1, num_fewshot=num_fewshot)
     if index >= len(samples):

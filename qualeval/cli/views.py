@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         TaskComparison,
         TaskSummary,
     )
-    from qualeval.wire.models import Sample
+    from qualeval.tasks.sample import Sample
 
 __all__ = [
     "print_comparison",

@@ -288,8 +288,6 @@ class TaskSpec(_Strict):
             raise ValueError("a choice answer needs doc_to_choice")
         if self.scorer.kind == "choice" and self.answer.type != "choice":
             raise ValueError("the choice scorer needs answer.type 'choice'")
-        if self.scorer.kind in ("code", "ifeval") and self.answer.type != "text":
-            raise ValueError(f"the {self.scorer.kind} scorer reads the whole answer: it needs answer.type 'text'")
         labels = {self.subsets.label, self.subsets.group_label} if self.subsets else set()
         for name in self.breakdowns:
             if name not in self.doc_to_meta and name not in labels:

@@ -43,12 +43,13 @@ from qualeval.run.pipeline import run_one
 from qualeval.run.probe import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
+from qualeval.scoring.whole import check_scorers
 from qualeval.serving.shaping import needs_shaping, shape_work
 from qualeval.serving.wiring import serving_client
 from qualeval.tasks import Task, build_samples
 from qualeval.tasks.load import load_tasks
+from qualeval.tasks.sample import Sample
 from qualeval.wire.client import ChatClient, ChatSender
-from qualeval.wire.models import Sample
 
 __all__ = ["execute", "load_run_tasks"]
 
@@ -73,6 +74,7 @@ def _samples(task: Task, ref: str, config: RunConfig, tasks: list[Task]) -> list
 def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
     refs = [(ref, task) for ref in config.tasks for task in load_tasks(ref)]  # lm_eval:GROUP runs as its tasks
     tasks = [task for _, task in refs]
+    check_scorers(tasks)
     check_code_allowed(tasks, config.allow_code_execution)  # refused before any data is read
     loaded = [(task, _samples(task, ref, config, tasks)) for ref, task in refs]
     check_run_tasks(config, tasks)  # the warnings: --data for no task of the run, sampling cards advise against

@@ -26,9 +26,11 @@ from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
 from qualeval.scoring.modeljudge import model_judge_for
 from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
+from qualeval.scoring.whole import check_scorers
 from qualeval.tasks import Task
+from qualeval.tasks.sample import Sample
 from qualeval.tasks.samples import sample_from_doc
-from qualeval.wire.models import Message, Sample
+from qualeval.wire.models import Message
 
 __all__ = ["JudgedLine", "ReadOptions", "SplitOptions", "score_file"]
 
@@ -190,6 +192,7 @@ def decide_lines(
     the user's --allow-code-execution, without which a code task's line is refused. `note` is told what was
     read, and how ids were matched when it was by their number.
     """
+    check_scorers([task])
     read, split = read or ReadOptions(), split or SplitOptions()
     id_map = load_id_map(read.id_map) if read.id_map is not None else None
     parsed, said = read_responses(path, read)

@@ -19,7 +19,7 @@ import orjson
 
 from qualeval.errors import InputError
 from qualeval.tasks import Task, build_samples
-from qualeval.wire.models import Sample
+from qualeval.tasks.sample import Sample
 
 __all__ = ["Index", "MatchBy", "load_id_map"]
 

@@ -42,9 +42,10 @@ from qualeval.scoring.rules import constraint_cuts
 from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER, runs_code
 from qualeval.tasks.prompts import warn_once
+from qualeval.tasks.sample import Sample
 from qualeval.tasks.task import Task
 from qualeval.wire.client import ChatSender, build_body
-from qualeval.wire.models import ChatRequest, ChatResponse, Message, Sample
+from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
 __all__ = ["request_for", "resolve_mode", "run_one", "run_samples", "sampling_for"]
 

@@ -14,9 +14,11 @@ from qualeval.records.store import RunStore
 from qualeval.run.checks import check_code_allowed
 from qualeval.run.written import write_summary
 from qualeval.scoring.verdict import decide
+from qualeval.scoring.whole import check_scorers
 from qualeval.tasks import Task, build_samples, load_task
 from qualeval.tasks.load import builtin_dir
-from qualeval.wire.models import Message, Sample
+from qualeval.tasks.sample import Sample
+from qualeval.wire.models import Message
 
 __all__ = ["rescore", "run_config_of", "sample_of", "task_of", "tasks_of"]
 
@@ -131,6 +133,7 @@ def rescore(
             note(said)
     use_rescue = config.rescue if rescue is None else rescue
     # refused before anything is written, as a run is: a refusal must not leave a partial rescore behind
+    check_scorers(tasks.values())
     check_code_allowed(list(tasks.values()), allow_code)
     _check_ids(store, current)
     out = RunStore(root / "rescore")

@@ -21,8 +21,8 @@ from qualeval.scoring.extract.echo import unechoed
 from qualeval.scoring.followup import reconcile
 from qualeval.scoring.rules import reads_math, score
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
+from qualeval.tasks.sample import Sample
 from qualeval.tasks.task import Task
-from qualeval.wire.models import Sample
 
 __all__ = ["NOT_SCORED", "Verdict", "decide", "echoed", "prompt_of", "wants_model_judge"]
 

@@ -5,14 +5,24 @@ The judge hands them the final content (never the reasoning); each lives in a mo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from qualeval.records import Score, ScorerSpec
+from qualeval.errors import InputError
+from qualeval.records import Score, ScorerSpec, TaskSpec
 from qualeval.scoring.extract import Extraction
-from qualeval.wire.models import Sample
+from qualeval.tasks.sample import Sample
+from qualeval.tasks.task import Task
 
-__all__ = ["WHOLE_ANSWER", "WHOLE_SCORERS", "WholeScorer", "runs_code", "score_whole"]
+__all__ = [
+    "WHOLE_ANSWER",
+    "WHOLE_SCORERS",
+    "WholeScorer",
+    "check_scorers",
+    "runs_code",
+    "score_whole",
+    "scorer_problem",
+]
 
 
 def _code(content: str, sample: Sample, scorer: ScorerSpec, allow_code: bool) -> tuple[Extraction, Score]:
@@ -53,6 +63,22 @@ def runs_code(kind: str) -> bool:
     """Whether scoring a task of this kind runs its answers as programs."""
     found = WHOLE_SCORERS.get(kind)
     return found is not None and found.runs_code
+
+
+def scorer_problem(spec: TaskSpec) -> str | None:
+    """What keeps a task's scorer from judging its answers, or None. A scorer of this table judges the content
+    as written, so the task must take its answer as text (no typed value, no constraint of a number or a choice)."""
+    if spec.scorer.kind in WHOLE_SCORERS and spec.answer.type != "text":
+        return f"the {spec.scorer.kind} scorer reads the whole answer: it needs answer.type 'text'"
+    return None
+
+
+def check_scorers(tasks: Iterable[Task]) -> None:
+    """Refuse, naming the task file, a task whose scorer cannot judge its answers: before anything is sent or
+    read. The task format (qualeval.records) names the kinds; which of them read the whole answer is this table's."""
+    for task in tasks:
+        if (problem := scorer_problem(task.spec)) is not None:
+            raise InputError(f"{task.where}: field 'scorer': {problem}")
 
 
 def score_whole(

@@ -24,7 +24,8 @@ from qualeval.serving.lengths import (
 from qualeval.serving.reproduce import reproduces
 from qualeval.serving.workloads import Forcing, Measures, load_workload, workload_samples
 from qualeval.tasks import Task
-from qualeval.wire.models import Message, Sample
+from qualeval.tasks.sample import Sample
+from qualeval.wire.models import Message
 
 __all__ = ["needs_shaping", "parse_shard", "shape_work", "shard_of"]
 

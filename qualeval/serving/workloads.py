@@ -39,7 +39,8 @@ from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.records import Shape, TaskSpec, WorkloadPrompts
 from qualeval.serving.lengths import Counter, Filler, fit, place
 from qualeval.tasks import Task
-from qualeval.wire.models import Message, Sample
+from qualeval.tasks.sample import Sample
+from qualeval.wire.models import Message
 
 __all__ = ["Measures", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]
 

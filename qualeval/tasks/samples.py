@@ -12,10 +12,11 @@ from jinja2 import Undefined
 
 from qualeval.errors import InputError
 from qualeval.tasks.prompts import instruction_of, user_template_of, warn_once
+from qualeval.tasks.sample import Sample
 from qualeval.tasks.sources import read_split, source_label
 from qualeval.tasks.task import Doc, Task
 from qualeval.tasks.templates import Value, compile_value, function_value
-from qualeval.wire.models import Message, Sample
+from qualeval.wire.models import Message
 
 __all__ = ["build_samples", "sample_from_doc"]
 

@@ -1,5 +1,6 @@
-"""Typed values that cross module boundaries: sample, request, response. The split completion is the split's
-(qualeval.reasoning.completion); the persisted values (usage, timing, grade, statuses) live in qualeval.records."""
+"""Typed values that cross the wire: message, request, response. A task's sample is the tasks' own
+(qualeval.tasks.sample), the split completion the split's (qualeval.reasoning.completion); the persisted values
+(usage, timing, grade, statuses) live in qualeval.records."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.reasoning.completion import Completion
-from qualeval.records import Shape, Timing, Usage
+from qualeval.records import Timing, Usage
 
-__all__ = ["ChatRequest", "ChatResponse", "Message", "Sample"]
+__all__ = ["ChatRequest", "ChatResponse", "Message"]
 
 
 class Message(BaseModel):
@@ -18,37 +19,6 @@ class Message(BaseModel):
 
     role: Literal["system", "user", "assistant"]
     content: str
-
-
-class Sample(BaseModel):
-    """One question of a task, ready to send: the rendered messages and everything needed to score it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    """Stable across runs and endpoints: `task[/subset]/split/index-or-dataset-id`."""
-    task: str
-    messages: tuple[Message, ...]
-    question: str = ""
-    """The question as the document gives it (doc_to_text), without the task's instruction or few-shot examples:
-    what a follow-up shows the model beside its response."""
-    gold: str
-    """The correct answer; for choice answers the label (A, B, ...) or the choice text, as the task asks."""
-    choices: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    """Other accepted answers (alias match)."""
-    meta: dict[str, Any] = Field(default_factory=dict)
-    """The task's doc_to_meta values, by the names its YAML gives them: breakdowns group by them (subject,
-    category...) and its scorer reads its own (the code scorer's `test`, IFEval's `kwargs`). Written into the
-    record's `meta` as they are; `scored` and `shape` go into the record's fields of those names."""
-    scored: bool = True
-    """False for a workload's synthetic prompt: there is no right answer, so nothing to constrain or score."""
-    max_tokens: int | None = None
-    """A workload item's own token budget (its output length), over the task's."""
-    extra_body: dict[str, bool | int] = Field(default_factory=dict)
-    """The keys that force a workload item's output to that length (ignore_eos, min_tokens), merged into the body."""
-    shape: Shape | None = None
-    """What serving made of the prompt (None: the task's own item, as rendered)."""
 
 
 class ChatRequest(BaseModel):

@@ -20,8 +20,9 @@ from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.protocol import restated
 from qualeval.tasks import build_samples, load_task
+from qualeval.tasks.sample import Sample
 from qualeval.wire.client import ChatClient
-from qualeval.wire.models import ChatRequest, Message, Sample
+from qualeval.wire.models import ChatRequest, Message
 
 PLACEHOLDER = re.compile(r"<[a-z_ ]+>|\{[a-z_]+\}")
 

@@ -9,7 +9,7 @@ from qualeval.records import ScorerSpec
 from qualeval.scoring import sandbox
 from qualeval.scoring.code import score_code
 from qualeval.scoring.sandbox import Limits, run_python
-from qualeval.wire.models import Sample
+from qualeval.tasks.sample import Sample
 
 QUICK = Limits(timeout=5, memory_mb=256)
 SPEC = ScorerSpec(kind="code", timeout=5, memory_mb=256)

@@ -29,7 +29,8 @@ from qualeval.run.rescore import rescore
 from qualeval.scoring.extract import extract
 from qualeval.scoring.verdict import decide, echoed, prompt_of
 from qualeval.tasks import Task, build_samples, load_task
-from qualeval.wire.models import ChatRequest, ChatResponse, Message, Sample
+from qualeval.tasks.sample import Sample
+from qualeval.wire.models import ChatRequest, ChatResponse, Message
 from tests.conftest import SHARED
 
 MMLU = SHARED / "mmlu"

@@ -11,7 +11,7 @@ from qualeval.figures.accuracy import summarize, wilson
 from qualeval.records import AnswerSpec, Outcome, ScorerSpec
 from qualeval.scoring.extract import extract, naive_extract
 from qualeval.scoring.rules import score
-from qualeval.wire.models import Sample
+from qualeval.tasks.sample import Sample
 from tests.conftest import DATA
 
 CASES = json.loads((DATA / "extraction_cases.json").read_text())

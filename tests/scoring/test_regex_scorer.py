@@ -17,7 +17,8 @@ from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour
 from qualeval.tasks import Task
 from qualeval.tasks.load import parse_task
-from qualeval.wire.models import Message, Sample
+from qualeval.tasks.sample import Sample
+from qualeval.wire.models import Message
 from tests.conftest import ROOT, fast_sim, sim_url
 
 

@@ -20,7 +20,8 @@ from qualeval.reasoning.completion import Completion
 from qualeval.scoring.extract import normalize, words_to_digits
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import load_task
-from qualeval.wire.models import Message, Sample
+from qualeval.tasks.sample import Sample
+from qualeval.wire.models import Message
 from tests.conftest import DATA
 
 PAIRS = json.loads((DATA / "freeform_verdicts.json").read_text(encoding="utf-8"))

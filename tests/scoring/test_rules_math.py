@@ -12,7 +12,7 @@ import pytest
 from qualeval.reasoning.completion import Completion
 from qualeval.scoring.verdict import decide
 from qualeval.tasks import load_task
-from qualeval.wire.models import Sample
+from qualeval.tasks.sample import Sample
 from tests.conftest import DATA
 
 # (gold as MATH stores it, the model's final content, what a careful grader says)

@@ -27,8 +27,8 @@ from qualeval.scoring.sandbox import Limits, isolation, run_python
 from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour
 from qualeval.tasks import build_samples, load_task
+from qualeval.tasks.sample import Sample
 from qualeval.wire.client import ChatClient
-from qualeval.wire.models import Sample
 from tests.conftest import SHARED, fast_sim, sim_url
 
 HUMANEVAL = SHARED / "humaneval" / "HumanEval.jsonl"

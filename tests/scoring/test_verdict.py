@@ -20,7 +20,8 @@ from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.sim.grading import grade_reply
 from qualeval.tasks import load_task
-from qualeval.wire.models import Message, Sample
+from qualeval.tasks.sample import Sample
+from qualeval.wire.models import Message
 
 TASKS = ("word_problems", "knowledge_qa", "syllogisms")
 # (flavour, the convention forced for single/followup, whether the server ignores constraints)

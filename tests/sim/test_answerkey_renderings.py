@@ -10,7 +10,7 @@ import pytest
 
 from qualeval.sim.answerkey import AnswerKey, KeyEntry
 from qualeval.tasks import build_samples, load_task
-from qualeval.wire.models import Sample
+from qualeval.tasks.sample import Sample
 from tests.conftest import GSM8K, SHARED, needs_gsm8k
 
 MMLU = SHARED / "mmlu"

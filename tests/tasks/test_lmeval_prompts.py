@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from qualeval.tasks import build_samples, load_task
-from qualeval.wire.models import Sample
+from qualeval.tasks.sample import Sample
 from tests.conftest import SHARED
 
 pytestmark = [
