@@ -24,8 +24,8 @@ import math_verify
 from qualeval.reasoning.completion import Completion
 from qualeval.scoring.extract import normalize, words_to_digits
 from qualeval.scoring.verdict import decide
-from qualeval.tasks import load_task
-from qualeval.wire.models import Message, Sample
+from qualeval.tasks import Sample, load_task
+from qualeval.wire.models import Message
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 
