@@ -49,8 +49,8 @@ FRONTIER_NOTE = (
 )
 LOAD_NOTE = (
     "Each level against the first level of its sweep (the first that ran the same budget) on the same items, "
-    "warm-up and endpoint errors left out: the difference and McNemar's exact p; a drop is p < 0.05 with "
-    "accuracy lower."
+    "warm-up included as each level's accuracy counts it, endpoint errors left out: the difference and McNemar's "
+    "exact p; a drop is p < 0.05 with accuracy lower."
 )
 LOAD_HEAD = ("level", "against", "paired items", "difference", "McNemar p", "significant drop")
 

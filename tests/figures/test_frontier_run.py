@@ -42,7 +42,10 @@ def test_a_steady_sweep_is_read_against_its_first_level_and_raises_no_flag(tmp_p
     assert "warning:" not in said and "Accuracy fell under load" not in (tmp_path / "greedy" / "report.md").read_text()
     # the same words at every level spend the same tokens: no trade of accuracy against cost to show
     assert greedy["frontier"] is None
-    assert "quality under load" in (tmp_path / "greedy" / "report.md").read_text()
+    report = (tmp_path / "greedy" / "report.md").read_text()
+    assert "quality under load" in report
+    # and the report says of its pairs what they are: the warm-up in, as the 30 pairs of 30 items show
+    assert "warm-up included" in report and "warm-up and endpoint errors left out" not in report
     # sampled, each level's lengths move: a frontier, by level, with the --within given (points, kept as a share)
     frontier = sampled["frontier"]
     assert frontier is not None and frontier["within"] == 0.05
