@@ -149,3 +149,29 @@ def test_evaluate_works_inside_a_running_event_loop_and_reads_back(tmp_path: Pat
         qualeval.open_run(tmp_path)
     with pytest.raises(InputError, match="unknown option 'concurency'"):
         qualeval.evaluate("sim", "word_problems", base_url=url, out=tmp_path / "x", concurency=4)
+
+
+def test_the_library_warns_through_python_warnings_and_the_cli_shows_them_as_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import warnings
+
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+    from qualeval.cli.output import shown_warnings
+    from qualeval.errors import EndpointError, QualevalNote, QualevalWarning
+
+    unread = "--data gsm8k=x.jsonl: no task 'gsm8k' in this run"
+    nowhere = "http://127.0.0.1:1/v1"  # nothing listens: the run stops at the endpoint, after its checks
+    with pytest.warns(QualevalWarning, match=unread), pytest.raises(EndpointError):
+        qualeval.evaluate("m", "knowledge_qa", base_url=nowhere, out=tmp_path / "api", data={"gsm8k": "x.jsonl"})
+    flags = ["--model", "m", "--base-url", nowhere, "--task", "knowledge_qa", "--data", "gsm8k=x.jsonl"]
+    done = CliRunner().invoke(app, ["run", *flags, "--out", str(tmp_path / "cli")])
+    assert done.exit_code == 3
+    assert next(line for line in done.output.splitlines() if unread in line).startswith(f"warning: {unread}")
+    shown_before = warnings.showwarning
+    with shown_warnings():
+        warnings.warn("thinking switched by chat_template_kwargs", QualevalNote, stacklevel=1)
+    assert "note: thinking switched by chat_template_kwargs" in capsys.readouterr().err
+    assert warnings.showwarning is shown_before  # the CLI's scope leaves no global state behind

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import signal
+import warnings
 from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -19,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from qualeval.errors import EndpointError, QualevalError
+from qualeval.errors import EndpointError, QualevalError, QualevalNote, QualevalWarning
 
 if TYPE_CHECKING:
     from qualeval.records import RunConfig, RunSummary
@@ -29,6 +30,7 @@ __all__ = [
     "exit_code",
     "fail",
     "note",
+    "shown_warnings",
     "stderr",
     "stdout",
     "stopped_by",
@@ -50,6 +52,25 @@ def note(text: str) -> None:
     """One plain line on stderr: paths and names are neither coloured as if they were numbers nor broken across
     lines (a wrapped path cannot be pasted back)."""
     stderr().print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def shown_warnings() -> Iterator[None]:
+    """Within the block, every qualeval warning is one `warning: ...` line on stderr (a QualevalNote one `note: ...`
+    line), each time it is given: a run is owed its own warnings whatever an earlier one said. Other warnings are
+    shown as Python shows them. Everything is restored when the block ends."""
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+        warnings.simplefilter("always", QualevalWarning)
+
+        def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if not issubclass(category, QualevalWarning):
+                shown(message, category, *args, **kwargs)
+                return
+            note(f"{'note' if issubclass(category, QualevalNote) else 'warning'}: {message}")
+
+        warnings.showwarning = show
+        yield
 
 
 def exit_code(exc: QualevalError) -> int:
@@ -141,5 +162,5 @@ class OneLineUsageErrors(TyperGroup):
             return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: Any) -> Any:
-        with _one_line():
+        with _one_line(), shown_warnings():
             return super().invoke(ctx)
