@@ -53,8 +53,14 @@ def test_every_run_option_is_a_flag_a_config_key_and_an_evaluate_keyword(tmp_pat
     flags = {p.name for p in run.params} - {"config", "help"}
     options = set(RunConfig.model_fields)
     assert flags == options
-    keywords = set(inspect.signature(qualeval.evaluate).parameters) - {"config", "progress", "on_record"}
-    assert keywords == options
+    from qualeval.run.keywords import RunOptions
+
+    # evaluate's keywords: its own named ones and RunOptions's, each declared with a type a checker reads
+    named = set(inspect.signature(qualeval.evaluate).parameters) - {"config", "progress", "on_record", "options"}
+    keywords = named | RunOptions.__optional_keys__
+    assert keywords == options and not named & RunOptions.__optional_keys__
+    assert "Unpack[RunOptions]" in str(inspect.signature(qualeval.evaluate).parameters["options"].annotation)
+    assert all(f" {name}" in (qualeval.evaluate.__doc__ or "") for name in RunOptions.__optional_keys__)
     profile = tmp_path / "p.yaml"  # every option is also a key of a profile file
     profile.write_text(yaml.safe_dump({name: None for name in options}))
     with pytest.raises(InputError) as err:  # values are checked, but no key is unknown

@@ -12,8 +12,8 @@ import contextlib
 import inspect
 import signal
 import warnings
-from collections.abc import Callable, Coroutine, Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -21,9 +21,6 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from qualeval.errors import EndpointError, QualevalError, QualevalNote, QualevalWarning
-
-if TYPE_CHECKING:
-    from qualeval.records import RunConfig, RunSummary
 
 __all__ = [
     "OneLineUsageErrors",
@@ -34,7 +31,6 @@ __all__ = [
     "stderr",
     "stdout",
     "stopped_by",
-    "with_progress",
 ]
 
 
@@ -88,15 +84,6 @@ def take_options(command: Callable[..., None], options: list[inspect.Parameter])
     which reach it in its `**flags`, each None when not given."""
     own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
     command.__signature__ = inspect.Signature([*own, *options])  # type: ignore[attr-defined]
-
-
-def with_progress(run_config: RunConfig, execute: Callable[..., Coroutine[Any, Any, RunSummary]]) -> RunSummary:
-    """Run with a progress bar on stderr."""
-    from qualeval.run.progress import progress_bar
-    from qualeval.wire.transport import run_async
-
-    with progress_bar(stderr()) as bar:
-        return run_async(execute(run_config, on_record=bar.on_record, on_start=bar.on_start))
 
 
 @contextlib.contextmanager
