@@ -238,6 +238,20 @@ async def execute(
     return write_summary(store, config, tasks, manifest, started=manifest.started, wall_s=wall, notes=notes)
 
 
+def _run_settings(config: RunConfig) -> RequestSettings:
+    """The settings the run's flags put on every request, under each level's own."""
+    return RequestSettings(
+        thinking=config.thinking,
+        stream=config.stream,
+        sampling=config.sampling,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        top_k=config.top_k,
+        min_p=config.min_p,
+        presence_penalty=config.presence_penalty,
+    )
+
+
 async def _send_all(
     client: ChatSender,
     config: RunConfig,
@@ -251,16 +265,7 @@ async def _send_all(
     model_judge: ModelJudge | None = None,
 ) -> None:
     """Every request not yet recorded, level by level, each record appended as it completes."""
-    run_settings = RequestSettings(
-        thinking=config.thinking,
-        stream=config.stream,
-        sampling=config.sampling,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        top_k=config.top_k,
-        min_p=config.min_p,
-        presence_penalty=config.presence_penalty,
-    )
+    run_settings = _run_settings(config)
 
     async def one(item: tuple[Task, Sample, int], at: Level, warmup: bool) -> None:
         task, sample, repeat = item

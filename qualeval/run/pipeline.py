@@ -201,8 +201,7 @@ async def run_one(
 ) -> Record:
     """One sample (its `repeat`-th): request (constrained as `mode` says), judge (and grade), record.
 
-    `allow_code`: the run's --allow-code-execution, so a code task's program may run to score it. `settings`: the
-    run's and its level's, over the task's.
+    `allow_code`: the run's --allow-code-execution (a code task's program may run); `settings`: over the task's.
     """
     request = request_for(task, sample, model, settings)
     sent, response, info = await _ask(client, task, sample, request, mode, style)
