@@ -21,6 +21,7 @@ from qualeval._version import __version__
 from qualeval.errors import EndpointError, HTTPFailure, InputError, QualevalNote, TransportFailure
 from qualeval.reasoning.formats import builtin_formats
 from qualeval.records import (
+    SAMPLING,
     ClientConfig,
     Manifest,
     Pinned,
@@ -238,20 +239,6 @@ async def execute(
     return write_summary(store, config, tasks, manifest, started=manifest.started, wall_s=wall, notes=notes)
 
 
-def _run_settings(config: RunConfig) -> RequestSettings:
-    """The settings the run's flags put on every request, under each level's own."""
-    return RequestSettings(
-        thinking=config.thinking,
-        stream=config.stream,
-        sampling=config.sampling,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        top_k=config.top_k,
-        min_p=config.min_p,
-        presence_penalty=config.presence_penalty,
-    )
-
-
 async def _send_all(
     client: ChatSender,
     config: RunConfig,
@@ -265,7 +252,8 @@ async def _send_all(
     model_judge: ModelJudge | None = None,
 ) -> None:
     """Every request not yet recorded, level by level, each record appended as it completes."""
-    run_settings = _run_settings(config)
+    sampled = config.model_dump(include=set(SAMPLING))  # temperature, top_p...: plain numbers
+    run_settings = RequestSettings(thinking=config.thinking, stream=config.stream, sampling=config.sampling, **sampled)
 
     async def one(item: tuple[Task, Sample, int], at: Level, warmup: bool) -> None:
         task, sample, repeat = item
