@@ -1,17 +1,17 @@
 """The Python API: `qualeval.evaluate(...)` takes the same options as `qualeval run` (both are made from
-qualeval.records.RunConfig), and `qualeval.open_run(DIR)` reads a finished run back."""
+qualeval.records.RunConfig, and both go through `run` here), and `qualeval.open_run(DIR)` reads a finished run
+back."""
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from qualeval.errors import EndpointError, InputError
 from qualeval.figures.accuracy import below
@@ -19,11 +19,12 @@ from qualeval.records import Record, RunConfig, RunSummary
 from qualeval.records.store import RunStore
 from qualeval.report.html import write_reports_or_warn
 from qualeval.run.execute import execute
-from qualeval.run.options import api_parameters, load_config
+from qualeval.run.keywords import RunOptions
+from qualeval.run.options import load_config
 from qualeval.run.progress import progress_bar
 from qualeval.wire.transport import run_async
 
-__all__ = ["RunResult", "evaluate", "evaluate_async", "finish_run", "open_run"]
+__all__ = ["RunResult", "evaluate", "evaluate_async", "finish_run", "open_run", "run"]
 
 
 @dataclass
@@ -32,6 +33,8 @@ class RunResult:
     summary: RunSummary
     failed_under: list[str]
     """Tasks whose accuracy (over the items the model answered) fell below `fail_under` (empty when none was set)."""
+    fail_under: float | None = None
+    """The share the run's accuracy was held to (`fail_under`); None when none was set, or for open_run."""
 
     @property
     def endpoint_errors(self) -> int:
@@ -58,7 +61,26 @@ def finish_run(config: RunConfig, summary: RunSummary) -> RunResult:
     write_reports_or_warn(store, summary, store.records())
     _all_failed(summary)
     low = [] if config.fail_under is None else below(summary, config.fail_under)
-    return RunResult(config.out, summary, low)
+    return RunResult(config.out, summary, low, config.fail_under)
+
+
+async def run(
+    profile: str | Path | None,
+    options: Mapping[str, Any],
+    *,
+    progress: bool = False,
+    on_record: Callable[[Record], None] | None = None,
+) -> RunResult:
+    """The one path of a run, for `evaluate` and `qualeval run` alike: the profile (a file, or a shipped profile's
+    name) with the options on top (an option at None is not given), the run, its reports and the fail-under
+    verdict. `progress` draws the bar on stderr; `on_record` hears every record as it is written."""
+    config = load_config(Path(profile) if profile else None, dict(options))
+    if not progress:
+        summary = await execute(config, on_record=on_record)
+    else:
+        with progress_bar(also=on_record) as bar:
+            summary = await execute(config, on_record=bar.on_record, on_start=bar.on_start)
+    return finish_run(config, summary)
 
 
 async def evaluate_async(
@@ -70,22 +92,16 @@ async def evaluate_async(
     config: str | Path | None = None,
     progress: bool = False,
     on_record: Callable[[Record], None] | None = None,
-    **options: Any,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """`evaluate` for code that already runs an event loop (`await qualeval.evaluate_async(...)`)."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    flags = {"model": model, "tasks": tasks, "base_url": base_url, **options}
+    flags: dict[str, Any] = {"model": model, "tasks": tasks, "base_url": base_url, **options}
     flags["out"] = out or Path("runs") / f"{model.replace('/', '_')}-{stamp}"
     unknown = sorted(set(flags) - set(RunConfig.model_fields))
-    if unknown:
+    if unknown:  # a caller that no type checker reads
         raise InputError(f"evaluate() got an unknown option '{unknown[0]}' (options are the flags of qualeval run)")
-    run_config = load_config(Path(config) if config else None, flags)
-    if not progress:
-        summary = await execute(run_config, on_record=on_record)
-    else:
-        with progress_bar(also=on_record) as bar:
-            summary = await execute(run_config, on_record=bar.on_record, on_start=bar.on_start)
-    return finish_run(run_config, summary)
+    return await run(config, flags, progress=progress, on_record=on_record)
 
 
 def evaluate(
@@ -97,7 +113,7 @@ def evaluate(
     config: str | Path | None = None,
     progress: bool = False,
     on_record: Callable[[Record], None] | None = None,
-    **options: Any,
+    **options: Unpack[RunOptions],
 ) -> RunResult:
     """Run tasks against an endpoint and return the summary and records.
 
@@ -106,36 +122,32 @@ def evaluate(
         tasks: a task or a list of them: built-in names (`gsm8k`, `mmlu:stem`), task YAML paths, `lm_eval:NAME`.
         base_url: the endpoint (default: OPENAI_BASE_URL).
         out: the run directory (default: runs/<model>-<time>); an existing run there is resumed.
-        config: a profile file from configs/; the other arguments override it.
+        config: a profile file from configs/, or a shipped profile's name; the other arguments override it.
         progress: draw a progress bar on stderr.
         on_record: called with every record as it is written.
-        **options: every other `qualeval run` option, by name (`limit=50`, `concurrency=[1, 4]`,
-            `data="path"` or `data={"gsm8k": "path"}`, ...); the signature lists them all with their types.
+        **options: every other `qualeval run` option by name, typed in qualeval.run.keywords.RunOptions and
+            described in qualeval.records.RunConfig (`limit=50`, `concurrency=[1, 4]`, `data="path"` or
+            `data={"gsm8k": "path"}`):
+            endpoint: api_key, timeout, max_retries, probe, probe_time, stream, max_tokens_field, endpoints;
+            tasks: data, limit, limit_per_subject, sample_seed, num_fewshot, samples_per_item;
+            load: concurrency, request_rate, burstiness, arrival_seed, warmup, slo, batch, shard;
+            generation: max_tokens, temperature, top_p, top_k, min_p, presence_penalty, sampling, thinking,
+            thinking_pair, reasoning_effort, thinking_budget, thinking_switch, thinking_opened, reasoning_format;
+            answers: constraint, constraint_style, rescue, judge_base_url, judge_model, allow_code_execution,
+            fail_under, published, within;
+            serving: workload, workload_set, context_lengths, context_depth, filler, tokenizer, force_output.
 
     Works inside a running event loop too (Jupyter): the run then goes on a worker thread with its own loop.
     """
-    run = evaluate_async(
+    running = evaluate_async(
         model, tasks, base_url=base_url, out=out, config=config, progress=progress, on_record=on_record, **options
     )
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return run_async(run)
+        return run_async(running)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="qualeval") as pool:
-        return pool.submit(run_async, run).result()
-
-
-def _with_options(func: Callable[..., Any]) -> None:
-    """Spell every run option out in the signature (help(), IDEs), from the one declaration in RunConfig."""
-    own = [p for p in inspect.signature(func).parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    named = {p.name for p in own}
-    func.__signature__ = inspect.signature(func).replace(  # type: ignore[attr-defined]
-        parameters=[*own, *(p for p in api_parameters() if p.name not in named)]
-    )
-
-
-_with_options(evaluate)
-_with_options(evaluate_async)
+        return pool.submit(run_async, running).result()
 
 
 def open_run(root: str | Path) -> RunResult:

@@ -7,6 +7,12 @@ QualevalError
     ├── ProtocolFailure   a body that is not the protocol: HTML, bad SSE,    (retried)
     │                     no `choices`
     └── HTTPFailure       a non-2xx answer; 429 and 5xx are retried, other 4xx are not
+
+Warnings qualeval gives (`warnings.warn`: a library user filters them as any Python warning; the CLI shows each
+as one line on stderr):
+
+QualevalWarning           a problem that does not stop the work              (CLI: `warning: ...`)
+└── QualevalNote          what a run decided that the user should know       (CLI: `note: ...`)
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ __all__ = [
     "InputError",
     "ProtocolFailure",
     "QualevalError",
+    "QualevalNote",
+    "QualevalWarning",
     "TransportFailure",
     "ValidationProblem",
     "validation_problem",
@@ -30,6 +38,14 @@ __all__ = [
 
 class QualevalError(Exception):
     """Base of every error qualeval raises on purpose."""
+
+
+class QualevalWarning(UserWarning):
+    """A problem worth telling that does not stop the work: a task's prompt, a plot left out, an unlisted model."""
+
+
+class QualevalNote(QualevalWarning):
+    """Not a problem: what a run resolved on its own (how thinking is switched, a constraint's mode)."""
 
 
 class InputError(QualevalError):

@@ -53,8 +53,14 @@ def test_every_run_option_is_a_flag_a_config_key_and_an_evaluate_keyword(tmp_pat
     flags = {p.name for p in run.params} - {"config", "help"}
     options = set(RunConfig.model_fields)
     assert flags == options
-    keywords = set(inspect.signature(qualeval.evaluate).parameters) - {"config", "progress", "on_record"}
-    assert keywords == options
+    from qualeval.run.keywords import RunOptions
+
+    # evaluate's keywords: its own named ones and RunOptions's, each declared with a type a checker reads
+    named = set(inspect.signature(qualeval.evaluate).parameters) - {"config", "progress", "on_record", "options"}
+    keywords = named | RunOptions.__optional_keys__
+    assert keywords == options and not named & RunOptions.__optional_keys__
+    assert "Unpack[RunOptions]" in str(inspect.signature(qualeval.evaluate).parameters["options"].annotation)
+    assert all(f" {name}" in (qualeval.evaluate.__doc__ or "") for name in RunOptions.__optional_keys__)
     profile = tmp_path / "p.yaml"  # every option is also a key of a profile file
     profile.write_text(yaml.safe_dump({name: None for name in options}))
     with pytest.raises(InputError) as err:  # values are checked, but no key is unknown
@@ -149,3 +155,29 @@ def test_evaluate_works_inside_a_running_event_loop_and_reads_back(tmp_path: Pat
         qualeval.open_run(tmp_path)
     with pytest.raises(InputError, match="unknown option 'concurency'"):
         qualeval.evaluate("sim", "word_problems", base_url=url, out=tmp_path / "x", concurency=4)
+
+
+def test_the_library_warns_through_python_warnings_and_the_cli_shows_them_as_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import warnings
+
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+    from qualeval.cli.output import shown_warnings
+    from qualeval.errors import EndpointError, QualevalNote, QualevalWarning
+
+    unread = "--data gsm8k=x.jsonl: no task 'gsm8k' in this run"
+    nowhere = "http://127.0.0.1:1/v1"  # nothing listens: the run stops at the endpoint, after its checks
+    with pytest.warns(QualevalWarning, match=unread), pytest.raises(EndpointError):
+        qualeval.evaluate("m", "knowledge_qa", base_url=nowhere, out=tmp_path / "api", data={"gsm8k": "x.jsonl"})
+    flags = ["--model", "m", "--base-url", nowhere, "--task", "knowledge_qa", "--data", "gsm8k=x.jsonl"]
+    done = CliRunner().invoke(app, ["run", *flags, "--out", str(tmp_path / "cli")])
+    assert done.exit_code == 3
+    assert next(line for line in done.output.splitlines() if unread in line).startswith(f"warning: {unread}")
+    shown_before = warnings.showwarning
+    with shown_warnings():
+        warnings.warn("thinking switched by chat_template_kwargs", QualevalNote, stacklevel=1)
+    assert "note: thinking switched by chat_template_kwargs" in capsys.readouterr().err
+    assert warnings.showwarning is shown_before  # the CLI's scope leaves no global state behind

@@ -1,6 +1,6 @@
 """What each command does besides reading its flags and printing: start what it needs, call the library in
 order, write the files. The CLI calls one function here per command and prints what comes back, so the same
-steps can be driven from Python; a whole run is driven by qualeval.run.execute, and rescored by qualeval.run.rescore.
+steps can be driven from Python; a whole run is driven by qualeval.api.run, and rescored by qualeval.run.rescore.
 
 The heavier modules are imported inside the functions that use them: `qualeval --help` should not load them.
 """
@@ -18,8 +18,7 @@ from qualeval.errors import InputError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from qualeval.api import RunResult
-    from qualeval.records import ClientConfig, Comparison, ProbeResult, RunConfig, RunSummary, TaskSummary
+    from qualeval.records import ClientConfig, Comparison, ProbeResult, RunSummary, TaskSummary
     from qualeval.records.store import RunStore
     from qualeval.run.offline_read import ReadOptions
     from qualeval.run.probe import ProbeOptions
@@ -27,21 +26,16 @@ if TYPE_CHECKING:
     from qualeval.tasks.sample import Sample
 
 __all__ = [
-    "Progress",
     "compare_and_write",
     "merge_and_report",
     "probe_endpoint",
     "rescore_and_report",
-    "run_from_flags",
     "run_sim_server",
     "score_and_write",
     "sim_endpoint",
     "task_sample",
     "write_json",
 ]
-
-Progress = Callable[["RunConfig", Any], "RunSummary"]
-"""Runs `execute` for a config, drawing whatever progress it likes (the CLI's bar); returns the summary."""
 
 
 def _cannot_write(path: Path, exc: OSError) -> InputError:
@@ -161,17 +155,6 @@ def compare_and_write(run_a: Path, run_b: Path, out: Path, *, seed: int, again: 
     except OSError as exc:
         raise _cannot_write(out, exc) from None
     return result
-
-
-def run_from_flags(config: Path | None, flags: dict[str, Any], progress: Progress) -> tuple[RunConfig, RunResult]:
-    """`qualeval run`: the profile with the flags on top, the run, its reports and the fail-under verdict."""
-    from qualeval.api import finish_run
-    from qualeval.run.execute import execute
-    from qualeval.run.options import load_config
-
-    run_config = load_config(config, flags)
-    summary = progress(run_config, execute)
-    return run_config, finish_run(run_config, summary)
 
 
 def rescore_and_report(

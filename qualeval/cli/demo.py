@@ -7,13 +7,10 @@ silently ignores (`guided_*` on vLLM >= 0.12). Every report says it is simulated
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from qualeval.api import RunResult, finish_run
-from qualeval.records import RunConfig
-from qualeval.run.execute import execute
+from qualeval.api import RunResult, run
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.wire.transport import run_async
 
@@ -22,7 +19,7 @@ __all__ = ["DEMO_TASKS", "run_demo"]
 DEMO_TASKS = ("word_problems", "knowledge_qa", "syllogisms")
 
 
-def run_demo(out: Path, *, progress: Callable[[RunConfig, Any], Any] | None = None) -> RunResult:
+def run_demo(out: Path, *, progress: bool = False) -> RunResult:
     sim = SimConfig(
         flavour="vllm",
         port=0,
@@ -32,18 +29,17 @@ def run_demo(out: Path, *, progress: Callable[[RunConfig, Any], Any] | None = No
         latency=Latency(ttft_ms=25, prefill_ms_per_token=0.01, decode_ms=0.6, batch_slowdown=0.02, jitter=0.2),
     )
     with running_server(sim) as url:
-        config = RunConfig(
-            base_url=url,
-            model="sim-reasoner",
-            tasks=list(DEMO_TASKS),
-            out=out,
-            limit=24,
-            sample_seed=0,
-            concurrency=12,
-            max_tokens=420,
-            constraint="single",
-            constraint_style="guided",
-            max_retries=2,
-        )
-        summary = progress(config, execute) if progress is not None else run_async(execute(config))
-        return finish_run(config, summary)
+        options: dict[str, Any] = {
+            "base_url": url,
+            "model": "sim-reasoner",
+            "tasks": list(DEMO_TASKS),
+            "out": out,
+            "limit": 24,
+            "sample_seed": 0,
+            "concurrency": 12,
+            "max_tokens": 420,
+            "constraint": "single",
+            "constraint_style": "guided",
+            "max_retries": 2,
+        }
+        return run_async(run(None, options, progress=progress))

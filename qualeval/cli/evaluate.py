@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from qualeval.cli import commands
-from qualeval.cli.output import fail, note, stdout, stopped_by, take_options, with_progress
+from qualeval.cli.output import fail, note, stdout, stopped_by, take_options
 from qualeval.cli.views import print_comparison, print_run, print_summary
 from qualeval.errors import InputError, QualevalError
 from qualeval.records import ENDPOINT_FAILED, Record
@@ -150,9 +150,12 @@ def compare_cmd(
 
 def run_cmd(config: _Profile = None, **flags: Any) -> None:
     """Evaluate a served model: every request's answer, score and timing, in one run directory."""
+    from qualeval.api import run
+    from qualeval.wire.transport import run_async
+
     with stopped_by() as signals:
         try:
-            run_config, result = commands.run_from_flags(config, flags, with_progress)
+            result = run_async(run(config, flags, progress=True))
         except QualevalError as exc:
             fail(exc)
         except KeyboardInterrupt:
@@ -166,7 +169,7 @@ def run_cmd(config: _Profile = None, **flags: Any) -> None:
     left_out = f" ({errors} requests with endpoint errors left out)" if errors else ""
     if result.failed_under:
         below = ", ".join(result.failed_under)
-        note(f"accuracy below {run_config.fail_under:.0%} over the answered items{left_out}: {below}")
+        note(f"accuracy below {result.fail_under:.0%} over the answered items{left_out}: {below}")
     if errors:
         too_long = _too_long(result.records)
         for length, (count, reason) in too_long.items():
@@ -243,7 +246,7 @@ def demo_cmd(
     from qualeval.cli.demo import run_demo
 
     try:
-        result = run_demo(out, progress=with_progress)
+        result = run_demo(out, progress=True)
     except QualevalError as exc:
         fail(exc)
     for report in result.summary.tasks.values():

@@ -11,28 +11,26 @@ from __future__ import annotations
 import contextlib
 import inspect
 import signal
-from collections.abc import Callable, Coroutine, Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from typer.core import TyperGroup
 
-from qualeval.errors import EndpointError, QualevalError
-
-if TYPE_CHECKING:
-    from qualeval.records import RunConfig, RunSummary
+from qualeval.errors import EndpointError, QualevalError, QualevalNote, QualevalWarning
 
 __all__ = [
     "OneLineUsageErrors",
     "exit_code",
     "fail",
     "note",
+    "shown_warnings",
     "stderr",
     "stdout",
     "stopped_by",
-    "with_progress",
 ]
 
 
@@ -52,6 +50,25 @@ def note(text: str) -> None:
     stderr().print(text, highlight=False, markup=False, soft_wrap=True)
 
 
+@contextlib.contextmanager
+def shown_warnings() -> Iterator[None]:
+    """Within the block, every qualeval warning is one `warning: ...` line on stderr (a QualevalNote one `note: ...`
+    line), each time it is given: a run is owed its own warnings whatever an earlier one said. Other warnings are
+    shown as Python shows them. Everything is restored when the block ends."""
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+        warnings.simplefilter("always", QualevalWarning)
+
+        def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if not issubclass(category, QualevalWarning):
+                shown(message, category, *args, **kwargs)
+                return
+            note(f"{'note' if issubclass(category, QualevalNote) else 'warning'}: {message}")
+
+        warnings.showwarning = show
+        yield
+
+
 def exit_code(exc: QualevalError) -> int:
     return 3 if isinstance(exc, EndpointError) else 2
 
@@ -67,15 +84,6 @@ def take_options(command: Callable[..., None], options: list[inspect.Parameter])
     which reach it in its `**flags`, each None when not given."""
     own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
     command.__signature__ = inspect.Signature([*own, *options])  # type: ignore[attr-defined]
-
-
-def with_progress(run_config: RunConfig, execute: Callable[..., Coroutine[Any, Any, RunSummary]]) -> RunSummary:
-    """Run with a progress bar on stderr."""
-    from qualeval.run.progress import progress_bar
-    from qualeval.wire.transport import run_async
-
-    with progress_bar(stderr()) as bar:
-        return run_async(execute(run_config, on_record=bar.on_record, on_start=bar.on_start))
 
 
 @contextlib.contextmanager
@@ -141,5 +149,5 @@ class OneLineUsageErrors(TyperGroup):
             return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: Any) -> Any:
-        with _one_line():
+        with _one_line(), shown_warnings():
             return super().invoke(ctx)

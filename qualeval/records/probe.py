@@ -128,5 +128,5 @@ class ProbeResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
     def styles(self) -> list[Style]:
-        """The structured-output conventions found enforced, best first, for `run_samples(styles=...)`."""
+        """The structured-output conventions found enforced, best first."""
         return styles_from_probe({mode: check.verdict for mode, check in self.structured_outputs.items()})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Any
 
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
+from qualeval.errors import QualevalWarning
 from qualeval.records import NOT_THE_MODELS, Comparison, Record, RunSummary
 from qualeval.records.store import RunStore
 from qualeval.report.frontier_sections import (
@@ -125,9 +126,9 @@ def _ordered(records: Iterable[Record], cap: int) -> list[Record]:
 
 
 def warn(message: str) -> None:
-    """One line on stderr: a report problem is never a reason to fail a run whose records are safe."""
+    """A warning of one line: a report problem is never a reason to fail a run whose records are safe."""
     first = message.strip().splitlines()[0] if message.strip() else "unknown problem"
-    print(f"warning: {first}", file=sys.stderr, flush=True)
+    warnings.warn(first, QualevalWarning, stacklevel=2)
 
 
 def _figure(draw: Callable[..., str], *args: Any) -> list[str]:

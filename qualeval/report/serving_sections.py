@@ -8,10 +8,11 @@ the report's template). A plot that cannot be drawn is a warning and is left out
 
 from __future__ import annotations
 
-import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
+from qualeval.errors import QualevalWarning
 from qualeval.records import MeanStd, RunSummary, Stats, WorkloadLevel, WorkloadPrompts
 
 __all__ = ["serving_markdown", "serving_sections", "terminal_lines"]
@@ -180,7 +181,7 @@ def _drawn(draw: Any, *args: Any) -> list[str]:
     try:
         uri = draw(*args)
     except Exception as exc:  # matplotlib raises many kinds; a plot is never worth a lost report
-        print(f"warning: plot {draw.__name__} left out: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        warnings.warn(f"plot {draw.__name__} left out: {type(exc).__name__}: {exc}", QualevalWarning, stacklevel=2)
         return []
     return [uri] if uri else []
 

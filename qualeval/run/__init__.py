@@ -1,8 +1,10 @@
 """A whole run: its options, what it pins, each sample from request to record.
 
-options     the `qualeval run` flags, `score`'s run options, the API's keywords and profile files, made from RunConfig
+options     the `qualeval run` flags, `score`'s run options and profile files, made from RunConfig
             (qualeval.records.RunConfig, which the manifest keeps)
-levels      the levels a run sweeps: load crossed with the reasoning budget
+keywords    the same options as qualeval.evaluate's typed keywords (RunOptions)
+levels      the levels a run sweeps, load crossed with the reasoning budget, and the typed request settings
+            (RequestSettings) the run and each level put on every request
 execute     execute() a run (or resume it)
 rescore     rescore() a run from its directory alone
 pipeline    run_one(): one sample from request to record

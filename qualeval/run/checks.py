@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, QualevalWarning
 from qualeval.records import RunConfig
 from qualeval.run.pipeline import sampling_for
 from qualeval.run.probe import is_simulated
@@ -140,8 +140,8 @@ def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
     `--limit-per-subject` on a task without subjects."""
     check_code_allowed(tasks, config.allow_code_execution)
     check_task_names(tasks)
-    # printed by every run, never once per process: a second run in the same process (the API, a notebook) is
-    # owed its own warnings
+    # warned by every run, never once per process: a second run in the same process is owed its own warnings (the
+    # CLI shows every one; a library user's warning filters decide what a notebook shows)
     lines = [*limit_per_subject_warnings(config, tasks), *sampling_warnings(config, tasks)]
     unread = _unread(config, tasks)
     keys = ", ".join(data_keys(config, tasks)) if unread else ""  # named only in a warning
@@ -150,7 +150,7 @@ def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
             f"--data {name}={config.data[name]}: no task '{name}' in this run, so it is not read (keys: {keys})"
         )
     for line in lines:
-        print(f"warning: {line}", file=sys.stderr, flush=True)
+        warnings.warn(line, QualevalWarning, stacklevel=2)
 
 
 def warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
@@ -158,9 +158,9 @@ def warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
     listed = [str(m.get("id")) for m in (models or {}).get("data") or () if isinstance(m, dict)]
     if listed and model not in listed:
         shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
-        print(f"warning: model '{model}' is not among the server's models ({shown})", file=sys.stderr, flush=True)
+        warnings.warn(f"model '{model}' is not among the server's models ({shown})", QualevalWarning, stacklevel=2)
     if keyless(models):
-        print(f"warning: {KEYLESS}", file=sys.stderr, flush=True)
+        warnings.warn(KEYLESS, QualevalWarning, stacklevel=2)
 
 
 KEYLESS = (

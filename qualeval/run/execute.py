@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import functools
 import random
-import sys
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from qualeval._version import __version__
-from qualeval.errors import EndpointError, HTTPFailure, InputError, TransportFailure
+from qualeval.errors import EndpointError, HTTPFailure, InputError, QualevalNote, TransportFailure
 from qualeval.reasoning.formats import builtin_formats
 from qualeval.records import (
     SAMPLING,
@@ -37,7 +37,7 @@ from qualeval.records import (
 from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.run.arrivals import batch_loop, closed_loop, open_loop
 from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
-from qualeval.run.levels import Level, levels
+from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
 from qualeval.run.probe import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
@@ -222,7 +222,7 @@ async def execute(
     async with model_judge_for(config.judge_base_url, config.judge_model, cap) as model_judge:
         done = store.open(manifest)
         for note in pinned.notes if fresh else ():
-            print(f"note: {note}", file=sys.stderr, flush=True)
+            warnings.warn(note, QualevalNote, stacklevel=2)
         items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
         if on_start:
             # what a resume keeps is counted into the bar, so its accuracy is the run's, as the summary's is
@@ -254,12 +254,8 @@ async def _send_all(
     model_judge: ModelJudge | None = None,
 ) -> None:
     """Every request not yet recorded, level by level, each record appended as it completes."""
-    overrides = {
-        "thinking": config.thinking,
-        "stream": config.stream,
-        "sampling": config.sampling,
-        **{name: getattr(config, name) for name in SAMPLING},
-    }
+    sampled = config.model_dump(include=set(SAMPLING))  # temperature, top_p...: plain numbers
+    run_settings = RequestSettings(thinking=config.thinking, stream=config.stream, sampling=config.sampling, **sampled)
 
     async def one(item: tuple[Task, Sample, int], at: Level, warmup: bool) -> None:
         task, sample, repeat = item
@@ -278,7 +274,7 @@ async def _send_all(
             warmup=warmup,
             session=session,
             model_judge=model_judge,
-            **{**overrides, **at.request},
+            settings=at.request.over(run_settings),
         )
         earlier = store.history.get((sample.id, repeat, level))
         if earlier:  # sent again after failing for good in an earlier session: its faults still count

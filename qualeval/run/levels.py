@@ -14,10 +14,48 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
 
-from qualeval.records import RunConfig
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from qualeval.errors import InputError, validation_problem
+from qualeval.records import ByThinking, RunConfig
 from qualeval.wire.client import THINKING_BUDGET_FIELD
 
-__all__ = ["Level", "budget_levels", "levels"]
+__all__ = ["Level", "RequestSettings", "budget_levels", "levels", "request_settings"]
+
+
+class RequestSettings(BaseModel):
+    """The settings a run and its levels put on every request, over the task's own; None leaves a setting to the
+    task (or the server). Not persisted: each request records what it sent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    thinking: bool | None = None
+    stream: bool | None = None
+    sampling: ByThinking | None = None
+    """The run's sampling per thinking mode, under the plain settings below."""
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    presence_penalty: float | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    def over(self, base: RequestSettings) -> RequestSettings:
+        """These settings over `base`: each one given here wins (by attribute: a dump would flatten `sampling`)."""
+        return base.model_copy(update={name: getattr(self, name) for name in self.model_fields_set})
+
+
+def request_settings(values: dict[str, Any]) -> RequestSettings:
+    """Settings from their names: a name that is not a request setting is one line naming it, here, rather than a
+    TypeError in the middle of a run."""
+    try:
+        return RequestSettings.model_validate(values)
+    except ValidationError as exc:
+        problem = validation_problem(exc)
+        message = "not a setting" if problem.message == "Extra inputs are not permitted" else problem.message
+        raise InputError(f"request setting '{problem.field}': {message}") from None
 
 
 @dataclass(frozen=True)
@@ -27,7 +65,7 @@ class Level:
     """Requests in flight at most."""
     rate: float | None = None
     """Offered requests per second (an open loop); None for a closed loop of `cap` workers."""
-    request: dict[str, Any] = field(default_factory=dict)
+    request: RequestSettings = field(default_factory=RequestSettings)
     """The request settings this level sets over the run's: max_tokens, reasoning_effort, thinking, extra_body."""
 
 
@@ -85,5 +123,5 @@ def levels(config: RunConfig) -> list[Level]:
     out = []
     for (load_label, cap, rate), (part, settings) in product(load, budgets):
         label = part if swept and len(load) == 1 else " ".join(p for p in (load_label, part) if p)
-        out.append(Level(label=label, cap=cap, rate=rate, request=settings))
+        out.append(Level(label=label, cap=cap, rate=rate, request=request_settings(settings)))
     return out

@@ -1,8 +1,8 @@
 """Run options are declared once, as the fields of qualeval.records.RunConfig (name, type, default, help; an
 option handed on to the client is ClientConfig's). This module turns that declaration into the `qualeval run`
-flags, the run options `qualeval score` takes, and the keyword parameters of qualeval.evaluate, and loads a
-profile file with flags on top, so the flags, the profile-file keys and the API keywords cannot drift apart (a
-test checks that they agree). `qualeval probe` gets its flags the same way, from the probe's options.
+flags and the run options `qualeval score` takes, and loads a profile file with flags on top, so the flags and
+the profile-file keys cannot drift apart; qualeval.run.keywords declares the same options as qualeval.evaluate's
+keywords (a test checks that all three agree). `qualeval probe` gets its flags the same way, from the probe's options.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from qualeval.reasoning.formats import resolve_formats
 from qualeval.records import RunConfig
 
 __all__ = [
-    "api_parameters",
     "cli_parameters",
     "flag_of",
     "given_or_default",
@@ -172,16 +171,6 @@ def given_or_default(flags: dict[str, Any], source: type[BaseModel] = RunConfig)
     """Options made by cli_parameters as given, each one not given (None) at its field's default."""
     fields = source.model_fields
     return {k: fields[k].get_default(call_default_factory=True) if v is None else v for k, v in flags.items()}
-
-
-def api_parameters() -> list[inspect.Parameter]:
-    """qualeval.evaluate's keyword parameters: every RunConfig field, with its own type; None keeps the default."""
-    params = []
-    for name, field in RunConfig.model_fields.items():
-        assert field.annotation is not None  # a model's fields all have one; only a FieldInfo of its own may not
-        optional = field.annotation | None
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=optional))
-    return params
 
 
 def options_from(flags: dict[str, Any], source: type[Options]) -> Options:

@@ -35,6 +35,7 @@ from qualeval.records import (
     SentBody,
     Style,
 )
+from qualeval.run.levels import RequestSettings
 from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, request_params
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge
@@ -47,7 +48,7 @@ from qualeval.tasks.task import Task
 from qualeval.wire.client import ChatSender, build_body
 from qualeval.wire.models import ChatRequest, ChatResponse, Message
 
-__all__ = ["request_for", "resolve_mode", "run_one", "run_samples", "sampling_for"]
+__all__ = ["request_for", "resolve_mode", "run_one", "sampling_for"]
 
 
 def sampling_for(task: Task, thinking: bool | None, sampling: ByThinking | None = None) -> dict[str, Any]:
@@ -62,20 +63,21 @@ def sampling_for(task: Task, thinking: bool | None, sampling: ByThinking | None 
     return values
 
 
-def request_for(
-    task: Task, sample: Sample, model: str, *, sampling: ByThinking | None = None, **overrides: Any
-) -> ChatRequest:
-    """The request for a sample. Sampling, each setting from the first that gives it: an override (a flag), the
-    run's `sampling` for the request's thinking mode, the task's for that mode, the task's plain settings."""
+def request_for(task: Task, sample: Sample, model: str, settings: RequestSettings | None = None) -> ChatRequest:
+    """The request for a sample. Sampling, each setting from the first that gives it: a run's or level's setting
+    (a flag), the run's `sampling` for the request's thinking mode, the task's for that mode, the task's plain
+    settings."""
+    settings = settings or RequestSettings()
     gen = task.spec.generation
     values: dict[str, Any] = {"max_tokens": gen.max_tokens, "thinking": gen.thinking, "stop": gen.stop}
-    values.update(sampling_for(task, overrides.get("thinking"), sampling))
+    values.update(sampling_for(task, settings.thinking, settings.sampling))
     if sample.max_tokens:  # a workload item's own output length, and the keys that force it
         values["max_tokens"] = sample.max_tokens
     if sample.extra_body:
         values["extra_body"] = dict(sample.extra_body)
-    extra = {**values.get("extra_body", {}), **(overrides.pop("extra_body", None) or {})}  # a level's, over an item's
-    values.update({k: v for k, v in overrides.items() if v is not None})
+    extra = {**values.get("extra_body", {}), **settings.extra_body}  # a level's, over an item's
+    given = settings.model_dump(exclude={"sampling", "extra_body"})
+    values.update({k: v for k, v in given.items() if v is not None})
     if extra:
         values["extra_body"] = extra
     return ChatRequest(model=model, messages=sample.messages, **values)
@@ -196,13 +198,13 @@ async def run_one(
     session: str = "",
     model_judge: ModelJudge | None = None,
     allow_code: bool = False,
-    **overrides: Any,
+    settings: RequestSettings | None = None,
 ) -> Record:
     """One sample (its `repeat`-th): request (constrained as `mode` says), judge (and grade), record.
 
-    `allow_code`: the run's --allow-code-execution, so a code task's program may run to score it.
+    `allow_code`: the run's --allow-code-execution (a code task's program may run); `settings`: over the task's.
     """
-    request = request_for(task, sample, model, **overrides)
+    request = request_for(task, sample, model, settings)
     sent, response, info = await _ask(client, task, sample, request, mode, style)
     done = _answer_of(response, sample)
     verdict, grade = await _judged(task, sample, done, info, rescue, model_judge, allow_code)
@@ -297,42 +299,3 @@ def resolve_mode(
             ),
         )
     return "followup", styles[0], f"constraint: followup via {styles[0]}, not on the main request: {why}"
-
-
-async def run_samples(
-    client: ChatSender,
-    task: Task,
-    samples: Sequence[Sample],
-    *,
-    model: str,
-    constraint_mode: Mode = "auto",
-    styles: Sequence[Style] = (),
-    rescue: bool = False,
-    allow_code: bool = False,
-    **overrides: Any,
-) -> list[Record]:
-    """Send every sample (the client bounds concurrency) and judge what comes back, in sample order.
-
-    `styles`: the constraint conventions the endpoint enforces, best first (`ProbeResult.styles()`).
-    `allow_code`: whether a code task's programs may run to score it.
-    """
-    thinking = overrides.get("thinking", task.spec.generation.thinking)
-    mode, style, _ = resolve_mode(constraint_mode, styles, thinking=thinking, bare=task.spec.prompt.bare)
-    return list(
-        await asyncio.gather(
-            *(
-                run_one(
-                    client,
-                    task,
-                    s,
-                    model=model,
-                    mode=mode,
-                    style=style,
-                    rescue=rescue,
-                    allow_code=allow_code,
-                    **overrides,
-                )
-                for s in samples
-            )
-        )
-    )

@@ -97,13 +97,13 @@ def _measures(config: RunConfig, http: httpx.AsyncClient, headers: dict[str, str
     async def counter() -> Counter:
         if not counted:
             usage = _usage_of(http, config.base_url, config.model)
-            tokenizer = getattr(config, "tokenizer", None)
+            tokenizer = config.tokenizer
             counted.append(await counter_for(config.base_url, config.model, headers, tokenizer, usage, http))
             info.prompt_count = counted[0].source
         return counted[0]
 
     async def forcing() -> Forcing:
-        if getattr(config, "force_output", "auto") == "off":
+        if config.force_output == "off":
             info.forcing = {}
         elif info.forcing is None:
             info.forcing = await _forcing(http, config.base_url, config.model)
@@ -155,18 +155,18 @@ async def shape_work(config: RunConfig, work: Work, kept: Shaping | None = None)
     """The run's items after its workload, context lengths and shard; and what the manifest keeps of it.
     `kept`: a resumed run's own shaping, whose prompt seed it keeps."""
     info = Shaping()
-    workload_ref = getattr(config, "workload", None)
-    lengths = list(getattr(config, "context_lengths", None) or [])
-    filler = Filler(getattr(config, "filler", None))
-    headers = {"Content-Type": "application/json", **headers_of(getattr(config, "api_key", None))}
+    workload_ref = config.workload
+    lengths = list(config.context_lengths)
+    filler = Filler(config.filler)
+    headers = {"Content-Type": "application/json", **headers_of(config.api_key)}
     async with httpx.AsyncClient(headers=headers, timeout=config.timeout) as http:
         measures = _measures(config, http, headers, info)
         if workload_ref:
             workload, path = load_workload(workload_ref)
-            sets = list(getattr(config, "workload_set", None) or [])
+            sets = list(config.workload_set)
             seed = kept.workload.prompts.seed if kept is not None and kept.workload is not None else None
             workload = workload.shaped(sets, str(path)).seeded(sets, seed)
-            batch = config.concurrency[0] if getattr(config, "batch", False) else 0
+            batch = config.concurrency[0] if config.batch else 0
             given = [t.name for t, _ in work]
             work = await workload_samples(workload, str(path), measures, filler, work, batch, config.warmup)
             info.workload = ShapedWorkload(
@@ -178,10 +178,10 @@ async def shape_work(config: RunConfig, work: Work, kept: Shaping | None = None)
                 prompts=workload.prompts,
             )
         if lengths:
-            depth = float(getattr(config, "context_depth", 1.0))
+            depth = config.context_depth
             work = await at_lengths(work, lengths, depth, await measures.counter(), filler)
             info.context = ContextShaping(lengths=lengths, depth=depth)
-    shard = getattr(config, "shard", None)
+    shard = config.shard
     if shard:
         index, count = parse_shard(shard)
         work = [(t, shard_of(s, index, count)) for t, s in work]
@@ -190,6 +190,4 @@ async def shape_work(config: RunConfig, work: Work, kept: Shaping | None = None)
 
 
 def needs_shaping(config: RunConfig) -> bool:
-    return bool(
-        getattr(config, "workload", None) or getattr(config, "context_lengths", None) or getattr(config, "shard", None)
-    )
+    return bool(config.workload or config.context_lengths or config.shard)

@@ -20,7 +20,7 @@ __all__ = ["endpoints_of", "serving_client", "serving_figures"]
 
 def endpoints_of(config: RunConfig) -> list[str]:
     """Every replica: `--base-url` first, then any more given (`--base-url` repeated, or `endpoints`)."""
-    more = [u for u in (getattr(config, "endpoints", None) or []) if u != config.base_url]
+    more = [u for u in config.endpoints if u != config.base_url]
     return [config.base_url, *more]
 
 
@@ -32,7 +32,7 @@ async def serving_client(
     and the record callback that tells both the sampler and the caller's own callback."""
     urls = endpoints_of(config)
     assert config.out is not None
-    sampler = Sampler(config.out / "timeseries.jsonl", urls, headers_of(getattr(config, "api_key", None)))
+    sampler = Sampler(config.out / "timeseries.jsonl", urls, headers_of(config.api_key))
     async with Router(urls, lambda url: client_config.model_copy(update={"base_url": url.rstrip("/")}), cap) as router:
 
         def recorded(record: Any) -> None:

@@ -6,8 +6,9 @@ constrain to) letters the model never saw: such a task gets a template that list
 
 from __future__ import annotations
 
-import sys
+import warnings
 
+from qualeval.errors import QualevalWarning
 from qualeval.records import TaskSpec
 
 __all__ = ["CHOICE_USER", "instruction_of", "user_template_of", "warn_once"]
@@ -50,8 +51,8 @@ def instruction_of(spec: TaskSpec) -> str:
 
 
 def warn_once(key: str, message: str) -> None:
-    """One `warning:` line on stderr per key and process: a problem of a task, not of each of its items."""
+    """One warning per key and process: a problem of a task, not of each of its items."""
     if key in _warned:
         return
     _warned.add(key)
-    print(f"warning: {message}", file=sys.stderr, flush=True)
+    warnings.warn(message, QualevalWarning, stacklevel=2)

@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from qualeval.cli import app
-from qualeval.records import RunConfig
-from qualeval.run.levels import levels
+from qualeval.errors import InputError
+from qualeval.records import SAMPLING, RunConfig
+from qualeval.run.levels import Level, RequestSettings, levels, request_settings
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 
 
@@ -20,23 +21,28 @@ def _config(**values: Any) -> RunConfig:
     return RunConfig(base_url="http://x/v1", model="m", tasks=["knowledge_qa"], out=Path("o"), **values)
 
 
+def _set(level: Level) -> dict[str, Any]:
+    """The request settings a level sets, by name."""
+    return level.request.model_dump(exclude_unset=True)
+
+
 def test_labels_name_the_axes_that_sweep() -> None:
-    assert [(lv.label, lv.request) for lv in levels(_config())] == [("c=16", {})]  # the default load
+    assert [(lv.label, _set(lv)) for lv in levels(_config())] == [("c=16", {})]  # the default load
     one = levels(_config(max_tokens=512, concurrency=[1, 4]))  # one budget: it sets the requests, names nothing
-    assert [(lv.label, lv.cap, lv.request) for lv in one] == [
+    assert [(lv.label, lv.cap, _set(lv)) for lv in one] == [
         ("c=1", 1, {"max_tokens": 512}),
         ("c=4", 4, {"max_tokens": 512}),
     ]
     budgets = levels(_config(max_tokens="512,2048", concurrency=[8]))
-    assert [(lv.label, lv.cap, lv.request["max_tokens"]) for lv in budgets] == [
+    assert [(lv.label, lv.cap, lv.request.max_tokens) for lv in budgets] == [
         ("max_tokens=512", 8, 512),
         ("max_tokens=2048", 8, 2048),
     ]
     crossed = levels(_config(concurrency=[1, 4], reasoning_effort="low,high", max_tokens=[4096]))
     assert [lv.label for lv in crossed] == ["c=1 effort=low", "c=1 effort=high", "c=4 effort=low", "c=4 effort=high"]
-    assert crossed[1].request == {"max_tokens": 4096, "reasoning_effort": "high"}
+    assert _set(crossed[1]) == {"max_tokens": 4096, "reasoning_effort": "high"}
     paired = levels(_config(thinking_pair=True, thinking_budget=[64]))
-    assert [(lv.label, lv.request) for lv in paired] == [
+    assert [(lv.label, _set(lv)) for lv in paired] == [
         ("thinking=on", {"extra_body": {"thinking_token_budget": 64}, "thinking": True}),
         ("thinking=off", {"thinking": False}),
     ]  # fmt: skip
@@ -44,19 +50,28 @@ def test_labels_name_the_axes_that_sweep() -> None:
 
 def test_thinking_off_is_asked_once_whatever_the_efforts_and_thinking_budgets() -> None:
     efforts = levels(_config(thinking_pair=True, reasoning_effort="low,medium,high", max_tokens=[2048]))
-    assert [(lv.label, lv.request) for lv in efforts] == [
+    assert [(lv.label, _set(lv)) for lv in efforts] == [
         ("effort=low thinking=on", {"max_tokens": 2048, "reasoning_effort": "low", "thinking": True}),
         ("effort=medium thinking=on", {"max_tokens": 2048, "reasoning_effort": "medium", "thinking": True}),
         ("effort=high thinking=on", {"max_tokens": 2048, "reasoning_effort": "high", "thinking": True}),
         ("thinking=off", {"max_tokens": 2048, "thinking": False}),
     ]  # fmt: skip
     budgets = levels(_config(thinking_pair=True, thinking_budget=[64, 256], max_tokens=[512, 4096], concurrency=[1]))
-    off = [(lv.label, lv.request) for lv in budgets if not lv.request["thinking"]]
+    off = [(lv.label, _set(lv)) for lv in budgets if not lv.request.thinking]
     assert off == [
         ("max_tokens=512 thinking=off", {"max_tokens": 512, "thinking": False}),
         ("max_tokens=4096 thinking=off", {"max_tokens": 4096, "thinking": False}),
     ]  # the output budget still bounds the answer; the thinking budget has nothing to bound
     assert len(budgets) == 6
+
+
+def test_request_settings_are_typed_and_a_misspelt_one_is_one_line_naming_it() -> None:
+    assert set(SAMPLING) <= set(RequestSettings.model_fields)  # every sampling flag reaches the request
+    assert request_settings({"max_tokens": 512}).max_tokens == 512
+    with pytest.raises(InputError, match="request setting 'max_token': not a setting"):
+        request_settings({"max_token": 512})
+    run = RequestSettings(thinking=True, max_tokens=256, temperature=0.6)
+    assert RequestSettings(thinking=False).over(run) == RequestSettings(thinking=False, max_tokens=256, temperature=0.6)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from qualeval.reasoning.completion import Completion
 from qualeval.records import ClientConfig, Record, RunConfig
 from qualeval.records.store import RunStore
 from qualeval.run.execute import execute
+from qualeval.run.levels import RequestSettings
 from qualeval.run.pipeline import run_one
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.verdict import decide
@@ -71,6 +72,7 @@ def test_a_constraint_from_the_first_token_costs_the_working_a_prompt_asks_for()
     task = load_task("word_problems")
     samples = build_samples(task)
     with running_server(_sim(working_harm=0.6)) as url:
+        off = RequestSettings(thinking=False)
 
         async def go(mode: str) -> list[Record]:  # run_one takes the mode as given: no protection from harm
             config = ClientConfig(base_url=url, api_key=None, thinking_switch="chat_template_kwargs")
@@ -78,7 +80,7 @@ def test_a_constraint_from_the_first_token_costs_the_working_a_prompt_asks_for()
                 return list(
                     await asyncio.gather(
                         *(
-                            run_one(c, task, s, model="sim", mode=mode, style="structured_outputs", thinking=False)  # type: ignore[arg-type]
+                            run_one(c, task, s, model="sim", mode=mode, style="structured_outputs", settings=off)  # type: ignore[arg-type]
                             for s in samples
                         )
                     )

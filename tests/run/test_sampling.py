@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from qualeval.cli import app
 from qualeval.records import ByThinking
 from qualeval.run.checks import sampling_warnings
+from qualeval.run.levels import RequestSettings
 from qualeval.run.options import load_config, profiles
 from qualeval.run.pipeline import request_for
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
@@ -63,13 +64,15 @@ def test_a_tasks_own_sampling_per_mode_applies_under_the_runs(tmp_path: Path) ->
     )
     task = load_task(str(path))
     sample = build_samples(task)[0]
-    on = request_for(task, sample, "m", thinking=True)
+    on = request_for(task, sample, "m", RequestSettings(thinking=True))
     assert (on.temperature, on.top_p, on.top_k) == (0.6, 0.5, 40)
-    off = request_for(task, sample, "m", thinking=False)
+    off = request_for(task, sample, "m", RequestSettings(thinking=False))
     assert (off.temperature, off.top_p, off.top_k) == (0.0, 0.5, None)
     run = ByThinking.model_validate({"thinking": {"top_k": 20}})
-    assert request_for(task, sample, "m", thinking=True, sampling=run).top_k == 20  # the run's over the task's
-    assert request_for(task, sample, "m", thinking=True, sampling=run, top_k=5).top_k == 5  # a flag over both
+    thinking_run = RequestSettings(thinking=True, sampling=run)
+    assert request_for(task, sample, "m", thinking_run).top_k == 20  # the run's over the task's
+    flagged = RequestSettings(thinking=True, sampling=run, top_k=5)
+    assert request_for(task, sample, "m", flagged).top_k == 5  # a flag over both
 
 
 def test_repeated_samples_at_temperature_0_warn(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from qualeval.cli.output import shown_warnings
 from qualeval.errors import InputError
 from qualeval.records import ProbeResult, Record, RunConfig
 from qualeval.records.store import RunStore
@@ -33,7 +34,8 @@ def _run(url: str, out: Path, **options: object) -> list[Record]:
         base_url=url, model="sim", tasks=[TASK], out=out, warmup=0, concurrency=[8], limit=16, max_tokens=40,
         **options,  # type: ignore[arg-type]
     )  # fmt: skip
-    asyncio.run(execute(config))
+    with shown_warnings():  # as the CLI shows a library warning
+        asyncio.run(execute(config))
     return list(RunStore(out).records())
 
 

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
+import tempfile
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
+import qualeval
 from qualeval.errors import InputError
 from qualeval.figures.accuracy import summarize
-from qualeval.records import AnswerSpec, ClientConfig, Record, styles_from_probe
-from qualeval.run.pipeline import resolve_mode, run_samples
+from qualeval.records import AnswerSpec, Record, styles_from_probe
+from qualeval.run.pipeline import resolve_mode
 from qualeval.scoring.constrain import constraint_for, request_params, validate
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import build_samples, load_task
-from qualeval.wire.client import ChatClient
 
 CHOICE = AnswerSpec(type="choice")
 
@@ -119,13 +119,17 @@ def run(flavour: str, mode: str, styles: Sequence[str], *, limit: int = 12, **si
         latency=Latency(burst=True),
         **sim,
     )
-    with running_server(config) as url:
-
-        async def go() -> list[Record]:
-            async with ChatClient(ClientConfig(base_url=url, api_key=None)) as client:
-                return await run_samples(client, task, samples, model="sim", constraint_mode=mode, styles=styles)  # type: ignore[arg-type]
-
-        return asyncio.run(go())
+    # the run's own path: `styles` is the convention forced (probed, so the reasoning channel is known), or none
+    # known (no probe to find one)
+    options: dict[str, Any] = {"constraint": mode, "constraint_style": styles[0] if styles else None}
+    with running_server(config) as url, tempfile.TemporaryDirectory() as out:
+        result = qualeval.evaluate(
+            "sim", "mmlu:anatomy", base_url=url, out=out, data=str(SHARED / "mmlu"), limit=limit, warmup=0,
+            probe=bool(styles), **options,
+        )  # fmt: skip
+        records = result.records
+    assert sorted(r.sample_id for r in records) == sorted(s.id for s in samples)  # the same items
+    return records
 
 
 needs_mmlu = pytest.mark.skipif(
@@ -210,22 +214,13 @@ def test_truncated_reasoning_under_a_constraint_gives_no_answer_and_no_verdict()
 
     samples = build_samples(task, data=SHARED / "mmlu", limit=3)
     config = SimConfig(port=0, behaviour=Behaviour(reasoning_tokens=400), latency=Latency(burst=True))
-    with running_server(config) as url:
-
-        async def go() -> list[Record]:
-            async with ChatClient(ClientConfig(base_url=url, api_key=None)) as client:
-                return await run_samples(
-                    client,
-                    task,
-                    samples,
-                    model="sim",
-                    constraint_mode="single",
-                    styles=["structured_outputs"],
-                    max_tokens=20,
-                    rescue=True,
-                )
-
-        records = asyncio.run(go())
+    with running_server(config) as url, tempfile.TemporaryDirectory() as out:  # the run's own path
+        result = qualeval.evaluate(
+            "sim", "mmlu:anatomy", base_url=url, out=out, data=str(SHARED / "mmlu"), limit=3, warmup=0,
+            constraint="single", constraint_style="structured_outputs", max_tokens=20, rescue=True,
+        )  # fmt: skip
+        records = result.records
+    assert sorted(r.sample_id for r in records) == sorted(s.id for s in samples)
     for r in records:
         assert r.status == "reasoning_truncated" and r.constraint.held is None
         assert r.extraction.rung == "none" and not r.score.correct

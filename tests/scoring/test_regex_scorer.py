@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import qualeval
+from qualeval.cli.output import shown_warnings
 from qualeval.errors import InputError
 from qualeval.reasoning.completion import Completion
 from qualeval.records import TaskSpec
@@ -35,7 +36,8 @@ def test_the_readme_example_scores_every_right_answer_end_to_end(
     path = tmp_path / "tagged.yaml"
     path.write_text(_readme_task(), encoding="utf-8")
     right = Behaviour(accuracy=1.0, reasoning_tokens=30, trap_rate=0.5)
-    with sim_url(fast_sim(tasks=(str(path),), behaviour=right)) as url:  # the probe runs: constraints as by default
+    # the probe runs: constraints as by default; the warnings shown as the CLI shows them
+    with sim_url(fast_sim(tasks=(str(path),), behaviour=right)) as url, shown_warnings():
         result = qualeval.evaluate("sim", [str(path)], base_url=url, out=tmp_path / "run", warmup=0, max_retries=0)
     summary = result.summary.tasks["tagged_arithmetic"].summary
     assert summary.n == 2 and summary.accuracy == 1.0

@@ -21,7 +21,7 @@ from qualeval.errors import InputError
 from qualeval.figures.accuracy import Repeat, pass_at_k, repeated
 from qualeval.reasoning.completion import Completion
 from qualeval.records import ClientConfig
-from qualeval.run.pipeline import run_samples
+from qualeval.run.pipeline import run_one
 from qualeval.scoring.code import answer_code
 from qualeval.scoring.sandbox import Limits, isolation, run_python
 from qualeval.scoring.verdict import decide
@@ -147,7 +147,7 @@ async def _unallowed_samples(url: str) -> None:
     task = load_task("humaneval")
     samples = build_samples(task, data=HUMANEVAL, limit=1)
     async with ChatClient(ClientConfig(base_url=url, api_key=None, max_retries=0)) as client:
-        await run_samples(client, task, samples, model="sim")
+        await run_one(client, task, samples[0], model="sim", mode="off", style=None)
 
 
 def test_the_fenced_block_that_defines_the_function_wins() -> None:

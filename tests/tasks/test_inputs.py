@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from qualeval.cli.output import shown_warnings
 from qualeval.errors import InputError
 from qualeval.records import RunConfig
 from qualeval.run.checks import check_run_tasks
@@ -50,7 +51,8 @@ def test_a_choice_task_without_a_prompt_lists_its_options_and_says_how_to_answer
 def test_a_prompt_that_hides_the_choices_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     prompts_module._warned.clear()
     path = _task(tmp_path, "hidden", 'prompt:\n  user: "{{ text }} Answer with a letter."\n')
-    build_samples(load_task(str(path)))
+    with shown_warnings():  # as the CLI shows a library warning
+        build_samples(load_task(str(path)))
     err = capsys.readouterr().err
     assert err.startswith("warning: ") and "does not show all its choices" in err and str(path) in err
 
@@ -97,7 +99,8 @@ def test_data_for_a_task_not_in_the_run_is_a_warning_every_run(capsys: pytest.Ca
         base_url="http://127.0.0.1:1/v1", model="m", out="o", tasks=["knowledge_qa"], data={"gsm8k": "x.jsonl"}
     )
     for _ in range(2):  # a second run in the same process (the API, a notebook) is warned again
-        check_run_tasks(config, [load_task("knowledge_qa")])
+        with shown_warnings():
+            check_run_tasks(config, [load_task("knowledge_qa")])
         assert "warning: --data gsm8k=x.jsonl: no task 'gsm8k' in this run" in capsys.readouterr().err
 
 
