@@ -9,27 +9,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qualeval._version import __version__
-from qualeval.reasoning.completion import Completion
+from qualeval.reasoning import Completion
 from qualeval.records import Timing, Usage
-from qualeval.tasks.sample import Sample
-from qualeval.wire.models import ChatRequest, ChatResponse, Message
+from qualeval.tasks import Sample
+from qualeval.wire import ChatRequest, ChatResponse, Message
 
 if TYPE_CHECKING:
     from qualeval.api import RunResult, evaluate, evaluate_async, open_run
     from qualeval.records import ClientConfig, Record, RunConfig
-    from qualeval.run.offline import score_file
+    from qualeval.run import score_file
     from qualeval.tasks import load_task
-    from qualeval.wire.client import ChatClient
+    from qualeval.wire import ChatClient
 
 _LAZY = {
     "RunResult": "qualeval.api",
     "evaluate": "qualeval.api",
     "evaluate_async": "qualeval.api",
     "open_run": "qualeval.api",
-    "ChatClient": "qualeval.wire.client",
+    "ChatClient": "qualeval.wire",
     "ClientConfig": "qualeval.records",
     "RunConfig": "qualeval.records",
-    "score_file": "qualeval.run.offline",
+    "score_file": "qualeval.run",
     "Record": "qualeval.records",
     "load_task": "qualeval.tasks",
 }

@@ -14,15 +14,11 @@ from pathlib import Path
 from typing import Any, Unpack
 
 from qualeval.errors import EndpointError, InputError
-from qualeval.figures.accuracy import below
-from qualeval.records import Record, RunConfig, RunSummary
-from qualeval.records.store import RunStore
-from qualeval.report.html import write_reports_or_warn
-from qualeval.run.execute import execute
-from qualeval.run.keywords import RunOptions
-from qualeval.run.options import load_config
-from qualeval.run.progress import progress_bar
-from qualeval.wire.transport import run_async
+from qualeval.figures import below
+from qualeval.records import Record, RunConfig, RunStore, RunSummary
+from qualeval.report import write_reports_or_warn
+from qualeval.run import RunOptions, execute, load_config, progress_bar
+from qualeval.wire import run_async
 
 __all__ = ["RunResult", "evaluate", "evaluate_async", "finish_run", "open_run", "run"]
 

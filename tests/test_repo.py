@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import shutil
 import subprocess
 import sys
@@ -159,3 +160,63 @@ def test_modules_and_functions_stay_small() -> None:
                 if lines > 60:
                     too_long.append(f"{name}:{node.lineno} {node.name}: {lines} lines")
     assert not too_long, "\n".join(too_long)
+
+
+def _package_of(path: Path) -> str | None:
+    parts = path.relative_to(ROOT / "qualeval").parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def _faces() -> dict[str, list[str]]:
+    """Each package's `__all__`, read from its `__init__` without importing it."""
+    faces: dict[str, list[str]] = {}
+    for init in sorted((ROOT / "qualeval").glob("*/__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                faces[init.parent.name] = [ast.literal_eval(e) for e in node.value.elts]  # type: ignore[attr-defined]
+    return faces
+
+
+def _isort(name: str) -> tuple[int, str]:
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+
+
+def test_every_package_has_a_sorted_face() -> None:
+    """Each package's `__init__` is its face: a sorted `__all__`, every name of it bound there."""
+    packages = sorted(p.parent.name for p in (ROOT / "qualeval").glob("*/__init__.py"))
+    faces = _faces()
+    assert [p for p in packages if p not in faces] == []
+    # sorted as ruff's RUF022 sorts `__all__`: constants, then classes, then functions and the rest
+    order = {
+        p: names for p, names in faces.items() if names != sorted(names, key=_isort) or len(set(names)) < len(names)
+    }
+    assert order == {}
+    for package, names in faces.items():
+        module = importlib.import_module(f"qualeval.{package}")
+        assert [n for n in names if not hasattr(module, n)] == [], package
+
+
+def test_packages_meet_only_at_their_faces() -> None:
+    """Another package is imported only through its `__init__`, and only for what its `__all__` lists: lazy imports
+    inside functions and `if TYPE_CHECKING:` imports count like the rest."""
+    faces = _faces()
+    crossings: list[str] = []
+    for path in sorted((ROOT / "qualeval").rglob("*.py")):
+        home = _package_of(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [(a.name, []) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                targets = [(node.module, [a.name for a in node.names])]
+            else:
+                continue
+            for module, names in targets:
+                parts = module.split(".")
+                if parts[0] != "qualeval" or len(parts) < 2 or parts[1] not in faces or parts[1] == home:
+                    continue
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                if len(parts) > 2:
+                    crossings.append(f"{where} imports {module}")
+                crossings.extend(f"{where} takes {n} from {module}" for n in names if n not in faces[parts[1]])
+    assert crossings == []

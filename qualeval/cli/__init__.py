@@ -18,8 +18,6 @@ from qualeval.cli import board, evaluate, inspection, serve_sim
 from qualeval.cli.output import OneLineUsageErrors, exit_code, stderr, stdout
 from qualeval.errors import QualevalError
 
-__all__ = ["app", "main"]
-
 app = typer.Typer(
     name="qualeval",
     cls=OneLineUsageErrors,  # a usage error is one `error:` line, exit 2, as the README promises
@@ -55,3 +53,9 @@ def main() -> None:
     except QualevalError as exc:  # anything a command did not catch itself
         stderr().print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(exit_code(exc))
+
+
+__all__ = [
+    "app",
+    "main",
+]

@@ -44,8 +44,8 @@ def board_cmd(
     """N runs of the same items side by side per task: accuracy, paired differences against the baseline
     (McNemar, Holm-corrected), which configs cannot be told from the best, tokens, truncation, latency,
     throughput, and the Pareto plots of accuracy against speed."""
-    from qualeval.figures.board import board_runs
-    from qualeval.report.board_pages import board_html, board_markdown
+    from qualeval.figures import board_runs
+    from qualeval.report import board_html, board_markdown
 
     try:
         board = board_runs(runs, baseline=baseline, rerun=rerun)
@@ -58,7 +58,7 @@ def board_cmd(
 
 
 def _print_board(board: Board) -> None:
-    from qualeval.report.board_pages import HEAD, rows
+    from qualeval.report import HEAD, rows
 
     shown = (1, 2, 3, 9)  # accuracy, vs baseline, tied with best, output tok/s: the reports have the rest
     # a config's name (the settings it differs in) can be longer than a terminal's column: the rows carry a number
@@ -83,7 +83,7 @@ def gate_cmd(
 ) -> None:
     """A release gate: each policy clause GO, NO-GO or INCONCLUSIVE, and the verdict. Exit 0 GO, 1 NO-GO,
     4 INCONCLUSIVE, 2 bad input."""
-    from qualeval.figures.gate import gate_runs
+    from qualeval.figures import gate_runs
 
     try:
         result = gate_runs(baseline, candidate, policy, rerun=rerun)

@@ -18,12 +18,10 @@ from qualeval.errors import InputError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from qualeval.records import ClientConfig, Comparison, ProbeResult, RunSummary, TaskSummary
-    from qualeval.records.store import RunStore
-    from qualeval.run.offline_read import ReadOptions
-    from qualeval.run.probe import ProbeOptions
+    from qualeval.records import ClientConfig, Comparison, ProbeResult, RunStore, RunSummary, TaskSummary
+    from qualeval.run import ProbeOptions, ReadOptions
     from qualeval.sim import SimConfig, SimServer
-    from qualeval.tasks.sample import Sample
+    from qualeval.tasks import Sample
 
 __all__ = [
     "compare_and_write",
@@ -68,9 +66,8 @@ def sim_endpoint(base_url: str | None, sim: str | None) -> Iterator[str | None]:
 
 def probe_endpoint(options: ProbeOptions, *, sim: str | None) -> ProbeResult:
     """Probe an endpoint (or a reference server started for it) for what it honours."""
-    from qualeval.run.probe import PROBE_CONCURRENCY
-    from qualeval.wire.client import check_config
-    from qualeval.wire.transport import run_async
+    from qualeval.run import PROBE_CONCURRENCY
+    from qualeval.wire import check_config, run_async
 
     with sim_endpoint(options.base_url, sim) as url:
         values: dict[str, object] = {
@@ -84,8 +81,8 @@ def probe_endpoint(options: ProbeOptions, *, sim: str | None) -> ProbeResult:
 
 
 async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
-    from qualeval.run.probe import probe
-    from qualeval.wire.client import ChatClient
+    from qualeval.run import probe
+    from qualeval.wire import ChatClient
 
     async with ChatClient(config) as client:
         return await probe(client, options.model, max_tokens=options.max_tokens, seconds=options.probe_time)
@@ -93,8 +90,8 @@ async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
 
 def task_sample(task: str, *, data: Path | None, index: int, num_fewshot: int | None) -> Sample:
     """Sample number `index` of a task, rendered as it would be sent."""
-    from qualeval.run.checks import one_task_data
-    from qualeval.scoring.whole import check_scorers
+    from qualeval.run import one_task_data
+    from qualeval.scoring import check_scorers
     from qualeval.tasks import build_samples, load_task
 
     loaded = load_task(task)
@@ -123,9 +120,8 @@ def score_and_write(
     `read`: how to read the file and match its ids; `reasoning_formats` are tried before the built-in ones;
     `options` are score_lines' (data, rescue, judge_*, note).
     """
-    from qualeval.reasoning.formats import resolve_formats
-    from qualeval.run.checks import one_task_data
-    from qualeval.run.offline import SplitOptions, score_lines, write_offline
+    from qualeval.reasoning import resolve_formats
+    from qualeval.run import SplitOptions, one_task_data, score_lines, write_offline
     from qualeval.tasks import load_task
 
     try:
@@ -144,8 +140,8 @@ def score_and_write(
 
 def compare_and_write(run_a: Path, run_b: Path, out: Path, *, seed: int, again: Path | None = None) -> Comparison:
     """Compare two run directories (and a rerun of A's, for the noise) and write compare.json and compare.html."""
-    from qualeval.figures.compare import compare_runs
-    from qualeval.report.html import compare_html
+    from qualeval.figures import compare_runs
+    from qualeval.report import compare_html
 
     result = compare_runs(run_a, run_b, seed=seed, again=again)
     try:
@@ -162,8 +158,8 @@ def rescore_and_report(
 ) -> tuple[RunSummary, RunStore]:
     """Re-score a run directory offline and write its reports (a report that fails is a warning); `note` hears
     which spec judged each task."""
-    from qualeval.report.html import write_reports_or_warn
-    from qualeval.run.rescore import rescore
+    from qualeval.report import write_reports_or_warn
+    from qualeval.run import rescore
 
     # the flag, not the run's manifest: a code task's programs run again only when this rescore is allowed to
     summary, store = rescore(run_dir, rescue=rescue, allow_code=allow_code, note=note)
@@ -173,8 +169,8 @@ def rescore_and_report(
 
 def merge_and_report(runs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     """Join the shards of one run into `out` and write its reports (a report that fails is a warning)."""
-    from qualeval.report.html import write_reports_or_warn
-    from qualeval.run.merge import merge_runs
+    from qualeval.report import write_reports_or_warn
+    from qualeval.run import merge_runs
 
     summary, store = merge_runs(runs, out)
     write_reports_or_warn(store, summary, store.records())

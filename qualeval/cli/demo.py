@@ -12,7 +12,7 @@ from typing import Any
 
 from qualeval.api import RunResult, run
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
-from qualeval.wire.transport import run_async
+from qualeval.wire import run_async
 
 __all__ = ["DEMO_TASKS", "run_demo"]
 

@@ -15,7 +15,7 @@ from qualeval.cli.output import fail, note, stdout, stopped_by, take_options
 from qualeval.cli.views import print_comparison, print_run, print_summary
 from qualeval.errors import InputError, QualevalError
 from qualeval.records import ENDPOINT_FAILED, Record
-from qualeval.run.options import cli_parameters, given_or_default
+from qualeval.run import cli_parameters, given_or_default
 
 __all__ = ["register"]
 
@@ -88,7 +88,7 @@ def score_cmd(
     **flags: Any,
 ) -> None:
     """Score responses from elsewhere with qualeval's extractor, offline: no endpoint, no requests."""
-    from qualeval.run.offline_read import FORMATS, ReadOptions
+    from qualeval.run import FORMATS, ReadOptions
 
     given = given_or_default(flags)
     if fmt not in FORMATS:
@@ -151,7 +151,7 @@ def compare_cmd(
 def run_cmd(config: _Profile = None, **flags: Any) -> None:
     """Evaluate a served model: every request's answer, score and timing, in one run directory."""
     from qualeval.api import run
-    from qualeval.wire.transport import run_async
+    from qualeval.wire import run_async
 
     with stopped_by() as signals:
         try:

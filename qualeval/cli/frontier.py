@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from qualeval.cli.output import note, stdout
-from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
-from qualeval.report.numbers import num, pct
+from qualeval.report import drop_warnings, num, pct, points, same_spend_warnings, smallest_line
 
 if TYPE_CHECKING:
     from qualeval.records import FrontierLevel, RunSummary

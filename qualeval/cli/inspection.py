@@ -12,8 +12,7 @@ from qualeval.cli import commands
 from qualeval.cli.output import fail, take_options
 from qualeval.cli.views import print_probe, print_sample, print_tasks
 from qualeval.errors import InputError, QualevalError
-from qualeval.run.options import cli_parameters, options_from
-from qualeval.run.probe import ProbeOptions
+from qualeval.run import ProbeOptions, cli_parameters, options_from
 
 __all__ = ["register"]
 

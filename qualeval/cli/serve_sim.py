@@ -21,7 +21,7 @@ from qualeval.cli import commands
 from qualeval.cli.output import fail, note
 from qualeval.cli.views import print_flavours
 from qualeval.errors import InputError, QualevalError
-from qualeval.sim.config import FAULTS
+from qualeval.sim import FAULTS
 
 if TYPE_CHECKING:
     from qualeval.sim import SimConfig, SimServer
@@ -203,7 +203,7 @@ def _check(values: dict[str, Any]) -> None:
 
 def _inert_harms(values: dict[str, Any]) -> None:
     """A harm the chosen flags leave nothing to act on would serve an unharmed model under a harmed name."""
-    from qualeval.sim.flavours import FLAVOURS
+    from qualeval.sim import FLAVOURS
 
     flavour = FLAVOURS.get(values["flavour"])
     inert = (

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         TaskComparison,
         TaskSummary,
     )
-    from qualeval.tasks.sample import Sample
+    from qualeval.tasks import Sample
 
 __all__ = [
     "print_comparison",
@@ -69,7 +69,7 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
         table.add_row(
             "endpoint errors (not in the accuracy)", f"{summary.endpoint_errors} requests{unanswered}: {reason}"
         )
-    from qualeval.report.markdown import unknown_line
+    from qualeval.report import unknown_line
 
     unknown = unknown_line(summary)
     if unknown:
@@ -111,7 +111,7 @@ def print_run(summary: RunSummary) -> None:
             continue
         print_summary(report.summary, report.levels)
         if report.published is not None:
-            from qualeval.report.markdown import published_where
+            from qualeval.report import published_where
 
             note(f"{report.summary.task}: published {report.published:.1%}, {published_where(report)}")
         if report.faults:
@@ -121,15 +121,14 @@ def print_run(summary: RunSummary) -> None:
     from qualeval.cli.frontier import print_frontier
 
     print_frontier(summary)
-    from qualeval.report.repeats import cache_lines, identical_lines
-    from qualeval.report.serving_sections import terminal_lines
+    from qualeval.report import cache_lines, identical_lines, terminal_lines
 
     for line in [*cache_lines(summary), *identical_lines(summary), *terminal_lines(summary)]:
         note(line)
 
 
 def _speed_row(label: str, p: Speed) -> list[str]:
-    from qualeval.report.numbers import dist, num
+    from qualeval.report import dist, num
 
     first = num(p.first_answer.p50) if p.first_answer else "–"
     latency = num(p.latency.p50) if p.latency else "–"
@@ -231,7 +230,7 @@ def print_comparison(result: Comparison, show: int) -> None:
             f"{result.unpaired_a} item(s) only in A and {result.unpaired_b} only in B are in no figure above: the "
             "runs did not run the same items (another --limit, --sample-seed or data)"
         )
-    from qualeval.report.repeats import compare_lines
+    from qualeval.report import compare_lines
 
     for line in compare_lines(result):
         note(line)

@@ -14,20 +14,26 @@ runset      several runs of the same items (board and gate)      board  N config
 gate        a release gate's verdict by a policy file
 """
 
-from qualeval.figures.accuracy import below, summarize
+from qualeval.figures.accuracy import answered_cell, below, summarize
 from qualeval.figures.board import board_runs
 from qualeval.figures.compare import compare_runs
+from qualeval.figures.frontier import swept
 from qualeval.figures.gate import gate_runs, load_policy
+from qualeval.figures.speed import duration_of, speed
 from qualeval.figures.summary import offline_summary, summarize_records, write_summary_json
 
 __all__ = [
+    "answered_cell",
     "below",
     "board_runs",
     "compare_runs",
+    "duration_of",
     "gate_runs",
     "load_policy",
     "offline_summary",
+    "speed",
     "summarize",
     "summarize_records",
+    "swept",
     "write_summary_json",
 ]

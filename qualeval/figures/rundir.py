@@ -12,8 +12,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from qualeval.errors import InputError
-from qualeval.records import Manifest, Record, RunSummary
-from qualeval.records.store import RunStore
+from qualeval.records import Manifest, Record, RunStore, RunSummary
 
 __all__ = ["PairKey", "RunDir", "RunLike", "check_rerun", "read_run", "refuse_same", "run_settings"]
 

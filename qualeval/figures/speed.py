@@ -17,7 +17,7 @@ from qualeval.records import (
     Timed,
     Truncation,
 )
-from qualeval.wire.histogram import interpolated, merge, percentile
+from qualeval.wire import interpolated, merge, percentile
 
 __all__ = [
     "distribution",

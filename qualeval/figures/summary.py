@@ -24,12 +24,12 @@ from qualeval.records import (
     Outcome,
     Record,
     RunConfig,
+    RunStore,
     RunSummary,
     TaskReport,
     TaskSummary,
     Timed,
 )
-from qualeval.records.store import RunStore
 from qualeval.tasks import Task
 
 __all__ = ["offline_summary", "summarize_records", "write_summary_json"]

@@ -4,3 +4,18 @@ split       split_completion: reasoning fields, inline tags, a close-only block,
 completion  Completion, what the split gives: the thinking, the answer, where the thinking came from, the status
 formats     the inline formats, as data (`parsers/*.yaml`), and a user's own
 """
+
+from qualeval.reasoning.completion import Completion
+from qualeval.reasoning.formats import ReasoningFormat, builtin_formats, resolve_formats
+from qualeval.reasoning.split import REASONING_FIELDS, pick_reasoning, split_completion, split_inline
+
+__all__ = [
+    "REASONING_FIELDS",
+    "Completion",
+    "ReasoningFormat",
+    "builtin_formats",
+    "pick_reasoning",
+    "resolve_formats",
+    "split_completion",
+    "split_inline",
+]

@@ -38,6 +38,7 @@ from __future__ import annotations
 from qualeval.records.accuracy import Cell, Repeated, TaskSummary
 from qualeval.records.board import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
 from qualeval.records.body import SentBody, SentMessage
+from qualeval.records.checks import AtLeast1
 from qualeval.records.clientconfig import (
     DEFAULT_BASE_URL,
     ClientConfig,
@@ -52,6 +53,7 @@ from qualeval.records.items import OfflineItem
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry
 from qualeval.records.probe import (
     BUDGET,
+    PROBE_TIME,
     SEED,
     STYLES,
     AppliedMode,
@@ -62,6 +64,7 @@ from qualeval.records.probe import (
     ProbeVerdict,
     ReasoningSource,
     Style,
+    probe_time_option,
     styles_from_probe,
 )
 from qualeval.records.record import (
@@ -100,6 +103,7 @@ from qualeval.records.statuses import (
     Rung,
     Status,
 )
+from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.records.summary import (
     BenchyFigures,
     ContextFigures,
@@ -142,6 +146,7 @@ __all__ = [
     "DISAGREEING",
     "ENDPOINT_FAILED",
     "NOT_THE_MODELS",
+    "PROBE_TIME",
     "SAMPLING",
     "SEED",
     "STYLES",
@@ -150,6 +155,7 @@ __all__ = [
     "Agreement",
     "AnswerSpec",
     "AppliedMode",
+    "AtLeast1",
     "BenchyFigures",
     "Board",
     "BoardRun",
@@ -175,6 +181,7 @@ __all__ = [
     "Grade",
     "Identical",
     "ItlSummary",
+    "Key",
     "LengthFigures",
     "LevelReport",
     "Linked",
@@ -199,6 +206,7 @@ __all__ = [
     "Record",
     "Repeated",
     "RunConfig",
+    "RunStore",
     "RunSummary",
     "Rung",
     "Sampling",
@@ -242,5 +250,7 @@ __all__ = [
     "WorkloadStyle",
     "client_option",
     "env_base_url",
+    "fingerprint",
+    "probe_time_option",
     "styles_from_probe",
 ]

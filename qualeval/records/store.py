@@ -32,7 +32,8 @@ import orjson
 from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem
-from qualeval.records import Manifest, Record
+from qualeval.records.manifest import Manifest
+from qualeval.records.record import Record
 
 __all__ = ["Key", "RunStore", "fingerprint"]
 

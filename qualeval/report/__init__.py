@@ -8,3 +8,33 @@ frontier_sections   the accuracy-against-cost and drop-under-load sections
 serving_sections, serving_plots   the serving benchmark's sections and plots (qualeval.serving computes them)
 board_pages board.md and board.html
 """
+
+from qualeval.report.board_pages import HEAD, board_html, board_markdown, rows
+from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
+from qualeval.report.html import compare_html, write_reports_or_warn
+from qualeval.report.markdown import published_where, unknown_line
+from qualeval.report.numbers import dist, num, pct
+from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
+from qualeval.report.serving_sections import terminal_lines
+
+__all__ = [
+    "HEAD",
+    "board_html",
+    "board_markdown",
+    "cache_lines",
+    "compare_html",
+    "compare_lines",
+    "dist",
+    "drop_warnings",
+    "identical_lines",
+    "num",
+    "pct",
+    "points",
+    "published_where",
+    "rows",
+    "same_spend_warnings",
+    "smallest_line",
+    "terminal_lines",
+    "unknown_line",
+    "write_reports_or_warn",
+]

@@ -4,7 +4,7 @@ under load (qualeval.figures.frontier computes the figures)."""
 
 from __future__ import annotations
 
-from qualeval.figures.frontier import swept
+from qualeval.figures import swept
 from qualeval.records import Frontier, FrontierLevel, Paired, RunSummary, TaskReport
 from qualeval.report.numbers import num, pct
 

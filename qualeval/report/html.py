@@ -20,8 +20,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from qualeval.errors import QualevalWarning
-from qualeval.records import NOT_THE_MODELS, Comparison, Record, RunSummary
-from qualeval.records.store import RunStore
+from qualeval.records import NOT_THE_MODELS, Comparison, Record, RunStore, RunSummary
 from qualeval.report.frontier_sections import (
     FRONTIER_HEAD,
     FRONTIER_NOTE,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from qualeval.records import ContextFigures, SeriesPoint
 from qualeval.report.plots import new_figure, svg_uri
-from qualeval.serving.timeseries import read_series
+from qualeval.serving import read_series
 
 __all__ = ["by_length", "over_time"]
 

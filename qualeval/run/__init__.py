@@ -17,3 +17,36 @@ merge       the shards of one run joined
 written     the summary.json a run, a rescore and a merge end with
 progress    the run's progress bar, for the CLI and the API alike (here, so the API needs nothing of the CLI)
 """
+
+from qualeval.run.checks import one_task_data
+from qualeval.run.execute import execute
+from qualeval.run.keywords import RunOptions
+from qualeval.run.merge import merge_runs
+from qualeval.run.offline import SplitOptions, score_file, score_lines, write_offline
+from qualeval.run.offline_read import FORMATS, ReadOptions
+from qualeval.run.options import cli_parameters, given_or_default, load_config, options_from
+from qualeval.run.probe import PROBE_CONCURRENCY, ProbeOptions, probe
+from qualeval.run.progress import progress_bar
+from qualeval.run.rescore import rescore
+
+__all__ = [
+    "FORMATS",
+    "PROBE_CONCURRENCY",
+    "ProbeOptions",
+    "ReadOptions",
+    "RunOptions",
+    "SplitOptions",
+    "cli_parameters",
+    "execute",
+    "given_or_default",
+    "load_config",
+    "merge_runs",
+    "one_task_data",
+    "options_from",
+    "probe",
+    "progress_bar",
+    "rescore",
+    "score_file",
+    "score_lines",
+    "write_offline",
+]

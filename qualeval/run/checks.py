@@ -10,10 +10,8 @@ from qualeval.errors import InputError, QualevalWarning
 from qualeval.records import RunConfig
 from qualeval.run.pipeline import sampling_for
 from qualeval.run.probe import is_simulated
-from qualeval.scoring.code import REFUSAL
-from qualeval.scoring.whole import runs_code
-from qualeval.tasks.load import builtin_dir
-from qualeval.tasks.task import Task
+from qualeval.scoring import REFUSAL, runs_code
+from qualeval.tasks import Task, builtin_dir
 
 __all__ = [
     "KEYLESS",

@@ -19,22 +19,24 @@ import orjson
 
 from qualeval._version import __version__
 from qualeval.errors import EndpointError, HTTPFailure, InputError, QualevalNote, TransportFailure
-from qualeval.reasoning.formats import builtin_formats
+from qualeval.reasoning import builtin_formats
 from qualeval.records import (
     SAMPLING,
     ClientConfig,
+    Key,
     Manifest,
     Pinned,
     ProbeResult,
     Record,
     RunConfig,
+    RunStore,
     RunSummary,
     ServerInfo,
     Shaping,
     TaskEntry,
     ThinkingSwitch,
+    fingerprint,
 )
-from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.run.arrivals import batch_loop, closed_loop, open_loop
 from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
 from qualeval.run.levels import Level, RequestSettings, levels
@@ -42,14 +44,10 @@ from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
 from qualeval.run.probe import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
-from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
-from qualeval.scoring.whole import check_scorers
-from qualeval.serving.shaping import needs_shaping, shape_work
-from qualeval.serving.wiring import serving_client
-from qualeval.tasks import Task, build_samples
-from qualeval.tasks.load import load_tasks
-from qualeval.tasks.sample import Sample
-from qualeval.wire.client import ChatClient, ChatSender
+from qualeval.scoring import ModelJudge, check_scorers, model_judge_for
+from qualeval.serving import needs_shaping, serving_client, shape_work
+from qualeval.tasks import Sample, Task, build_samples, load_tasks
+from qualeval.wire import ChatClient, ChatSender
 
 __all__ = ["execute", "load_run_tasks"]
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qualeval.errors import InputError, validation_problem
 from qualeval.records import ByThinking, RunConfig
-from qualeval.wire.client import THINKING_BUDGET_FIELD
+from qualeval.wire import THINKING_BUDGET_FIELD
 
 __all__ = ["Level", "RequestSettings", "budget_levels", "levels", "request_settings"]
 

@@ -16,11 +16,10 @@ from typing import Any
 import orjson
 
 from qualeval.errors import InputError
-from qualeval.records import Manifest, RunSummary, Shaping
-from qualeval.records.store import RunStore
+from qualeval.records import Manifest, RunStore, RunSummary, Shaping
 from qualeval.run.rescore import run_config_of, tasks_of
 from qualeval.run.written import write_summary
-from qualeval.serving.shaping import parse_shard
+from qualeval.serving import parse_shard
 
 __all__ = ["merge_runs"]
 
@@ -74,7 +73,7 @@ def _joined(roots: Sequence[Path], name: str, tag: bool) -> Iterator[bytes]:
             for row in RunStore(root).rows():
                 yield orjson.dumps({**row, "shard": index} if tag else row)
         else:
-            from qualeval.serving.timeseries import read_series
+            from qualeval.serving import read_series
 
             for point in read_series(root):
                 tagged = point.model_copy(update={"shard": index}) if tag else point

@@ -16,21 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.figures.accuracy import summarize
-from qualeval.reasoning.completion import Completion
-from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
-from qualeval.reasoning.split import split_completion, split_inline
+from qualeval.figures import summarize
+from qualeval.reasoning import Completion, ReasoningFormat, resolve_formats, split_completion, split_inline
 from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
 from qualeval.run.offline_formats import Parsed
 from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
-from qualeval.scoring.modeljudge import model_judge_for
-from qualeval.scoring.verdict import Verdict, decide, wants_model_judge
-from qualeval.scoring.whole import check_scorers
-from qualeval.tasks import Task
-from qualeval.tasks.sample import Sample
-from qualeval.tasks.samples import sample_from_doc
-from qualeval.wire.models import Message
+from qualeval.scoring import Verdict, check_scorers, decide, model_judge_for, wants_model_judge
+from qualeval.tasks import Sample, Task, sample_from_doc
+from qualeval.wire import Message
 
 __all__ = ["JudgedLine", "ReadOptions", "SplitOptions", "score_file"]
 
@@ -284,9 +278,9 @@ def write_offline(
     """items.jsonl and summary.json (a RunSummary, as a run writes, with this one task), then report.md and
     report.html (a report that fails is a warning). No request was sent, so the reports say once that timing is
     not known and leave the speed sections out."""
-    from qualeval.figures.summary import offline_summary, write_summary_json
-    from qualeval.records.store import RunStore
-    from qualeval.report.html import write_reports_or_warn
+    from qualeval.figures import offline_summary, write_summary_json
+    from qualeval.records import RunStore
+    from qualeval.report import write_reports_or_warn
 
     store = RunStore(out)  # every file through the store, each moved into place whole
     store.write_lines("items.jsonl", (item.model_dump_json().encode() for item in items))

@@ -18,8 +18,7 @@ from typing import Literal
 import orjson
 
 from qualeval.errors import InputError
-from qualeval.tasks import Task, build_samples
-from qualeval.tasks.sample import Sample
+from qualeval.tasks import Sample, Task, build_samples
 
 __all__ = ["Index", "MatchBy", "load_id_map"]
 

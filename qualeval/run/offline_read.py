@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from qualeval.errors import InputError, validation_problem
 from qualeval.run.offline_formats import Line, Parsed, is_batch, is_lm_eval, read_batch, read_lm_eval
 from qualeval.run.offline_ids import MatchBy
-from qualeval.tasks.sources import jsonl_objects
+from qualeval.tasks import jsonl_objects
 
 __all__ = ["FORMATS", "Format", "Line", "Parsed", "ReadOptions", "read_responses"]
 

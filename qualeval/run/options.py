@@ -20,7 +20,7 @@ from pydantic.fields import FieldInfo
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
-from qualeval.reasoning.formats import resolve_formats
+from qualeval.reasoning import resolve_formats
 from qualeval.records import RunConfig
 
 __all__ = [
@@ -221,7 +221,7 @@ def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
             raise InputError(f"{path}: unknown option '{unknown[0]}' (options are the flags of qualeval run)")
     values.update({k: v for k, v in flags.items() if v is not None and v != [] and v != {}})
     if values.get("workload"):  # a workload's own load options sit under the profile and the flags
-        from qualeval.serving.workloads import load_workload
+        from qualeval.serving import load_workload
 
         workload, where = load_workload(str(values["workload"]))
         unknown = sorted(set(workload.run) - set(RunConfig.model_fields))

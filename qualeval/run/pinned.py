@@ -15,7 +15,7 @@ from typing import Any, Literal
 from qualeval.errors import InputError
 from qualeval.records import Manifest, Pinned, ProbeResult, RunConfig, Style, ThinkingSwitch
 from qualeval.run.pipeline import resolve_mode
-from qualeval.wire.client import THINKING_SWITCHES
+from qualeval.wire import THINKING_SWITCHES
 
 __all__ = ["SETTINGS_EXCLUDED", "refuse_conflicts", "resolve", "resolve_opened", "resolve_switch", "unseparated"]
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.reasoning.completion import Completion
+from qualeval.reasoning import Completion
 from qualeval.records import (
     ANSWERED,
     SAMPLING,
@@ -36,17 +36,23 @@ from qualeval.records import (
     Style,
 )
 from qualeval.run.levels import RequestSettings
-from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, request_params
-from qualeval.scoring.followup import followup_prompt
-from qualeval.scoring.modeljudge import ModelJudge
-from qualeval.scoring.rules import constraint_cuts
-from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
-from qualeval.scoring.whole import WHOLE_ANSWER, runs_code
-from qualeval.tasks.prompts import warn_once
-from qualeval.tasks.sample import Sample
-from qualeval.tasks.task import Task
-from qualeval.wire.client import ChatSender, build_body
-from qualeval.wire.models import ChatRequest, ChatResponse, Message
+from qualeval.scoring import (
+    FIRST_TOKEN,
+    WHOLE_ANSWER,
+    Constraint,
+    ModelJudge,
+    Verdict,
+    constraint_cuts,
+    constraint_for,
+    decide,
+    echoed,
+    followup_prompt,
+    request_params,
+    runs_code,
+    wants_model_judge,
+)
+from qualeval.tasks import Sample, Task, warn_once
+from qualeval.wire import ChatRequest, ChatResponse, ChatSender, Message, build_body
 
 __all__ = ["request_for", "resolve_mode", "run_one", "sampling_for"]
 

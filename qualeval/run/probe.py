@@ -20,13 +20,30 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.errors import EndpointError, InputError
-from qualeval.records import BUDGET, SEED, STYLES, TRUNCATED, ModeResult, ProbeResult, Style, client_option
-from qualeval.records.checks import AtLeast1
-from qualeval.records.probe import PROBE_TIME, probe_time_option
+from qualeval.records import (
+    BUDGET,
+    PROBE_TIME,
+    SEED,
+    STYLES,
+    TRUNCATED,
+    AtLeast1,
+    ModeResult,
+    ProbeResult,
+    Style,
+    client_option,
+    probe_time_option,
+)
 from qualeval.run.probepace import Pace, is_late
-from qualeval.scoring.constrain import Constraint, request_params
-from qualeval.wire.client import THINKING_BUDGET_FIELD, THINKING_SWITCHES, ChatClient, switch_params
-from qualeval.wire.models import ChatRequest, ChatResponse, Message
+from qualeval.scoring import Constraint, request_params
+from qualeval.wire import (
+    THINKING_BUDGET_FIELD,
+    THINKING_SWITCHES,
+    ChatClient,
+    ChatRequest,
+    ChatResponse,
+    Message,
+    switch_params,
+)
 
 __all__ = ["PROBE_CONCURRENCY", "REPEATS", "ProbeOptions", "check_thinking_budget", "probe", "settle", "unanswered"]
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from qualeval.wire.client import ChatClient
-from qualeval.wire.models import ChatRequest, ChatResponse
-from qualeval.wire.response import failed_response
+from qualeval.wire import ChatClient, ChatRequest, ChatResponse, failed_response
 
 __all__ = ["OUT_OF_TIME", "Pace", "is_late"]
 

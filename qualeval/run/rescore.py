@@ -8,17 +8,13 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from qualeval.errors import InputError
-from qualeval.reasoning.completion import Completion
-from qualeval.records import Manifest, Record, RunConfig, RunSummary, TaskEntry
-from qualeval.records.store import RunStore
+from qualeval.reasoning import Completion
+from qualeval.records import Manifest, Record, RunConfig, RunStore, RunSummary, TaskEntry
 from qualeval.run.checks import check_code_allowed
 from qualeval.run.written import write_summary
-from qualeval.scoring.verdict import decide
-from qualeval.scoring.whole import check_scorers
-from qualeval.tasks import Task, build_samples, load_task
-from qualeval.tasks.load import builtin_dir
-from qualeval.tasks.sample import Sample
-from qualeval.wire.models import Message
+from qualeval.scoring import check_scorers, decide
+from qualeval.tasks import Sample, Task, build_samples, builtin_dir, load_task
+from qualeval.wire import Message
 
 __all__ = ["rescore", "run_config_of", "sample_of", "task_of", "tasks_of"]
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from qualeval.figures.summary import summarize_records, write_summary_json
-from qualeval.records import Manifest, RunConfig, RunSummary
-from qualeval.records.store import RunStore
+from qualeval.figures import summarize_records, write_summary_json
+from qualeval.records import Manifest, RunConfig, RunStore, RunSummary
 from qualeval.run.levels import levels
-from qualeval.serving.wiring import serving_figures
+from qualeval.serving import serving_figures
 from qualeval.tasks import Task
 
 __all__ = ["write_summary"]

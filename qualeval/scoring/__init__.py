@@ -10,3 +10,30 @@ constrain   structured-output constraints from an answer spec, sent as an endpoi
 followup    the follow-up: an extraction step, held against what the content states
 modeljudge  ModelJudge: a model asked about free-form answers the rules rejected
 """
+
+from qualeval.scoring.code import REFUSAL
+from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, request_params
+from qualeval.scoring.followup import followup_prompt
+from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
+from qualeval.scoring.rules import constraint_cuts
+from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
+from qualeval.scoring.whole import WHOLE_ANSWER, check_scorers, runs_code
+
+__all__ = [
+    "FIRST_TOKEN",
+    "REFUSAL",
+    "WHOLE_ANSWER",
+    "Constraint",
+    "ModelJudge",
+    "Verdict",
+    "check_scorers",
+    "constraint_cuts",
+    "constraint_for",
+    "decide",
+    "echoed",
+    "followup_prompt",
+    "model_judge_for",
+    "request_params",
+    "runs_code",
+    "wants_model_judge",
+]

@@ -19,7 +19,7 @@ import re
 from qualeval.errors import InputError
 from qualeval.records import Score, ScorerSpec
 from qualeval.scoring.sandbox import Limits, isolation, run_python
-from qualeval.tasks.sample import Sample
+from qualeval.tasks import Sample
 
 __all__ = ["REFUSAL", "answer_code", "program", "score_code"]
 

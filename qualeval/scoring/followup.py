@@ -14,7 +14,7 @@ import re
 
 from qualeval.records import Agreement, AnswerSpec
 from qualeval.scoring.extract import Extraction, find_number, math_equal, normalize
-from qualeval.tasks.sample import Sample
+from qualeval.tasks import Sample
 
 __all__ = ["followup_prompt", "reconcile"]
 

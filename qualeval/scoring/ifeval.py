@@ -26,7 +26,7 @@ from typing import Any
 
 from qualeval.errors import InputError
 from qualeval.records import Score
-from qualeval.tasks.sample import Sample
+from qualeval.tasks import Sample
 
 __all__ = ["score_ifeval"]
 

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pydantic import SecretStr
 
 from qualeval.records import ClientConfig, Grade
-from qualeval.tasks.sample import Sample
-from qualeval.wire.client import ChatClient
-from qualeval.wire.models import ChatRequest, Message
+from qualeval.tasks import Sample
+from qualeval.wire import ChatClient, ChatRequest, Message
 
 __all__ = ["GRADER_MARK", "ModelJudge", "grade_prompt", "model_judge_for", "read_grade"]
 

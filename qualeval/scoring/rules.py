@@ -13,7 +13,7 @@ from qualeval.records import AnswerSpec, ConstraintKind, Score, ScorerSpec, Task
 from qualeval.scoring.constrain import constraint_for
 from qualeval.scoring.extract import find_number, math_equal, normalize, token_f1
 from qualeval.scoring.forms import date_years, plain_amount, written_form
-from qualeval.tasks.sample import Sample
+from qualeval.tasks import Sample
 
 __all__ = ["SCORERS", "ValueScorer", "constraint_cuts", "reads_math", "score"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qualeval.reasoning.completion import Completion
+from qualeval.reasoning import Completion
 from qualeval.records import ANSWERED, ConstraintRecord, Grade, Score, Status
 from qualeval.scoring.constrain import constraint_for, validate
 from qualeval.scoring.extract import Extraction, echoes, extract, naive_extract, typed_value
@@ -21,8 +21,7 @@ from qualeval.scoring.extract.echo import unechoed
 from qualeval.scoring.followup import reconcile
 from qualeval.scoring.rules import reads_math, score
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
-from qualeval.tasks.sample import Sample
-from qualeval.tasks.task import Task
+from qualeval.tasks import Sample, Task
 
 __all__ = ["NOT_SCORED", "Verdict", "decide", "echoed", "prompt_of", "wants_model_judge"]
 

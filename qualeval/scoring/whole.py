@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from qualeval.errors import InputError
 from qualeval.records import Score, ScorerSpec, TaskSpec
 from qualeval.scoring.extract import Extraction
-from qualeval.tasks.sample import Sample
-from qualeval.tasks.task import Task
+from qualeval.tasks import Sample, Task
 
 __all__ = [
     "WHOLE_ANSWER",

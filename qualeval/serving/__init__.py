@@ -7,3 +7,18 @@ timeseries  the once-a-second sampler (servermetrics.yaml: each server's /metric
 figures     the tools' own figures (with qualeval.figures; qualeval.report draws them: report.serving_sections,
             report.serving_plots)
 """
+
+from qualeval.serving.shaping import needs_shaping, parse_shard, shape_work
+from qualeval.serving.timeseries import read_series
+from qualeval.serving.wiring import serving_client, serving_figures
+from qualeval.serving.workloads import load_workload
+
+__all__ = [
+    "load_workload",
+    "needs_shaping",
+    "parse_shard",
+    "read_series",
+    "serving_client",
+    "serving_figures",
+    "shape_work",
+]

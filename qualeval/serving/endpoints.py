@@ -16,8 +16,7 @@ from time import perf_counter
 from typing import Any
 
 from qualeval.records import ClientConfig
-from qualeval.wire.client import ChatClient
-from qualeval.wire.models import ChatRequest, ChatResponse
+from qualeval.wire import ChatClient, ChatRequest, ChatResponse
 
 __all__ = ["Router"]
 

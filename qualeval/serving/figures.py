@@ -20,8 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from qualeval.figures.accuracy import answered_cell
-from qualeval.figures.speed import duration_of, speed
+from qualeval.figures import answered_cell, duration_of, speed
 from qualeval.records import (
     BenchyFigures,
     ContextFigures,
@@ -40,7 +39,7 @@ from qualeval.records import (
     WorkloadLevel,
 )
 from qualeval.serving.rulenotes import rule_notes
-from qualeval.wire.histogram import interpolated, merge, percentile
+from qualeval.wire import interpolated, merge, percentile
 
 __all__ = ["collect", "stats"]
 

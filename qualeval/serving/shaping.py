@@ -23,9 +23,8 @@ from qualeval.serving.lengths import (
 )
 from qualeval.serving.reproduce import reproduces
 from qualeval.serving.workloads import Forcing, Measures, load_workload, workload_samples
-from qualeval.tasks import Task
-from qualeval.tasks.sample import Sample
-from qualeval.wire.models import Message
+from qualeval.tasks import Sample, Task
+from qualeval.wire import Message
 
 __all__ = ["needs_shaping", "parse_shard", "shape_work", "shard_of"]
 

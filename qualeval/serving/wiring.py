@@ -8,8 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from qualeval.records import ClientConfig, MeanMax, RunConfig, ServingFigures, Shaping
-from qualeval.records.store import RunStore
+from qualeval.records import ClientConfig, MeanMax, RunConfig, RunStore, ServingFigures, Shaping
 from qualeval.serving.endpoints import Router
 from qualeval.serving.figures import collect
 from qualeval.serving.lengths import headers_of

@@ -38,9 +38,8 @@ from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.records import Shape, TaskSpec, WorkloadPrompts
 from qualeval.serving.lengths import Counter, Filler, fit, place
-from qualeval.tasks import Task
-from qualeval.tasks.sample import Sample
-from qualeval.wire.models import Message
+from qualeval.tasks import Sample, Task
+from qualeval.wire import Message
 
 __all__ = ["Measures", "Workload", "load_workload", "workload_dir", "workload_samples", "workloads"]
 

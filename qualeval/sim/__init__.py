@@ -2,12 +2,13 @@
 
 from qualeval.sim.answerkey import AnswerKey
 from qualeval.sim.behaviour import Behaviour
-from qualeval.sim.config import Latency, SimConfig, parse_faults
+from qualeval.sim.config import FAULTS, Latency, SimConfig, parse_faults
 from qualeval.sim.flavours import FLAVOURS, Flavour
 from qualeval.sim.process import server_process
 from qualeval.sim.server import SimServer, running_server
 
 __all__ = [
+    "FAULTS",
     "FLAVOURS",
     "AnswerKey",
     "Behaviour",

@@ -8,7 +8,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 
-from qualeval.records.statuses import UNKNOWN_QUESTION
+from qualeval.records import UNKNOWN_QUESTION
 from qualeval.sim.faults import cut_whole, ending, framed
 from qualeval.sim.frames import Step
 from qualeval.sim.httpio import head, send_json

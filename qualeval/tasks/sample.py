@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.records import Shape
-from qualeval.wire.models import Message
+from qualeval.wire import Message
 
 __all__ = ["Sample"]
 

@@ -16,7 +16,7 @@ from qualeval.tasks.sample import Sample
 from qualeval.tasks.sources import read_split, source_label
 from qualeval.tasks.task import Doc, Task
 from qualeval.tasks.templates import Value, compile_value, function_value
-from qualeval.wire.models import Message
+from qualeval.wire import Message
 
 __all__ = ["build_samples", "sample_from_doc"]
 

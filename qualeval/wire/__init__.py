@@ -10,3 +10,35 @@ models      ChatRequest, ChatResponse, Message: the values a request and its res
             qualeval.tasks', the split Completion qualeval.reasoning's)
 histogram   inter-token gaps as a sparse histogram, and quantiles
 """
+
+from qualeval.wire.client import (
+    THINKING_BUDGET_FIELD,
+    THINKING_SWITCHES,
+    ChatClient,
+    ChatSender,
+    build_body,
+    check_config,
+    switch_params,
+)
+from qualeval.wire.histogram import interpolated, merge, percentile
+from qualeval.wire.models import ChatRequest, ChatResponse, Message
+from qualeval.wire.response import failed_response
+from qualeval.wire.transport import run_async
+
+__all__ = [
+    "THINKING_BUDGET_FIELD",
+    "THINKING_SWITCHES",
+    "ChatClient",
+    "ChatRequest",
+    "ChatResponse",
+    "ChatSender",
+    "Message",
+    "build_body",
+    "check_config",
+    "failed_response",
+    "interpolated",
+    "merge",
+    "percentile",
+    "run_async",
+    "switch_params",
+]

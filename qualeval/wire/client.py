@@ -26,7 +26,7 @@ from qualeval.errors import (
     ProtocolFailure,
     validation_problem,
 )
-from qualeval.reasoning.formats import ReasoningFormat, resolve_formats
+from qualeval.reasoning import ReasoningFormat, resolve_formats
 from qualeval.records import UNKNOWN_QUESTION, ClientConfig, ThinkingSwitch
 from qualeval.wire.models import ChatRequest, ChatResponse
 from qualeval.wire.proxied import HttpxEndpoint, proxy_for

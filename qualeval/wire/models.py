@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from qualeval.reasoning.completion import Completion
+from qualeval.reasoning import Completion
 from qualeval.records import Timing, Usage
 
 __all__ = ["ChatRequest", "ChatResponse", "Message"]

@@ -13,8 +13,7 @@ from typing import Any
 
 import orjson
 
-from qualeval.reasoning.formats import ReasoningFormat
-from qualeval.reasoning.split import REASONING_FIELDS, split_completion
+from qualeval.reasoning import REASONING_FIELDS, ReasoningFormat, split_completion
 from qualeval.records import ItlSummary, Timing, Usage
 from qualeval.wire.histogram import bucket_of, interpolated
 from qualeval.wire.models import ChatRequest, ChatResponse

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from qualeval.errors import EndpointError, HTTPFailure, ProtocolFailure
-from qualeval.reasoning.split import REASONING_FIELDS, pick_reasoning
+from qualeval.reasoning import REASONING_FIELDS, pick_reasoning
 from qualeval.wire.sse import SSEDecoder
 
 __all__ = ["Attempt", "StreamState", "in_band_error", "read_whole"]
