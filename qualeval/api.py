@@ -11,7 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
+
+from typing_extensions import Unpack
 
 from qualeval.errors import EndpointError, InputError
 from qualeval.figures import below
