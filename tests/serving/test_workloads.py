@@ -279,7 +279,12 @@ def test_a_server_that_refuses_forcing_keys_is_reported_short(tmp_path: Path) ->
             url,
             tmp_path / "run",
             "vllm-random-4000-500-rate0.3",
-            ["num_prompts=3", "input_len=100", "output_len=400"],
+            [
+                "num_prompts=3",
+                "input_len=100",
+                "output_len=400",
+                "seed=42",
+            ],  # a fixed draw: answer lengths follow the prompt
             request_rate=[40.0],
         )
     assert result.summary.serving is not None
