@@ -1,6 +1,7 @@
 """`qualeval board` (N runs of the same items on one page) and `qualeval gate` (a release gate for CI).
 
-`gate` exits 0 GO, 1 NO-GO, 4 INCONCLUSIVE (the items cannot detect the margin), 2 on bad input.
+`gate` exits 0 GO, 1 NO-GO, 4 INCONCLUSIVE (the items cannot detect the margin, or endpoint errors the policy
+sets no limit on), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -101,6 +102,14 @@ def _print_gate(result: GateResult) -> None:
         for clause in task.clauses:
             console.print(
                 f"{name}: {clause.clause}: {clause.verdict}: {clause.detail}", highlight=False, soft_wrap=True
+            )
+        if any(task.endpoint_errors):
+            base, cand = task.endpoint_errors
+            console.print(
+                f"{name}: requests failed at the endpoint: baseline {base}, candidate {cand} (no answer of the "
+                "model's, left out of every figure)",
+                highlight=False,
+                soft_wrap=True,
             )
         if task.unknown_questions:
             console.print(

@@ -5,7 +5,9 @@ compared on its own (one item at several levels is not independent evidence). Ac
 the difference B - A with a paired bootstrap interval (items resampled together) and McNemar's exact test on the
 discordant pairs, over the items both runs got a model's answer for (a request either endpoint failed, or a
 question a reference server did not know, is counted apart).
-Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio.
+Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio of the paired
+items (each side's output tokens over its time from the first sent to the last finished), never of items one run
+alone holds.
 Tasks and load levels come in numeric order (c=1, c=4, c=16), and beside the figures stand the settings the two
 runs differ in and the warm-up pairs (compared on accuracy, as each run scores them, but on no speed figure), so
 that a reader knows what the comparison is of.
@@ -23,6 +25,7 @@ from qualeval.errors import InputError
 from qualeval.figures.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
 from qualeval.figures.repeats import cached_share, identical_pairs, said_of
 from qualeval.figures.rundir import PairKey, RunDir, check_rerun, read_run, refuse_same, run_settings
+from qualeval.figures.speed import speed
 from qualeval.records import (
     NOT_THE_MODELS,
     Comparison,
@@ -31,6 +34,7 @@ from qualeval.records import (
     Ratio,
     Record,
     RunSummary,
+    Speed,
     TaskComparison,
     Timed,
 )
@@ -177,10 +181,17 @@ def _accuracy(pairs: list[Pair], rng: Any) -> dict[str, Any]:
     }
 
 
-def _task(name: str, pairs: list[Pair], a: RunDir, b: RunDir, rng: Any) -> TaskComparison:
+def _paired_speed(pairs: list[Pair]) -> tuple[Speed, Speed]:
+    """A's and B's speed figures over the paired items alone (warm-ups left out, as everywhere)."""
+    return speed([ra.timed() for ra, _ in pairs]), speed([rb.timed() for _, rb in pairs])
+
+
+def _task(pairs: list[Pair], speeds: tuple[Speed, Speed], rng: Any) -> TaskComparison:
     accuracy = _accuracy(pairs, rng)  # first: the bootstrap draws stay in the order they always had
     ratios = _ratios(pairs, rng)
-    throughput = _throughput_ratio(a.summary, b.summary, name)
+    # the paired items' own aggregate: a run's summary pools items the other run never ran (another --limit)
+    rate_a, rate_b = (s.output_throughput for s in speeds)
+    throughput = rate_b / rate_a if rate_a and rate_b else None
     same = identical_pairs((said_of(ra), said_of(rb)) for ra, rb in pairs)
     cached = (cached_share(ra for ra, _ in pairs), cached_share(rb for _, rb in pairs))
     return TaskComparison(
@@ -224,8 +235,9 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | Non
         raise InputError(f"{root_a} and {root_b} share no items: they ran different tasks or samples")
     rng = np.random.default_rng(seed)  # one generator through every task, in order: results repeat exactly
     grouped, failed, warm = _grouped(a, b, shared)
+    speeds = {name: _paired_speed(pairs) for name, pairs in grouped.items()}
     tasks = {
-        name: _task(name, pairs, a, b, rng).model_copy(
+        name: _task(pairs, speeds[name], rng).model_copy(
             update={"endpoint_errors": failed.get(name, (0, 0)), "warmup_pairs": warm.get(name, 0)}
         )
         for name, pairs in sorted(grouped.items(), key=lambda kv: _natural(kv[0]))
@@ -247,23 +259,9 @@ def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | Non
         unanswered={
             name: errors for name, errors in sorted(failed.items(), key=lambda kv: _natural(kv[0])) if name not in tasks
         },
-        server=side_by_side(a.summary, b.summary),
+        server=side_by_side(a.summary, b.summary, tasks, speeds),
         settings=_settings(a.manifest, b.manifest),
     )
-
-
-def _throughput_ratio(sa: RunSummary | None, sb: RunSummary | None, key: str) -> float | None:
-    task, _, level = key.partition(" @ ")
-    if sa is None or sb is None or task not in sa.tasks or task not in sb.tasks:
-        return None
-    ta, tb = sa.tasks[task], sb.tasks[task]
-    if level:
-        if level not in ta.levels or level not in tb.levels:
-            return None
-        a, b = ta.levels[level].speed.output_throughput, tb.levels[level].speed.output_throughput
-    else:
-        a, b = ta.speed.output_throughput, tb.speed.output_throughput
-    return b / a if a and b else None
 
 
 def _server_means(summary: RunSummary | None) -> dict[str, float]:
@@ -274,17 +272,21 @@ def _server_means(summary: RunSummary | None) -> dict[str, float]:
     return {name: sum(v) / len(v) for name, v in figures.items()}
 
 
-def side_by_side(a: RunSummary | None, b: RunSummary | None) -> dict[str, list[float | None]]:
-    """For `qualeval compare`: each server metric (mean over the run and the replicas) of run A and run B, beside
-    each shared task's accuracy and TTFT p99, so a serving change's effect on both reads in one table. None: a
-    run without a summary."""
+def side_by_side(
+    a: RunSummary | None,
+    b: RunSummary | None,
+    tasks: dict[str, TaskComparison],
+    speeds: dict[str, tuple[Speed, Speed]],
+) -> dict[str, list[float | None]]:
+    """For `qualeval compare`: each server metric (mean over the run and the replicas: the server's own, of each
+    run whole) of run A and run B, beside each compared task's accuracy and TTFT p99 over its paired items, so a
+    serving change's effect on both reads in one table. None: a run without a summary."""
     ma, mb = _server_means(a), _server_means(b)
     if not ma and not mb:
         return {}
     rows: dict[str, list[float | None]] = {name: [ma.get(name), mb.get(name)] for name in sorted(set(ma) | set(mb))}
-    shared = [(t, a.tasks[t], b.tasks[t]) for t in sorted(set(a.tasks) & set(b.tasks))] if a and b else []
-    for task, ta, tb in shared:
-        if ta.scored:
-            rows[f"{task}: accuracy"] = [ta.summary.accuracy, tb.summary.accuracy]
-        rows[f"{task}: TTFT p99 (ms)"] = [t.speed.ttft.p99 if t.speed.ttft else None for t in (ta, tb)]
+    for name, t in tasks.items():
+        if t.scored:
+            rows[f"{name}: accuracy"] = [t.accuracy_a, t.accuracy_b]
+        rows[f"{name}: TTFT p99 (ms)"] = [s.ttft.p99 if s.ttft else None for s in speeds[name]]
     return rows

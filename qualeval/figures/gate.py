@@ -18,7 +18,9 @@ one-sided 95% bounds are d -/+ 1.645 se, and:
 Speed clauses are ratios of candidate to baseline (TTFT p99 at most, output tok/s at least); with a rerun of the
 baseline, a ratio that misses its limit by a factor no larger than the rerun moved on its own (up or down, the
 same figure) is INCONCLUSIVE (the machine, not the config, may explain it). Validity clauses (endpoint errors,
-truncated share, output tokens per item against the baseline's) are GO or NO-GO. A task's verdict is its worst
+truncated share, output tokens per item against the baseline's) are GO or NO-GO; with no endpoint errors clause,
+requests it would count make it INCONCLUSIVE (the accuracy left them out, so a GO would pass them unsaid), and
+each run's endpoint errors are named whatever the policy. A task's verdict is its worst
 clause's, NO-GO before INCONCLUSIVE before GO, and the run's the worst task's.
 """
 
@@ -201,32 +203,45 @@ def _speed(clauses: Clauses, cand: Group, base: Group, again: Group | None) -> l
     return out
 
 
-def _validity(clauses: Clauses, cand: Group, base: Group) -> list[ClauseVerdict]:
-    out = []
-    if clauses.endpoint_errors is not None:
-        # a question the reference server did not know is no answer of the model's either, in either run: an item
-        # left out of the accuracy must not pass as if it had been answered
-        most, unknown = clauses.endpoint_errors.max, cand.unknown_questions + base.unknown_questions
-        missing = cand.endpoint_errors + unknown
-        verdict: Verdict = "GO" if missing <= most else "NO-GO"
-        detail = f"{cand.endpoint_errors} requests failed at the endpoint"
-        if unknown:
-            detail += (
-                f" and {unknown} unknown questions were left out (candidate {cand.unknown_questions}, "
-                f"baseline {base.unknown_questions})"
-            )
-        out.append(
-            ClauseVerdict(
-                clause="endpoint_errors",
-                verdict=verdict,
-                limit=most,
-                value=missing,
-                detail=f"{detail}, at most {most} allowed",
-            )
+def _endpoint_errors(clauses: Clauses, cand: Group, base: Group) -> ClauseVerdict | None:
+    """Requests with no answer of the model's against the policy's limit. With no `endpoint_errors` clause, any
+    such request makes the clause INCONCLUSIVE: the accuracy left them out, so a GO would pass them unsaid."""
+    # a question the reference server did not know is no answer of the model's either, in either run: an item
+    # left out of the accuracy must not pass as if it had been answered
+    unknown = cand.unknown_questions + base.unknown_questions
+    missing = cand.endpoint_errors + unknown
+    detail = f"{cand.endpoint_errors} requests failed at the endpoint"
+    if unknown:
+        detail += (
+            f" and {unknown} unknown questions were left out (candidate {cand.unknown_questions}, "
+            f"baseline {base.unknown_questions})"
         )
+    if clauses.endpoint_errors is None:
+        if not missing:
+            return None
+        return ClauseVerdict(
+            clause="endpoint_errors",
+            verdict="INCONCLUSIVE",
+            limit=None,
+            value=missing,
+            detail=f"{detail}, and the policy sets no limit on them (an endpoint_errors clause would)",
+        )
+    most = clauses.endpoint_errors.max
+    return ClauseVerdict(
+        clause="endpoint_errors",
+        verdict="GO" if missing <= most else "NO-GO",
+        limit=most,
+        value=missing,
+        detail=f"{detail}, at most {most} allowed",
+    )
+
+
+def _validity(clauses: Clauses, cand: Group, base: Group) -> list[ClauseVerdict]:
+    errors = _endpoint_errors(clauses, cand, base)
+    out = [errors] if errors is not None else []
     if clauses.truncated is not None:
         most_share = clauses.truncated.max_share
-        verdict = "GO" if cand.truncated <= most_share else "NO-GO"
+        verdict: Verdict = "GO" if cand.truncated <= most_share else "NO-GO"
         detail = (
             f"{100 * cand.truncated:.1f}% of answers cut off by the budget, at most {100 * most_share:.1f}% allowed"
         )
@@ -281,12 +296,9 @@ def gate_runs(baseline: Path, candidate: Path, policy_path: Path, *, rerun: Path
     tasks = {}
     for name, keys in by_group.items():
         clauses = _clauses(policy, name.partition(" @ ")[0])
-        verdicts = _task_clauses(clauses, base, cand, again, keys)
-        if verdicts:
-            unknown = figures(base, keys).unknown_questions + figures(cand, keys).unknown_questions
-            tasks[name] = TaskGate(
-                verdict=_worst([v.verdict for v in verdicts]), clauses=verdicts, unknown_questions=unknown
-            )
+        task = _task_gate(clauses, base, cand, again, keys)
+        if task is not None:
+            tasks[name] = task
     verdict = _worst([t.verdict for t in tasks.values()])
     return GateResult(
         baseline=str(baseline),
@@ -299,9 +311,9 @@ def gate_runs(baseline: Path, candidate: Path, policy_path: Path, *, rerun: Path
     )
 
 
-def _task_clauses(
-    clauses: Clauses, base: Loaded, cand: Loaded, again: Loaded | None, keys: list[Key]
-) -> list[ClauseVerdict]:
+def _task_gate(clauses: Clauses, base: Loaded, cand: Loaded, again: Loaded | None, keys: list[Key]) -> TaskGate | None:
+    """One task's clauses and verdict, with each run's requests that got no answer of the model's; None when the
+    policy has no clause for it and nothing went unanswered."""
     base_fig, cand_fig = figures(base, keys), figures(cand, keys)
     again_fig = figures(again, keys) if again is not None else None
     out = []
@@ -319,4 +331,12 @@ def _task_clauses(
                     detail="not scored: no accuracy to test",
                 )
             )
-    return [*out, *_speed(clauses, cand_fig, base_fig, again_fig), *_validity(clauses, cand_fig, base_fig)]
+    verdicts = [*out, *_speed(clauses, cand_fig, base_fig, again_fig), *_validity(clauses, cand_fig, base_fig)]
+    if not verdicts:
+        return None
+    return TaskGate(
+        verdict=_worst([v.verdict for v in verdicts]),
+        clauses=verdicts,
+        unknown_questions=base_fig.unknown_questions + cand_fig.unknown_questions,
+        endpoint_errors=(base_fig.endpoint_errors, cand_fig.endpoint_errors),
+    )

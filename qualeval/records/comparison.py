@@ -51,7 +51,8 @@ class TaskComparison(BaseModel):
     ratios: dict[str, Ratio]
     """Latency (ttft, first_answer, latency, tpot) and output_rate: B / A of paired means."""
     throughput_ratio: float | None
-    """Aggregate output tokens per second, B / A, from each run's summary."""
+    """Aggregate output tokens per second over the paired items (each side's tokens over its time from the first
+    request sent to the last finished; warm-ups left out), B / A."""
     flipped_to_wrong: list[str]
     flipped_to_right: list[str]
     endpoint_errors: tuple[int, int] = (0, 0)
@@ -94,8 +95,8 @@ class Comparison(BaseModel):
     unanswered: dict[str, tuple[int, int]] = {}
     """Tasks left with no pair to compare because every one had an endpoint error, with (A's, B's) counts."""
     server: dict[str, list[float | None]] = {}
-    """Each server metric (A, B), beside each task's accuracy and TTFT p99
-    (qualeval.figures.compare.side_by_side)."""
+    """Each server metric (A, B: the server's own, of each run whole), beside each compared task's accuracy and TTFT
+    p99 over its paired items (qualeval.figures.compare.side_by_side)."""
     settings: dict[str, tuple[JsonValue, JsonValue]] = {}
     """The run settings that differ, A's value then B's: the manifests' `config` (nested keys dotted:
     `slo.ttft_ms`) and what each run pinned (`pinned.constraint`...); `out` is left out, and a key one manifest

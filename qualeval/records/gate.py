@@ -61,7 +61,8 @@ class Policy(RootModel[dict[str, Clauses]]):
 class ClauseVerdict(BaseModel):
     clause: str
     verdict: Verdict
-    limit: float
+    limit: float | None
+    """None: the policy sets no limit (an endpoint_errors verdict given where the policy has no such clause)."""
     value: float | None
     """What was measured against the limit (the accuracy difference, a ratio, a count or share); None: not measured."""
     detail: str
@@ -82,6 +83,9 @@ class TaskGate(BaseModel):
     unknown_questions: int = 0
     """Questions a reference server did not know (status unknown_question), in the candidate and the baseline
     together: no answer of the model's, left out of every figure; the `endpoint_errors` clause counts them."""
+    endpoint_errors: tuple[int, int] = (0, 0)
+    """Requests that failed at the endpoint, the baseline's then the candidate's: no answer of the model's, left out
+    of every figure; gate output names them whatever the policy."""
 
 
 class GateResult(BaseModel):

@@ -16,7 +16,21 @@ import pytest
 
 from qualeval.errors import InputError
 from qualeval.figures.compare import compare_runs
-from qualeval.records import ConstraintRecord, Extraction, Record, Score, Timing, Usage
+from qualeval.figures.speed import linked, speed
+from qualeval.records import (
+    ConstraintRecord,
+    Extraction,
+    MeanMax,
+    Record,
+    RunStore,
+    RunSummary,
+    Score,
+    TaskReport,
+    TaskSummary,
+    Timing,
+    Usage,
+)
+from tests.figures.test_board import write_run
 
 LEVELS = ("c=1", "c=4", "c=16")
 
@@ -233,3 +247,39 @@ def test_two_runs_started_in_the_same_second_are_two_runs(tmp_path: Path) -> Non
     shutil.copytree(a, copy)
     with pytest.raises(InputError, match="the same run"):
         compare_runs(a, copy)
+
+
+def with_summary(root: Path, *, server: float) -> Path:
+    """A summary.json as a run writes it: the task's speed over every one of its records, and a server metric."""
+    records = list(RunStore(root).records())
+    right = sum(r.score.correct for r in records)
+    counts = TaskSummary(
+        task="t", n=len(records), correct=right, accuracy=right / len(records), interval=None,
+        accuracy_answered=None, statuses={}, rungs={},
+    )  # fmt: skip
+    report = TaskReport(summary=counts, speed=speed([r.timed() for r in records]), linked=linked([], None))
+    summary = RunSummary(
+        model="m", base_url=None, simulated=False, qualeval_version="0", records=len(records), tasks={"t": report},
+        server={"http://127.0.0.1:1": {"running": MeanMax(n=1, mean=server, max=server)}},
+    )  # fmt: skip
+    (root / "summary.json").write_text(summary.model_dump_json())
+    return root
+
+
+def test_every_figure_but_the_servers_own_is_over_the_paired_items(tmp_path: Path) -> None:
+    # A ran 20 items, B the first 3 of them (another --limit); B's requests carry 1.5 times A's tokens
+    a = with_summary(write_run(tmp_path / "a", [*[True] * 3, *[False] * 17], tokens=100), server=3.0)
+    b = with_summary(write_run(tmp_path / "b", [True] * 3, tokens=150), server=1.0)
+    result = compare_runs(a, b)
+    t = result.tasks["t"]
+    assert result.unpaired_a == 17 and t.pairs == 3
+    # over the paired items both runs took the same time for 1.5 times the tokens; A's summary pools 17 items
+    # more, sent over a longer span, which B never ran
+    assert t.throughput_ratio is not None and abs(t.throughput_ratio - 1.5) < 1e-9
+    assert result.server["t: accuracy"] == [1.0, 1.0]  # A's summary says 3 of 20
+    assert result.server["running"] == [3.0, 1.0]  # the server's own metric: each run whole, as labelled
+    # on the same items the paired figure is the summaries' own
+    whole = with_summary(write_run(tmp_path / "whole", [True] * 20, tokens=150), server=1.0)
+    summaries = [json.loads((run / "summary.json").read_text())["tasks"]["t"]["speed"] for run in (a, whole)]
+    expected = summaries[1]["output_throughput"] / summaries[0]["output_throughput"]
+    assert abs(compare_runs(a, whole).tasks["t"].throughput_ratio - expected) < 1e-9

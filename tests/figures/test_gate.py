@@ -220,3 +220,25 @@ def test_unknown_questions_fail_the_endpoint_errors_clause_and_are_said(tmp_path
     assert gate_runs(cand, base, rule).verdict == "NO-GO"  # the baseline's refusals count too
     done = gate_cli(cand, "--baseline", base, "--policy", policy(tmp_path / "q", ACCURACY))
     assert "2 unknown questions" in done.stdout
+
+
+def test_endpoint_errors_are_named_and_never_pass_a_policy_that_sets_no_limit_on_them(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(200, set()))
+    # 150 of 200 requests failed at the endpoint: the 50 answered all agree with the baseline
+    failing = write_run(tmp_path / "failing", [*flags(50, set()), *[None] * 150])
+    loose = policy(tmp_path / "p", "default:\n  accuracy: {max_drop: 0.5}\n")
+    done = gate_cli(failing, "--baseline", base, "--policy", loose, "--out", tmp_path / "gate")
+    assert done.returncode == 4 and "verdict: INCONCLUSIVE" in done.stdout, done.stdout + done.stderr
+    assert "baseline 0, candidate 150" in done.stdout
+    written = json.loads((tmp_path / "gate" / "gate.json").read_text())["tasks"]["t"]
+    assert written["endpoint_errors"] == [0, 150]
+    said = {c["clause"]: c for c in written["clauses"]}
+    assert said["accuracy"]["verdict"] == "GO"  # on the 50 answered pairs alone, it would have passed
+    assert said["endpoint_errors"]["verdict"] == "INCONCLUSIVE" and said["endpoint_errors"]["value"] == 150
+    assert "150 requests failed" in said["endpoint_errors"]["detail"]
+    # a policy that allows them passes, and still names them; the baseline's own failures are named too
+    allowing = policy(tmp_path / "q", "default:\n  accuracy: {max_drop: 0.5}\n  endpoint_errors: {max: 150}\n")
+    done = gate_cli(failing, "--baseline", base, "--policy", allowing)
+    assert done.returncode == 0 and "baseline 0, candidate 150" in done.stdout, done.stdout + done.stderr
+    done = gate_cli(base, "--baseline", failing, "--policy", loose)
+    assert "baseline 150, candidate 0" in done.stdout, done.stdout + done.stderr
