@@ -219,7 +219,10 @@ def rescore_cmd(
     except QualevalError as exc:
         fail(exc)
     for report in summary.tasks.values():
-        print_summary(report.summary)
+        if report.scored:
+            print_summary(report.summary)
+        else:  # a workload's synthetic prompts: no right answer, as the run said
+            note(f"{report.summary.task}: {report.summary.n} synthetic prompts, not scored")
     note(f"rescored into {store.root}")
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "per_level",
     "repeated",
     "summarize",
+    "unscored",
     "wilson",
 ]
 
@@ -156,18 +157,28 @@ def below(summary: RunSummary, share: float) -> list[str]:
     return out
 
 
+_POOLED = ("correct", "accuracy", "interval", "accuracy_answered", "naive_accuracy", "accuracy_without_judge")
+"""A summary's shares over its items: what a figure pooled over levels that asked differently, or over prompts
+with no right answer, cannot give."""
+
+
+def unscored(summary: TaskSummary) -> TaskSummary:
+    """A task's summary when its prompts have no right answer (a workload's synthetic prompts): every record reads
+    as wrong, so every share of them is left out (None, not 0%); the counts (items, statuses) stand."""
+    return summary.model_copy(update={**dict.fromkeys(_POOLED), "breakdowns": {}, "macro_accuracy": {}, "measures": {}})
+
+
 def per_level(summary: TaskSummary, by_level: Mapping[str, TaskSummary]) -> TaskSummary:
     """A task's summary when its levels asked differently (budgets, efforts, thinking on and off): an item's
     score would be a mean over different questions of the model, and the pooled accuracy a fractional count of
     nothing that was asked, so the shares pooled over the levels are left out and the accuracy is per level.
     `by_level`: each level's own summary, whose breakdowns and scorer's figures stand in for the pooled ones,
     named `subject @ max_tokens=512`."""
-    pooled = ("correct", "accuracy", "interval", "accuracy_answered", "naive_accuracy", "accuracy_without_judge")
     named = [(f"{key} @ {level}", key, s) for level, s in by_level.items() for key in s.breakdowns]
     return summary.model_copy(
         update={
             "per_level": list(by_level),
-            **dict.fromkeys(pooled),
+            **dict.fromkeys(_POOLED),
             "breakdowns": {name: s.breakdowns[key] for name, key, s in named},
             "macro_accuracy": {name: s.macro_accuracy[key] for name, key, s in named},
             "measures": {f"{k} @ {level}": c for level, s in by_level.items() for k, c in s.measures.items()},

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from qualeval._version import __version__
-from qualeval.figures.accuracy import Repeat, answered_cell, per_level, repeated, summarize
+from qualeval.figures.accuracy import Repeat, answered_cell, cell_of, per_level, repeated, summarize, unscored
 from qualeval.figures.frontier import Answer, answer_of, asked_differently, frontier, under_load
 from qualeval.figures.repeats import Said, by_item, identical, said_of
 from qualeval.figures.speed import linked, speed
 from qualeval.records import (
     NOT_THE_MODELS,
     LevelReport,
+    Linked,
     Outcome,
     Record,
     RunConfig,
@@ -105,42 +106,59 @@ def write_summary_json(store: RunStore, summary: RunSummary) -> Path:
 
 
 def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> TaskReport:
-    levels = _levels(labels, rows.outcomes, rows.timed, config)
+    scored = rows.scored or not rows.timed
+    levels = _levels(labels, rows.outcomes, rows.timed, config, scored)
     # pooled over several levels: latencies yes, throughput no (it only means something per level)
     overall = speed(rows.timed, config.slo, throughput=len(levels) <= 1)
     k = config.samples_per_item
-    scored = rows.scored or not rows.timed
     for label, against in (under_load(list(levels), rows.answers) if scored else {}).items():
         same = identical(by_item(rows.said, label), by_item(rows.said, against.against))
         levels[label].vs_first = against.model_copy(update={"identical": same})
     summary = summarize(task.name, rows.outcomes, task.spec.breakdowns)
-    if asked_differently(levels):
+    if not scored:
+        summary = unscored(summary)
+    elif asked_differently(levels):
         at = {
             label: [o for o, r in zip(rows.outcomes, rows.timed, strict=True) if r.level == label] for label in levels
         }
         summary = per_level(summary, {label: summarize(task.name, at[label], task.spec.breakdowns) for label in levels})
     return TaskReport(
         summary=summary,
-        repeated=repeated(rows.repeats, k) if k > 1 else None,
+        repeated=repeated(rows.repeats, k) if k > 1 and scored else None,
         speed=overall,
         levels=levels,
         frontier=frontier(levels, rows.timed, rows.answers, config.within / 100) if scored else None,
-        linked=linked(rows.timed, overall.duration_s),
+        linked=_linked(rows.timed, overall.duration_s, scored),
         faults=dict(rows.faults),
         published=_published(config, task.name),
         scored=scored,
     )
 
 
-def _levels(labels: list[str], outcomes: list[Outcome], rows: list[Timed], config: RunConfig) -> dict[str, LevelReport]:
+def _linked(rows: list[Timed], duration_s: float | None, scored: bool) -> Linked:
+    """Speed read with quality; with no right answer to the prompts, only what does not count right answers."""
+    both = linked(rows, duration_s)
+    if scored:
+        return both
+    per_correct = ("correct_per_minute", "tokens_per_correct", "seconds_per_correct")
+    return both.model_copy(
+        update={"accuracy_by_reasoning_length": {}, "latency_by_outcome": {}, **dict.fromkeys(per_correct)}
+    )
+
+
+def _levels(
+    labels: list[str], outcomes: list[Outcome], rows: list[Timed], config: RunConfig, scored: bool
+) -> dict[str, LevelReport]:
     """Per load level: accuracy over the distinct items answered there (several records each with
-    --samples-per-item), the requests the endpoint failed, and speed."""
+    --samples-per-item; none judged, n = 0, where the prompts have no right answer), the requests the endpoint
+    failed, and speed."""
     levels = {}
     for label in labels:
         at = [r for r in rows if r.level == label]
         if at:
             answers = [(o.item, o.correct, o.status) for o, r in zip(outcomes, rows, strict=True) if r.level == label]
             cell, failed = answered_cell(answers)
+            cell = cell if scored else cell_of([])
             levels[label] = LevelReport(accuracy=cell, speed=speed(at, config.slo), endpoint_errors=failed)
     return levels
 

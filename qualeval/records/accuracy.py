@@ -29,8 +29,9 @@ class TaskSummary(BaseModel):
     correct: int | float | None
     """Sum of the items' scores (each the mean correctness of its answered records); None with `per_level`."""
     accuracy: float | None
-    """Over the items the model answered; None when it answered none (nothing was measured), and with
-    `per_level`, as are `interval` and the other shares pooled over the levels."""
+    """Over the items the model answered; None when it answered none (nothing was measured), with `per_level`,
+    and for a task that is not scored (TaskReport.scored), as are `interval` and the other shares pooled over
+    the items (`correct` too)."""
     interval: tuple[float, float] | None
     per_level: list[str] = Field(default_factory=list)
     """The levels, when they differ in what was asked (budget, effort, thinking), not merely in load: a figure

@@ -293,7 +293,7 @@ class Record(BaseModel):
             "task": self.task,
             "repeat": self.repeat,
             "status": self.status,
-            "correct": self.score.correct,
+            "correct": self.score.correct if self.scored else None,  # no right answer: neither right nor wrong
             "extracted": self.extraction.value,
             "rung": self.extraction.rung,
             "gold": self.gold,

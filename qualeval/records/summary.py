@@ -80,7 +80,7 @@ class Truncation(BaseModel):
 
 
 class Linked(BaseModel):
-    """Speed and quality read together."""
+    """Speed and quality read together; what counts right answers is empty or None for a task not scored."""
 
     accuracy_by_reasoning_length: dict[str, Cell]
     latency_by_outcome: dict[str, Distribution]
@@ -134,7 +134,7 @@ class LevelReport(BaseModel):
     """One load level: the same items as every other level, under this load."""
 
     accuracy: Cell
-    """Over the items the model answered at this level."""
+    """Over the items the model answered at this level; n = 0 (nothing judged) when the task is not scored."""
     speed: Speed
     endpoint_errors: int = 0
     """Requests at this level that failed for good at the endpoint: left out of `accuracy`."""
@@ -157,7 +157,8 @@ class TaskReport(BaseModel):
     published: float | None = None
     """The published figure for this task (a model card's, as a share), given with the run, shown beside ours."""
     scored: bool = True
-    """False for a workload's synthetic prompts: there is no right answer, so no accuracy to show."""
+    """False for a workload's synthetic prompts: there is no right answer, so no accuracy to show: the summary's
+    shares, `repeated`, and what `linked` and `levels` derive from correctness are None or empty."""
 
 
 Stats = dict[str, float]

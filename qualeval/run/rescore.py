@@ -1,6 +1,7 @@
 """A run judged again from its directory alone (`qualeval rescore`): the current extractor and answer specs over
 the stored records, with no request sent. A task the run named by path is read again from its file, samples
-included: an edited gold, choice, alias or meta judges the records it belongs to (matched by sample id)."""
+included: an edited gold, choice, alias or meta judges the records it belongs to (matched by sample id; refused
+where the id now names another question than the one the record sent)."""
 
 from __future__ import annotations
 
@@ -90,14 +91,41 @@ def _current_samples(
 
 
 def _check_ids(store: RunStore, current: dict[str, dict[str, Sample]]) -> None:
-    """Refused before anything is written: a record whose sample the current file no longer has."""
+    """Refused before anything is written: a record whose sample the current file no longer has, and records
+    whose id now names another question (samples added, removed or reordered: ids are positions), which would
+    be judged against another question's gold."""
+    moved: dict[str, list[str]] = {}
     for record in store.records():
         samples = current.get(record.task)
-        if samples is not None and record.sample_id not in samples:
+        if samples is None:
+            continue
+        fresh = samples.get(record.sample_id)
+        if fresh is None:
             raise InputError(
                 f"{record.task}: sample '{record.sample_id}' of the run is not in its current task file any more; "
                 "restore it, or rescore with the file the run used"
             )
+        sent = record.prompt()
+        if sent is not None and not _asks(fresh, sent):
+            moved.setdefault(record.task, []).append(record.sample_id)
+    for task, ids in moved.items():
+        named = ", ".join(dict.fromkeys(ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        raise InputError(
+            f"{task}: the current task file asks another question under the id of {len(ids)} record(s) of the run "
+            f"({named}): were samples added, removed or reordered? Restore the file the run used, or run again"
+        )
+
+
+def _asks(sample: Sample, sent: str) -> bool:
+    """Whether `sent` (the last user message a record sent) asked `sample`'s question: the sample's prompt as
+    rendered now, or its question within what was sent (an edited instruction or a shaped prompt keeps it)."""
+    said = _words(sent)
+    rendered = _words(sample.messages[-1].content) if sample.messages else ""
+    return rendered == said or (bool(sample.question.strip()) and _words(sample.question) in said)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
 
 
 def tasks_of(manifest: Manifest, config: RunConfig) -> dict[str, tuple[Task, str]]:

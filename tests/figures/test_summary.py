@@ -36,3 +36,46 @@ def test_a_run_and_an_offline_score_write_summary_json_alike(tmp_path: Path) -> 
     path = write_summary_json(RunStore(tmp_path / "again"), again.model_copy(update={"qualeval_version": "x"}))
     assert path == tmp_path / "again" / "summary.json"
     assert json.loads(path.read_text()) == {**json.loads(written), "qualeval_version": "x"}
+
+
+def _unscored_run(root: Path) -> Path:
+    """A run of three synthetic prompts (a workload's: no right answer), each read as wrong by the scorer."""
+    from qualeval.records import Manifest, Record, RunConfig, TaskEntry
+    from qualeval.tasks import load_task
+    from tests.test_records import OLD_RECORD
+
+    config = RunConfig(
+        base_url="http://127.0.0.1:1/v1", model="sim", tasks=["knowledge_qa"], out=root, concurrency=[1]
+    )  # level c=1, as the records say
+    store = RunStore(root)
+    store.open(
+        Manifest(fingerprint="f", config=config, tasks={"knowledge_qa": TaskEntry(spec=load_task("knowledge_qa").spec)})
+    )
+    for i in range(3):
+        record = Record.model_validate_json(OLD_RECORD)
+        record = record.model_copy(update={"sample_id": f"knowledge_qa/test/{i}", "scored": False, "gold": ""})
+        store.append(record.model_dump_json().encode())
+    store.close()
+    return root
+
+
+def test_a_run_that_was_never_scored_shows_no_accuracy_anywhere(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import qualeval
+
+    root = _unscored_run(tmp_path / "run")
+    done = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0 and "not scored" in said and "accuracy" not in said, said
+    result = qualeval.open_run(root / "rescore")
+    t = result.summary.tasks["knowledge_qa"]
+    assert not t.scored and t.summary.n == 3 and t.summary.statuses
+    assert (t.summary.accuracy, t.summary.interval, t.summary.correct) == (None, None, None)
+    assert t.summary.accuracy_answered is None and not t.summary.breakdowns and not t.summary.macro_accuracy
+    assert t.linked.correct_per_minute is None and t.linked.tokens_per_correct is None
+    assert not t.linked.accuracy_by_reasoning_length and not t.linked.latency_by_outcome
+    assert t.levels and all(level.accuracy.n == 0 for level in t.levels.values())
+    rows = [record.frame_row() for record in RunStore(root / "rescore").records()]
+    assert [row["correct"] for row in rows] == [None] * 3

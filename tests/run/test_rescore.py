@@ -189,3 +189,24 @@ def test_the_rescore_report_gives_the_run_start(tmp_path: Path) -> None:
     root, _ = _counts_run(tmp_path, INLINE)
     summary, _ = rescore(root)
     assert summary.started == "2026-01-02T03:04:05+00:00"
+
+
+def test_a_sample_added_before_the_run_s_samples_is_refused_naming_the_records(tmp_path: Path) -> None:
+    # ids are positions: a sample added at the top gives each record's id to the question before it, whose gold
+    # would judge the record's answer
+    root, file = _counts_run(tmp_path, INLINE)
+    added = INLINE.replace("samples: [", 'samples: [{question: "Wheels of a tricycle?", answer: 3}, ')
+    file.write_text(COUNTS.replace("SOURCE", added), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 2 and len(errors) == 1, done.stderr
+    assert "counts/test/0" in errors[0] and "counts/test/1" in errors[0] and "Traceback" not in done.stderr
+    assert not (root / "rescore" / "records.jsonl").exists()
+
+
+def test_an_edited_instruction_still_rescores_the_same_questions(tmp_path: Path) -> None:
+    root, file = _counts_run(tmp_path, INLINE)
+    instructed = COUNTS.replace("SOURCE", INLINE) + 'prompt: {instruction: "Reply with a number."}\n'
+    file.write_text(instructed, encoding="utf-8")
+    summary, out = rescore(root)
+    assert [r.gold for r in out.records()] == ["9", "6"] and summary.tasks["counts"].summary.correct == 1
