@@ -66,8 +66,8 @@ class Index:
                 raise InputError(f"{where}: id '{key}' is not in the --id-map file")
             hit = self._named(self.id_map[key], where, f"--id-map gives '{self.id_map[key]}' for id '{key}': it")
         else:
-            hit = self._by_id.get(key) or self._short.get(key)
-            hit = hit or self._by_number(key, where, question, numbered or _plain_number(key))
+            found = self._by_id.get(key) or self._short.get(key)
+            hit = found or self._by_number(key, where, question, numbered or _plain_number(key))
         if not _asks(question, hit):  # whatever way the id matched, a line of another question answers another sample
             raise InputError(
                 f"{where}: id '{key}' names sample {hit.id}, but the line's question is not that sample's: give "

@@ -210,10 +210,12 @@ def test_a_bare_number_id_whose_line_asks_another_question_is_refused(tmp_path: 
     path.write_text("".join(MATH_L5.read_text().splitlines(keepends=True)[:3]))
     with pytest.raises(InputError, match=r"m.jsonl:1: id '0' names sample gsm8k/test/0, but the line's question"):
         score_file(load_task("gsm8k"), path, data=SHARED / "gsm8k")
-    code, out, err = score_cli("--task", "gsm8k", "--responses", str(path), "--data", str(SHARED / "gsm8k"),
-                               "--out", str(tmp_path / "o"))  # fmt: skip
+    out = tmp_path / "o"
+    code, _, err = score_cli(
+        "--task", "gsm8k", "--responses", str(path), "--data", str(SHARED / "gsm8k"), "--out", str(out)
+    )
     assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / "o" / "summary.json").exists()
+    assert not (out / "summary.json").exists()
 
 
 @needs_gsm8k
