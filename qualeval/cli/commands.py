@@ -125,7 +125,7 @@ def score_and_write(
     from qualeval.tasks import load_task
 
     try:
-        check_out(out, responses)  # before any line is judged (or graded by a model judge)
+        check_out(out)  # before any line is judged (or graded by a model judge)
         own = resolve_formats([str(p) for p in reasoning_formats]) if reasoning_formats else ()
         split = SplitOptions(formats=(*own, *resolve_formats(None)), thinking=thinking, opened=thinking_opened)
         loaded = load_task(task)

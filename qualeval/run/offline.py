@@ -276,8 +276,8 @@ def score_lines(
     return [s.item for s in scored], summary, scored
 
 
-def check_out(out: Path, responses: Path) -> None:
-    """`--out` must be a new folder, or this same file's earlier offline scoring (replaced whole): writing over a
+def check_out(out: Path) -> None:
+    """`--out` must be a new folder, or an earlier offline scoring, whose every file is replaced: writing over a
     run directory would leave its manifest and records beside a summary and reports of other items."""
     from qualeval.records import RunStore, RunSummary
 
@@ -291,9 +291,8 @@ def check_out(out: Path, responses: Path) -> None:
         source = RunSummary.model_validate_json(summary.read_bytes()).source
     except (OSError, ValueError):
         raise InputError(f"--out {out}: holds a summary.json that is not qualeval score's; give a new folder") from None
-    if source is None or Path(source).resolve() != responses.resolve():
-        what = f"the offline scoring of {source}" if source else "a run's summary.json"
-        raise InputError(f"--out {out}: holds {what}; give a new folder (or the same --responses to score it again)")
+    if source is None:
+        raise InputError(f"--out {out}: holds a run's summary.json; give a new folder for the offline scoring")
 
 
 def write_offline(

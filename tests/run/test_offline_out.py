@@ -26,7 +26,7 @@ def answers(path: Path) -> Path:
     return path
 
 
-def test_score_refuses_an_out_that_holds_a_run_and_replaces_its_own_earlier_output(tmp_path: Path) -> None:
+def test_score_refuses_an_out_that_holds_a_run_and_replaces_an_earlier_offline_scoring(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", flags(20, {3}))
     (run / "summary.json").write_text("{}")
     before = {p.name: p.read_bytes() for p in run.iterdir()}
@@ -35,12 +35,16 @@ def test_score_refuses_an_out_that_holds_a_run_and_replaces_its_own_earlier_outp
     assert code == 2 and err.startswith("error: --out ") and len(err.strip().splitlines()) == 1
     assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # nothing written over
     scored = tmp_path / "scored"
-    for _ in range(2):  # the same file into the same folder: its own output, replaced
+    for _ in range(2):  # an earlier offline scoring: every file of it replaced, none left of another's
         code, _, err = score_cli("--task", "knowledge_qa", "--responses", str(responses), "--out", str(scored))
         assert code == 0, err
-    other = answers(tmp_path / "other.jsonl")
-    code, _, err = score_cli("--task", "knowledge_qa", "--responses", str(other), "--out", str(scored))
-    assert code == 2 and "answers.jsonl" in err and len(err.strip().splitlines()) == 1
+        assert json.loads((scored / "summary.json").read_text())["records"] == 3
+    summary = json.loads((scored / "summary.json").read_text())
+    (run / "manifest.json").unlink()
+    (run / "records.jsonl").unlink()
+    (run / "summary.json").write_text(json.dumps({**summary, "base_url": "http://127.0.0.1:1/v1", "source": None}))
+    code, _, err = score_cli("--task", "knowledge_qa", "--responses", str(responses), "--out", str(run))
+    assert code == 2 and "a run's summary.json" in err  # a run's summary, its records gone: still a run's
 
 
 def test_open_run_of_a_score_folder_says_where_its_results_are(tmp_path: Path) -> None:
