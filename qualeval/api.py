@@ -149,7 +149,8 @@ def evaluate(
 
 
 def open_run(root: str | Path) -> RunResult:
-    """An earlier run directory, typed: its summary and records, without running anything."""
+    """An earlier run directory, typed: its summary and records, without running anything. The folder of a
+    `qualeval score` is refused, naming where its results are."""
     root = Path(root)
     summary_path = root / "summary.json"
     if not summary_path.exists():
@@ -158,6 +159,12 @@ def open_run(root: str | Path) -> RunResult:
         summary = RunSummary.model_validate_json(summary_path.read_bytes())
     except ValueError as exc:
         raise InputError(f"{summary_path}: not a qualeval run summary ({exc.__class__.__name__})") from None
+    if summary.source is not None and not RunStore(root).records_path.exists():
+        # `qualeval score` writes items.jsonl, not records: a result here would hold none, as if nothing was judged
+        raise InputError(
+            f"{root}: scored offline by qualeval score (from {summary.source}), not a run: its figures are in "
+            f"summary.json and each line's verdict in items.jsonl; open_run reads run directories"
+        )
     return RunResult(root, summary, [])
 
 

@@ -390,6 +390,12 @@ CATALOGUE: list[tuple[dict[str, str | bytes], list[str], int, str]] = [
     ),
     (
         {},
+        ["run", "--base-url", "{url}", "--model", "m", "--task", "knowledge_qa", "--out", "{tmp}/o", "--slo", "ttft=x"],
+        2,
+        "unknown limit 'ttft'",
+    ),
+    (
+        {},
         [
             "run",
             "--base-url",

@@ -121,10 +121,11 @@ def score_and_write(
     `options` are score_lines' (data, rescue, judge_*, note).
     """
     from qualeval.reasoning import resolve_formats
-    from qualeval.run import SplitOptions, one_task_data, score_lines, write_offline
+    from qualeval.run import SplitOptions, check_out, one_task_data, score_lines, write_offline
     from qualeval.tasks import load_task
 
     try:
+        check_out(out)  # before any line is judged (or graded by a model judge)
         own = resolve_formats([str(p) for p in reasoning_formats]) if reasoning_formats else ()
         split = SplitOptions(formats=(*own, *resolve_formats(None)), thinking=thinking, opened=thinking_opened)
         loaded = load_task(task)

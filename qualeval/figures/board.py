@@ -159,11 +159,18 @@ def _refuse_copies(loaded: Sequence[Loaded], again: Loaded | None) -> None:
 
 
 def board_runs(
-    runs: Sequence[Path], *, baseline: Path | None = None, rerun: Path | None = None, alpha: float = ALPHA
+    runs: Sequence[Path | str],
+    *,
+    baseline: Path | str | None = None,
+    rerun: Path | str | None = None,
+    alpha: float = ALPHA,
 ) -> Board:
     """The board of `runs` (the baseline among them, or first when not one of them); `rerun` a second run of the
     baseline's configuration."""
-    paths = list(dict.fromkeys(runs))
+    if isinstance(runs, str | Path):  # one folder, whose name would otherwise be read letter by letter
+        raise InputError(f"a board takes a list of run directories, not one ({runs})")
+    paths = list(dict.fromkeys(Path(run) for run in runs))
+    baseline, rerun = Path(baseline) if baseline is not None else None, Path(rerun) if rerun is not None else None
     base_path = baseline if baseline is not None else paths[0]
     paths = [base_path, *(p for p in paths if p != base_path)]
     if len(paths) < 2:

@@ -216,9 +216,13 @@ def _noisy(tasks: dict[str, TaskComparison], noise: dict[str, Noise]) -> dict[st
     return out
 
 
-def compare_runs(root_a: Path, root_b: Path, *, seed: int = 0, again: Path | None = None) -> Comparison:
+def compare_runs(
+    root_a: Path | str, root_b: Path | str, *, seed: int = 0, again: Path | str | None = None
+) -> Comparison:
     """B against A item by item; with `again`, a second run of A's configuration, the run-to-run noise too."""
     import numpy as np
+
+    root_a, root_b, again = Path(root_a), Path(root_b), Path(again) if again is not None else None
 
     a, b = read_run(root_a), read_run(root_b)
     refuse_same(root_a, a, root_b, b, "B")

@@ -277,8 +277,12 @@ def _worst(verdicts: list[Verdict]) -> Verdict:
     return next((v for v in _ORDER if v in verdicts), "GO")
 
 
-def gate_runs(baseline: Path, candidate: Path, policy_path: Path, *, rerun: Path | None = None) -> GateResult:
+def gate_runs(
+    baseline: Path | str, candidate: Path | str, policy_path: Path | str, *, rerun: Path | str | None = None
+) -> GateResult:
     """The candidate against the baseline by the policy; `rerun` a second run of the baseline's configuration."""
+    baseline, candidate, policy_path = Path(baseline), Path(candidate), Path(policy_path)
+    rerun = Path(rerun) if rerun is not None else None
     policy = load_policy(policy_path)
     runs = load_runs([baseline, candidate, *([rerun] if rerun is not None else [])])
     base, cand = runs[0], runs[1]

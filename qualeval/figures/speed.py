@@ -157,7 +157,9 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
         truncation=Truncation(
             budget=budget,
             truncated=len(cut),
-            rate=len(cut) / len(answered) if answered else 0.0,
+            rate=len(cut) / len(answered),
             suggested_budget=suggested,
-        ),
+        )
+        if answered
+        else None,
     )

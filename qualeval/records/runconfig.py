@@ -328,13 +328,21 @@ class RunConfig(BaseModel):
             raise ValueError(f"must not be negative, got {value}")
         return value
 
+    @field_validator("slo", mode="before")
+    @classmethod
+    def _slo_names(cls, value: Any) -> Any:
+        """Each limit's name before its value is read: `ttft=abc` is an unknown limit, not a bad number."""
+        value = named_values(value, "slo")  # whichever of the two before-validators pydantic runs first
+        allowed = ("e2e_ms", "first_answer_ms", "tpot_ms", "ttft_ms")
+        for key in value if isinstance(value, dict) else ():
+            if key not in allowed:
+                raise ValueError(f"unknown limit '{key}' (expected {', '.join(allowed)})")
+        return value
+
     @field_validator("slo")
     @classmethod
     def _slo(cls, value: dict[str, float]) -> dict[str, float]:
-        allowed = {"ttft_ms", "first_answer_ms", "tpot_ms", "e2e_ms"}
         for key, limit in value.items():
-            if key not in allowed:
-                raise ValueError(f"unknown limit '{key}' (expected {', '.join(sorted(allowed))})")
             if limit <= 0:
                 raise ValueError(f"limit '{key}' must be positive")
         return value

@@ -87,7 +87,9 @@ class Linked(BaseModel):
     correct_per_minute: float | None
     tokens_per_correct: float | None
     seconds_per_correct: float | None
-    truncation: Truncation
+    truncation: Truncation | None
+    """None when no answer of the model's was timed (`qualeval score`, or every request failed): its statuses then
+    count what was cut off, and no budget is known."""
 
 
 class FrontierLevel(BaseModel):

@@ -120,6 +120,7 @@ def truncation_line(t: TaskReport) -> str:
     """The answers cut off by the token budget, and the budget suggested, unless the budget was a level: then
     the frontier reads each budget, and a suggestion from lengths pooled over them would contradict it."""
     k = t.linked.truncation
+    assert k is not None  # shown only beside answers that were measured (has_linked), which it counts
     cut = f"truncated: {k.truncated} ({pct(k.rate)})"
     if "max_tokens" in swept(t.levels):
         return f"{cut} over the max_tokens levels; no budget suggested: the frontier reads each budget"

@@ -41,7 +41,9 @@ def has_linked(t: TaskReport) -> bool:
     """Whether the task has speed and quality to read together: it is scored, and some answer was measured."""
     k = t.linked
     return t.scored and bool(
-        k.accuracy_by_reasoning_length or k.latency_by_outcome or k.truncation.budget or k.truncation.truncated
+        k.accuracy_by_reasoning_length
+        or k.latency_by_outcome
+        or (k.truncation and (k.truncation.budget or k.truncation.truncated))
     )
 
 

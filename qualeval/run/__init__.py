@@ -22,7 +22,7 @@ from qualeval.run.checks import one_task_data
 from qualeval.run.execute import execute
 from qualeval.run.keywords import RunOptions
 from qualeval.run.merge import merge_runs
-from qualeval.run.offline import SplitOptions, score_file, score_lines, write_offline
+from qualeval.run.offline import SplitOptions, check_out, score_file, score_lines, write_offline
 from qualeval.run.offline_read import FORMATS, ReadOptions
 from qualeval.run.options import cli_parameters, given_or_default, load_config, options_from
 from qualeval.run.probe import PROBE_CONCURRENCY, ProbeOptions, probe
@@ -36,6 +36,7 @@ __all__ = [
     "ReadOptions",
     "RunOptions",
     "SplitOptions",
+    "check_out",
     "cli_parameters",
     "execute",
     "given_or_default",

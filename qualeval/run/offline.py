@@ -23,10 +23,10 @@ from qualeval.run.offline_formats import Parsed
 from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
 from qualeval.scoring import Verdict, check_scorers, decide, model_judge_for, wants_model_judge
-from qualeval.tasks import Sample, Task, sample_from_doc
+from qualeval.tasks import Sample, Task, load_task, sample_from_doc
 from qualeval.wire import Message
 
-__all__ = ["JudgedLine", "ReadOptions", "SplitOptions", "score_file"]
+__all__ = ["JudgedLine", "ReadOptions", "SplitOptions", "check_out", "score_file"]
 
 
 def _target_sample(task: Task, key: str, target: Any, choices: list[str] | None) -> Sample:
@@ -243,9 +243,13 @@ def _outcome(entry: JudgedLine) -> Outcome:
     )
 
 
-def score_file(task: Task, path: Path, **options: Any) -> tuple[list[OfflineItem], TaskSummary]:
-    """Judge every line; the options are score_lines'."""
-    items, summary, _ = score_lines(task, path, **options)
+def score_file(task: Task | str, path: Path | str, **options: Any) -> tuple[list[OfflineItem], TaskSummary]:
+    """Judge every line; the options are score_lines'. `task` is a Task or what `evaluate` takes (a built-in
+    name, a task YAML path, `lm_eval:NAME`); `path` and `data` may be plain strings."""
+    loaded = load_task(task) if isinstance(task, str) else task
+    if isinstance(options.get("data"), str):
+        options["data"] = Path(options["data"])
+    items, summary, _ = score_lines(loaded, Path(path), **options)
     return items, summary
 
 
@@ -270,6 +274,25 @@ def score_lines(
         asyncio.run(_grade_all(task, scored, judge_base_url, judge_model, rescue, allow_code))
     summary = summarize(task.name, (_outcome(s) for s in scored), task.spec.breakdowns)
     return [s.item for s in scored], summary, scored
+
+
+def check_out(out: Path) -> None:
+    """`--out` must be a new folder, or an earlier offline scoring, whose every file is replaced: writing over a
+    run directory would leave its manifest and records beside a summary and reports of other items."""
+    from qualeval.records import RunStore, RunSummary
+
+    store = RunStore(out)
+    if (out / "manifest.json").exists() or store.records_path.exists():
+        raise InputError(f"--out {out}: holds a run directory; give a new folder for the offline scoring")
+    summary = out / "summary.json"
+    if not summary.exists():
+        return
+    try:
+        source = RunSummary.model_validate_json(summary.read_bytes()).source
+    except (OSError, ValueError):
+        raise InputError(f"--out {out}: holds a summary.json that is not qualeval score's; give a new folder") from None
+    if source is None:
+        raise InputError(f"--out {out}: holds a run's summary.json; give a new folder for the offline scoring")
 
 
 def write_offline(

@@ -23,8 +23,9 @@ from qualeval.tasks import Sample, Task, build_samples
 __all__ = ["Index", "MatchBy", "load_id_map"]
 
 MatchBy = Literal["id", "number"]
-_OWN_NUMBER = re.compile(r"(?:^|[^0-9A-Za-z])(\d+)$")
-"""Digits that end the id after a separator (or make the whole id): a number of the id's own."""
+_OWN_NUMBER = re.compile(r"(?:^|[^0-9A-Za-z])([0-9]+)$")
+"""ASCII digits that end the id after a separator (or make the whole id): a number of the id's own. A full-width
+`１` is no number of the id's: the id is then not the exact spelling of any sample's."""
 
 
 def load_id_map(path: Path) -> dict[str, str]:
@@ -63,9 +64,16 @@ class Index:
         if self.id_map is not None:
             if key not in self.id_map:
                 raise InputError(f"{where}: id '{key}' is not in the --id-map file")
-            return self._named(self.id_map[key], where, f"--id-map gives '{self.id_map[key]}' for id '{key}': it")
-        hit = self._by_id.get(key) or self._short.get(key)
-        return hit or self._by_number(key, where, question, numbered or key.strip().isdigit())
+            hit = self._named(self.id_map[key], where, f"--id-map gives '{self.id_map[key]}' for id '{key}': it")
+        else:
+            found = self._by_id.get(key) or self._short.get(key)
+            hit = found or self._by_number(key, where, question, numbered or _plain_number(key))
+        if not _asks(question, hit):  # whatever way the id matched, a line of another question answers another sample
+            raise InputError(
+                f"{where}: id '{key}' names sample {hit.id}, but the line's question is not that sample's: give "
+                f"the id of the sample it answers"
+            )
+        return hit
 
     def _named(self, key: str, where: str, what: str, hint: str = "") -> Sample:
         assert self._by_id is not None  # find built the index first
@@ -83,12 +91,14 @@ class Index:
         if own is None or hit is None:  # names no sample: refused, naming the id
             hint = "" if own else "; map the file's ids to the task's with --id-map FILE"
             return self._named(key, where, f"id '{key}'", hint)
-        if question is not None and _words(question) not in _words(hit.messages[-1].content if hit.messages else ""):
+        if not _asks(question, hit):
             raise InputError(
                 f"{where}: id '{key}' ends in the number of sample {hit.id}, but the line's question is not that "
                 f"sample's: give the task's own ids ('{hit.id}')"
             )
         plain = plain or self._task_form(key[: own.start(1)], hit)
+        if plain and own.group(1) != str(int(own.group(1))):  # `00` or `/test/007`: not how the task spells it
+            return self._named(key, where, f"id '{key}'", f"; the number is written '{int(own.group(1))}'")
         if question is None and not plain and self.match_by != "number":
             raise InputError(
                 f"{where}: id '{key}' is not an id of task {self.task.name}, and that it ends in {own.group(1)} "
@@ -104,6 +114,17 @@ class Index:
         humaneval, whose ids are humaneval/test/6): the id is then the task's own form."""
         bare = prefix.rstrip("/#-_:. ").lower()
         return bare in (self.task.name.lower(), hit.id.rsplit("/", 1)[0].lower())
+
+
+def _plain_number(key: str) -> bool:
+    """A bare number, as `3` or the JSON number 3: nothing around its ASCII digits."""
+    return key.isascii() and key.isdigit()
+
+
+def _asks(question: str | None, sample: Sample) -> bool:
+    """Whether the line's question (when it gives one) is the sample's: found in its prompt, spaces aside."""
+    prompt = sample.messages[-1].content if sample.messages else ""
+    return question is None or _words(question) in _words(prompt)
 
 
 def _words(text: str) -> str:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from qualeval.errors import InputError
 from qualeval.run.offline import ReadOptions, score_file, score_lines
 from qualeval.tasks import load_task
-from tests.conftest import DATA, SHARED, needs_gsm8k
+from tests.conftest import DATA, GSM8K, SHARED, needs_gsm8k
 
 OFFLINE = DATA / "offline"
 
@@ -196,3 +196,38 @@ def test_an_lm_eval_response_that_writes_back_a_few_shot_example_of_its_prompt_i
     row["resps"] = [["Janet keeps 16 - 3 - 4 = 9 eggs and sells them for 9 * 2 = $18.\n#### 18"]]
     items, _ = score_file(load_task("gsm8k"), write(tmp_path / "own.jsonl", [row]), read=ReadOptions(fmt="lm-eval"))
     assert (items[0].status, items[0].correct) == ("ok", True)  # its own working, beside no example, is read
+
+
+MATH_L5 = SHARED / "model_outputs" / "zeroeval_math_l5" / "Qwen2.5-7B-Instruct.jsonl"
+
+
+@needs_gsm8k
+@pytest.mark.skipif(not MATH_L5.exists(), reason="data missing")
+def test_a_bare_number_id_whose_line_asks_another_question_is_refused(tmp_path: Path) -> None:
+    """ZeroEval's MATH outputs carry ids 0, 1...: scored as GSM8K they matched gsm8k/test/0... by the short id,
+    although each line's `problem` is not that sample's question (0/20, exit 0)."""
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(MATH_L5.read_text().splitlines(keepends=True)[:3]))
+    with pytest.raises(InputError, match=r"m.jsonl:1: id '0' names sample gsm8k/test/0, but the line's question"):
+        score_file(load_task("gsm8k"), path, data=SHARED / "gsm8k")
+    out = tmp_path / "o"
+    code, _, err = score_cli(
+        "--task", "gsm8k", "--responses", str(path), "--data", str(SHARED / "gsm8k"), "--out", str(out)
+    )
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert not (out / "summary.json").exists()
+
+
+@needs_gsm8k
+def test_a_full_id_whose_line_asks_its_own_question_still_matches(tmp_path: Path) -> None:
+    doc = json.loads(GSM8K.read_text().splitlines()[5])
+    path = write(tmp_path / "r.jsonl", [{"id": "gsm8k/test/5", "question": doc["question"], "output": "#### 1"}])
+    items, _ = score_file(load_task("gsm8k"), path, data=SHARED / "gsm8k")
+    assert [i.id for i in items] == ["gsm8k/test/5"]
+
+
+@pytest.mark.parametrize("key", ["knowledge_qa/test/00", "１", "03", "KNOWLEDGE_QA-007", "knowledge_qa/test/３"])
+def test_an_id_that_is_not_the_exact_spelling_of_a_samples_is_refused(tmp_path: Path, key: str) -> None:
+    path = write(tmp_path / "r.jsonl", [{"id": key, "content": "Answer: Paris"}])
+    with pytest.raises(InputError, match=f"r.jsonl:1: id '{key}' is not a sample of task knowledge_qa"):
+        score_file(load_task("knowledge_qa"), path)
