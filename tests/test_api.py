@@ -181,3 +181,14 @@ def test_the_library_warns_through_python_warnings_and_the_cli_shows_them_as_lin
         warnings.warn("thinking switched by chat_template_kwargs", QualevalNote, stacklevel=1)
     assert "note: thinking switched by chat_template_kwargs" in capsys.readouterr().err
     assert warnings.showwarning is shown_before  # the CLI's scope leaves no global state behind
+
+
+def test_evaluate_warns_when_requests_fail_at_the_endpoint(tmp_path: Path) -> None:
+    from qualeval.errors import QualevalWarning
+
+    sim = SimConfig(port=0, tasks=("knowledge_qa",), latency=Latency(burst=True), faults={"500": 0.5})
+    with running_server(sim) as url, pytest.warns(QualevalWarning, match=r"\d+ requests ended in an endpoint error"):
+        result = qualeval.evaluate(
+            "sim", "knowledge_qa", base_url=url, out=tmp_path / "run", limit=12, max_retries=0, probe=False
+        )
+    assert result.endpoint_errors > 0
