@@ -5,6 +5,7 @@ back."""
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +16,7 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from qualeval.errors import EndpointError, InputError
+from qualeval.errors import EndpointError, InputError, QualevalWarning
 from qualeval.figures import below
 from qualeval.records import Record, RunConfig, RunStore, RunSummary
 from qualeval.report import write_reports_or_warn
@@ -99,7 +100,21 @@ async def evaluate_async(
     unknown = sorted(set(flags) - set(RunConfig.model_fields))
     if unknown:  # a caller that no type checker reads
         raise InputError(f"evaluate() got an unknown option '{unknown[0]}' (options are the flags of qualeval run)")
-    return await run(config, flags, progress=progress, on_record=on_record)
+    result = await run(config, flags, progress=progress, on_record=on_record)
+    _warn_endpoint_errors(result)
+    return result
+
+
+def _warn_endpoint_errors(result: RunResult) -> None:
+    """The API's counterpart of the CLI's `error:` line and exit 3: requests that failed at the endpoint have no
+    answer, so the accuracy is over fewer items than asked for; a caller that reads only the accuracy is told."""
+    if result.endpoint_errors:
+        warnings.warn(
+            f"{result.endpoint_errors} requests ended in an endpoint error and have no answer; they are in no "
+            f"accuracy (RunResult.endpoint_errors). Run again with out={str(result.root)!r} to send them again",
+            QualevalWarning,
+            stacklevel=3,
+        )
 
 
 def evaluate(

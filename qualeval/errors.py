@@ -97,12 +97,32 @@ def validation_problem(exc: ValidationError) -> ValidationProblem:
     return ValidationProblem(loc, ".".join(str(p) for p in loc), err["msg"].removeprefix("Value error, "))
 
 
+def _unique_keys_loader(path: Path) -> Any:
+    """yaml's SafeLoader, except that a key given twice in one mapping is an error (pyyaml keeps the last one,
+    so `limit: 2` then `limit: 1` would silently run one item)."""
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # a merge (`<<:`) may be overridden by the mapping's own keys, as YAML means it
+                key = self.construct_object(key_node)
+                if key in seen:
+                    raise InputError(f"{path}:{key_node.start_mark.line + 1}: key '{key}' is given twice")
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeys
+
+
 def yaml_mapping(path: Path, what: str) -> dict[str, Any]:
     """A YAML file that must hold a mapping (a profile, a workload): a mistake is one line naming the file."""
     import yaml
 
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_keys_loader(path))  # a SafeLoader
     except OSError as exc:
         raise InputError(f"{path}: cannot read {what} ({exc.strerror})") from None
     except yaml.YAMLError as exc:

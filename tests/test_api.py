@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,60 @@ def test_the_library_warns_through_python_warnings_and_the_cli_shows_them_as_lin
         warnings.warn("thinking switched by chat_template_kwargs", QualevalNote, stacklevel=1)
     assert "note: thinking switched by chat_template_kwargs" in capsys.readouterr().err
     assert warnings.showwarning is shown_before  # the CLI's scope leaves no global state behind
+
+
+def test_evaluate_warns_when_requests_fail_at_the_endpoint(tmp_path: Path) -> None:
+    from qualeval.errors import QualevalWarning
+
+    sim = SimConfig(port=0, tasks=("knowledge_qa",), latency=Latency(burst=True), faults={"500": 0.5})
+    with running_server(sim) as url, pytest.warns(QualevalWarning, match=r"\d+ requests ended in an endpoint error"):
+        result = qualeval.evaluate(
+            "sim", "knowledge_qa", base_url=url, out=tmp_path / "run", limit=12, max_retries=0, probe=False
+        )
+    assert result.endpoint_errors > 0
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("limit", True, "--limit: True is a boolean, not a number"),
+        ("warmup", False, "--warmup: False is a boolean, not a number"),
+        ("fail_under", True, "--fail-under: True is a boolean, not a number"),
+        ("concurrency", [1, True], "--concurrency: True is a boolean, not a number"),
+        ("thinking", "no", "--thinking: 'no' is not a boolean"),
+        ("thinking", 0, "--thinking: 0 is not a boolean"),
+        ("probe", "off", "--probe: 'off' is not a boolean"),
+    ],
+)
+def test_a_wrongly_typed_option_is_refused_not_read_as_another_setting(
+    tmp_path: Path, option: str, value: object, said: str
+) -> None:
+    with pytest.raises(InputError, match=f"^{re.escape(said)}"):
+        qualeval.evaluate("m", "knowledge_qa", base_url="http://127.0.0.1:1/v1", out=tmp_path, **{option: value})
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(yaml.safe_dump({option: value}))
+    with pytest.raises(InputError, match=f"^{re.escape(str(profile))}: {re.escape(said)}"):
+        load_config(profile, {"tasks": "gsm8k", "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": "o"})
+
+
+def test_options_still_read_their_own_types_and_the_flags_text() -> None:
+    from qualeval.records import ClientConfig
+
+    base = {"tasks": "gsm8k", "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": "o"}
+    config = load_config(None, {**base, "limit": 3, "thinking": False, "probe": False, "concurrency": ["1,4"]})
+    assert (config.limit, config.thinking, config.probe, config.concurrency) == (3, False, False, [1, 4])
+    assert load_config(None, {**base, "fail_under": 1, "timeout": 5}).fail_under == 1.0
+    with pytest.raises(ValueError, match="'yes' is not a boolean"):
+        ClientConfig(thinking_opened="yes")  # type: ignore[arg-type]
+
+
+def test_a_profile_that_gives_an_option_twice_is_refused(tmp_path: Path) -> None:
+    base = {"tasks": "gsm8k", "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": "o"}
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("limit: 2\ntemperature: 0.6\nlimit: 1\n")
+    with pytest.raises(InputError, match=f"^{re.escape(str(twice))}:3: key 'limit' is given twice"):
+        load_config(twice, base)
+    spelled = tmp_path / "spelled.yaml"
+    spelled.write_text("max-tokens: 512\nmax_tokens: 1024\n")
+    with pytest.raises(InputError, match="option 'max_tokens' is given twice \\(as max-tokens and max_tokens\\)"):
+        load_config(spelled, base)

@@ -4,13 +4,22 @@ probe hands on to its client (RunConfig takes them with `client_option`), and ho
 from __future__ import annotations
 
 import os
+import typing
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
 from qualeval.records.checks import AtLeast0, AtLeast1, Positive
 
-__all__ = ["DEFAULT_BASE_URL", "ClientConfig", "MaxTokensField", "ThinkingSwitch", "client_option", "env_base_url"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "ClientConfig",
+    "MaxTokensField",
+    "ThinkingSwitch",
+    "client_option",
+    "env_base_url",
+    "not_coerced",
+]
 
 ThinkingSwitch = Literal["chat_template_kwargs", "reasoning_effort", "deepseek", "none"]
 """How a server is told to think or not; one vocabulary for the client, the probe, the run's pinned choice and
@@ -25,6 +34,29 @@ def env_base_url() -> str | None:
 
 
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+
+
+def _kinds(annotation: Any) -> set[type]:
+    """The plain types an annotation takes, through unions, lists and Annotated (`list[int] | None`: {int})."""
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return {annotation}
+    if typing.get_origin(annotation) is Literal:
+        return set()
+    return {kind for arg in typing.get_args(annotation) for kind in _kinds(arg)} - {type(None)}
+
+
+def not_coerced(value: Any, annotation: Any) -> Any:
+    """A value of a field declared `annotation`, as given: a boolean is no number and only a boolean is one,
+    where pydantic's lax mode would read True as 1 and "no", "off" or 0 as False. Text is still read as a number
+    (a flag's, a list's "1,4"): only the two readings that turn a mistyped option into another setting are refused."""
+    kinds = _kinds(annotation)
+    numeric = bool(kinds & {int, float}) and bool not in kinds
+    for one in value if isinstance(value, (list, tuple)) else [value]:
+        if numeric and isinstance(one, bool):
+            raise ValueError(f"{one!r} is a boolean, not a number")
+        if kinds == {bool} and one is not None and not isinstance(one, bool):
+            raise ValueError(f"{one!r} is not a boolean (True or False)")
+    return value
 
 
 class ClientConfig(BaseModel):
@@ -70,6 +102,11 @@ class ClientConfig(BaseModel):
         "deepseek or none.",
     )
     headers: dict[str, str] = Field(default_factory=dict, description="More HTTP headers for every request.")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _as_given(cls, value: Any, info: ValidationInfo) -> Any:
+        return not_coerced(value, cls.model_fields[str(info.field_name)].annotation)
 
     @field_validator("base_url")
     @classmethod

@@ -8,9 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
 
-from qualeval.records.clientconfig import ClientConfig, MaxTokensField, ThinkingSwitch, client_option, env_base_url
+from qualeval.records.clientconfig import (
+    ClientConfig,
+    MaxTokensField,
+    ThinkingSwitch,
+    client_option,
+    env_base_url,
+    not_coerced,
+)
 from qualeval.records.flagtext import comma_list, named_values
 from qualeval.records.probe import Mode, Style, probe_time_option
 from qualeval.records.taskspec import ByThinking, check_sampling
@@ -219,6 +226,12 @@ class RunConfig(BaseModel):
             more = [*urls[1:], *(values.get("endpoints") or [])]
             values = {**values, "base_url": urls[0] if urls else "", "endpoints": more}
         return values
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _as_given(cls, value: Any, info: ValidationInfo) -> Any:
+        """`limit=True`, `thinking="no"`, `probe=0`: refused, not read as another setting."""
+        return not_coerced(value, cls.model_fields[str(info.field_name)].annotation)
 
     @field_validator("context_lengths")
     @classmethod

@@ -216,6 +216,10 @@ def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
         path = profile_path(path)
         loaded = yaml_mapping(path, "config")
         values.update({str(k).replace("-", "_"): v for k, v in loaded.items()})
+        if len(values) < len(loaded):  # `max-tokens` and `max_tokens`: one option given twice
+            twice = next(k for k in values if sum(str(n).replace("-", "_") == k for n in loaded) > 1)
+            names = [str(n) for n in loaded if str(n).replace("-", "_") == twice]
+            raise InputError(f"{path}: option '{twice}' is given twice (as {' and '.join(names)})")
         unknown = sorted(set(values) - set(RunConfig.model_fields))
         if unknown:
             raise InputError(f"{path}: unknown option '{unknown[0]}' (options are the flags of qualeval run)")

@@ -141,6 +141,20 @@ def _parse(state: ServerState, raw: bytes) -> dict[str, Any]:
     return body
 
 
+def _log_unknown(count: int, question: str) -> None:
+    """The first unknown question is said in full, then only the count at 10, 100, 1000...: a client that repeats
+    one (a probe's greeting) or a key made for other questions would otherwise flood the log with a line a request,
+    and the client counts each refusal itself (its header)."""
+    if count == 1:
+        _log.warning(
+            "warning: question not in the answer key, answered with a refusal marked x-qualeval-sim: "
+            "unknown-question (later ones are counted, the count said at 10, 100, ...): %r",
+            question,
+        )
+    elif str(count).strip("0") == "1":
+        _log.warning("warning: %d requests so far with a question not in the answer key", count)
+
+
 async def _chat(
     state: ServerState, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter, received: float
 ) -> bool:
@@ -159,13 +173,7 @@ async def _chat(
     planned = plan(state, body, wanted, occurrence, fault)
     if planned.unknown:
         state.unknown += 1
-        question = " ".join(planned.prompt.split())[:100]
-        _log.warning(
-            "warning: question not in the answer key (%d so far), answered with a refusal marked "
-            "x-qualeval-sim: unknown-question: %r",
-            state.unknown,
-            question,
-        )
+        _log_unknown(state.unknown, " ".join(planned.prompt.split())[:100])
     if fault == "empty-choices":
         await empty_choices(writer, body)
         return True

@@ -250,3 +250,15 @@ def test_demo_runs_and_says_simulated(tmp_path: Path) -> None:
     assert set(summary["tasks"]) == {"word_problems", "knowledge_qa", "syllogisms"}
     held = summary["tasks"]["word_problems"]["summary"]["constraint_held"]
     assert held.get("broken", 0) > 0  # the demo's ignored constraint is caught, not trusted
+    # the probe repeats its greeting, which the reference server's key lacks: named once, not once a request
+    assert done.stderr.count("Reply with a short friendly greeting") == 1
+    again = qualeval("demo", "--out", str(tmp_path / "demo"), timeout=300)  # its own earlier run is replaced
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "demo" / "summary.json").read_text())["tasks"].keys() == summary["tasks"].keys()
+
+
+def test_the_demo_refuses_a_directory_holding_something_else(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    done = qualeval("demo", "--out", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.startswith(f"error: {tmp_path}: holds something other than a demo")
+    assert (tmp_path / "notes.txt").read_text() == "mine"

@@ -47,6 +47,20 @@ def test_the_server_marks_and_logs_a_question_it_does_not_know(
     assert sum("not in the answer key" in r.getMessage() for r in caplog.records) == 1
 
 
+def test_the_server_says_its_unknown_questions_once_then_counts_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that repeats a question the key lacks (a probe's greeting) does not flood the server's log."""
+    config = fast_sim(answers=_key(tmp_path))
+    body = {"model": config.model, "messages": [{"role": "user", "content": "Reply with something."}]}
+    with caplog.at_level(logging.WARNING), sim_url(config) as url:
+        for _ in range(12):
+            reply = httpx.post(f"{url}/chat/completions", json=body, timeout=30)
+            assert reply.headers.get("x-qualeval-sim") == "unknown-question"  # every one still marked
+    said = [r.getMessage() for r in caplog.records if "not in the answer key" in r.getMessage()]
+    assert len(said) == 2 and "Reply with something." in said[0] and "10 requests" in said[1]
+
+
 def test_answers_the_server_did_not_know_are_not_the_models_and_not_in_the_accuracy(tmp_path: Path) -> None:
     config = fast_sim(answers=_key(tmp_path), behaviour=Behaviour(reasoning_tokens=10, accuracy=1.0, trap_rate=0.0))
     out = tmp_path / "run"
