@@ -51,8 +51,8 @@ from qualeval.figures.accuracy import wilson
 from qualeval.records import ENDPOINT_FAILED, Pinned, ProbeResult, Style
 from qualeval.records.store import RunStore
 from qualeval.run.pinned import resolve
-from qualeval.run.probe import probe
-from qualeval.run.rescore import sample_of
+from qualeval.run.probing import probe
+from qualeval.run.rescoring import sample_of
 from qualeval.scoring.verdict import decide as verdict_of
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import Task, load_task

@@ -77,7 +77,7 @@ def test_options_shared_with_the_client_are_declared_once() -> None:
     from qualeval.cli import app
     from qualeval.cli.evaluate import _SCORE_HELP, SCORE_OPTIONS
     from qualeval.records import ClientConfig
-    from qualeval.run.probe import ProbeOptions
+    from qualeval.run.probing import ProbeOptions
 
     client = ClientConfig.model_fields
     for model in (RunConfig, ProbeOptions):

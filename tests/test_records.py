@@ -115,7 +115,7 @@ def test_server_timings_keep_the_keys_llama_cpp_sent() -> None:
 
 
 def test_a_run_directory_rescores_with_its_task_and_format_files_gone(tmp_path: Path) -> None:
-    from qualeval.run.rescore import rescore
+    from qualeval.run.rescoring import rescore
 
     task = tmp_path / "mine.yaml"
     task.write_text((Path(qualeval.__file__).parents[1] / "tasks" / "word_problems.yaml").read_text())

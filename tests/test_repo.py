@@ -195,6 +195,9 @@ def test_every_package_has_a_sorted_face() -> None:
     for package, names in faces.items():
         module = importlib.import_module(f"qualeval.{package}")
         assert [n for n in names if not hasattr(module, n)] == [], package
+        # a face's name that is also a module's would hide the module: `qualeval.run.probe` must name one thing
+        inside = {p.stem for p in (ROOT / "qualeval" / package).iterdir() if p.suffix == ".py" or p.is_dir()}
+        assert sorted(set(names) & inside) == [], package
 
 
 def test_packages_meet_only_at_their_faces() -> None:

@@ -1,6 +1,6 @@
 """What each command does besides reading its flags and printing: start what it needs, call the library in
 order, write the files. The CLI calls one function here per command and prints what comes back, so the same
-steps can be driven from Python; a whole run is driven by qualeval.api.run, and rescored by qualeval.run.rescore.
+steps can be driven from Python; a whole run is driven by qualeval.api.run, and rescored by qualeval.run.rescoring.
 
 The heavier modules are imported inside the functions that use them: `qualeval --help` should not load them.
 """

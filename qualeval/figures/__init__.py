@@ -4,7 +4,7 @@ workload figures with them.
 
 summary     a run's summary from its records (accuracy per task and level, speed, faults); summary.json written
 accuracy    accuracy with Wilson intervals, statuses, rungs, breakdowns; repeated sampling; --fail-under
-speed       speed figures (TTFT, first answer, TPOT, ITL, throughput) and speed beside quality
+speeds      speed figures (TTFT, first answer, TPOT, ITL, throughput) and speed beside quality
 frontier    accuracy against cost per level, and drops under load
 repeats     greedy answers to identical input paired; the share of prompt tokens served from a cache
 noise       McNemar's exact test, the smallest detectable difference, run-to-run noise
@@ -19,7 +19,7 @@ from qualeval.figures.board import board_runs
 from qualeval.figures.compare import compare_runs
 from qualeval.figures.frontier import swept
 from qualeval.figures.gate import gate_runs, load_policy
-from qualeval.figures.speed import duration_of, speed
+from qualeval.figures.speeds import duration_of, speed
 from qualeval.figures.summary import offline_summary, summarize_records, write_summary_json
 
 __all__ = [

@@ -25,7 +25,7 @@ from qualeval.errors import InputError
 from qualeval.figures.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
 from qualeval.figures.repeats import cached_share, identical_pairs, said_of
 from qualeval.figures.rundir import PairKey, RunDir, check_rerun, read_run, refuse_same, run_settings
-from qualeval.figures.speed import speed
+from qualeval.figures.speeds import speed
 from qualeval.records import (
     NOT_THE_MODELS,
     Comparison,

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from qualeval.figures.noise import ALPHA, mcnemar_exact
-from qualeval.figures.speed import distribution
+from qualeval.figures.speeds import distribution
 from qualeval.records import (
     ENDPOINT_FAILED,
     NOT_THE_MODELS,

@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from qualeval.figures.speed import prompt_cache
+from qualeval.figures.speeds import prompt_cache
 from qualeval.records import NOT_THE_MODELS, Identical, Record
 
 __all__ = ["Said", "by_item", "cached_share", "identical", "identical_pairs", "said_of"]

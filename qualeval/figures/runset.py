@@ -15,7 +15,7 @@ from pathlib import Path
 from qualeval.errors import InputError
 from qualeval.figures.accuracy import cell_of
 from qualeval.figures.rundir import read_run
-from qualeval.figures.speed import linked, speed
+from qualeval.figures.speeds import linked, speed
 from qualeval.records import ENDPOINT_FAILED, NOT_THE_MODELS, TRUNCATED, Cell, Manifest, Record, RunSummary, Speed
 
 __all__ = ["Group", "Key", "Loaded", "PairCounts", "figures", "groups", "load_runs", "paired"]

@@ -17,7 +17,7 @@ from qualeval._version import __version__
 from qualeval.figures.accuracy import Repeat, answered_cell, cell_of, per_level, repeated, summarize, unscored
 from qualeval.figures.frontier import Answer, answer_of, asked_differently, frontier, under_load
 from qualeval.figures.repeats import Said, by_item, identical, said_of
-from qualeval.figures.speed import linked, speed
+from qualeval.figures.speeds import linked, speed
 from qualeval.records import (
     NOT_THE_MODELS,
     LevelReport,

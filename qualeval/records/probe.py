@@ -1,6 +1,6 @@
 """What `qualeval probe` found an endpoint to do (`--json FILE`, and the manifest's `server.probe`), and the
 conventions it names, which every record names too: where reasoning comes back (ReasoningSource), and the
-structured-output conventions and constraint modes (qualeval.scoring.constrain sends them, qualeval.run.probe
+structured-output conventions and constraint modes (qualeval.scoring.constrain sends them, qualeval.run.probing
 checks them). They are defined here, not in record.py, because record.py's ConstraintRecord needs them and this
 module must not import record.py back."""
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
 
+from qualeval.records.checks import Positive
 from qualeval.records.clientconfig import (
     ClientConfig,
     MaxTokensField,
@@ -90,7 +91,7 @@ class RunConfig(BaseModel):
     request_rate: list[float] | None = Field(
         None, description="Open-loop load: requests per second (gamma arrivals); several values make a sweep."
     )
-    burstiness: float = Field(
+    burstiness: Positive = Field(
         1.0, description="Gamma shape of the arrivals, as in vllm bench serve: 1 Poisson, <1 burstier."
     )
     arrival_seed: int = Field(0, description="Seed of the open-loop arrival times.")
@@ -313,25 +314,13 @@ class RunConfig(BaseModel):
     def _sampling_range(cls, value: float | None, info: Any) -> float | None:
         return check_sampling(info.field_name, value)
 
-    @field_validator("concurrency")
+    @field_validator("concurrency", "request_rate")
     @classmethod
-    def _concurrency(cls, value: list[int]) -> list[int]:
-        if not value or any(v < 1 for v in value):
-            raise ValueError(f"every level must be at least 1, got {value}")
-        return value
-
-    @field_validator("request_rate")
-    @classmethod
-    def _rates(cls, value: list[float] | None) -> list[float] | None:
+    def _load_levels(cls, value: list[float] | None, info: Any) -> list[float] | None:
+        """Concurrencies are whole, so a concurrency above 0 is at least 1."""
         if value is not None and (not value or any(v <= 0 for v in value)):
-            raise ValueError(f"every rate must be positive, got {value}")
-        return value
-
-    @field_validator("burstiness")
-    @classmethod
-    def _burstiness(cls, value: float) -> float:
-        if value <= 0:
-            raise ValueError(f"must be positive, got {value}")
+            what = "level must be at least 1" if info.field_name == "concurrency" else "rate must be positive"
+            raise ValueError(f"every {what}, got {value}")
         return value
 
     @field_validator("warmup")

@@ -1,6 +1,6 @@
 """summary.json: a run's figures per task (accuracy, repeated sampling, speed per load level and overall, speed
 and quality together, faults); `qualeval score` writes the same RunSummary, with its one task and no timing.
-qualeval.figures.accuracy, qualeval.figures.speed and qualeval.figures.summary compute them."""
+qualeval.figures.accuracy, qualeval.figures.speeds and qualeval.figures.summary compute them."""
 
 from __future__ import annotations
 

@@ -5,12 +5,12 @@ options     the `qualeval run` flags, `score`'s run options and profile files, m
 keywords    the same options as qualeval.evaluate's typed keywords (RunOptions)
 levels      the levels a run sweeps, load crossed with the reasoning budget, and the typed request settings
             (RequestSettings) the run and each level put on every request
-execute     execute() a run (or resume it)
-rescore     rescore() a run from its directory alone
+driver      execute() a run (or resume it)
+rescoring   rescore() a run from its directory alone
 pipeline    run_one(): one sample from request to record
 arrivals    how a level's requests go out: in batches, a closed loop or an open one
 pinned      what a run decides once: constraint mode and convention, thinking switch
-probe       what an endpoint really honours, and the options of `qualeval probe` (ProbeOptions)
+probing     what an endpoint really honours, and the options of `qualeval probe` (ProbeOptions)
 checks      what a run must allow before it starts, and its warnings
 offline     `qualeval score`: responses from elsewhere through the same verdict
 merge       the shards of one run joined
@@ -19,15 +19,15 @@ progress    the run's progress bar, for the CLI and the API alike (here, so the 
 """
 
 from qualeval.run.checks import one_task_data
-from qualeval.run.execute import execute
+from qualeval.run.driver import execute
 from qualeval.run.keywords import RunOptions
 from qualeval.run.merge import merge_runs
 from qualeval.run.offline import SplitOptions, check_out, score_file, score_lines, write_offline
 from qualeval.run.offline_read import FORMATS, ReadOptions
 from qualeval.run.options import cli_parameters, given_or_default, load_config, options_from
-from qualeval.run.probe import PROBE_CONCURRENCY, ProbeOptions, probe
+from qualeval.run.probing import PROBE_CONCURRENCY, ProbeOptions, probe
 from qualeval.run.progress import progress_bar
-from qualeval.run.rescore import rescore
+from qualeval.run.rescoring import rescore
 
 __all__ = [
     "FORMATS",

@@ -9,7 +9,7 @@ from typing import Any
 from qualeval.errors import InputError, QualevalWarning
 from qualeval.records import RunConfig
 from qualeval.run.pipeline import sampling_for
-from qualeval.run.probe import is_simulated
+from qualeval.run.probing import is_simulated
 from qualeval.scoring import REFUSAL, runs_code
 from qualeval.tasks import Task, builtin_dir
 

@@ -17,7 +17,7 @@ import orjson
 
 from qualeval.errors import InputError
 from qualeval.records import Manifest, RunStore, RunSummary, Shaping
-from qualeval.run.rescore import run_config_of, tasks_of
+from qualeval.run.rescoring import run_config_of, tasks_of
 from qualeval.run.written import write_summary
 from qualeval.serving import parse_shard
 

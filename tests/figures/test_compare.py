@@ -16,7 +16,7 @@ import pytest
 
 from qualeval.errors import InputError
 from qualeval.figures.compare import compare_runs
-from qualeval.figures.speed import linked, speed
+from qualeval.figures.speeds import linked, speed
 from qualeval.records import (
     ConstraintRecord,
     Extraction,

@@ -8,7 +8,7 @@ import pytest
 
 from qualeval.figures.accuracy import answered_cell
 from qualeval.figures.frontier import answer_of, frontier, under_load
-from qualeval.figures.speed import speed
+from qualeval.figures.speeds import speed
 from qualeval.records import ConstraintRecord, Extraction, LevelReport, Record, Score, Timing, Usage
 
 
@@ -168,7 +168,7 @@ def test_load_is_read_against_the_first_level_of_the_same_budget_and_a_budget_sw
 
 def test_the_reports_and_the_terminal_show_the_frontier_and_warn_of_a_drop(capsys: pytest.CaptureFixture[str]) -> None:
     from qualeval.cli.frontier import print_frontier
-    from qualeval.figures.speed import linked
+    from qualeval.figures.speeds import linked
     from qualeval.records import RunSummary, TaskReport, TaskSummary
     from qualeval.report.frontier_sections import smallest_line
     from qualeval.report.html import html_report

@@ -14,7 +14,7 @@ import pytest
 
 from qualeval.figures.compare import compare_runs
 from qualeval.figures.noise import mcnemar_exact
-from qualeval.figures.speed import length_bucket, linked, speed
+from qualeval.figures.speeds import length_bucket, linked, speed
 from qualeval.records import ConstraintRecord, Extraction, Record, Score, Timed, Timing, Usage
 from qualeval.wire.histogram import bucket_of, percentile
 from tests.conftest import sim_process

@@ -56,7 +56,7 @@ def test_a_plot_that_fails_is_a_warning_and_the_report_is_still_written(
     from qualeval.cli.output import shown_warnings
     from qualeval.records import RunConfig
     from qualeval.report import plots
-    from qualeval.run.rescore import rescore
+    from qualeval.run.rescoring import rescore
 
     out = tmp_path / "run"
     with sim_process("--task", "knowledge_qa", "--burst") as url:
@@ -155,7 +155,7 @@ def test_the_terminal_speed_table_names_each_task_and_leaves_out_one_never_timed
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from qualeval.cli.views import print_speed
-    from qualeval.figures.speed import linked, speed
+    from qualeval.figures.speeds import linked, speed
     from qualeval.records import RunSummary, TaskReport, TaskSummary, Timed
 
     def report(n: int) -> TaskReport:

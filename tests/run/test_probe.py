@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from qualeval.records import ClientConfig, ProbeResult
-from qualeval.run import probe as probe_module
-from qualeval.run.probe import probe, settle
+from qualeval.run import probing as probe_module
+from qualeval.run.probing import probe, settle
 from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatRequest, ChatResponse
 from tests.conftest import fast_sim, sim_process, sim_url

@@ -13,7 +13,7 @@ from pathlib import Path
 from qualeval.reasoning.completion import Completion
 from qualeval.records import ClientConfig, Record, RunConfig
 from qualeval.records.store import RunStore
-from qualeval.run.execute import execute
+from qualeval.run.driver import execute
 from qualeval.run.levels import RequestSettings
 from qualeval.run.pipeline import run_one
 from qualeval.scoring.followup import followup_prompt

@@ -12,7 +12,7 @@ import pytest
 from qualeval.errors import InputError
 from qualeval.records import Manifest, Record, RunConfig, ScorerSpec, TaskEntry
 from qualeval.records.store import RunStore
-from qualeval.run.rescore import rescore, sample_of
+from qualeval.run.rescoring import rescore, sample_of
 from qualeval.tasks import build_samples, load_task
 from tests.test_records import OLD_RECORD
 

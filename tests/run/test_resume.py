@@ -13,7 +13,7 @@ from rich.console import Console
 
 from qualeval.records import Manifest, RunConfig
 from qualeval.records.store import RunStore
-from qualeval.run.execute import execute
+from qualeval.run.driver import execute
 from qualeval.run.progress import progress_bar
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 

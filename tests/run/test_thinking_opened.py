@@ -14,7 +14,7 @@ from qualeval.cli.output import shown_warnings
 from qualeval.errors import InputError
 from qualeval.records import ProbeResult, Record, RunConfig
 from qualeval.records.store import RunStore
-from qualeval.run.execute import execute
+from qualeval.run.driver import execute
 from qualeval.run.offline import SplitOptions, decide_lines
 from qualeval.run.pinned import resolve_opened
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server

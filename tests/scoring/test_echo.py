@@ -25,7 +25,7 @@ from qualeval.records import (
 from qualeval.records.store import RunStore
 from qualeval.run.offline import score_file
 from qualeval.run.pipeline import run_one
-from qualeval.run.rescore import rescore
+from qualeval.run.rescoring import rescore
 from qualeval.scoring.extract import extract
 from qualeval.scoring.verdict import decide, echoed, prompt_of
 from qualeval.tasks import Task, build_samples, load_task

@@ -13,8 +13,8 @@ import pytest
 from qualeval.errors import InputError
 from qualeval.reasoning.completion import Completion
 from qualeval.records import ConstraintRecord, Grade, RunConfig
-from qualeval.run.execute import execute
-from qualeval.run.rescore import rescore
+from qualeval.run.driver import execute
+from qualeval.run.rescoring import rescore
 from qualeval.scoring.modeljudge import grade_prompt, read_grade
 from qualeval.scoring.verdict import decide
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server

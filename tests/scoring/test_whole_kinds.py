@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from qualeval.cli import app
 from qualeval.errors import InputError
 from qualeval.records import RunConfig, TaskSpec
-from qualeval.run.execute import execute
-from qualeval.run.rescore import rescore
+from qualeval.run.driver import execute
+from qualeval.run.rescoring import rescore
 from qualeval.scoring.whole import WHOLE_SCORERS, check_scorers, scorer_problem
 from qualeval.sim import Behaviour, Latency, SimConfig, running_server
 from qualeval.tasks import builtin_tasks, load_task, parse_task

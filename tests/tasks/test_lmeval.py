@@ -233,7 +233,7 @@ def test_ifeval_keeps_its_instructions_for_the_ifeval_scorer() -> None:
 @needs_shared
 def test_a_group_file_runs_as_its_tasks_and_rescores(tmp_path: Path) -> None:
     import qualeval
-    from qualeval.run.rescore import rescore
+    from qualeval.run.rescoring import rescore
     from tests.conftest import sim_process
 
     group = tmp_path / "two.yaml"

@@ -42,7 +42,7 @@ from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, ke
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
-from qualeval.run.probe import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
+from qualeval.run.probing import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
 from qualeval.scoring import ModelJudge, check_scorers, model_judge_for
 from qualeval.serving import needs_shaping, serving_client, shape_work

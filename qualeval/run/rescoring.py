@@ -138,7 +138,7 @@ def rescore(
     root: Path, *, rescue: bool | None = None, allow_code: bool = False, note: Callable[[str], None] | None = None
 ) -> tuple[RunSummary, RunStore]:
     """Re-judge every record with the current extractor and answer specs; no request is sent. `note` hears, per
-    task, which spec judged it (qualeval.run.rescore.task_of).
+    task, which spec judged it (qualeval.run.rescoring.task_of).
 
     `allow_code` is this rescore's own permission to run a code task's programs again: the run's manifest may say
     it allowed them, but the user who rescores (maybe later, maybe someone else) has to say so again.
