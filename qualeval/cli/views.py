@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from qualeval.records import (
+        Cell,
         Comparison,
         LevelReport,
         ProbeResult,
@@ -36,20 +37,25 @@ __all__ = [
 _SIMULATED = "  [SIMULATED server]"
 
 
+def _cell_text(cell: Cell, count: str) -> str:
+    """A share with its interval and `count`; a dash where nothing was judged (n = 0), never 0.0%."""
+    from qualeval.figures import judged
+
+    shares = judged(cell)
+    if shares is None:
+        return "– (no item answered)"
+    accuracy, low, high = shares
+    return f"{accuracy:.1%}  [{low:.1%}, {high:.1%}]  ({count})"
+
+
 def _accuracy_rows(summary: TaskSummary, levels: Mapping[str, LevelReport]) -> list[tuple[str, str]]:
     """The accuracy, or where the levels asked differently one per level and none pooled over them."""
     if not summary.n:
         return [("accuracy (95% Wilson)", "– (no item answered)")]
     if summary.accuracy is None or summary.interval is None:
+        cells = {name: levels[name].accuracy for name in summary.per_level if name in levels}
         return [
-            (
-                f"accuracy at {name} (95% Wilson)",
-                f"{c.accuracy:.1%}  [{c.low:.1%}, {c.high:.1%}]  ({c.correct:g}/{c.n})",
-            )
-            if (c := levels[name].accuracy).n
-            else (f"accuracy at {name}", "– (no item answered)")
-            for name in summary.per_level
-            if name in levels
+            (f"accuracy at {name} (95% Wilson)", _cell_text(c, f"{c.correct:g}/{c.n}")) for name, c in cells.items()
         ]
     low, high = summary.interval
     return [
@@ -77,9 +83,7 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
     for name, cell in summary.measures.items():
-        table.add_row(
-            name.replace("_", "-level ", 1), f"{cell.accuracy:.1%}  [{cell.low:.1%}, {cell.high:.1%}]  (n={cell.n})"
-        )
+        table.add_row(name.replace("_", "-level ", 1), _cell_text(cell, f"n={cell.n}"))
     if summary.accuracy_without_judge is not None:
         judged = summary.rungs.get("judge", 0)
         table.add_row(f"by the rules alone (a model judge accepted {judged})", f"{summary.accuracy_without_judge:.1%}")
@@ -97,7 +101,9 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
         table.add_row("rescued from reasoning (not counted)", f"{summary.rescued} ({summary.rescue_correct} right)")
     for name, macro in summary.macro_accuracy.items():
         cells = summary.breakdowns[name]
-        shown = ", ".join(f"{k} {c.accuracy:.0%}" for k, c in list(cells.items())[:8])
+        shown = ", ".join(
+            f"{k} {'–' if c.accuracy is None else f'{c.accuracy:.0%}'}" for k, c in list(cells.items())[:8]
+        )
         more = f" (+{len(cells) - 8} more)" if len(cells) > 8 else ""
         table.add_row(f"by {name} (macro {macro:.1%})", shown + more)
     stdout().print(table)

@@ -14,7 +14,7 @@ runset      several runs of the same items (board and gate)      board  N config
 gate        a release gate's verdict by a policy file
 """
 
-from qualeval.figures.accuracy import answered_cell, below, summarize
+from qualeval.figures.accuracy import answered_cell, below, judged, summarize
 from qualeval.figures.board import board_runs
 from qualeval.figures.compare import compare_runs
 from qualeval.figures.frontier import swept
@@ -29,6 +29,7 @@ __all__ = [
     "compare_runs",
     "duration_of",
     "gate_runs",
+    "judged",
     "load_policy",
     "offline_summary",
     "speed",

@@ -39,6 +39,7 @@ __all__ = [
     "below",
     "cell_of",
     "item_scores",
+    "judged",
     "pass_at_k",
     "per_level",
     "repeated",
@@ -76,11 +77,24 @@ def wilson(correct: float, n: int, z: float = 1.959963984540054) -> tuple[float,
 
 def cell_of(flags: Sequence[bool | float]) -> Cell:
     """An accuracy and its interval from one correctness (or item score) per item."""
-    k, n = sum(flags), len(flags)
-    low, high = wilson(k, n)
+    return _cell(sum(flags), len(flags))
+
+
+def judged(cell: Cell) -> tuple[float, float, float] | None:
+    """A cell's accuracy, low and high; None when nothing was judged (n = 0), which has no share to plot or
+    place a figure in."""
+    if cell.accuracy is None or cell.low is None or cell.high is None:
+        return None
+    return cell.accuracy, cell.low, cell.high
+
+
+def _cell(k: float, n: int) -> Cell:
     shown = round(k, 9)  # a sum of means, 13.33333333333333, is shown as 13.333333333
     shown = int(shown) if float(shown).is_integer() else shown  # a whole count stays an integer
-    return Cell(n=n, correct=shown, accuracy=k / n if n else 0.0, low=low, high=high)
+    if not n:  # nothing judged: no share and no interval, rather than 0% between 0 and 1
+        return Cell(n=0, correct=shown, accuracy=None, low=None, high=None)
+    low, high = wilson(k, n)
+    return Cell(n=n, correct=shown, accuracy=k / n, low=low, high=high)
 
 
 def answered_cell(rows: Iterable[tuple[str | None, bool, str]]) -> tuple[Cell, int]:
@@ -135,7 +149,9 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
             groups[str(r.meta.get(name))].append((r.item, r.correct))
         cells = {value: cell_of(item_scores(answers)) for value, answers in sorted(groups.items())}
         summary.breakdowns[name] = cells
-        summary.macro_accuracy[name] = sum(c.accuracy for c in cells.values()) / len(cells) if cells else 0.0
+        shares = [c.accuracy for c in cells.values() if c.accuracy is not None]
+        if shares:
+            summary.macro_accuracy[name] = sum(shares) / len(shares)
     return summary
 
 
@@ -153,7 +169,7 @@ def below(summary: RunSummary, share: float) -> list[str]:
             out += [name] if t.summary.accuracy < share else []
             continue
         cells = {level: t.levels[level].accuracy for level in t.summary.per_level if level in t.levels}
-        out += [f"{name} @ {level}" for level, c in cells.items() if not c.n or c.accuracy < share]
+        out += [f"{name} @ {level}" for level, c in cells.items() if c.accuracy is None or c.accuracy < share]
     return out
 
 
@@ -193,12 +209,7 @@ def _measures(rows: Sequence[Outcome]) -> dict[str, Cell]:
         for name, (hit, total) in (row.measures or {}).items():
             hits[name] += hit
             totals[name] += total
-    out = {}
-    for name, total in totals.items():
-        low, high = wilson(hits[name], int(total))
-        shown = int(hits[name]) if float(hits[name]).is_integer() else hits[name]
-        out[name] = Cell(n=int(total), correct=shown, accuracy=hits[name] / total if total else 0.0, low=low, high=high)
-    return out
+    return {name: _cell(hits[name], int(total)) for name, total in totals.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -154,15 +154,11 @@ def _efficient(points: Mapping[str, tuple[float, float] | None]) -> dict[str, bo
 
 def _smallest_within(levels: Mapping[str, FrontierLevel], within: float) -> tuple[str | None, str | None]:
     """The most accurate level, and the one with the fewest mean output tokens within `within` of it."""
-    answered = [lv for lv in levels.values() if lv.accuracy.n]
+    answered = [(lv, lv.accuracy.accuracy) for lv in levels.values() if lv.accuracy.accuracy is not None]
     if not answered:
         return None, None
-    best = max(answered, key=lambda lv: lv.accuracy.accuracy)  # max keeps the first of equals: run order
-    close = [
-        lv
-        for lv in answered
-        if lv.output_tokens is not None and lv.accuracy.accuracy >= best.accuracy.accuracy - within - 1e-12
-    ]
+    best, top = max(answered, key=lambda pair: pair[1])  # max keeps the first of equals: run order
+    close = [lv for lv, share in answered if lv.output_tokens is not None and share >= top - within - 1e-12]
     cheapest = min(close, key=lambda lv: lv.output_tokens.mean) if close else None  # type: ignore[union-attr]
     return best.level, cheapest.level if cheapest else None
 
@@ -212,4 +208,4 @@ def frontier(
 
 
 def _point(level: FrontierLevel, cost: float | None) -> tuple[float, float] | None:
-    return None if cost is None or not level.accuracy.n else (level.accuracy.accuracy, cost)
+    return None if cost is None or level.accuracy.accuracy is None else (level.accuracy.accuracy, cost)

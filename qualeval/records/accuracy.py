@@ -3,7 +3,9 @@ left out and why) and repeated sampling. qualeval.figures.accuracy computes them
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Any
+
+from pydantic import BaseModel, Field, model_validator
 
 from qualeval.records.statuses import Rung, Status
 
@@ -16,9 +18,19 @@ class Cell(BaseModel):
     n: int
     correct: int | float
     """Right answers; fractional when an item's records disagree (its score is their mean)."""
-    accuracy: float
-    low: float
-    high: float
+    accuracy: float | None
+    """None when n = 0: nothing was judged (a task not scored, a level with no answer), so there is no share and
+    no interval, rather than 0% between 0 and 1."""
+    low: float | None
+    high: float | None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _judged(cls, data: Any) -> Any:
+        """A summary.json written before cells could be empty says 0% between 0 and 1 where n = 0: read as none."""
+        if isinstance(data, dict) and data.get("n") == 0:
+            return {**data, "accuracy": None, "low": None, "high": None}
+        return data
 
 
 class TaskSummary(BaseModel):

@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator, model_validator
 
+from qualeval.records.clientconfig import not_coerced
 from qualeval.records.record import META_RESERVED
 
 __all__ = [
@@ -126,6 +127,12 @@ class Sampling(_Strict):
     top_k: int | None = None
     min_p: float | None = None
     presence_penalty: float | None = None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _as_given(cls, value: Any, info: ValidationInfo) -> Any:
+        """`temperature: true` is a mistyped setting, not 1.0, as in RunConfig (also for Generation's fields)."""
+        return not_coerced(value, cls.model_fields[str(info.field_name)].annotation)
 
     @field_validator("temperature", "top_p", "top_k", "min_p", "presence_penalty")
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from importlib import resources
 
+from qualeval.figures import judged
 from qualeval.records import Board, BoardTask, ConfigFigures, Distribution
 from qualeval.report.numbers import num, pct
 from qualeval.report.plots import new_figure, svg_uri
@@ -132,13 +133,14 @@ def pareto_plot(task: BoardTask, name: str) -> str | None:
         ax = fig.add_subplot(1, 2, i + 1)
         ax.spines[["top", "right"]].set_visible(False)
         for k, (config, c) in enumerate(task.configs.items()):
-            x, a = cost(c), c.accuracy
+            x, a = cost(c), judged(c.accuracy) if c.accuracy is not None else None
             if x is None or a is None:
                 continue
             colour = f"C{k % 10}"  # one colour a config, named in the legend: names are too long to label points
-            yerr = [[max(0.0, a.accuracy - a.low)], [max(0.0, a.high - a.accuracy)]]
+            share, low, high = a
+            yerr = [[max(0.0, share - low)], [max(0.0, high - share)]]
             ax.errorbar(
-                [x], [a.accuracy], yerr=yerr, marker="o", capsize=3, color=colour,
+                [x], [share], yerr=yerr, marker="o", capsize=3, color=colour,
                 mfc=colour if getattr(c, marked) else "white", label=config if i == 0 else None,
             )  # fmt: skip
         ax.set_xlabel(label)

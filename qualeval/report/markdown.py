@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypeVar
 
+from qualeval.figures import judged
 from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, truncation_line
 from qualeval.report.numbers import dist, num, pct
@@ -55,8 +56,9 @@ def published_where(t: TaskReport) -> str:
         low, high = t.summary.interval
         return f"{'inside' if low <= t.published <= high else 'outside'} the interval"
     cells = {name: t.levels[name].accuracy for name in t.summary.per_level if name in t.levels}
-    inside = [name for name, c in cells.items() if c.n and c.low <= t.published <= c.high]
-    outside = [name for name, c in cells.items() if c.n and name not in inside]
+    shares = {name: j for name, c in cells.items() if (j := judged(c)) is not None}
+    inside = [name for name, (_, low, high) in shares.items() if low <= t.published <= high]
+    outside = [name for name in shares if name not in inside]
     parts = [
         f"inside the interval at {', '.join(inside)}" if inside else "",
         f"outside at {', '.join(outside)}" if outside else "",

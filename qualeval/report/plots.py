@@ -7,6 +7,8 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from qualeval.figures import judged
+
 __all__ = [
     "accuracy_by_length",
     "accuracy_vs_load",
@@ -75,12 +77,13 @@ def _place(ax: Any, labels: Sequence[str]) -> list[float]:
 def accuracy_vs_load(levels: Mapping[str, Any], task: str) -> str:
     """Accuracy with its 95% interval at each load level."""
     labels = list(levels)
-    acc = [levels[k].accuracy.accuracy for k in labels]
-    low = [max(0.0, a - levels[k].accuracy.low) for a, k in zip(acc, labels, strict=True)]
-    high = [max(0.0, levels[k].accuracy.high - a) for a, k in zip(acc, labels, strict=True)]
     fig, ax = new_figure()
     x = _place(ax, labels)
-    ax.errorbar(x, acc, yerr=[low, high], marker="o", capsize=3)
+    # a level where nothing was judged (every request failed at the endpoint) has no point, rather than 0%
+    shares = [(at, j) for at, k in zip(x, labels, strict=True) if (j := judged(levels[k].accuracy)) is not None]
+    low = [max(0.0, a - lo) for _, (a, lo, _) in shares]
+    high = [max(0.0, hi - a) for _, (a, _, hi) in shares]
+    ax.errorbar([at for at, _ in shares], [a for _, (a, _, _) in shares], yerr=[low, high], marker="o", capsize=3)
     ax.set_ylabel("accuracy")
     ax.set_ylim(0, 1)
     ax.set_title(f"{task}: accuracy by level")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qualeval.figures import judged
 from qualeval.records import ContextFigures, SeriesPoint
 from qualeval.report.plots import new_figure, svg_uri
 from qualeval.serving import read_series
@@ -22,12 +23,13 @@ def by_length(context: ContextFigures) -> str | None:
     fig, ax = new_figure(6.0, 3.2)
     ax2 = ax.twinx()
     for task, lengths in tasks.items():
-        measured = {k: v.accuracy for k, v in lengths.items() if v.accuracy.n}  # a refused length has no accuracy
+        # a refused length has no accuracy
+        measured = {k: j for k, v in lengths.items() if (j := judged(v.accuracy)) is not None}
         x = [int(k) for k in measured]
-        acc = [c.accuracy for c in measured.values()]
+        acc = [share for share, _, _ in measured.values()]
         err = [
-            [max(0.0, c.accuracy - c.low) for c in measured.values()],
-            [max(0.0, c.high - c.accuracy) for c in measured.values()],
+            [max(0.0, share - low) for share, low, _ in measured.values()],
+            [max(0.0, high - share) for share, _, high in measured.values()],
         ]
         ax.errorbar(x, acc, yerr=err, marker="o", capsize=3, label=f"{task} accuracy")
         ttft = [(lengths[k].ttft or {}).get("p50") or 0.0 for k in measured]

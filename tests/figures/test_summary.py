@@ -38,23 +38,25 @@ def test_a_run_and_an_offline_score_write_summary_json_alike(tmp_path: Path) -> 
     assert json.loads(path.read_text()) == {**json.loads(written), "qualeval_version": "x"}
 
 
-def _unscored_run(root: Path) -> Path:
-    """A run of three synthetic prompts (a workload's: no right answer), each read as wrong by the scorer."""
+def _unscored_run(root: Path, concurrency: tuple[int, ...] = (1,)) -> Path:
+    """A run of three synthetic prompts (a workload's: no right answer) at each load level, each read as wrong by
+    the scorer."""
     from qualeval.records import Manifest, Record, RunConfig, TaskEntry
     from qualeval.tasks import load_task
     from tests.test_records import OLD_RECORD
 
     config = RunConfig(
-        base_url="http://127.0.0.1:1/v1", model="sim", tasks=["knowledge_qa"], out=root, concurrency=[1]
-    )  # level c=1, as the records say
+        base_url="http://127.0.0.1:1/v1", model="sim", tasks=["knowledge_qa"], out=root, concurrency=list(concurrency)
+    )  # levels c=N, as the records say
     store = RunStore(root)
     store.open(
         Manifest(fingerprint="f", config=config, tasks={"knowledge_qa": TaskEntry(spec=load_task("knowledge_qa").spec)})
     )
-    for i in range(3):
-        record = Record.model_validate_json(OLD_RECORD)
-        record = record.model_copy(update={"sample_id": f"knowledge_qa/test/{i}", "scored": False, "gold": ""})
-        store.append(record.model_dump_json().encode())
+    for c in concurrency:
+        for i in range(3):
+            record = Record.model_validate_json(OLD_RECORD)
+            update = {"sample_id": f"knowledge_qa/test/{i}", "scored": False, "gold": "", "level": f"c={c}"}
+            store.append(record.model_copy(update=update).model_dump_json().encode())
     store.close()
     return root
 
@@ -79,3 +81,36 @@ def test_a_run_that_was_never_scored_shows_no_accuracy_anywhere(tmp_path: Path) 
     assert t.levels and all(level.accuracy.n == 0 for level in t.levels.values())
     rows = [record.frame_row() for record in RunStore(root / "rescore").records()]
     assert [row["correct"] for row in rows] == [None] * 3
+
+
+def test_an_unscored_runs_levels_have_no_accuracy_nor_interval(tmp_path: Path) -> None:
+    """A load level where nothing was judged has no share (null, not 0.0 between 0 and 1): in summary.json, the
+    Python API and the reports, for one level and for a sweep."""
+    import subprocess
+    import sys
+
+    import qualeval
+
+    for concurrency in ((1,), (1, 2)):
+        root = _unscored_run(tmp_path / f"run{len(concurrency)}", concurrency)
+        done = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+        assert done.returncode == 0 and "0.0%" not in done.stdout, done.stdout + done.stderr
+        written = json.loads((root / "rescore" / "summary.json").read_text())["tasks"]["knowledge_qa"]["levels"]
+        assert sorted(written) == [f"c={c}" for c in concurrency]
+        assert all((v["accuracy"]["accuracy"], v["accuracy"]["low"], v["accuracy"]["high"]) == (None,) * 3
+                   for v in written.values())  # fmt: skip
+        levels = qualeval.open_run(root / "rescore").summary.tasks["knowledge_qa"].levels
+        assert all(lv.accuracy.accuracy is None and lv.accuracy.low is None for lv in levels.values())
+        for page in ("report.md", "report.html"):
+            assert "0.0%" not in (root / "rescore" / page).read_text(), page
+
+
+def test_a_summary_written_with_zero_for_an_empty_cell_reads_as_none() -> None:
+    """summary.json files written before cells could be empty said 0% between 0 and 1 at n = 0: they still load,
+    and read as no accuracy; a cell that judged items keeps its figures."""
+    from qualeval.records import Cell
+
+    old = Cell.model_validate({"n": 0, "correct": 0, "accuracy": 0.0, "low": 0.0, "high": 1.0})
+    assert (old.accuracy, old.low, old.high) == (None, None, None)
+    kept = Cell.model_validate({"n": 4, "correct": 0, "accuracy": 0.0, "low": 0.0, "high": 0.49})
+    assert (kept.accuracy, kept.low, kept.high) == (0.0, 0.0, 0.49)

@@ -226,6 +226,15 @@ def test_lm_eval_yaml_import(tmp_path: Path) -> None:
     assert sample.gold == "2" and sample.messages[-1].content.startswith("Q: 1+1?\nA:")
 
 
+def test_lm_eval_generation_kwargs_refuse_a_boolean_for_a_number(tmp_path: Path) -> None:
+    (tmp_path / "t.yaml").write_text(
+        "task: t\ndataset_path: x\noutput_type: generate_until\ntest_split: test\ndoc_to_text: q\n"
+        "doc_to_target: a\ngeneration_kwargs:\n  do_sample: true\n  temperature: true\n"
+    )
+    with pytest.raises(InputError, match=r"field 'generation_kwargs.temperature': expected a number, got 'True'"):
+        load_task(f"lm_eval:{tmp_path / 't.yaml'}")
+
+
 def test_lm_eval_multiple_choice_becomes_a_choice_question(tmp_path: Path) -> None:
     (tmp_path / "mc.yaml").write_text(
         "task: mc\ndataset_path: x\noutput_type: multiple_choice\ntest_split: test\n"
@@ -270,6 +279,18 @@ MALFORMED = [
     (_VALID + "generation: {temperature: hot}\n", "field 'generation.temperature'"),
     (_VALID + "generation: {thinking: perhaps}\n", "field 'generation.thinking'"),
     (_VALID + "generation: {stream: true}\n", "field 'generation.stream'"),
+    # a boolean is no number (lax pydantic reads true as 1.0), nested per thinking mode too, as in RunConfig
+    (_VALID + "generation: {temperature: true}\n", "field 'generation.temperature': True is a boolean"),
+    (_VALID + "generation: {max_tokens: true}\n", "field 'generation.max_tokens': True is a boolean"),
+    (_VALID + "generation: {thinking: 1}\n", "field 'generation.thinking': 1 is not a boolean"),
+    (
+        _VALID + "generation: {sampling: {thinking: {temperature: true}}}\n",
+        "field 'generation.sampling.thinking.temperature': True is a boolean, not a number",
+    ),
+    (
+        _VALID + "generation: {sampling: {no_thinking: {top_k: false}}}\n",
+        "field 'generation.sampling.no_thinking.top_k': False is a boolean, not a number",
+    ),
     (_VALID + "prompt: {sytem: hi}\n", "field 'prompt.sytem'"),
     (_VALID + "prompt: hello\n", "field 'prompt'"),
     (_VALID + "breakdowns: [subject]\n", "breakdown 'subject' is not a doc_to_meta field"),
@@ -306,6 +327,21 @@ def test_malformed_task_files_get_one_line_naming_file_line_and_field(
     assert "\n" not in message
     assert re.match(rf"{re.escape(str(path))}:\d+: ", message), message
     assert words in message, message
+
+
+def test_a_boolean_sampling_value_is_refused_on_one_line_with_exit_2(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "task.yaml"
+    path.write_text(_VALID + "generation:\n  sampling:\n    thinking: {temperature: true, top_p: 0.95}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "qualeval", "tasks", "show", str(path)], capture_output=True, text=True
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}:"), lines
+    assert "generation.sampling.thinking.temperature" in lines[0]
 
 
 def test_field_errors_point_at_the_right_line(tmp_path: Path) -> None:

@@ -86,6 +86,8 @@ def _refuse(cfg: dict[str, Any], where: str) -> None:
 def _number(cfg: dict[str, Any], key: str, where: str, default: float, label: str = "") -> Any:
     """A number of the configuration (an int where the default is one), or one line naming the field."""
     value = cfg.get(key)
+    if isinstance(value, bool):  # float(True) is 1.0: a mistyped setting, never a number
+        raise InputError(f"{where}: field '{label}{key}': expected a number, got '{value}'")
     try:
         return default if value is None else type(default)(value)
     except (TypeError, ValueError):
