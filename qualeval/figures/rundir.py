@@ -146,7 +146,10 @@ def refuse_repeats(root: Path, run: RunLike) -> None:
     """A run of K samples per item holds K records of each question: paired one record to one, its every sample
     would count as an item (30 paired items of 10 questions, a test and interval three times too sure), and beside
     a run of one sample its first sample alone would stand for it. Its own summary clusters them by item."""
-    samples = 1 + max((int(key[2]) for key in run.records), default=0)
+    repeats: dict[tuple[str, ...], set[str]] = {}
+    for key in run.records:  # the repeats an item holds, not their numbers (an older run's may start at 1)
+        repeats.setdefault((*key[:2], *key[3:]), set()).add(key[2])
+    samples = max(map(len, repeats.values()), default=1)
     if samples > 1:
         raise InputError(
             f"{root}: ran {samples} samples per item (--samples-per-item); compare, board and gate pair one answer "
