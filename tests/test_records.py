@@ -50,9 +50,12 @@ def test_every_file_a_run_writes_reads_back_into_its_type_whole(tmp_path: Path) 
         port=0, tasks=("word_problems",), behaviour=Behaviour(reasoning_tokens=10), latency=Latency(burst=True)
     )
     with running_server(sim) as url:  # with the probe, so the manifest carries its result too
-        for out in ("run", "again"):  # compare refuses a run against itself
-            qualeval.evaluate("sim", "word_problems", base_url=url, out=tmp_path / out, limit=4, samples_per_item=2)
-    compare_and_write(tmp_path / "run", tmp_path / "again", tmp_path / "compare", seed=0)
+        # compare refuses a run against itself, and runs of repeated samples (each sample would count as an item)
+        for out, samples in (("run", 2), ("one", 1), ("again", 1)):
+            qualeval.evaluate(
+                "sim", "word_problems", base_url=url, out=tmp_path / out, limit=4, samples_per_item=samples
+            )
+    compare_and_write(tmp_path / "one", tmp_path / "again", tmp_path / "compare", seed=0)
     written = [p for folder in ("run", "compare") for p in sorted((tmp_path / folder).glob("*.json*"))]
     assert {p.name for p in written} == set(TYPES)  # a new file a run writes needs its type here
     for path in written:

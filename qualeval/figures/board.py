@@ -18,7 +18,7 @@ from typing import Any
 from qualeval.errors import InputError
 from qualeval.figures.noise import ALPHA, mcnemar_exact, run_noise
 from qualeval.figures.rundir import check_rerun, refuse_same, run_settings
-from qualeval.figures.runset import Group, Loaded, figures, grouper, groups, load_runs, paired
+from qualeval.figures.runset import Group, Loaded, PairCounts, figures, grouper, groups, load_runs, paired
 from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
 
 __all__ = ["board_runs", "holm"]
@@ -91,8 +91,10 @@ def _efficient(points: dict[str, tuple[float | None, float | None]]) -> dict[str
 
 
 def _versus(base: Loaded, others: dict[str, Loaded], keys: list[Any]) -> dict[str, tuple[float, float]]:
-    """Per other config: McNemar's exact p against `base` on the items both answered, and Holm-adjusted."""
-    raw = {name: mcnemar_exact((c := paired(base, run, keys)).down, c.up) for name, run in others.items()}
+    """Per other config: McNemar's exact p against `base` on the items both answered, and Holm-adjusted; a config
+    with no such item has no test (and is not counted in the correction)."""
+    counts = {name: paired(base, run, keys) for name, run in others.items()}
+    raw = {name: mcnemar_exact(c.down, c.up) for name, c in counts.items() if c.pairs}
     return dict(zip(raw, zip(raw.values(), holm(list(raw.values())), strict=True), strict=True))
 
 
@@ -108,28 +110,38 @@ def _pareto(stats: dict[str, Group]) -> tuple[dict[str, bool | None], dict[str, 
     return through, quick
 
 
+def _best(stats: dict[str, Group], counted: dict[str, PairCounts], baseline: str) -> str | None:
+    """The config most ahead of the baseline on the items both answered (the baseline itself at +0): accuracies
+    over different item sets (one config's endpoint errors left out) are not compared. A config that answered
+    nothing is none; ties go to the earlier config, the baseline first."""
+    answered = [n for n, g in stats.items() if g.answered and (n == baseline or counted[n].pairs)]
+    return max(answered, key=lambda n: counted[n].difference if n != baseline else 0.0, default=None)
+
+
 def _task(keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded | None, alpha: float) -> BoardTask:
     stats = {name: figures(run, keys) for name, run in runs.items()}
     scored = any(g.scored for g in stats.values())
     vs_base = _versus(runs[baseline], {n: r for n, r in runs.items() if n != baseline}, keys)
-    best = max(stats, key=lambda n: _accuracy(stats[n]) or 0.0) if scored else None
+    counted = {name: paired(runs[baseline], run, keys) for name, run in runs.items()}
+    best = _best(stats, counted, baseline) if scored else None
     vs_best = _versus(runs[best], {n: r for n, r in runs.items() if n != best}, keys) if best else {}
     rerun = figures(again, keys) if again is not None else None
     through, quick = _pareto(stats) if scored else ({}, {})
     configs = {}
     for name, g in stats.items():
-        counts = paired(runs[baseline], runs[name], keys)
+        counts = counted[name]
         p, p_adjusted = vs_base.get(name, (None, None))
+        tied = name == best or (vs_best[name][1] >= alpha if name in vs_best else None)
         configs[name] = ConfigFigures(
             answered=g.answered,
             endpoint_errors=g.endpoint_errors,
             unknown_questions=g.unknown_questions,
             accuracy=g.accuracy,
             pairs=counts.pairs,
-            difference=counts.difference if scored else None,
+            difference=counts.difference if scored and counts.pairs else None,
             p_value=p if scored else None,
             p_adjusted=p_adjusted if scored else None,
-            tied_with_best=(name == best or vs_best[name][1] >= alpha) if best else None,
+            tied_with_best=tied if best else None,
             reasoning_tokens=g.speed.reasoning_tokens.mean if g.speed.reasoning_tokens else None,
             answer_tokens=g.speed.answer_tokens.mean if g.speed.answer_tokens else None,
             truncated=g.truncated,

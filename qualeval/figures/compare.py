@@ -24,7 +24,15 @@ from typing import Any
 from qualeval.errors import InputError
 from qualeval.figures.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
 from qualeval.figures.repeats import cached_share, identical_pairs, said_of
-from qualeval.figures.rundir import PairKey, RunDir, check_rerun, read_run, refuse_same, run_settings
+from qualeval.figures.rundir import (
+    PairKey,
+    RunDir,
+    check_rerun,
+    read_run,
+    refuse_repeats,
+    refuse_same,
+    run_settings,
+)
 from qualeval.figures.speeds import speed
 from qualeval.records import (
     NOT_THE_MODELS,
@@ -226,6 +234,8 @@ def compare_runs(
 
     a, b = read_run(root_a), read_run(root_b)
     refuse_same(root_a, a, root_b, b, "B")
+    refuse_repeats(root_a, a)
+    refuse_repeats(root_b, b)
     rerun = read_run(again) if again is not None else None
     if rerun is not None and again is not None:
         refuse_same(root_a, a, again, rerun, "A2, a rerun of A,")

@@ -14,7 +14,16 @@ from pydantic import ValidationError
 from qualeval.errors import InputError
 from qualeval.records import Manifest, Record, RunStore, RunSummary
 
-__all__ = ["PairKey", "RunDir", "RunLike", "check_rerun", "read_run", "refuse_same", "run_settings"]
+__all__ = [
+    "PairKey",
+    "RunDir",
+    "RunLike",
+    "check_rerun",
+    "read_run",
+    "refuse_repeats",
+    "refuse_same",
+    "run_settings",
+]
 
 PairKey = tuple[str, ...]
 """(task, sample id, repeat, load level), or without the level when the runs swept different levels."""
@@ -130,4 +139,19 @@ def refuse_same(first: Path, one: RunLike, second: Path, two: RunLike, role: str
         raise InputError(
             f"{second}: the same run as {first} (started {one.manifest.started or 'at the same time'}); "
             f"{role} must be another run"
+        )
+
+
+def refuse_repeats(root: Path, run: RunLike) -> None:
+    """A run of K samples per item holds K records of each question: paired one record to one, its every sample
+    would count as an item (30 paired items of 10 questions, a test and interval three times too sure), and beside
+    a run of one sample its first sample alone would stand for it. Its own summary clusters them by item."""
+    repeats: dict[tuple[str, ...], set[str]] = {}
+    for key in run.records:  # the repeats an item holds, not their numbers (an older run's may start at 1)
+        repeats.setdefault((*key[:2], *key[3:]), set()).add(key[2])
+    samples = max(map(len, repeats.values()), default=1)
+    if samples > 1:
+        raise InputError(
+            f"{root}: ran {samples} samples per item (--samples-per-item); compare, board and gate pair one answer "
+            f"per item and would count each sample as a question: set side by side runs of one sample per item"
         )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from qualeval.errors import InputError
 from qualeval.figures.accuracy import cell_of
-from qualeval.figures.rundir import read_run
+from qualeval.figures.rundir import read_run, refuse_repeats
 from qualeval.figures.speeds import linked, speed
 from qualeval.records import ENDPOINT_FAILED, NOT_THE_MODELS, TRUNCATED, Cell, Manifest, Record, RunSummary, Speed
 
@@ -83,6 +83,8 @@ def _same_items(first: Loaded, other: Loaded) -> None:
 def load_runs(paths: Sequence[Path]) -> list[Loaded]:
     """The runs, checked to hold the same items; keyed by level only when every run swept the same levels."""
     runs = [_read(p) for p in paths]
+    for run in runs:
+        refuse_repeats(run.path, run)
     if len({tuple(_levels(run)) for run in runs}) > 1:
         swept = next((run for run in runs if len(_levels(run)) > 1), None)
         if swept is not None:  # which of its levels would stand for the run is not ours to pick

@@ -93,8 +93,9 @@ def notes(board: Board, task: BoardTask) -> list[str]:
     method = board.correction.capitalize()
     out = [
         f"Differences are paired against the baseline ({board.baseline}); p is McNemar's exact test, "
-        f'{method}-corrected for {len(task.configs) - 1} configs. "tied with best": McNemar against the best '
-        f"config, {method}-corrected, does not reject at {board.alpha:g}."
+        f'{method}-corrected for {len(task.configs) - 1} configs. "best": the config most ahead of the baseline on '
+        f'the items both answered; "tied with best": McNemar against it, {method}-corrected, does not reject at '
+        f"{board.alpha:g}."
     ]
     if task.noise is not None:
         n = task.noise

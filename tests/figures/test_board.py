@@ -234,3 +234,57 @@ def test_a_narrow_terminal_still_tells_the_configs_apart(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     names = board_runs([one, two]).runs
     assert all(run.name in done.stdout for run in names)  # each named in full, however narrow the table
+
+
+def with_repeats(root: Path, samples: int) -> Path:
+    """The run as if run with --samples-per-item `samples`: each item's record again under each further repeat."""
+    lines = (root / "records.jsonl").read_text().splitlines()
+    records = [Record.model_validate_json(line) for line in lines]
+    again = [r.model_copy(update={"repeat": k}) for k in range(1, samples) for r in records]
+    (root / "records.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in [*records, *again]))
+    return root
+
+
+def test_repeated_samples_are_refused_not_counted_as_items(tmp_path: Path) -> None:
+    one = write_run(tmp_path / "one", flags(10, {1, 2}), config={"temperature": 0.7})
+    three = with_repeats(write_run(tmp_path / "three", flags(10, {3}), config={"temperature": 0.8}), 3)
+    other = with_repeats(write_run(tmp_path / "other", flags(10, {4}), config={"temperature": 0.9}), 3)
+    gate = tmp_path / "policy.yaml"
+    gate.write_text("default:\n  accuracy: {max_drop: 0.3}\n")
+    for command in (
+        ["board", three, other, "--out", tmp_path / "b"],
+        ["gate", other, "--baseline", three, "--policy", gate, "--out", tmp_path / "g"],
+        ["compare", one, three],
+        ["compare", three, other],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "qualeval", *map(str, command)], capture_output=True, text=True, timeout=120
+        )
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2, (command, done.stdout)
+        assert len(lines) == 1 and lines[0].startswith("error:") and "3 samples per item" in lines[0]
+
+
+def test_a_config_that_answered_nothing_has_no_difference_and_is_never_best(tmp_path: Path) -> None:
+    from tests.figures.test_gate import with_unknown_questions
+
+    base = write_run(tmp_path / "base", flags(20, {0, 1, 2, 3}))
+    none = write_run(tmp_path / "none", flags(20, set()), config={"temperature": 0.3})
+    with_unknown_questions(none, set(range(20)))
+    task = board_runs([base, none]).tasks["t"]
+    figures = task.configs["temperature=0.3"]
+    assert figures.answered == 0 and figures.pairs == 0
+    assert figures.accuracy is None or figures.accuracy.accuracy is None
+    assert figures.difference is None and figures.p_adjusted is None and figures.tied_with_best is None
+    assert task.best != "temperature=0.3"
+
+
+def test_best_is_decided_on_the_paired_items_not_on_accuracies_over_other_items(tmp_path: Path) -> None:
+    # the failing config is right on every item it answered, the baseline wrong on only the items the other failed
+    base = write_run(tmp_path / "base", flags(20, {0, 1, 2, 3}))
+    failing = write_run(tmp_path / "failing", [None] * 4 + [True] * 16, config={"temperature": 0.3})
+    board = board_runs([base, failing])
+    task = board.tasks["t"]
+    f = task.configs["temperature=0.3"]
+    assert f.accuracy is not None and f.accuracy.accuracy == 1.0 and f.difference == 0.0
+    assert task.best == board.baseline and f.tied_with_best
