@@ -12,7 +12,7 @@ import typer
 
 from qualeval.cli import commands
 from qualeval.cli.output import fail, note, stdout, stopped_by, take_options
-from qualeval.cli.views import print_comparison, print_run, print_summary
+from qualeval.cli.views import print_comparison, print_run, print_summary, print_task_scores
 from qualeval.errors import InputError, QualevalError
 from qualeval.records import ENDPOINT_FAILED, Record
 from qualeval.run import cli_parameters, given_or_default
@@ -218,11 +218,7 @@ def rescore_cmd(
         )
     except QualevalError as exc:
         fail(exc)
-    for report in summary.tasks.values():
-        if report.scored:
-            print_summary(report.summary)
-        else:  # a workload's synthetic prompts: no right answer, as the run said
-            note(f"{report.summary.task}: {report.summary.n} synthetic prompts, not scored")
+    print_task_scores(summary)  # as the run printed them: per level where the levels asked differently
     note(f"rescored into {store.root}")
 
 
@@ -236,9 +232,7 @@ def merge_cmd(
         summary, store = commands.merge_and_report(runs, out)
     except QualevalError as exc:
         fail(exc)
-    for report in summary.tasks.values():
-        if report.scored:
-            print_summary(report.summary)
+    print_task_scores(summary)
     note(f"merged {len(runs)} shards into {store.root}")
 
 
