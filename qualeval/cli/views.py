@@ -31,6 +31,7 @@ __all__ = [
     "print_sample",
     "print_speed",
     "print_summary",
+    "print_task_scores",
     "print_tasks",
 ]
 
