@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import signal
 from collections.abc import Iterable
 from pathlib import Path
@@ -12,9 +11,10 @@ import typer
 
 from qualeval.cli import commands
 from qualeval.cli.output import fail, note, stdout, stopped_by, take_options
-from qualeval.cli.views import print_comparison, print_run, print_summary
+from qualeval.cli.views import print_comparison, print_run, print_summary, print_task_scores
 from qualeval.errors import InputError, QualevalError
 from qualeval.records import ENDPOINT_FAILED, Record
+from qualeval.report import context_refused
 from qualeval.run import cli_parameters, given_or_default
 
 __all__ = ["register"]
@@ -189,17 +189,12 @@ def run_cmd(config: _Profile = None, **flags: Any) -> None:
         raise typer.Exit(1)
 
 
-# a server's refusal of a prompt longer than its context: vLLM and OpenAI ("maximum context length", newer vLLM
-# "maximum model length"), SGLang ("the model's context length"), llama.cpp ("exceeds the available context size")
-_CONTEXT_REFUSED = re.compile(r"context[ _](length|size|window)|maximum (context|model) length|max_model_len", re.I)
-
-
 def _too_long(records: Iterable[Record]) -> dict[int, tuple[int, str]]:
     """Per target context length (0: a prompt of the task's or a workload's own length), the requests the server
     refused as longer than its context, and its reason: sending them again would only fail again."""
     out: dict[int, tuple[int, str]] = {}
     for r in records:
-        if r.status in ENDPOINT_FAILED and r.error and _CONTEXT_REFUSED.search(r.error):
+        if r.status in ENDPOINT_FAILED and r.error and context_refused(r.error):
             length = (r.shape.context_tokens or 0) if r.shape else 0
             count, reason = out.get(length, (0, r.error))
             out[length] = (count + 1, reason)
@@ -218,11 +213,7 @@ def rescore_cmd(
         )
     except QualevalError as exc:
         fail(exc)
-    for report in summary.tasks.values():
-        if report.scored:
-            print_summary(report.summary)
-        else:  # a workload's synthetic prompts: no right answer, as the run said
-            note(f"{report.summary.task}: {report.summary.n} synthetic prompts, not scored")
+    print_task_scores(summary)  # as the run printed them: per level where the levels asked differently
     note(f"rescored into {store.root}")
 
 
@@ -236,9 +227,7 @@ def merge_cmd(
         summary, store = commands.merge_and_report(runs, out)
     except QualevalError as exc:
         fail(exc)
-    for report in summary.tasks.values():
-        if report.scored:
-            print_summary(report.summary)
+    print_task_scores(summary)
     note(f"merged {len(runs)} shards into {store.root}")
 
 

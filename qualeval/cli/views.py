@@ -31,6 +31,7 @@ __all__ = [
     "print_sample",
     "print_speed",
     "print_summary",
+    "print_task_scores",
     "print_tasks",
 ]
 
@@ -110,7 +111,21 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
 
 
 def print_run(summary: RunSummary) -> None:
-    """Each task of a finished run: its summary, how it stands against the published figure, its faults."""
+    """Each task of a finished run (`print_task_scores`), then its speed, frontier and notes."""
+    print_task_scores(summary)
+    print_speed(summary)
+    from qualeval.cli.frontier import print_frontier
+
+    print_frontier(summary)
+    from qualeval.report import cache_lines, identical_lines, terminal_lines
+
+    for line in [*cache_lines(summary), *identical_lines(summary), *terminal_lines(summary)]:
+        note(line)
+
+
+def print_task_scores(summary: RunSummary) -> None:
+    """Each task's summary (per level where the levels asked differently), how it stands against the published
+    figure, its faults: what a run and a rescore of it both print."""
     for report in summary.tasks.values():
         if not report.scored:  # a workload's synthetic prompts: nothing to score, speed is the point
             note(f"{report.summary.task}: {report.summary.n} synthetic prompts, not scored")
@@ -123,14 +138,6 @@ def print_run(summary: RunSummary) -> None:
         if report.faults:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
             note(f"{report.summary.task}: failed attempts by fault: {faults}")
-    print_speed(summary)
-    from qualeval.cli.frontier import print_frontier
-
-    print_frontier(summary)
-    from qualeval.report import cache_lines, identical_lines, terminal_lines
-
-    for line in [*cache_lines(summary), *identical_lines(summary), *terminal_lines(summary)]:
-        note(line)
 
 
 def _speed_row(label: str, p: Speed) -> list[str]:

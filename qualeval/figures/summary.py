@@ -2,15 +2,15 @@
 levels asked differently: budgets, efforts, thinking on and off), repeated sampling, speed per level and
 overall, the linked speed-and-quality analysis, and fault counts.
 
-Accuracy counts each item once: a sweep over three load levels of 20 questions is 20 items, not 60, and its
-interval uses n = 20 (see qualeval.figures.accuracy for how an item's records are pooled).
+Accuracy counts each item once: a sweep over three load levels (or three --context-length values) of 20 questions
+is 20 items, not 60, and its interval uses n = 20 (see qualeval.figures.accuracy for how an item's records are pooled).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from qualeval._version import __version__
@@ -49,7 +49,13 @@ class _Rows:
     scored: bool = False
 
     def add(self, record: Record) -> None:
-        self.outcomes.append(record.outcome())
+        outcome = record.outcome()
+        length = record.shape.context_tokens if record.shape is not None else None
+        if length and outcome.item is not None:
+            # one question placed at several --context-length values is one item, not one per length: the
+            # interval is over the questions asked; the per-length figures are the report's length table
+            outcome = replace(outcome, item=outcome.item.removesuffix(f"@{length}"))
+        self.outcomes.append(outcome)
         if record.status not in NOT_THE_MODELS:  # a sample the model never answered is no wrong sample
             self.repeats.append(Repeat(record.sample_id, record.score.correct, record.extraction.value))
         self.timed.append(record.timed())

@@ -12,7 +12,7 @@ board_pages board.md and board.html
 from qualeval.report.board_pages import HEAD, board_html, board_markdown, rows
 from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
 from qualeval.report.html import compare_html, write_reports_or_warn
-from qualeval.report.markdown import published_where, unknown_line
+from qualeval.report.markdown import context_refused, published_where, unknown_line
 from qualeval.report.numbers import dist, num, pct
 from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import terminal_lines
@@ -24,6 +24,7 @@ __all__ = [
     "cache_lines",
     "compare_html",
     "compare_lines",
+    "context_refused",
     "dist",
     "drop_warnings",
     "identical_lines",

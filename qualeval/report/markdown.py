@@ -7,6 +7,7 @@ false) have no right answer, so nothing derived from correctness is shown for th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TypeVar
 
@@ -17,7 +18,16 @@ from qualeval.report.numbers import dist, num, pct
 from qualeval.report.repeats import cache_lines, identical_lines
 from qualeval.report.serving_sections import serving_markdown
 
-__all__ = ["OFFLINE", "PER_LEVEL", "errors_cell", "has_linked", "markdown_report", "published_where", "timed"]
+__all__ = [
+    "OFFLINE",
+    "PER_LEVEL",
+    "context_refused",
+    "errors_cell",
+    "has_linked",
+    "markdown_report",
+    "published_where",
+    "timed",
+]
 
 Named = TypeVar("Named", bound=str)  # a closed set's names (statuses, rungs)
 
@@ -173,11 +183,28 @@ def _errors(name: str, t: TaskReport) -> list[str]:
     if not m.endpoint_errors:
         return []
     reasons = "; ".join(f"{count}× {reason}" for reason, count in m.error_reasons.items())
+    too_long = sum(count for reason, count in m.error_reasons.items() if context_refused(reason))
+    again = "Rerunning with the same --out sends them again."
+    if too_long:  # sending a prompt longer than the server's context again only fails again (as the CLI says)
+        again = (
+            f"{too_long} of them are longer than the server's context and would fail again on a rerun: use a "
+            "shorter length, or serve a longer context."
+        ) + (" Rerunning with the same --out sends the others again." if too_long < m.endpoint_errors else "")
     return [
         "",
         f"{name}: {m.endpoint_errors} requests failed at the endpoint and are left out of the accuracy, never "
-        f"counted as wrong answers: {reasons}. Rerunning with the same --out sends them again.",
+        f"counted as wrong answers: {reasons}. {again}",
     ]
+
+
+# a server's refusal of a prompt longer than its context: vLLM and OpenAI ("maximum context length", newer vLLM
+# "maximum model length"), SGLang ("the model's context length"), llama.cpp ("exceeds the available context size")
+_CONTEXT_REFUSED = re.compile(r"context[ _](length|size|window)|maximum (context|model) length|max_model_len", re.I)
+
+
+def context_refused(reason: str) -> bool:
+    """Whether an endpoint error's reason is the server refusing a prompt longer than its context."""
+    return _CONTEXT_REFUSED.search(reason) is not None
 
 
 def _judged(name: str, t: TaskReport) -> list[str]:

@@ -93,8 +93,9 @@ def _current_samples(
 def _check_ids(store: RunStore, current: dict[str, dict[str, Sample]]) -> None:
     """Refused before anything is written: a record whose sample the current file no longer has, and records
     whose id now names another question (samples added, removed or reordered: ids are positions), which would
-    be judged against another question's gold."""
+    be judged against another question's gold, and records whose options the file now gives otherwise."""
     moved: dict[str, list[str]] = {}
+    reordered: dict[str, list[str]] = {}
     for record in store.records():
         samples = current.get(record.task)
         if samples is None:
@@ -108,12 +109,41 @@ def _check_ids(store: RunStore, current: dict[str, dict[str, Sample]]) -> None:
         sent = record.prompt()
         if sent is not None and not _asks(fresh, sent):
             moved.setdefault(record.task, []).append(record.sample_id)
+        elif not _same_options(fresh, record, sent):
+            reordered.setdefault(record.task, []).append(record.sample_id)
     for task, ids in moved.items():
-        named = ", ".join(dict.fromkeys(ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
         raise InputError(
             f"{task}: the current task file asks another question under the id of {len(ids)} record(s) of the run "
-            f"({named}): were samples added, removed or reordered? Restore the file the run used, or run again"
+            f"({_named(ids)}): were samples added, removed or reordered? Restore the file the run used, or run again"
         )
+    for task, ids in reordered.items():
+        raise InputError(
+            f"{task}: the current task file gives other options, or the same in another order, than the run sent "
+            f"for {len(ids)} record(s) ({_named(ids)}): the answers name options as they were sent. Restore the "
+            "file the run used, or run again"
+        )
+
+
+def _named(ids: list[str]) -> str:
+    return ", ".join(dict.fromkeys(ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def _same_options(sample: Sample, record: Record, sent: str | None) -> bool:
+    """Whether the options the record's prompt offered are the sample's current ones, in the same order: an
+    answer names an option by its label or position, which an edited or reordered list gives to another one.
+    A record that keeps no choices is read from its prompt: the current options, in order, after the question."""
+    if record.choices:
+        return [_words(c) for c in record.choices] == [_words(c) for c in sample.choices]
+    if not sample.choices or sent is None:
+        return True
+    said = _words(sent)
+    at = said.find(_words(sample.question)) + len(_words(sample.question)) if sample.question.strip() else 0
+    for choice in sample.choices:
+        found = said.find(_words(choice), max(at, 0))
+        if found < 0:
+            return False
+        at = found + len(_words(choice))
+    return True
 
 
 def _asks(sample: Sample, sent: str) -> bool:

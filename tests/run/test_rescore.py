@@ -210,3 +210,42 @@ def test_an_edited_instruction_still_rescores_the_same_questions(tmp_path: Path)
     file.write_text(instructed, encoding="utf-8")
     summary, out = rescore(root)
     assert [r.gold for r in out.records()] == ["9", "6"] and summary.tasks["counts"].summary.correct == 1
+
+
+PLANETS = """name: planets
+samples:
+  - {question: "Which planet is closest to the Sun?", choices: [Venus, Mercury, Mars, Earth], answer: Mercury}
+  - {question: "Plants take in?", choices: [Oxygen, Carbon dioxide, Nitrogen, Helium], answer: Carbon dioxide}
+doc_to_text: "{{ question }}"
+doc_to_choice: choices
+doc_to_target: answer
+answer: {type: choice, labels: letters}
+scorer: choice
+"""
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["record-keeps-choices", "prompt-only"])
+def test_reordered_options_are_refused_naming_the_records(tmp_path: Path, kept: bool) -> None:
+    # the model answered "B" to the options as they were sent; the reordered file gives "B" to another option
+    file = tmp_path / "planets.yaml"
+    file.write_text(PLANETS, encoding="utf-8")
+    task = load_task(str(file))
+    root = tmp_path / "run"
+    config = RunConfig(base_url="http://127.0.0.1:1/v1", model="sim", tasks=[str(file)], out=root)
+    store = RunStore(root)
+    store.open(Manifest(fingerprint="f", config=config, tasks={"planets": TaskEntry(file=str(file), spec=task.spec)}))
+    for sample in build_samples(task):
+        record = _record(sample.messages[-1].content, sample.gold, "Answer: B")
+        update = {"task": "planets", "sample_id": sample.id, "choices": sample.choices if kept else ()}
+        store.append(record.model_copy(update=update).model_dump_json().encode())
+    store.close()
+    assert rescore(root)[0].tasks["planets"].summary.correct == 2  # the file as the run used it
+    swapped = PLANETS.replace("[Venus, Mercury,", "[Mercury, Venus,").replace(
+        "[Oxygen, Carbon dioxide,", "[Carbon dioxide, Oxygen,"
+    )
+    file.write_text(swapped, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 2 and len(errors) == 1, done.stderr
+    assert "planets/test/0" in errors[0] and "planets/test/1" in errors[0] and "options" in errors[0]
+    assert "Traceback" not in done.stderr
