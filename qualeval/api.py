@@ -20,7 +20,7 @@ from qualeval.errors import EndpointError, InputError, QualevalWarning
 from qualeval.figures import below
 from qualeval.records import Record, RunConfig, RunStore, RunSummary
 from qualeval.report import write_reports_or_warn
-from qualeval.run import RunOptions, execute, load_config, progress_bar
+from qualeval.run import RunOptions, check_kinds, execute, load_config, progress_bar
 from qualeval.wire import run_async
 
 __all__ = ["RunResult", "evaluate", "evaluate_async", "finish_run", "open_run", "run"]
@@ -100,6 +100,7 @@ async def evaluate_async(
     unknown = sorted(set(flags) - set(RunConfig.model_fields))
     if unknown:  # a caller that no type checker reads
         raise InputError(f"evaluate() got an unknown option '{unknown[0]}' (options are the flags of qualeval run)")
+    check_kinds(options, "")  # text for a number is refused, never converted: only flags arrive as text
     result = await run(config, flags, progress=progress, on_record=on_record)
     _warn_endpoint_errors(result)
     return result

@@ -218,6 +218,23 @@ def test_a_wrongly_typed_option_is_refused_not_read_as_another_setting(
         load_config(profile, {"tasks": "gsm8k", "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": "o"})
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("limit", "5"), ("temperature", "0.7"), ("fail_under", "0.5"), ("samples_per_item", "3"), ("concurrency", ["4"])],
+)
+def test_text_for_a_number_is_refused_not_converted(tmp_path: Path, option: str, value: object) -> None:
+    # evaluate(limit="5") ran 5 items: a keyword or a profile's value is typed; only the flags arrive as text
+    said = f"--{option.replace('_', '-')}: {value!r} is text"
+    with pytest.raises(InputError, match=f"^{re.escape(said)}"):
+        qualeval.evaluate("m", "knowledge_qa", base_url="http://127.0.0.1:1/v1", out=tmp_path, **{option: value})
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(yaml.safe_dump({option: value}))
+    with pytest.raises(InputError, match=f"^{re.escape(str(profile))}: {re.escape(said)}"):
+        load_config(profile, {"tasks": "gsm8k", "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": "o"})
+    flags = {"tasks": "gsm8k", "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": "o", option: value}
+    assert load_config(None, flags)  # the command line's text still parses
+
+
 def test_options_still_read_their_own_types_and_the_flags_text() -> None:
     from qualeval.records import ClientConfig
 

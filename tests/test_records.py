@@ -269,3 +269,26 @@ def test_a_record_that_kept_its_shape_in_meta_loads_it_typed_and_reads_the_same(
     # compared on speed alone: a synthetic prompt has no right answer, in the old layout as in the new
     compared = compare_runs(old, _old_run(tmp_path / "b", latency=100.0)).tasks["knowledge_qa"]
     assert not compared.scored and compared.accuracy_a is None and compared.ratios["ttft"].ratio == 2.0
+
+
+@pytest.mark.parametrize("status", ["transport_error", "unknown_question"])
+def test_a_record_with_no_answer_of_the_models_is_neither_right_nor_wrong_in_the_frame(status: str) -> None:
+    fields = dict(sample_id="t/test/0", task="t", request={}, reasoning="", content="", reasoning_source="none")
+    record = Record.model_validate(
+        {
+            **fields,
+            "status": status,
+            "finish_reason": None,
+            "usage": {},
+            "timing": {},
+            "attempts": 1,
+            "constraint": {"mode": "off"},
+            "extraction": {"value": None, "rung": "none"},
+            "score": {"correct": False},
+            "gold": "Paris",
+            "meta": {},
+        }
+    )
+    assert record.frame_row()["correct"] is None
+    answered = record.model_copy(update={"status": "ok"})
+    assert answered.frame_row()["correct"] is False

@@ -233,7 +233,9 @@ def repeated(repeats: Iterable[Repeat], k: int) -> Repeated:
         by_item[a.item].append(a)
     per_item = [sum(a.correct for a in tries) / len(tries) for tries in by_item.values()]
     majority, passed = [], []
-    for tries in by_item.values():
+    # an item with fewer than K answered samples (the others failed at the endpoint) has no maj@K nor pass@K:
+    # its one right sample would count as pass@K
+    for tries in (t for t in by_item.values() if len(t) >= k):
         votes = Counter(a.value for a in tries if a.value is not None)
         if votes:
             top = votes.most_common(1)[0][0]  # ties go to the value seen first
@@ -241,7 +243,7 @@ def repeated(repeats: Iterable[Repeat], k: int) -> Repeated:
         else:
             majority.append(0.0)
         passed.append(float(any(a.correct for a in tries)))
-    n = len(per_item)
+    n, complete = len(per_item), len(passed)
     most = min((len(t) for t in by_item.values()), default=0)
     ks = sorted({size for size in (1, 2, 5, 10, 20, 50, 100, k) if size <= most})
     pass_at = {
@@ -252,11 +254,12 @@ def repeated(repeats: Iterable[Repeat], k: int) -> Repeated:
         items=n,
         mean=sum(per_item) / n if n else 0.0,
         mean_se=_se(per_item),
-        maj_at_k=sum(majority) / n if n else 0.0,
+        maj_at_k=sum(majority) / complete if complete else None,
         maj_se=_se(majority),
-        pass_at_k=sum(passed) / n if n else 0.0,
+        pass_at_k=sum(passed) / complete if complete else None,
         pass_se=_se(passed),
         pass_at=pass_at,
+        complete=complete,
     )
 
 

@@ -92,10 +92,15 @@ class Repeated(BaseModel):
     items: int
     mean: float
     mean_se: float
-    maj_at_k: float
+    maj_at_k: float | None
+    """Over the `complete` items alone; None when no item has all K samples answered."""
     maj_se: float
-    pass_at_k: float
+    pass_at_k: float | None
+    """Over the `complete` items alone, as maj@K."""
     pass_se: float
+    complete: int | None = None
+    """Items with all K samples answered: maj@K and pass@K are over these alone, since an item with fewer is no
+    maj@K nor pass@K. None in a summary written before it was counted."""
     pass_at: dict[int, float] = {}
     """Unbiased pass@k (Chen et al., 2021) for k = 1, 2, 5, 10, 20, 50, 100 and K, as far as K samples allow:
     per item 1 - C(n-c, k) / C(n, k) with c of its n samples right, averaged over items."""

@@ -20,6 +20,7 @@ from qualeval.records.probe import AppliedMode, ConstraintKind, ReasoningSource,
 from qualeval.records.shaping import SHAPE_KEYS, Shape
 from qualeval.records.statuses import (
     ENDPOINT_FAILED,
+    NOT_THE_MODELS,
     Agreement,
     Rung,
     Status,
@@ -293,7 +294,8 @@ class Record(BaseModel):
             "task": self.task,
             "repeat": self.repeat,
             "status": self.status,
-            "correct": self.score.correct if self.scored else None,  # no right answer: neither right nor wrong
+            # no right answer (unscored) or no answer of the model's (endpoint error): neither right nor wrong
+            "correct": self.score.correct if self.scored and self.status not in NOT_THE_MODELS else None,
             "extracted": self.extraction.value,
             "rung": self.extraction.rung,
             "gold": self.gold,

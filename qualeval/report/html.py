@@ -43,7 +43,7 @@ from qualeval.report.markdown import (
     timed,
     unknown_line,
 )
-from qualeval.report.numbers import dist, num, pct
+from qualeval.report.numbers import at_k, dist, num, pct
 from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import serving_sections
 
@@ -95,7 +95,7 @@ def _environment() -> Environment:
     env = Environment(
         autoescape=select_autoescape(default=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
     )
-    env.globals.update(pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
+    env.globals.update(at_k=at_k, pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
     env.globals.update(timed=timed, has_linked=has_linked, unscored=_unscored, offline_note=OFFLINE)
     env.globals.update(unknown_line=unknown_line)
     env.globals.update(frontier_rows=frontier_rows, load_rows=load_rows, smallest_line=smallest_line)

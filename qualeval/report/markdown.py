@@ -14,7 +14,7 @@ from typing import TypeVar
 from qualeval.figures import judged
 from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, truncation_line
-from qualeval.report.numbers import dist, num, pct
+from qualeval.report.numbers import at_k, dist, num, pct
 from qualeval.report.repeats import cache_lines, identical_lines
 from qualeval.report.serving_sections import serving_markdown
 
@@ -225,9 +225,8 @@ def _repeated(name: str, t: TaskReport) -> list[str]:
     unbiased = f"; unbiased {', '.join(f'pass@{k} {pct(v)}' for k, v in r.pass_at.items())}" if r.pass_at else ""
     return [
         "",
-        f"{name}: {r.k} samples per item — mean {pct(r.mean)} ± {pct(r.mean_se)}, "
-        f"maj@{r.k} {pct(r.maj_at_k)} ± {pct(r.maj_se)}, pass@{r.k} {pct(r.pass_at_k)} ± "
-        f"{pct(r.pass_se)} (standard errors clustered by item){unbiased}",
+        f"{name}: {r.k} samples per item — mean {pct(r.mean)} ± {pct(r.mean_se)}, {at_k(r)} "
+        f"(standard errors clustered by item){unbiased}",
     ]
 
 

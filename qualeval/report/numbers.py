@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from qualeval.records import Distribution
+from qualeval.records import Distribution, Repeated
 
-__all__ = ["dist", "num", "pct"]
+__all__ = ["at_k", "dist", "num", "pct"]
 
 
 def pct(x: float | None) -> str:
@@ -19,3 +19,13 @@ def num(x: float | None) -> str:
 
 def dist(d: Distribution | None) -> str:
     return "–" if d is None else f"{d.p50:,.0f} / {d.p90:,.0f}"
+
+
+def at_k(r: Repeated) -> str:
+    """maj@K and pass@K, saying over which items when some lack answered samples (endpoint errors)."""
+    if r.maj_at_k is None or r.pass_at_k is None:
+        return f"no maj@{r.k} nor pass@{r.k}: no item has all {r.k} samples answered"
+    figures = f"maj@{r.k} {pct(r.maj_at_k)} ± {pct(r.maj_se)}, pass@{r.k} {pct(r.pass_at_k)} ± {pct(r.pass_se)}"
+    if r.complete is not None and r.complete < r.items:
+        figures += f" over the {r.complete} of {r.items} items with all {r.k} samples answered"
+    return figures

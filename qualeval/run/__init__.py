@@ -24,7 +24,7 @@ from qualeval.run.keywords import RunOptions
 from qualeval.run.merge import merge_runs
 from qualeval.run.offline import SplitOptions, check_out, score_file, score_lines, write_offline
 from qualeval.run.offline_read import FORMATS, ReadOptions
-from qualeval.run.options import cli_parameters, given_or_default, load_config, options_from
+from qualeval.run.options import check_kinds, cli_parameters, given_or_default, load_config, options_from
 from qualeval.run.probing import PROBE_CONCURRENCY, ProbeOptions, probe
 from qualeval.run.progress import progress_bar
 from qualeval.run.rescoring import rescore
@@ -36,6 +36,7 @@ __all__ = [
     "ReadOptions",
     "RunOptions",
     "SplitOptions",
+    "check_kinds",
     "check_out",
     "cli_parameters",
     "execute",

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+import orjson
+from pydantic import BaseModel, ValidationError, field_validator
 
 from qualeval.errors import InputError, validation_problem
 
@@ -39,6 +40,14 @@ class Line(BaseModel):
     """The question as the line gives it: checked against the sample an id was matched to by its number."""
     error: str | None = None
     """The endpoint's reason, when the request failed (a Batch line's `error` or non-200 status): no answer."""
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _string_or_integer(cls, value: Any) -> Any:
+        # a JSON true or 1.0 would otherwise be read as the sample numbered 1: scored against another item's gold
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise ValueError(f"id {orjson.dumps(value).decode()} is not a string or an integer")
+        return value
 
 
 @dataclass(frozen=True, slots=True)

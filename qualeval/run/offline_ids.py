@@ -36,9 +36,14 @@ def load_id_map(path: Path) -> dict[str, str]:
         raise InputError(f"--id-map {path}: cannot read it ({exc.strerror})") from None
     except orjson.JSONDecodeError:
         raise InputError(f"--id-map {path}: not valid JSON") from None
-    if not isinstance(loaded, dict) or not all(isinstance(v, str | int) for v in loaded.values()):
+    if not isinstance(loaded, dict) or not all(_an_id(v) for v in loaded.values()):
         raise InputError(f'--id-map {path}: must be a JSON object of ids, {{"their id": "gsm8k/test/0", ...}}')
     return {str(k): str(v) for k, v in loaded.items()}
+
+
+def _an_id(value: object) -> bool:
+    """A string or an integer: a JSON true is no sample's number, though Python counts it as 1."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 class Index:

@@ -11,17 +11,19 @@ import inspect
 import types
 import typing
 from collections.abc import Iterable, Mapping
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 import typer
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_mapping
 from qualeval.reasoning import resolve_formats
 from qualeval.records import RunConfig
+from qualeval.run.keywords import RunOptions
 
 __all__ = [
     "cli_parameters",
@@ -194,6 +196,37 @@ def _error(exc: ValidationError, where: str, source: type[BaseModel] = RunConfig
     return InputError(f"{prefix}{flag}: {f'{inner}: ' if inner else ''}{message}")
 
 
+@cache
+def _kinds() -> dict[str, TypeAdapter[Any]]:
+    """The options meant as numbers, each by its declared type; a boolean's text (`thinking="no"`) RunConfig
+    refuses with its own words."""
+    hints = get_type_hints(RunOptions).items()
+    return {name: TypeAdapter(kind) for name, kind in hints if _numeric(kind)}
+
+
+def _numeric(kind: Any) -> bool:
+    return kind in (int, float) or any(_numeric(k) for k in typing.get_args(kind))
+
+
+def _has_text(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, list | tuple) and any(isinstance(v, str) for v in value))
+
+
+def check_kinds(values: Mapping[str, Any], where: str) -> None:
+    """Text given where an `evaluate` keyword or a profile's value is meant to be a number (`limit="5"`,
+    `concurrency: ["4"]`) is refused, naming it, rather than converted: only the command line's flags arrive as text,
+    and they are parsed by their own types. Other wrong kinds (a boolean for a number) RunConfig refuses itself."""
+    kinds = _kinds()
+    for name, value in values.items():
+        if name not in kinds or not _has_text(value):
+            continue
+        try:
+            kinds[name].validate_python(value, strict=True)
+        except ValidationError as exc:
+            prefix = f"{where}: " if where else ""
+            raise InputError(f"{prefix}{flag_of(name)}: {value!r} is text: {validation_problem(exc).message}") from None
+
+
 def profiles() -> dict[str, Path]:
     """The run profiles qualeval ships (configs/*.yaml), by name."""
     return {p.stem: p for p in sorted(shipped("configs").glob("*.yaml"))}
@@ -223,6 +256,7 @@ def load_config(path: Path | None, flags: dict[str, Any]) -> RunConfig:
         unknown = sorted(set(values) - set(RunConfig.model_fields))
         if unknown:
             raise InputError(f"{path}: unknown option '{unknown[0]}' (options are the flags of qualeval run)")
+        check_kinds(values, str(path))  # YAML types its values: a quoted "5" is text, not a number
     values.update({k: v for k, v in flags.items() if v is not None and v != [] and v != {}})
     if values.get("workload"):  # a workload's own load options sit under the profile and the flags
         from qualeval.serving import load_workload

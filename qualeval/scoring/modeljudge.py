@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import warnings
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
+from qualeval.errors import QualevalWarning
 from qualeval.records import ClientConfig, Grade
 from qualeval.tasks import Sample
 from qualeval.wire import ChatClient, ChatRequest, Message
@@ -70,6 +72,8 @@ class ModelJudge:
     model: str
     max_tokens: int = 2048
     """Room for a reasoning judge to think before its one-word grade."""
+    errors: list[str | None] = field(default_factory=list)
+    """Each grade asked for: None when the judge replied, else why its endpoint failed (said when the judge ends)."""
 
     async def grade(self, sample: Sample, answer: str) -> Grade:
         request = ChatRequest(
@@ -80,6 +84,7 @@ class ModelJudge:
         )
         response = await self.client.chat(request)
         reply = response.completion.content
+        self.errors.append(response.error)
         if response.error is not None:
             return Grade(verdict="unreadable", reply=reply, model=self.model, error=response.error)
         return Grade(verdict=read_grade(reply), reply=reply, model=self.model)
@@ -99,4 +104,18 @@ async def model_judge_for(
         base_url=base_url, api_key=SecretStr(key) if key else None, concurrency=concurrency, thinking_switch="none"
     )
     async with ChatClient(config) as client:
-        yield ModelJudge(client, model)
+        judge = ModelJudge(client, model)
+        yield judge
+    _warn_failures(judge, base_url)
+
+
+def _warn_failures(judge: ModelJudge, base_url: str) -> None:
+    # a judge that never answered leaves every rejected answer wrong: unseen, the accuracy reads as the rules' alone
+    failed = [e for e in judge.errors if e is not None]
+    if failed:
+        warnings.warn(
+            f"the model judge {judge.model} at {base_url} failed {len(failed)} of {len(judge.errors)} grades "
+            f"({failed[0]}): those answers keep the rules' verdict (their grade is 'unreadable')",
+            QualevalWarning,
+            stacklevel=2,
+        )

@@ -17,6 +17,7 @@ from qualeval.errors import InputError
 from qualeval.figures.accuracy import Repeat, repeated
 from qualeval.records import Manifest
 from qualeval.records.store import RunStore
+from qualeval.report.numbers import at_k
 from qualeval.run.options import load_config
 from tests.conftest import GSM8K, ROOT, SHARED, chromium_dom, sim_process
 
@@ -202,6 +203,18 @@ def test_repeated_sampling_arithmetic() -> None:
     per_item = [2 / 3, 1 / 3, 0.0]
     mean = sum(per_item) / 3
     assert r.mean_se == pytest.approx((sum((p - mean) ** 2 for p in per_item) / 2 / 3) ** 0.5)
+
+
+def test_maj_and_pass_at_k_are_over_the_items_with_all_k_samples_answered() -> None:
+    # item b's other two requests failed at the endpoint: its one right sample is no pass@3
+    attempts = [Repeat("a", False, "1"), Repeat("a", False, "1"), Repeat("a", True, "2"), Repeat("b", True, "3")]
+    r = repeated(attempts, 3)
+    assert (r.items, r.complete, r.maj_at_k, r.pass_at_k) == (2, 1, 0.0, 1.0)
+    line = at_k(r)
+    assert "over the 1 of 2 items with all 3 samples answered" in line
+    none = repeated([Repeat("b", True, "3")], 3)
+    assert (none.maj_at_k, none.pass_at_k) == (None, None) and "maj@3 100" not in at_k(none)
+    assert "no item has all 3 samples answered" in at_k(none)
 
 
 def test_exit_codes(tmp_path: Path) -> None:

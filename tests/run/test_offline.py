@@ -400,3 +400,26 @@ def test_the_offline_report_leaves_out_what_was_never_timed(tmp_path: Path) -> N
     for section in ('id="speed"', 'id="load"', 'id="linked"', 'class="serving"', "<h2>Breakdowns</h2>"):
         assert section not in html
     assert f"responses from <b>{lines}</b>" in html and "started ?" not in html
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on once the socket closes
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_unreachable_model_judge_is_warned_of_not_silent(tmp_path: Path) -> None:
+    # the hunt: exit 0, no warning, only items.jsonl said the judge could not be reached
+    lines = write(
+        tmp_path / "r.jsonl", [{"id": "1", "content": "Answer: da Vinci, Leonardo", "target": "Leonardo da Vinci"}]
+    )
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    code, out = score_cli(
+        "--task", "knowledge_qa", "--responses", str(lines), "--out", str(tmp_path / "o"),
+        "--judge-base-url", url, "--judge-model", "sim",
+    )  # fmt: skip
+    assert code == 0, out
+    warned = [line for line in out.splitlines() if line.startswith("warning: the model judge sim")]
+    assert len(warned) == 1 and f"at {url} failed 1 of 1 grades" in warned[0]

@@ -231,3 +231,22 @@ def test_an_id_that_is_not_the_exact_spelling_of_a_samples_is_refused(tmp_path: 
     path = write(tmp_path / "r.jsonl", [{"id": key, "content": "Answer: Paris"}])
     with pytest.raises(InputError, match=f"r.jsonl:1: id '{key}' is not a sample of task knowledge_qa"):
         score_file(load_task("knowledge_qa"), path)
+
+
+@pytest.mark.parametrize("key", ["true", "false", "1.0", "1e0", "null", "[1]"])
+def test_an_id_that_is_neither_a_string_nor_an_integer_is_refused(tmp_path: Path, key: str) -> None:
+    # a JSON true or 1.0 was read as sample 1 and scored against that sample's gold
+    path = tmp_path / "r.jsonl"
+    path.write_text(f'{{"id": {key}, "content": "Answer: Tokyo"}}\n')
+    code, out, err = score_cli("--task", "knowledge_qa", "--responses", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert "r.jsonl:1: field 'id'" in err and "not a string or an integer" in err
+    id_map = tmp_path / "map.json"
+    id_map.write_text('{"a": true}')
+    with pytest.raises(InputError, match="--id-map"):
+        score_file(
+            load_task("knowledge_qa"),
+            write(tmp_path / "a.jsonl", [{"id": "a", "content": "x"}]),
+            read=ReadOptions(id_map=id_map),
+        )

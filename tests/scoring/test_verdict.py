@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, QualevalWarning
 from qualeval.reasoning.completion import Completion
 from qualeval.records import ConstraintRecord, Grade, RunConfig
 from qualeval.run.driver import execute
@@ -279,3 +279,24 @@ def test_every_scorer_kind_of_the_task_format_is_in_exactly_one_table() -> None:
 
     kinds = set(get_args(ScorerSpec.model_fields["kind"].annotation))
     assert set(SCORERS) | set(WHOLE_SCORERS) == kinds and not set(SCORERS) & set(WHOLE_SCORERS)
+
+
+def test_a_live_run_warns_when_its_model_judge_cannot_be_reached(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on once the socket closes
+        sock.bind(("127.0.0.1", 0))
+        judge = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    key = tmp_path / "key.jsonl"  # answers in forms the rules reject, so the judge is asked
+    key.write_text("".join(json.dumps({"question": q, "answer": said}) + "\n" for q, _, said in PAINTERS))
+    task = tmp_path / "painters.yaml"
+    rows = ", ".join(f'{{question: "{q}", answer: "{gold}"}}' for q, gold, _ in PAINTERS)
+    task.write_text(f"name: painters\nsamples: [{rows}]\nanswer: {{type: text}}\nscorer: alias_match\n")
+    behaviour = Behaviour(accuracy=1.0, reasoning_tokens=20, trap_rate=0.0)
+    sim = SimConfig(port=0, answers=key, behaviour=behaviour, latency=Latency(burst=True))
+    with running_server(sim) as url, pytest.warns(QualevalWarning, match=f"model judge sim at {judge} failed"):
+        config = RunConfig(
+            base_url=url, model="sim", tasks=[str(task)], out=tmp_path / "run", warmup=0, constraint="off",
+            judge_base_url=judge, judge_model="sim",
+        )  # fmt: skip
+        asyncio.run(execute(config))
