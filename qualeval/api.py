@@ -5,6 +5,7 @@ back."""
 from __future__ import annotations
 
 import asyncio
+import difflib
 import warnings
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -99,7 +100,11 @@ async def evaluate_async(
     flags["out"] = out or Path("runs") / f"{model.replace('/', '_')}-{stamp}"
     unknown = sorted(set(flags) - set(RunConfig.model_fields))
     if unknown:  # a caller that no type checker reads
-        raise InputError(f"evaluate() got an unknown option '{unknown[0]}' (options are the flags of qualeval run)")
+        near = difflib.get_close_matches(unknown[0], RunConfig.model_fields, n=1)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        raise InputError(
+            f"evaluate() got an unknown option '{unknown[0]}' (options are the flags of qualeval run){hint}"
+        )
     check_kinds(options, "")  # text for a number is refused, never converted: only flags arrive as text
     result = await run(config, flags, progress=progress, on_record=on_record)
     _warn_endpoint_errors(result)

@@ -154,8 +154,10 @@ def test_evaluate_works_inside_a_running_event_loop_and_reads_back(tmp_path: Pat
     assert frame["prompt"].str.len().min() > 0
     with pytest.raises(InputError, match=r"no summary\.json here"):
         qualeval.open_run(tmp_path)
-    with pytest.raises(InputError, match="unknown option 'concurency'"):
+    with pytest.raises(InputError, match=r"unknown option 'concurency'.*did you mean 'concurrency'"):
         qualeval.evaluate("sim", "word_problems", base_url=url, out=tmp_path / "x", concurency=4)
+    with pytest.raises(InputError, match="did you mean 'context_lengths'"):  # the flag's name, not the keyword's
+        qualeval.evaluate("sim", "word_problems", base_url=url, out=tmp_path / "x", context_length=[0])
 
 
 def test_the_library_warns_through_python_warnings_and_the_cli_shows_them_as_lines(

@@ -98,7 +98,9 @@ def offline_summary(summary: TaskSummary, responses: Path, records: int) -> RunS
     return RunSummary(
         model=f"offline: {responses.name}",
         base_url=None,
-        source=str(responses),
+        source=str(
+            responses.resolve()
+        ),  # read from the run directory, a path relative to where score ran points nowhere
         simulated=False,
         qualeval_version=__version__,
         records=records,

@@ -328,7 +328,7 @@ def _linked(name: str, t: TaskReport) -> list[str]:
         f"{num(k.tokens_per_correct)}; seconds per correct answer: {num(k.seconds_per_correct)}",
         f"- {truncation_line(t)}",
         "- accuracy by reasoning tokens: "
-        + ", ".join(f"{b} {pct(c.accuracy)} (n={c.n})" for b, c in k.accuracy_by_reasoning_length.items()),
+        + ", ".join(f"{b} {pct(c.accuracy)} ({c.n} responses)" for b, c in k.accuracy_by_reasoning_length.items()),
     ]
 
 

@@ -242,3 +242,17 @@ def test_endpoint_errors_are_named_and_never_pass_a_policy_that_sets_no_limit_on
     assert done.returncode == 0 and "baseline 0, candidate 150" in done.stdout, done.stdout + done.stderr
     done = gate_cli(base, "--baseline", failing, "--policy", loose)
     assert "baseline 150, candidate 0" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_misspelt_policy_key_is_named_not_reported_as_the_one_it_stood_for(tmp_path: Path) -> None:
+    from qualeval.errors import InputError
+    from qualeval.figures import load_policy
+
+    path = tmp_path / "p.yaml"
+    path.write_text("default:\n  accuracy: {max_dorp: 0.02}\n")
+    try:
+        load_policy(path)
+    except InputError as exc:
+        assert "max_dorp" in str(exc), exc
+    else:
+        raise AssertionError("a misspelt key was accepted")

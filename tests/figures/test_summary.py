@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from qualeval.records import RunSummary
 from qualeval.records.store import RunStore
 from tests.run.test_offline import score_cli, write
@@ -114,3 +116,15 @@ def test_a_summary_written_with_zero_for_an_empty_cell_reads_as_none() -> None:
     assert (old.accuracy, old.low, old.high) == (None, None, None)
     kept = Cell.model_validate({"n": 4, "correct": 0, "accuracy": 0.0, "low": 0.0, "high": 0.49})
     assert (kept.accuracy, kept.low, kept.high) == (0.0, 0.0, 0.49)
+
+
+def test_an_offline_summary_source_is_found_again_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file named as given on the command line ("r.jsonl") would point nowhere from the run directory."""
+    write(tmp_path / "r.jsonl", [{"id": "a", "content": "The answer is 18.", "target": "18"}])
+    monkeypatch.chdir(tmp_path)
+    code, out = score_cli("--task", "gsm8k", "--responses", "r.jsonl", "--out", "o")
+    assert code == 0, out
+    summary = RunSummary.model_validate_json((tmp_path / "o" / "summary.json").read_bytes())
+    assert summary.source == str(tmp_path / "r.jsonl")
