@@ -92,9 +92,7 @@ def _is_type_tag(part: object) -> bool:
 def validation_problem(exc: ValidationError) -> ValidationProblem:
     """The first problem pydantic found, ready for a one-line error: where, and what, without pydantic's
     union branches in the location or its "Value error, " prefix on the message."""
-    errors = exc.errors()
-    # a misspelt key shows as a missing one too: name the key that was given, not only the one it stood for
-    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    err = exc.errors()[0]
     loc = tuple(p for p in err["loc"] if not _is_type_tag(p))
     return ValidationProblem(loc, ".".join(str(p) for p in loc), err["msg"].removeprefix("Value error, "))
 

@@ -50,6 +50,10 @@ def load_policy(path: Path) -> Policy:
     try:
         policy = Policy.model_validate(yaml_mapping(path, "policy"))
     except ValidationError as exc:
+        # a misspelt key shows as the missing key it stood for too: name the key the file gave
+        extra = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
+        if extra:
+            raise InputError(f"{path}: {'.'.join(map(str, extra[0]))}: not a key of a policy") from None
         problem = validation_problem(exc)
         raise InputError(f"{path}: {problem.field}: {problem.message}") from None
     if not any(c.model_fields_set for c in policy.root.values()):
