@@ -11,8 +11,9 @@ a letter in each repeated option list. A run of at least ECHO_WORDS words that t
 - a closing statement in the examples' words. A model that follows few-shot chain of thought restates premises in
   its examples' phrasing and ends as they end ("we are not where we started. So the answer is No."): its closing
   is an example's sentence whenever its answer is that example's. A run is such a closing when words of the
-  model's own come before it, it states one answer (one answer marker), its copy ends where a line of the prompt
-  ends, and it holds at most one whole line of the prompt (or no more words than the model's own before it).
+  model's own come before it (a word it changed in a line it otherwise copies is its own: its working, in the
+  examples' lines), it states one answer (one answer marker), its copy ends where a line of the prompt ends, and
+  it holds at most one whole line of the prompt word for word (or no more words than the model's own before it).
   A copy is none of these: it comes first or alone, holds the instruction's forms, an option list or several
   examples, runs on mid-line (the budget cut it, or the model went on), or is a passage of the prompt.
 
@@ -60,6 +61,8 @@ class _Run:
     """Where the prompt's copy of it begins."""
     back: int
     """How many of its first words were found going back from the words that match word for word (`_back`)."""
+    changed: tuple[int, ...] = ()
+    """The words among those the model changed (bridged by `_back`): words of its own."""
 
 
 def _key(word: str) -> str:
@@ -135,24 +138,20 @@ def _may_echo(said: list[str], prompt: str) -> bool:
     return False
 
 
-def _back(said: list[str], at: int, start: int, prompt: _Prompt, floor: int) -> int:
-    """How many words before a run (from `floor` on) still repeat the prompt before it. One word the model
-    changed is bridged when the one before it matches again (`A. True, False` echoing the prompt's `A. True,
-    True`); a second is not: a model filling the examples' lines with its own values changes a word in each."""
-    back, bridged = 0, False
+def _back(said: list[str], at: int, start: int, prompt: _Prompt, floor: int) -> tuple[int, tuple[int, ...]]:
+    """How many words before a run (from `floor` on) still repeat the prompt before it, and which of them the
+    model changed: a changed word is bridged when the one before it matches again (`A. True, False` echoing the
+    prompt's `A. True, True`)."""
+    back, changed = 0, []
     while at - back > floor and start - back > 0:
         if said[at - back - 1] == prompt.words[start - back - 1]:
             back += 1
-        elif (
-            not bridged
-            and at - back - 1 > floor
-            and start - back > 1
-            and said[at - back - 2] == prompt.words[start - back - 2]
-        ):
-            back, bridged = back + 2, True
+        elif at - back - 1 > floor and start - back > 1 and said[at - back - 2] == prompt.words[start - back - 2]:
+            changed.append(at - back - 1)
+            back += 2
         else:
             break
-    return back
+    return back, tuple(changed)
 
 
 def _runs(said: list[str], prompt: _Prompt) -> list[_Run]:
@@ -162,8 +161,8 @@ def _runs(said: list[str], prompt: _Prompt) -> list[_Run]:
     while at + ECHO_WORDS <= len(said):
         length, start = _run(said, at, prompt)
         if length and not _one_option(prompt, start, length):
-            back = _back(said, at, start, prompt, floor)
-            runs.append(_Run(at - back, at + length, start - back, back))
+            back, changed = _back(said, at, start, prompt, floor)
+            runs.append(_Run(at - back, at + length, start - back, back, changed))
             at = floor = at + length
         else:
             at += max(length, 1)
@@ -201,20 +200,20 @@ def _pieces(run: _Run, prompt: _Prompt) -> list[_Run]:
     for j in range(run.start + 1, run.start + run.end - run.at):
         if prompt.lines[j] > prompt.lines[j - 1] + 1:
             cut = run.at + j - run.start
-            pieces.append(_Run(at, cut, start, back))
+            pieces.append(_Run(at, cut, start, back, tuple(i for i in run.changed if at <= i < cut)))
             at, start, back = cut, j, 0
-    pieces.append(_Run(at, run.end, start, back))
+    pieces.append(_Run(at, run.end, start, back, tuple(i for i in run.changed if i >= at)))
     return pieces
 
 
 def _masked(content: str, found: list[re.Match[str]], runs: list[_Run], prompt: _Prompt) -> list[_Run]:
     """The runs that are echoes: all but the model's closing statements."""
     masked: list[_Run] = []
-    copied = 0
+    copied = 0  # words before the piece that repeat the prompt word for word
     for piece in (piece for run in runs for piece in _pieces(run, prompt)):
-        if not _closing(content, found, piece, piece.at - copied, prompt):
+        if not _closing(content, found, piece, piece.at - copied + len(piece.changed), prompt):
             masked.append(piece)
-        copied += piece.end - piece.at
+        copied += piece.end - piece.at - len(piece.changed)
     return masked
 
 
