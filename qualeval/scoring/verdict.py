@@ -43,8 +43,9 @@ class Verdict:
 
 
 def prompt_of(sample: Sample) -> str:
-    """Every message the sample sends, as one text: what a response may echo."""
-    return "\n".join(m.content for m in sample.messages)
+    """Every message the sample sends, as one text: what a response may echo. A blank line parts two messages, as
+    it parts two examples in one message: a copy that runs from one into the next is judged a piece at a time."""
+    return "\n\n".join(m.content for m in sample.messages)
 
 
 def echoed(task: Task, sample: Sample, done: Completion) -> bool:

@@ -4,8 +4,21 @@ A small model that degenerates repeats its prompt until `max_tokens`. Read as it
 `Answer: no` in the repeated instruction (`answer ... with "Answer: yes" or "Answer: no"`) and the last-line rung
 a letter in each repeated option list. A run of at least ECHO_WORDS words that the prompt holds in the same order
 (whitespace aside) is the prompt's text: it is masked before the ladder reads. A shorter run is the model's own
-(`Answer: no` on its own line, an option's label), and so is a run that lies within one option of the prompt's
-list: quoting one option names a choice ("The answer is B. the mitochondria ...").
+(`Answer: no` on its own line, an option's label). Two kinds of run are the model's though the prompt holds them:
+
+- one option of the item, quoted: a run within one option line names a choice ("The answer is B. the
+  mitochondria ..."), wherever else the prompt holds the same words (an example's option list);
+- a closing statement in the examples' words. A model that follows few-shot chain of thought restates premises in
+  its examples' phrasing and ends as they end ("we are not where we started. So the answer is No."): its closing
+  is an example's sentence whenever its answer is that example's. A run is such a closing when words of the
+  model's own come before it (a word it changed in a line it otherwise copies is its own: its working, in the
+  examples' lines), it states one answer (one answer marker), its copy ends where a line of the prompt ends, and
+  it holds at most one whole line of the prompt word for word (or no more words than the model's own before it).
+  A copy is none of these: it comes first or alone, holds the instruction's forms, an option list or several
+  examples, runs on mid-line (the budget cut it, or the model went on), or is a passage of the prompt.
+
+A run whose copy crosses a blank line of the prompt is judged a piece at a time: a model that closes as an example
+closes and runs on into a new question repeats the prompt's next `Q:` too.
 """
 
 from __future__ import annotations
@@ -13,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from qualeval.scoring.extract.anchors import anchored_spans
 
 __all__ = ["ECHO_SHARE", "ECHO_WORDS", "unechoed"]
 
@@ -34,6 +49,20 @@ class _Prompt:
     """Where each run of ECHO_WORDS words begins in the prompt, by the run's hash: a long prompt's index stays small."""
     options: frozenset[int]
     """The prompt lines that are one option of its list: a label, maybe, then a choice's text."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    at: int
+    """The run's first word in the response."""
+    end: int
+    """One past its last word."""
+    start: int
+    """Where the prompt's copy of it begins."""
+    back: int
+    """How many of its first words were found going back from the words that match word for word (`_back`)."""
+    changed: tuple[int, ...] = ()
+    """The words among those the model changed (bridged by `_back`): words of its own."""
 
 
 def _key(word: str) -> str:
@@ -62,9 +91,15 @@ def _indexed(prompt: str, choices: tuple[str, ...]) -> _Prompt:
     return _Prompt(tuple(words), tuple(lines), {k: tuple(v) for k, v in starts.items()}, frozenset(options))
 
 
+def _one_option(prompt: _Prompt, start: int, length: int) -> bool:
+    first, last = prompt.lines[start], prompt.lines[start + length - 1]
+    return first == last and first in prompt.options
+
+
 def _run(said: list[str], at: int, prompt: _Prompt) -> tuple[int, int]:
     """The longest run of the response's words from `at` that the prompt holds: its length and where it begins
-    in the prompt (0, 0 when no run of ECHO_WORDS words does)."""
+    in the prompt (0, 0 when no run of ECHO_WORDS words does). Of runs as long, one within an option line wins:
+    the same option may stand in an example's list and in the item's."""
     best, where = 0, 0
     head = tuple(said[at : at + ECHO_WORDS])
     for start in prompt.starts.get(hash(head), ()):
@@ -79,7 +114,8 @@ def _run(said: list[str], at: int, prompt: _Prompt) -> tuple[int, int]:
             length += 1
         if at + length < len(said) and start + length < len(prompt.words):
             length += _ragged(said[at + length], prompt.words[start + length], last=at + length == len(said) - 1)
-        if length > best:
+        option = _one_option(prompt, start, length)
+        if length > best or (length == best and option and not _one_option(prompt, where, best)):
             best, where = length, start
     return best, where
 
@@ -88,11 +124,6 @@ def _ragged(word: str, wanted: str, *, last: bool) -> bool:
     """Whether a word at the end of a run still belongs to it: the budget cut it off (the content's last word, a
     start of the prompt's), or the next copy of the prompt follows it with no space (`no".Premise`)."""
     return (last and wanted.startswith(word)) or (word.startswith(wanted) and len(word) > len(wanted))
-
-
-def _one_option(prompt: _Prompt, start: int, length: int) -> bool:
-    first, last = prompt.lines[start], prompt.lines[start + length - 1]
-    return first == last and first in prompt.options
 
 
 def _may_echo(said: list[str], prompt: str) -> bool:
@@ -107,33 +138,83 @@ def _may_echo(said: list[str], prompt: str) -> bool:
     return False
 
 
-def _back(said: list[str], at: int, start: int, prompt: _Prompt, floor: int) -> int:
-    """How many words before a run (from `floor` on) still repeat the prompt before it: a word the model changed
-    is bridged when the one before it matches again (`A. True, False` echoing the prompt's `A. True, True`)."""
-    back = 0
+def _back(said: list[str], at: int, start: int, prompt: _Prompt, floor: int) -> tuple[int, tuple[int, ...]]:
+    """How many words before a run (from `floor` on) still repeat the prompt before it, and which of them the
+    model changed: a changed word is bridged when the one before it matches again (`A. True, False` echoing the
+    prompt's `A. True, True`)."""
+    back, changed = 0, []
     while at - back > floor and start - back > 0:
         if said[at - back - 1] == prompt.words[start - back - 1]:
             back += 1
         elif at - back - 1 > floor and start - back > 1 and said[at - back - 2] == prompt.words[start - back - 2]:
+            changed.append(at - back - 1)
             back += 2
         else:
             break
-    return back
+    return back, tuple(changed)
 
 
-def _echoed_words(found: list[re.Match[str]], said: list[str], prompt: _Prompt) -> list[re.Match[str]]:
-    """The words of the content that are part of an echoed run."""
-    echoed: list[re.Match[str]] = []
+def _runs(said: list[str], prompt: _Prompt) -> list[_Run]:
+    """The runs of the content that repeat the prompt, an option quoted alone aside."""
+    runs: list[_Run] = []
     at = floor = 0
     while at + ECHO_WORDS <= len(said):
         length, start = _run(said, at, prompt)
         if length and not _one_option(prompt, start, length):
-            back = _back(said, at, start, prompt, floor)
-            echoed += found[at - back : at + length]
+            back, changed = _back(said, at, start, prompt, floor)
+            runs.append(_Run(at - back, at + length, start - back, back, changed))
             at = floor = at + length
         else:
             at += max(length, 1)
-    return echoed
+    return runs
+
+
+def _whole_lines(prompt: _Prompt, start: int, stop: int) -> int:
+    """How many whole lines of the prompt its words start:stop hold."""
+    lines = prompt.lines
+    count = len(set(lines[start:stop]))
+    count -= start > 0 and lines[start - 1] == lines[start]  # begins partway through a line
+    count -= stop < len(lines) and lines[stop] == lines[stop - 1]  # ends partway through one
+    return count
+
+
+def _closing(content: str, found: list[re.Match[str]], run: _Run, own: int, prompt: _Prompt) -> bool:
+    """Whether a run is the model's closing statement in its examples' words (see the module's doc); `own`: how
+    many words of the model's own come before it."""
+    length = run.end - run.at
+    stop = run.start + length
+    if own == 0:
+        return False  # none of the model's own words come before it
+    if stop < len(prompt.words) and prompt.lines[stop] == prompt.lines[stop - 1]:
+        return False  # a copy that ends mid-line of the prompt: the budget cut it off, or the model went on its own
+    if _whole_lines(prompt, run.start + run.back, stop) > 1 and own < length:
+        return False  # a passage of the prompt, longer than the model's own working before it
+    return len(anchored_spans(content[found[run.at].start() : found[run.end - 1].end()])) == 1
+
+
+def _pieces(run: _Run, prompt: _Prompt) -> list[_Run]:
+    """A run cut where its copy in the prompt crosses a blank line: a model that closes as an example closes and
+    runs on into a new question matches the prompt's next example as far as `Q:`."""
+    pieces: list[_Run] = []
+    at, start, back = run.at, run.start, run.back
+    for j in range(run.start + 1, run.start + run.end - run.at):
+        if prompt.lines[j] > prompt.lines[j - 1] + 1:
+            cut = run.at + j - run.start
+            pieces.append(_Run(at, cut, start, back, tuple(i for i in run.changed if at <= i < cut)))
+            at, start, back = cut, j, 0
+    pieces.append(_Run(at, run.end, start, back, tuple(i for i in run.changed if i >= at)))
+    return pieces
+
+
+def _masked(content: str, found: list[re.Match[str]], runs: list[_Run], prompt: _Prompt) -> list[_Run]:
+    """The runs that are echoes: all but the model's closing statements."""
+    masked: list[_Run] = []
+    copied = 0  # words before the piece that repeat the prompt word for word
+    for piece in (piece for run in runs for piece in _pieces(run, prompt)):
+        if not _closing(content, found, piece, piece.at - copied + len(piece.changed), prompt):
+            masked.append(piece)
+        copied += piece.end - piece.at - len(piece.changed)
+    return masked
 
 
 def unechoed(content: str, prompt: str, choices: tuple[str, ...] = ()) -> tuple[str, float]:
@@ -143,9 +224,11 @@ def unechoed(content: str, prompt: str, choices: tuple[str, ...] = ()) -> tuple[
     said = [_key(m.group(0)) for m in found]
     if len(said) < ECHO_WORDS or not _may_echo(said, prompt):
         return content, 0.0
-    echoed = _echoed_words(found, said, _indexed(prompt, choices))
-    if not echoed:
+    indexed = _indexed(prompt, choices)
+    runs = _masked(content, found, _runs(said, indexed), indexed)
+    if not runs:
         return content, 0.0
+    echoed = [m for run in runs for m in found[run.at : run.end]]
     text = list(content)
     for match in echoed:
         text[match.start() : match.end()] = " " * (match.end() - match.start())

@@ -122,7 +122,9 @@ def extract(
     content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, math: bool = False, prompt: str = ""
 ) -> Extraction:
     """The answer in the final content, and the rung of the ladder that found it. Text that repeats the `prompt`
-    (its instruction, options, examples) is the prompt's, not the model's: the ladder never reads it."""
+    (its instruction, options, examples) is the prompt's, not the model's: the ladder never reads it. An option
+    quoted, and a closing sentence in the examples' words after working of the model's own, are the model's
+    (qualeval.scoring.extract.echo)."""
     if prompt:
         content, _ = unechoed(content, prompt, choices)
     if not content.strip():
