@@ -8,7 +8,7 @@ used to miss: a date or number written another way, less precisely or in words, 
 name qualified by a place or a title, an abbreviation in brackets. Each verdict is one person's reading of the
 answer against the question and the accepted answers.
 tests/data/freeform_verdicts_smollm2.json holds a real model's answers, none written for the rules: SmolLM2-135M-
-Instruct (Q4_1 GGUF, llama-server b11434, temperature 0, 48-64 tokens) asked a seeded draw of NQ-open and TriviaQA
+Instruct (Q4_1 GGUF, llama-server b11434, temperature 0, 48 to 160 tokens) asked a seeded draw of NQ-open and TriviaQA
 questions (../shared/data/knowledge_qa) and of knowledge_qa's own, each as the bare question and under the task's
 prompt; every answer judged by hand against the question and the dataset's answers ("note" says why where it is
 not plain), the dataset's aliases kept as they are, noise included ("Pride and prejudice" for "Mr Bingley").
