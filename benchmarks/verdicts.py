@@ -5,10 +5,10 @@
 tests/data/math_verdicts.json   answer/gold pairs a careful grader decided (scorer `math`): qualeval's verdict
                                 against math-verify called on the raw content (`verify(parse("$gold$"),
                                 parse(content))`, its default extraction)
-tests/data/freeform_verdicts.json  free-form answers a person judged (scorer `alias_match`): qualeval's verdict
+tests/data/freeform_verdicts*.json  free-form answers a person judged (scorer `alias_match`): qualeval's verdict
                                 against plain containment (an alias inside the answer, or the answer inside an
                                 alias, as whole normalised words), with how many right answers each accepts and
-                                how many wrong ones
+                                how many wrong ones; _smollm2 holds a real model's answers
 Every verdict goes through qualeval.scoring.verdict, as a run or `qualeval score` reaches it.
 """
 
@@ -73,9 +73,12 @@ def maths(show: bool) -> None:
     print(_line("math-verify on the raw text", raw, wanted))
 
 
-def freeform(show: bool) -> None:
+FREEFORM = ("freeform_verdicts.json", "freeform_verdicts_heldout.json", "freeform_verdicts_smollm2.json")
+
+
+def freeform(name: str, show: bool) -> None:
     task = load_task("knowledge_qa")
-    pairs = _pairs("freeform_verdicts.json")
+    pairs = _pairs(name)
     ours, plain = [], []
     for p in pairs:
         question = (Message(role="user", content=p["question"]),)
@@ -84,9 +87,9 @@ def freeform(show: bool) -> None:
         ours.append(verdict.score.correct)
         plain.append(_contained(verdict.extraction.value, [p["gold"], *p["aliases"]]))
         if show and ours[-1] is not p["verdict"]:
-            print(f"    want {p['verdict']}: gold {p['gold']!r}, answer {p['answer']!r} ({p['shape']})")
+            print(f"    want {p['verdict']}: gold {p['gold']!r}, answer {p['answer'][:80]!r} ({p['shape']})")
     wanted = [p["verdict"] for p in pairs]
-    print(f"\nfreeform_verdicts.json: {len(pairs)} pairs")
+    print(f"\n{name}: {len(pairs)} pairs")
     print(_line("qualeval", ours, wanted))
     print(_line("containment", plain, wanted))
 
@@ -96,7 +99,8 @@ def main() -> None:
     parser.add_argument("--show-disagreements", action="store_true")
     args = parser.parse_args()
     maths(args.show_disagreements)
-    freeform(args.show_disagreements)
+    for name in FREEFORM:
+        freeform(name, args.show_disagreements)
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ def score_and_write(
     read: ReadOptions,
     reasoning_formats: Sequence[Path],
     thinking: bool | None,
-    thinking_opened: bool,
+    thinking_opened: bool | None,
     allow_code: bool,
     **options: Any,
 ) -> TaskSummary:

@@ -106,7 +106,7 @@ def score_cmd(
             read=read,
             reasoning_formats=given["reasoning_format"],
             thinking=given["thinking"],
-            thinking_opened=given["thinking_opened"],
+            thinking_opened=flags["thinking_opened"],  # None: inferred from the file's lines
             allow_code=given["allow_code_execution"],
             data=data,
             rescue=given["rescue"],

@@ -10,6 +10,7 @@ line's error) is counted apart, as a live run's endpoint error is, never as a wr
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +43,9 @@ class SplitOptions:
     formats: tuple[ReasoningFormat, ...] = ()
     """Inline formats; empty means every built-in one."""
     thinking: bool | None = None
-    opened: bool = False
+    opened: bool | None = None
+    """True or False as the user said (--thinking-opened, --no-thinking-opened); None: inferred from the file's
+    lines (offline._opened_by_template)."""
 
 
 @dataclass(slots=True)
@@ -131,24 +134,61 @@ def _completion(parsed: Parsed, split: SplitOptions) -> Completion:
         finish_reason=line.finish_reason,
         formats=split.formats or resolve_formats(None),
         thinking=split.thinking,
-        opened=split.opened,
+        opened=bool(split.opened),
         error=line.error,
     ).completion
 
 
-def _opened_by_template(parsed: list[Parsed], split: SplitOptions) -> str | None:
-    """The first line that shows only a closing marker (`…</think>answer`), where the user did not say
-    --thinking-opened: the chat template opened the block, as for Qwen3.5, QwQ and DeepSeek-R1-0528. Every line of
-    the file then reads as opened, so a line cut off before its `</think>` is reasoning cut off, never an answer
-    read out of the thinking; a live run does the same with what its probe saw."""
-    if split.opened or split.thinking is False:
-        return None
+_WHAT_SHOWS = {
+    "inline:close-only": "only a closing marker",
+    "inline:paired": "an opening and a closing marker",
+    "inline:unclosed": "an opening marker that never closed",
+}
+
+
+def _opened_by_template(parsed: list[Parsed], split: SplitOptions) -> tuple[bool, str | None]:
+    """Whether the chat template opened every line's thinking block (Qwen3.5, QwQ, DeepSeek-R1-0528: most lines
+    `…</think>answer`), where the user did not say, and a sentence naming the lines the answer rests on.
+
+    Each line's own markers split it whatever the answer: a close-only line at its close, a pair as a pair. The
+    answer decides only the lines with no marker. Read as opened, they are thinking that never closed, so a line
+    cut off there is reasoning cut off, never an answer read out of the thinking; read as not, they are plain
+    answers. Opened needs most of the lines that can tell to show only a closing marker: a line cut off at the
+    budget with no marker cannot tell (thinking cut short and an answer cut short look alike), and a stray tag
+    on a few lines must not turn a file of plain answers into cut-off thinking."""
+    if split.opened is not None:
+        return split.opened, None
+    if split.thinking is False:
+        return False, None
     formats = split.formats or resolve_formats(None)
+    shows: Counter[str] = Counter()
+    cut = 0
     for entry in parsed:
         line = entry.line
-        if not line.reasoning and line.content and split_inline(line.content, formats).source == "inline:close-only":
-            return entry.where
-    return None
+        if line.reasoning or not line.content or line.error is not None:
+            continue  # a reasoning field, or no text: nothing to split inline
+        source = split_inline(line.content, formats).source
+        if source == "none" and line.finish_reason == "length":
+            cut += 1
+        else:
+            shows[source] += 1
+    told = sum(shows.values())
+    tagged = told - shows["none"]
+    close = shows["inline:close-only"]
+    apart = f" ({cut} more, cut off with no marker, cannot tell)" if cut else ""
+    if close * 2 > told:
+        return True, (
+            f"{close} of {told} lines show only a closing thinking marker{apart}: the chat template opened the "
+            f"block, so every line is read as --thinking-opened and a line with no marker is thinking that never "
+            f"closed, with no answer (--no-thinking-opened reads such lines as answers)"
+        )
+    if not tagged:
+        return False, None
+    kinds = ", ".join(f"{n} {_WHAT_SHOWS.get(s, s)}" for s, n in sorted(shows.items()) if s != "none")
+    return False, (
+        f"{tagged} of {told + cut} lines show thinking markers ({kinds}), each split at its own; the lines with "
+        f"no marker are plain answers (--thinking-opened if the chat template opened the block)"
+    )
 
 
 def _item(
@@ -191,10 +231,10 @@ def decide_lines(
     id_map = load_id_map(read.id_map) if read.id_map is not None else None
     parsed, said = read_responses(path, read)
     index = Index(task, data, read.match_by, id_map)
-    close_only = _opened_by_template(parsed, split)
-    if close_only is not None:
-        split = replace(split, opened=True)
-        said += f"; {close_only} shows only the closing marker of its thinking: every line read as --thinking-opened"
+    opened, inferred = _opened_by_template(parsed, split)
+    split = replace(split, opened=opened)
+    if inferred is not None:
+        said += f"; {inferred}"
     seen: dict[str, str] = {}
     out: list[JudgedLine] = []
     for entry in parsed:

@@ -8,7 +8,7 @@ import re
 
 from qualeval.scoring.extract import find_number, normalize, words_to_digits
 
-__all__ = ["date_years", "plain_amount", "written_form"]
+__all__ = ["clauses", "date_years", "month_words", "plain_amount", "written_form"]
 
 _MONTHS = {
     "january": "january", "jan": "january", "february": "february", "feb": "february", "march": "march",
@@ -54,6 +54,36 @@ def written_form(text: str, steps: tuple[str, ...]) -> str:
     form = _MONTH_FIRST.sub(_month_first, form)
     form = _DAY_FIRST.sub(lambda m: f"{m[1]} {_MONTHS[m[2]]}", form)
     return _MONTH_YEAR.sub(lambda m: f"{_MONTHS[m[1]]} {m[2]}", form)
+
+
+# where a clause ends: a sentence's end, a comma, colon or semicolon, brackets, a dash, a new line or list item
+_CLAUSE_END = re.compile(r"[;!?\n()\[\]{}|—–]+|[,:](?=\s|$)|\s-\s|\.(?=\s|$)")
+# words whose full stop ends no sentence: "St. Louis", "Dr. Who", "Mt. Everest"
+_ABBREVIATED = frozenset(
+    """mr mrs ms dr st jr sr mt ft vs prof gen col capt lt sgt gov sen rev fr vol inc ltd co""".split()  # noqa: SIM905
+)
+
+
+def clauses(text: str, steps: tuple[str, ...]) -> list[list[str]]:
+    """The written forms of the text's clauses, as words: split where punctuation ends a sentence or sets off a
+    phrase, never at the full stop of an initial or an abbreviation ("W. A. Mozart", "St. Louis")."""
+    out, start = [], 0
+    for mark in _CLAUSE_END.finditer(text):
+        if mark[0] == ".":
+            last = text[start : mark.start()].split()[-1:] or [""]
+            word = last[0].strip("\"'([*_").lower()
+            numbered = word == "no" and text[mark.end() :].lstrip()[:1].isdigit()  # "No. 5"
+            if (len(word) == 1 and word.isalpha()) or word in _ABBREVIATED or numbered:
+                continue
+        out.append(written_form(text[start : mark.start()], steps).split())
+        start = mark.end()
+    out.append(written_form(text[start:], steps).split())
+    return [c for c in out if c]
+
+
+def month_words() -> frozenset[str]:
+    """The months' names as written forms give them."""
+    return frozenset(_MONTHS.values())
 
 
 def date_years(form: str) -> frozenset[str]:

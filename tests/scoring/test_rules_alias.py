@@ -7,6 +7,11 @@ use (gold and aliases as the datasets give them, the first listed answer as the 
 used to miss: a date or number written another way, less precisely or in words, two names joined by "and", a
 name qualified by a place or a title, an abbreviation in brackets. Each verdict is one person's reading of the
 answer against the question and the accepted answers.
+tests/data/freeform_verdicts_smollm2.json holds a real model's answers, none written for the rules: SmolLM2-135M-
+Instruct (Q4_1 GGUF, llama-server b11434, temperature 0, 48 to 160 tokens) asked a seeded draw of NQ-open and TriviaQA
+questions (../shared/data/knowledge_qa) and of knowledge_qa's own, each as the bare question and under the task's
+prompt; every answer judged by hand against the question and the dataset's answers ("note" says why where it is
+not plain), the dataset's aliases kept as they are, noise included ("Pride and prejudice" for "Mr Bingley").
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from tests.conftest import DATA
 
 PAIRS = json.loads((DATA / "freeform_verdicts.json").read_text(encoding="utf-8"))
 HELD_OUT = json.loads((DATA / "freeform_verdicts_heldout.json").read_text(encoding="utf-8"))
+SMOLLM2 = json.loads((DATA / "freeform_verdicts_smollm2.json").read_text(encoding="utf-8"))
+FILES = {"freeform_verdicts": PAIRS, "heldout": HELD_OUT, "smollm2": SMOLLM2}
 TASK = load_task("knowledge_qa")
 
 
@@ -50,15 +57,29 @@ def _tally(pair: dict[str, Any]) -> tuple[bool, bool, bool]:
     return pair["verdict"], ours, _contained(value, [pair["gold"], *pair["aliases"]])
 
 
-@pytest.mark.parametrize("pairs", [PAIRS, HELD_OUT], ids=["freeform_verdicts", "heldout"])
-def test_the_rules_accept_what_containment_accepts_and_refuse_more_wrong_answers(pairs: list[dict[str, Any]]) -> None:
-    rows = [_tally(p) for p in pairs]
-    assert len(rows) >= 120 and 0.35 <= sum(not want for want, _, _ in rows) / len(rows) <= 0.65
-    accepted = {who: sum(want and got[who] for want, *got in rows) for who in (0, 1)}
-    false = {who: sum(not want and got[who] for want, *got in rows) for who in (0, 1)}
-    agree = {who: sum(want is got[who] for want, *got in rows) for who in (0, 1)}
-    assert accepted[0] >= accepted[1] and false[0] <= false[1] and agree[0] >= agree[1]
-    assert agree[0] / len(rows) >= 0.95
+def _first_name_alone(pair: dict[str, Any]) -> bool:
+    """The answer is one word, the first of a longer name the question accepts ("Leonardo" of "Leonardo da
+    Vinci"): a first name alone is rejected on purpose, though a few people are known by theirs."""
+    said = words_to_digits(normalize(pair["answer"])).split()
+    firsts = [words_to_digits(normalize(a)).split() for a in (pair["gold"], *pair["aliases"])]
+    return len(said) == 1 and any(len(name) > 1 and name[0] == said[0] for name in firsts)
+
+
+@pytest.mark.parametrize("pairs", FILES.values(), ids=FILES.keys())
+def test_the_rules_accept_what_containment_accepts_at_no_more_than_3_percent_wrong(
+    pairs: list[dict[str, Any]],
+) -> None:
+    rows = [(pair, *_tally(pair)) for pair in pairs]
+    right = [(pair, ours, plain) for pair, want, ours, plain in rows if want]
+    wrong = [(pair, ours, plain) for pair, want, ours, plain in rows if not want]
+    assert len(rows) >= 120 and right and wrong
+    assert sum(ours for _, ours, _ in right) >= sum(plain for _, _, plain in right)
+    # every right answer containment accepts, the rules accept, but for a first name alone
+    missed = [pair["answer"] for pair, ours, plain in right if plain and not ours and not _first_name_alone(pair)]
+    assert missed == []
+    accepted_wrong = [pair["answer"] for pair, ours, _ in wrong if ours]
+    assert len(accepted_wrong) <= 0.03 * len(wrong), accepted_wrong
+    assert sum(want is ours for _, want, ours, _ in rows) >= sum(want is plain for _, want, _, plain in rows)
 
 
 MOZART = ('Who composed the opera "The Magic Flute"?', "Wolfgang Amadeus Mozart", ())
@@ -212,6 +233,47 @@ HENRY = ("Which English king had six wives?", "Henry VIII of England", ())
     ],
 )
 def test_names_qualified_by_a_place_a_title_or_brackets(
+    item: tuple[str, str, tuple[str, ...]], answer: str, right: bool
+) -> None:
+    assert _judged(*item, answer)[0] is right
+
+
+FRANCE = ("What is the capital of France?", "Paris", ())
+JOKER = ("who plays the joker in the dark knight", "Heath Ledger", ())
+BOURBON = ("Which river flows through Paris?", "Seine", ())
+
+
+@pytest.mark.parametrize(
+    ("item", "answer", "right"),
+    [
+        # a negation takes back only the name it stands before, in its own clause
+        (FRANCE, "No. Paris.", True),
+        (FRANCE, "No, the capital of France is Paris.", True),
+        (FRANCE, "It is not Paris.", False),
+        # another number in another clause, or a span's start, is no second answer
+        (WW2, "It ended in 1945, and 1946 saw the Nuremberg trials begin.", True),
+        (WW2, "World War II lasted from 1939 to 1945.", True),
+        (WW2, "1945 and 1946", False),
+        # a name that starts a new clause after "and" is the sentence going on
+        (CANBERRA, "The capital of Australia is Canberra, and Sydney is its largest city.", True),
+        (JOKER, "Heath Ledger played the Joker and Christian Bale played Batman.", True),
+        (JOKER, "Heath Ledger and Christian Bale", False),
+        # "or" offers another answer only right beside the accepted one
+        (CANBERRA, "Canberra. Many people think it is Sydney or Melbourne.", True),
+        (CANBERRA, "Canberra, whether or not you expected it.", True),
+        (CANBERRA, "Canberra, or as Australians say, the bush capital.", True),
+        (BOURBON, "The Seine, or more precisely its right bank.", True),
+        (CANBERRA, "Canberra, or Sydney", False),
+        (TOLSTOY, "Tolstoy, or possibly Dostoevsky", False),
+        # a count is the number of what it counts
+        (("how many seasons of the bastard executioner are there", "one season", ()), "one", True),
+        (("how many episodes are in the first season of the show", "10 episodes", ()), "10", True),
+        (("When was the treaty signed?", "20 October 1977", ()), "20", False),
+        (("What are the odds?", "1 in 4", ()), "1", False),
+        (("How many chromosomes does a human body cell have?", "46", ("23 pairs",)), "23", False),
+    ],
+)
+def test_a_rejection_needs_evidence_in_the_answer(
     item: tuple[str, str, tuple[str, ...]], answer: str, right: bool
 ) -> None:
     assert _judged(*item, answer)[0] is right
