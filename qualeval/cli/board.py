@@ -42,7 +42,7 @@ def _labelled(runs: list[str]) -> tuple[list[Path], list[str | None]]:
     labels: list[str | None] = []
     for arg in runs:
         label, sep, rest = arg.partition("=")
-        if sep and label and "/" not in label and not Path(arg).exists():
+        if sep and label and not {"/", "\\"} & set(label) and not Path(arg).exists():
             if not rest:
                 raise InputError(f"{arg}: no run directory after '{label}='")
             paths.append(Path(rest))
@@ -98,14 +98,14 @@ def _print_board(board: Board) -> None:
     # the tables then name configs by label alone
     for label, settings, path in key_rows(board):
         role = " (baseline)" if label == board.baseline else ""
-        console.print(f"{label}{role}: {settings} ({path})", highlight=False, soft_wrap=True)
+        console.print(f"{label}{role}: {settings} ({path})", highlight=False, soft_wrap=True, markup=False)
     for name, task in board.tasks.items():
         table = Table("config", *(HEAD[i] for i in shown), title=name, title_justify="left")
         for (config, c), row in zip(task.configs.items(), rows(board, task), strict=True):
             versus = Text(row[2], style=_TONES.get(tone(board, c, "accuracy"), ""))
             table.add_row(config, row[1], versus, *(row[i] for i in shown[2:]))
         console.print(table)
-        console.print(beyond_line(board, task), highlight=False, soft_wrap=True)
+        console.print(beyond_line(board, task), highlight=False, soft_wrap=True, markup=False)
 
 
 def gate_cmd(

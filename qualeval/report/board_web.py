@@ -6,12 +6,14 @@ inline, nothing is fetched."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib import resources
 
 from qualeval.figures import judged
 from qualeval.records import Board, BoardTask, ConfigFigures, Distribution
 from qualeval.report.board_pages import Tone, beyond_line, key_rows, notes, setting_text, tied, tone, tone_words
+from qualeval.report.html import warn
 from qualeval.report.numbers import num, pct
 from qualeval.report.plots import ParetoPoint, pareto
 
@@ -73,6 +75,8 @@ def _accuracy(c: ConfigFigures) -> Cell:
 
 
 def _versus(board: Board, name: str, c: ConfigFigures) -> Cell:
+    if c.accuracy is None:  # not scored: no difference to show, and no column for it
+        return Cell("–")
     if name == board.baseline:
         return Cell("baseline")
     if c.difference is None or c.p_adjusted is None:
@@ -90,7 +94,11 @@ def _cells(board: Board, task: BoardTask, name: str, c: ConfigFigures) -> list[C
         _accuracy(c),
         _versus(board, name, c),
         Cell(tied(task, name, c)),
-        Cell(f"{num(c.reasoning_tokens)} / {num(c.answer_tokens)}"),
+        Cell(
+            "–"
+            if c.reasoning_tokens is None and c.answer_tokens is None
+            else f"{num(c.reasoning_tokens)} / {num(c.answer_tokens)}"
+        ),
         Cell(pct(c.truncated)),
         _timed(board, c, c.ttft, "ttft_p50"),
         _timed(board, c, c.first_answer, "first_answer_p50"),
@@ -110,8 +118,9 @@ def _table(board: Board, task: BoardTask) -> tuple[list[tuple[str, bool]], list[
     return [(COLUMNS[i], COLUMNS[i] not in _WORDS) for i in keep], [[row[i] for i in keep] for row in table]
 
 
-def _plots(board: Board, task: BoardTask, name: str) -> list[tuple[str, str]]:
-    """Accuracy against output tok/s and against first-answer latency: (alt text, SVG data URI) each."""
+def _plots(board: Board, task: BoardTask, name: str) -> list[tuple[str, str, str]]:
+    """Accuracy against output tok/s and against first-answer latency: (alt text, SVG data URI, the configs
+    left off it for want of a figure) each. A plot that fails is left out with a warning, as report.html's are."""
     if not task.scored:
         return []
     axes = (
@@ -120,18 +129,31 @@ def _plots(board: Board, task: BoardTask, name: str) -> list[tuple[str, str]]:
     )
     out = []
     for short, x_label, higher, marked in axes:
-        points = []
+        points, missing = [], []
         for config, c in task.configs.items():
             share = judged(c.accuracy) if c.accuracy is not None else None
             x = c.output_tps if higher else (c.first_answer.p50 if c.first_answer else None)
-            if share is not None and x is not None:
-                efficient = bool(getattr(c, marked))
-                points.append(ParetoPoint(config, x, *share, efficient=efficient, baseline=config == board.baseline))
-        if points:
-            title = f"{name}: accuracy against {short}"
-            out.append((f"{title}; Pareto front through " + ", ".join(p.label for p in points if p.efficient),
-                        pareto(points, x_label, title, higher_better=higher)))  # fmt: skip
+            if share is None or x is None:
+                missing.append(config)
+                continue
+            points.append(ParetoPoint(config, x, *share, bool(getattr(c, marked)), config == board.baseline))
+        title = f"{name}: accuracy against {short}"
+        try:
+            uri = pareto(points, x_label, title, higher_better=higher) if points else None
+        except Exception as exc:  # matplotlib raises many kinds; any of them costs this plot only
+            warn(f"plot {title!r} left out: {type(exc).__name__}: {exc}")
+            uri = None
+        if uri is not None:
+            front = ", ".join(p.label for p in points if p.efficient)
+            absent = f"Not on this plot (no accuracy or no {short}): {', '.join(missing)}." if missing else ""
+            out.append((f"{title}; Pareto front through {front}", uri, absent))
     return out
+
+
+def _breakable(value: str) -> tuple[str, bool]:
+    """A key's value, and whether it may break anywhere: a long run of letters without a space (an address, a
+    list of them) would otherwise widen the page; a short word never breaks."""
+    return value, any(len(word) > 24 for word in value.split())
 
 
 def board_html(board: Board) -> str:
@@ -144,11 +166,12 @@ def board_html(board: Board) -> str:
     )
     settings = list(dict.fromkeys(k for run in board.runs for k in run.settings))
     key = [
-        (run.name, [setting_text(k, run.settings.get(k)) for k in settings], run.path, text)
+        (run.name, [_breakable(setting_text(k, run.settings.get(k))) for k in settings], run.path, text)
         for run, (_, text, _) in zip(board.runs, key_rows(board), strict=True)
     ]
     tasks = [
         (name, *_table(board, task), beyond_line(board, task), notes(board, task), _plots(board, task, name))
         for name, task in board.tasks.items()
     ]
-    return template.render(b=board, settings=settings, key=key, legend=tone_words(board), tasks=tasks)
+    heads = [re.findall(r"[^._]+[._]?", k) for k in settings]  # sample_seed may break after its _, not inside a word
+    return template.render(b=board, heads=heads, key=key, legend=tone_words(board), tasks=tasks)

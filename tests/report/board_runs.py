@@ -34,12 +34,18 @@ class Config:
 
 
 LONG = "http://gpu-node-17.inference.internal.example.com:8000/v1"
+REPLICAS = [f"http://replica-{k}.speculative-decoding.svc.cluster.local:8000/v1" for k in range(3)]
+"""One config served by three replicas: a list of long addresses in the key."""
 CONFIGS = (
     Config("fp16-baseline", {"base_url": LONG, "max_tokens": [], "temperature": None}, 0.20, 90.0, 38.0),
     Config("q8_0-kv", {"base_url": LONG.replace("17", "18"), "max_tokens": [], "temperature": None}, 0.21, 85.0, 44.0),
     Config("q4_0-kv-flash", {"base_url": LONG.replace("17", "19"), "max_tokens": [2048]}, 0.34, 70.0, 61.0),
     Config(
-        "spec-draft", {"base_url": LONG.replace("17", "20"), "max_tokens": [], "temperature": 0.0}, 0.20, 95.0, 52.0
+        "spec-draft",
+        {"base_url": LONG.replace("17", "20"), "max_tokens": [], "temperature": 0.0, "endpoints": REPLICAS},
+        0.20,
+        95.0,
+        52.0,
     ),
     Config("budget-1k", {"base_url": LONG.replace("17", "21"), "max_tokens": [1024]}, 0.29, 88.0, 40.0, 150),
     Config("sampled", {"base_url": LONG.replace("17", "22"), "max_tokens": [], "temperature": 0.7}, 0.23, 91.0, 37.0),

@@ -113,7 +113,8 @@ def test_labels_and_key_name_the_configs_and_the_cells_show_labels_only(measured
     for label, config in zip(LABELS, CONFIGS, strict=True):
         assert f'<span class="label">{label}</span>' in key and config.folder in key
     assert key.count("server default") >= 4 and "None" not in key and "[]" not in key
-    assert "<th>base_url</th>" in key and "<th>temperature</th>" in key
+    heads = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th>(.*?)</th>", key)]
+    assert heads == ["config", "base_url", "max_tokens", "temperature", "endpoints", "folder"]
     figures = dom.split('id="key"', 1)[1].split("</table>", 1)[1]
     assert "gpu-node" not in figures and "base_url" not in figures  # settings are in the key, not in every cell
     for table in re.findall(r'<table class="figures">(.*?)</table>', figures, re.S):

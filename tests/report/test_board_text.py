@@ -12,7 +12,7 @@ from pydantic import JsonValue
 
 from qualeval.figures import board_runs
 from qualeval.records import Board, ConfigFigures, SpeedRatio
-from qualeval.report import board_markdown
+from qualeval.report import board_html, board_markdown
 from qualeval.report.board_pages import beyond_line, setting_text, tone
 from qualeval.report.plots import ParetoPoint, _front, pareto
 from tests.figures.test_board import flags, write_run
@@ -113,3 +113,34 @@ def test_every_point_is_labelled_and_the_front_drawn() -> None:
     # two configs at one point share one label, rather than print over each other
     same = pareto([_point("A", 30, 0.7, True), _point("B", 30, 0.7, True)], "x", "t", higher_better=True)
     assert "A,B" in _texts(same)
+
+
+def test_a_workload_board_shows_no_accuracy_columns_and_a_key_of_folders(tmp_path: Path) -> None:
+    """Synthetic prompts have no right answer: no difference, tie or plot of accuracy; and runs whose manifests
+    differ in nothing are told apart by folder in the key."""
+    one = write_run(tmp_path / "one", flags(10, set()), task="w", scored=False)
+    two = write_run(tmp_path / "two", flags(10, set()), task="w", scored=False)
+    page = board_html(board_runs([one, two]))
+    assert "no setting differs (the folders do)" in page and f"<code>{two}</code>" in page
+    figures = page.split('<table class="figures">', 1)[1].split("</table>", 1)[0]
+    assert "not scored" in figures and "Δ accuracy" not in figures and "tied with best" not in figures
+    assert "<img" not in page
+
+
+def test_a_config_without_a_speed_figure_is_named_under_the_plot_it_is_missing_from() -> None:
+    from qualeval.records import BoardTask, Cell, Distribution
+    from qualeval.report.board_web import _plots
+
+    def config(tps: float | None, efficient: bool) -> ConfigFigures:
+        return ConfigFigures.model_construct(
+            accuracy=Cell(n=20, correct=15, accuracy=0.75, low=0.53, high=0.89),
+            output_tps=tps,
+            first_answer=Distribution(n=20, mean=400, p50=400, p90=500, p99=600),
+            pareto_throughput=efficient if tps is not None else None,
+            pareto_first_answer=True,
+        )
+
+    task = BoardTask(scored=True, best="A", configs={"A": config(230.0, True), "B": config(None, False)})
+    (through, _, absent), (quick, _, none) = _plots(_board(rerun=False), task, "t")
+    assert absent == "Not on this plot (no accuracy or no output tok/s): B." and none == ""
+    assert through.endswith("Pareto front through A") and quick.endswith("Pareto front through A, B")
