@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from qualeval.cli.output import fail, note, stdout
 from qualeval.errors import InputError, QualevalError
@@ -34,11 +35,36 @@ def _write(out: Path, files: dict[str, str]) -> None:
         raise InputError(f"{out}: cannot write ({exc.strerror})") from None
 
 
+def _labelled(runs: list[str]) -> tuple[list[Path], list[str | None]]:
+    """`LABEL=RUN` or `RUN`, each: a folder that exists under the whole argument is that folder (`runs/c=4`),
+    and so is one whose `=` comes after a slash."""
+    paths: list[Path] = []
+    labels: list[str | None] = []
+    for arg in runs:
+        label, sep, rest = arg.partition("=")
+        if sep and label and not {"/", "\\"} & set(label) and not Path(arg).exists():
+            if not rest:
+                raise InputError(f"{arg}: no run directory after '{label}='")
+            paths.append(Path(rest))
+            labels.append(label)
+        else:
+            paths.append(Path(arg))
+            labels.append(None)
+    return paths, labels
+
+
 def board_cmd(
-    runs: Annotated[list[Path], typer.Argument(metavar="RUN...", help="Run directories of the same items.")],
+    runs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="[LABEL=]RUN...",
+            help="Run directories of the same items, each optionally under a label of yours (fp16=runs/a); "
+            "unlabelled runs are A, B, C... (the baseline first).",
+        ),
+    ],
     out: Annotated[Path, typer.Option(help="Folder for board.json, board.md and board.html.")],
     baseline: Annotated[
-        Path | None, typer.Option(help="The run the others are compared with (default: the first).")
+        str | None, typer.Option(help="The run the others are compared with, by folder or label (default: the first).")
     ] = None,
     rerun: _Rerun = None,
 ) -> None:
@@ -49,7 +75,9 @@ def board_cmd(
     from qualeval.report import board_html, board_markdown
 
     try:
-        board = board_runs(runs, baseline=baseline, rerun=rerun)
+        paths, labels = _labelled(runs)
+        base = paths[labels.index(baseline)] if baseline is not None and baseline in labels else baseline
+        board = board_runs(paths, baseline=base, rerun=rerun, labels=labels)
         files = {"board.json": board.model_dump_json(indent=2) + "\n", "board.md": board_markdown(board)}
         _write(out, {**files, "board.html": board_html(board)})
     except QualevalError as exc:
@@ -58,21 +86,26 @@ def board_cmd(
     note(f"wrote {out / 'board.json'}, board.md and board.html")
 
 
+_TONES = {"better": "green", "worse": "red"}
+
+
 def _print_board(board: Board) -> None:
-    from qualeval.report import HEAD, rows
+    from qualeval.report import HEAD, beyond_line, key_rows, rows, tone
 
     shown = (1, 2, 3, 9)  # accuracy, vs baseline, tied with best, output tok/s: the reports have the rest
-    # a config's name (the settings it differs in) can be longer than a terminal's column: the rows carry a number
-    # and a key line under the tables names each config in full, so two configs are never cut to the same text
-    number = {run.name: f"#{i}" for i, run in enumerate(board.runs, start=1)}
     console = stdout()
+    # the key first and in full, one line a config (never a table's column, which a narrow terminal would cut):
+    # the tables then name configs by label alone
+    for label, settings, path in key_rows(board):
+        role = " (baseline)" if label == board.baseline else ""
+        console.print(f"{label}{role}: {settings} ({path})", highlight=False, soft_wrap=True, markup=False)
     for name, task in board.tasks.items():
         table = Table("config", *(HEAD[i] for i in shown), title=name, title_justify="left")
-        for config, row in zip(task.configs, rows(board, task), strict=True):
-            table.add_row(number.get(config, config), *(row[i] for i in shown))
+        for (config, c), row in zip(task.configs.items(), rows(board, task), strict=True):
+            versus = Text(row[2], style=_TONES.get(tone(board, c, "accuracy"), ""))
+            table.add_row(config, row[1], versus, *(row[i] for i in shown[2:]))
         console.print(table)
-    for run in board.runs:
-        console.print(f"{number[run.name]}: {run.name} ({run.path})", highlight=False, soft_wrap=True)
+        console.print(beyond_line(board, task), highlight=False, soft_wrap=True, markup=False)
 
 
 def gate_cmd(

@@ -11,7 +11,10 @@ against its noise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+import re
+import string
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,26 +38,41 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def _runs(loaded: Sequence[Loaded]) -> list[BoardRun]:
-    """Each run named by the settings it differs from the others in; by its folder where that names none apart."""
+_LABEL = re.compile(r"[\w.+-]{1,20}")
+
+
+def _letters() -> Iterator[str]:
+    """A, B, … Z, then AA, AB, …: the labels of runs the user did not name."""
+    for width in itertools.count(1):
+        for letters in itertools.product(string.ascii_uppercase, repeat=width):
+            yield "".join(letters)
+
+
+def _labels(given: Sequence[str | None]) -> list[str]:
+    """The user's label where one was given, else the next letter no label took; a label that is not a short
+    word, or given twice, is refused."""
+    for label in given:
+        if label is not None and not _LABEL.fullmatch(label):
+            raise InputError(f"label {label!r}: a label is 1 to 20 letters, digits or _ . + - (e.g. fp16, q8_0)")
+    named = [label for label in given if label is not None]
+    twice = next((label for label in named if named.count(label) > 1), None)
+    if twice is not None:
+        raise InputError(f"label {twice!r} is given to two runs: each config needs its own")
+    free = (letters for letters in _letters() if letters not in named)
+    return [label if label is not None else next(free) for label in given]
+
+
+def _runs(loaded: Sequence[Loaded], labels: Sequence[str]) -> list[BoardRun]:
+    """Each run under its label, with the settings it differs from the others in (a key names them once, so the
+    figures need not repeat them)."""
     every = [run_settings(run.manifest) for run in loaded]
     keys = list(dict.fromkeys(k for s in every for k in s))
     differ = [k for k in keys if len({repr(s.get(k)) for s in every}) > 1]
-    names = [
-        ", ".join(f"{k}={s.get(k)}" for k in differ) or run.path.name for s, run in zip(every, loaded, strict=True)
-    ]
-    if len(set(names)) < len(names):
-        names = [
-            f"{name} ({run.path.name})" if name != run.path.name else name
-            for name, run in zip(names, loaded, strict=True)
-        ]
-    if len(set(names)) < len(names):
-        names = [str(run.path) for run in loaded]
     return [
         BoardRun(
-            name=name, path=str(run.path), settings={k: s.get(k) for k in differ}, simulated=run.manifest.simulated
+            name=label, path=str(run.path), settings={k: s.get(k) for k in differ}, simulated=run.manifest.simulated
         )
-        for name, s, run in zip(names, every, loaded, strict=True)
+        for label, s, run in zip(labels, every, loaded, strict=True)
     ]
 
 
@@ -170,28 +188,44 @@ def _refuse_copies(loaded: Sequence[Loaded], again: Loaded | None) -> None:
         check_rerun(loaded[0], again, again.path, of=f"the baseline {loaded[0].path}")
 
 
+def _ordered(
+    runs: Sequence[Path | str], labels: Sequence[str | None] | None, baseline: Path | None
+) -> tuple[list[Path], list[str | None]]:
+    """The runs once each, the baseline first, with the label the user gave each (None: none given)."""
+    if labels is not None and len(labels) != len(runs):
+        raise InputError(f"{len(labels)} labels for {len(runs)} runs: give one a run (None for a letter)")
+    named: dict[Path, str | None] = {}
+    for run, label in zip(runs, labels if labels is not None else [None] * len(runs), strict=True):
+        named.setdefault(Path(run), label)
+    base = baseline if baseline is not None else next(iter(named), None)
+    if base is not None:
+        named = {base: named.get(base), **{p: label for p, label in named.items() if p != base}}
+    return list(named), list(named.values())
+
+
 def board_runs(
     runs: Sequence[Path | str],
     *,
     baseline: Path | str | None = None,
     rerun: Path | str | None = None,
     alpha: float = ALPHA,
+    labels: Sequence[str | None] | None = None,
 ) -> Board:
     """The board of `runs` (the baseline among them, or first when not one of them); `rerun` a second run of the
-    baseline's configuration."""
+    baseline's configuration. `labels`, one a run: the name each config goes by on the board (None, or no
+    `labels`: A, B, C… in the board's order, the baseline first, skipping the labels given)."""
     if isinstance(runs, str | Path):  # one folder, whose name would otherwise be read letter by letter
         raise InputError(f"a board takes a list of run directories, not one ({runs})")
-    paths = list(dict.fromkeys(Path(run) for run in runs))
     baseline, rerun = Path(baseline) if baseline is not None else None, Path(rerun) if rerun is not None else None
-    base_path = baseline if baseline is not None else paths[0]
-    paths = [base_path, *(p for p in paths if p != base_path)]
+    paths, given = _ordered(runs, labels, baseline)
     if len(paths) < 2:
         raise InputError("a board needs at least two runs (the baseline and one to set beside it)")
+    named_as = _labels(given)
     loaded = load_runs([*paths, *([rerun] if rerun is not None else [])])
     again = loaded[len(paths)] if rerun is not None else None
     loaded = loaded[: len(paths)]
     _refuse_copies(loaded, again)
-    named = _runs(loaded)
+    named = _runs(loaded, named_as)
     by_name = {r.name: run for r, run in zip(named, loaded, strict=True)}
     noise = run_noise(loaded[0].records, again.records, grouper(loaded[0])) if again is not None else {}
     tasks = {}

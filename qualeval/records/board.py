@@ -67,7 +67,7 @@ class ConfigFigures(BaseModel):
 class BoardTask(BaseModel):
     scored: bool
     best: str | None
-    """The config with the highest accuracy (None when not scored)."""
+    """The label of the config most ahead of the baseline (None when not scored)."""
     configs: dict[str, ConfigFigures]
     noise: Noise | None = None
     """The baseline against its rerun, item by item."""
@@ -75,15 +75,18 @@ class BoardTask(BaseModel):
 
 class BoardRun(BaseModel):
     name: str
-    """The settings this run differs from the others in (`k=v, ...`), or its folder's name when none differ."""
+    """The config's label: the user's (`qualeval board fp16=runs/a`), else A, B, C… in the board's order, the
+    baseline first. Every table and plot names the config by it; the key gives its settings and folder."""
     path: str
     settings: dict[str, JsonValue]
+    """The settings the runs differ in (dotted, as `compare` lists them), with this run's value: null where the
+    manifest holds none (unset, so the server's or qualeval's default)."""
     simulated: bool
 
 
 class Board(BaseModel):
     baseline: str
-    """The baseline's name (one of `runs`)."""
+    """The baseline's label (one of `runs`)."""
     rerun: str | None = None
     """The path of a second run of the baseline's configuration."""
     alpha: float

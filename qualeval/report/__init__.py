@@ -6,10 +6,12 @@ numbers     how a share, a figure and a distribution are written
 repeats     the prefix cache and identical-input findings, as lines
 frontier_sections   the accuracy-against-cost and drop-under-load sections
 serving_sections, serving_plots   the serving benchmark's sections and plots (qualeval.serving computes them)
-board_pages board.md and board.html
+board_pages board.md, and the labels, key and noise reading the terminal and board.html share with it
+board_web   board.html
 """
 
-from qualeval.report.board_pages import HEAD, board_html, board_markdown, rows
+from qualeval.report.board_pages import HEAD, beyond_line, board_markdown, key_rows, rows, tone
+from qualeval.report.board_web import board_html
 from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
 from qualeval.report.html import compare_html, write_reports_or_warn
 from qualeval.report.markdown import context_refused, published_where, unknown_line
@@ -19,6 +21,7 @@ from qualeval.report.serving_sections import terminal_lines
 
 __all__ = [
     "HEAD",
+    "beyond_line",
     "board_html",
     "board_markdown",
     "cache_lines",
@@ -28,6 +31,7 @@ __all__ = [
     "dist",
     "drop_warnings",
     "identical_lines",
+    "key_rows",
     "num",
     "pct",
     "points",
@@ -36,6 +40,7 @@ __all__ = [
     "same_spend_warnings",
     "smallest_line",
     "terminal_lines",
+    "tone",
     "unknown_line",
     "write_reports_or_warn",
 ]

@@ -1,16 +1,30 @@
-"""board.md and a self-contained board.html from a Board (qualeval.figures.board computes it): per task one row a
-config, and the Pareto plots of accuracy against throughput and against first-answer latency."""
+"""board.md, and what the terminal and board.html share with it, from a Board (qualeval.figures.board computes
+it): each config under its short label, a key naming the settings each label stands for, per task one row a
+config, and which differences from the baseline are beyond noise."""
 
 from __future__ import annotations
 
-from importlib import resources
+from typing import Literal
 
-from qualeval.figures import judged
+from pydantic import JsonValue
+
 from qualeval.records import Board, BoardTask, ConfigFigures, Distribution
 from qualeval.report.numbers import num, pct
-from qualeval.report.plots import new_figure, svg_uri
 
-__all__ = ["HEAD", "board_html", "board_markdown", "notes", "pareto_plot", "rows"]
+__all__ = [
+    "HEAD",
+    "SPEEDS",
+    "Tone",
+    "beyond_line",
+    "board_markdown",
+    "key_rows",
+    "notes",
+    "rows",
+    "setting_text",
+    "tied",
+    "tone",
+    "tone_words",
+]
 
 HEAD = (
     "config",
@@ -28,6 +42,97 @@ HEAD = (
     "speed vs baseline",
 )
 
+SPEEDS = {
+    "ttft_p50": "TTFT p50",
+    "first_answer_p50": "first answer p50",
+    "latency_p50": "latency p50",
+    "output_tps": "output tok/s",
+}
+"""Each speed ratio of a config against the baseline's, as a person names it."""
+
+_SENT = frozenset(
+    {"temperature", "top_p", "top_k", "min_p", "presence_penalty", "max_tokens", "thinking", "reasoning_effort"}
+    | {"thinking_budget", "reasoning_format", "constraint_style"}
+)
+"""Settings qualeval sends in the request: left unset, the server's own default applies."""
+
+Tone = Literal["better", "worse", "within", "untested"]
+
+
+def setting_text(key: str, value: JsonValue) -> str:
+    """A setting's value as a person reads it: unset (null, an empty list) is "server default" for what the
+    request would carry and "not set" for the rest; a list of one is its value; on and off for a switch."""
+    if value is None or value == [] or value == {}:
+        return "server default" if key in _SENT or key.startswith("sampling.") else "not set"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return ", ".join(setting_text(key, v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def key_rows(board: Board) -> list[tuple[str, str, str]]:
+    """Per config: its label, the settings it differs from the others in ("temperature 0.7; max_tokens server
+    default", or none where only the folders differ), its folder."""
+    out = []
+    for run in board.runs:
+        settings = "; ".join(f"{k}: {setting_text(k, v)}" for k, v in run.settings.items())
+        out.append((run.name, settings or "no setting differs (the folders do)", run.path))
+    return out
+
+
+def tone(board: Board, c: ConfigFigures, measure: str) -> Tone:
+    """How a config's `measure` (accuracy, or one of SPEEDS) stands against the baseline's: better or worse
+    beyond noise, within it, or not tested (no pairs; a speed figure with no rerun of the baseline to hold it
+    against). Accuracy: McNemar's exact test against the baseline, Holm-corrected, rejecting at the board's
+    alpha. Speed: the ratio, as a factor up or down, beyond the rerun's own. The pages' one reading of "beyond
+    noise"."""
+    if measure == "accuracy":
+        if c.difference is None or c.p_adjusted is None:
+            return "untested"
+        if c.p_adjusted >= board.alpha or c.difference == 0:
+            return "within"
+        return "better" if c.difference > 0 else "worse"
+    ratio = c.speed.get(measure)
+    if ratio is None or ratio.within_spread is None:
+        return "untested"
+    if ratio.within_spread:
+        return "within"
+    return "better" if (ratio.ratio > 1) == (measure == "output_tps") else "worse"
+
+
+def tone_words(board: Board) -> dict[str, str]:
+    """The legend of the tones (better, worse, within; untested is shown as within) and how `tone` decides
+    them ("how"): said beside the one function that reads "beyond noise"."""
+    speed = (
+        "a speed ratio, beyond the spread the baseline's rerun showed on its own"
+        if board.rerun is not None
+        else "speed ratios are not judged: no rerun of the baseline (--rerun) to hold them against"
+    )
+    return {
+        "better": "better than the baseline beyond noise",
+        "worse": "worse than the baseline beyond noise",
+        "within": "within noise, or not judged",
+        "how": (
+            f"Accuracy: McNemar's exact test against the baseline, {board.correction.capitalize()}-corrected, "
+            f"p < {board.alpha:g}; {speed}."
+        ),
+    }
+
+
+def beyond_line(board: Board, task: BoardTask) -> str:
+    """Which configs differ from the baseline beyond noise, on what, by how much: the table in one sentence."""
+    beyond = ("better", "worse")
+    found = []
+    for name, c in task.configs.items():
+        moved = [f"accuracy {100 * (c.difference or 0):+.1f} pts"] if tone(board, c, "accuracy") in beyond else []
+        moved += [f"{SPEEDS[m]} ×{r.ratio:.2f}" for m, r in c.speed.items() if tone(board, c, m) in beyond]
+        found += [f"{name}: {', '.join(moved)}"] if moved else []
+    unjudged = " (speed not judged: no rerun of the baseline)" if board.rerun is None else ""
+    return f"Beyond noise against {board.baseline}{unjudged}: {'; '.join(found) or 'nothing'}."
+
 
 def _p50_p99(d: Distribution | None) -> str:
     return "–" if d is None else f"{d.p50:,.0f} / {d.p99:,.0f}"
@@ -42,7 +147,7 @@ def _speed(c: ConfigFigures) -> str:
             if r.within_spread is None
             else (" ≈ (within rerun spread)" if r.within_spread else " (beyond rerun spread)")
         )
-        parts.append(f"{name} ×{r.ratio:.2f}{mark}")
+        parts.append(f"{SPEEDS.get(name, name)} ×{r.ratio:.2f}{mark}")
     return "; ".join(parts) or "–"
 
 
@@ -54,7 +159,14 @@ def _versus(board: Board, name: str, c: ConfigFigures) -> str:
     return f"{100 * c.difference:+.1f} pts (p {c.p_adjusted:.3g}, {c.pairs} pairs)"
 
 
+def tied(task: BoardTask, name: str, c: ConfigFigures) -> str:
+    if c.tied_with_best is None:
+        return "–"
+    return "best" if name == task.best else ("yes" if c.tied_with_best else "no")
+
+
 def rows(board: Board, task: BoardTask) -> list[list[str]]:
+    """One row of HEAD a config, named by its label."""
     out = []
     for name, c in task.configs.items():
         a = c.accuracy
@@ -63,17 +175,12 @@ def rows(board: Board, task: BoardTask) -> list[list[str]]:
             accuracy += f" ({c.endpoint_errors} endpoint errors left out)"
         if c.unknown_questions:
             accuracy += f" ({c.unknown_questions} unknown questions left out)"
-        tied = (
-            "–"
-            if c.tied_with_best is None
-            else ("best" if name == task.best else ("yes" if c.tied_with_best else "no"))
-        )
         out.append(
             [
                 name,
                 accuracy,
                 _versus(board, name, c),
-                tied,
+                tied(task, name, c),
                 f"{num(c.reasoning_tokens)} / {num(c.answer_tokens)}",
                 pct(c.truncated),
                 _p50_p99(c.ttft),
@@ -108,60 +215,21 @@ def notes(board: Board, task: BoardTask) -> list[str]:
     return out
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def board_markdown(board: Board) -> str:
-    lines = ["# qualeval board", ""]
-    lines += [f"- {'**baseline** ' if r.name == board.baseline else ''}{r.name}: `{r.path}`" for r in board.runs]
+    lines = ["# qualeval board", "", "| config | settings that differ | folder |", "|---|---|---|"]
+    for label, settings, path in key_rows(board):
+        role = " (baseline)" if label == board.baseline else ""
+        lines.append(f"| **{_cell(label)}**{role} | {_cell(settings)} | `{_cell(path)}` |")
+    if board.rerun is not None:
+        lines += ["", f"Rerun of the baseline: `{board.rerun}`"]
     if any(r.simulated for r in board.runs):
         lines += ["", "**Simulated server**: at least one run is against qualeval's reference server."]
     for name, task in board.tasks.items():
         lines += ["", f"## {name}", "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows(board, task)]
-        lines += ["", *notes(board, task)]
+        lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows(board, task)]
+        lines += ["", beyond_line(board, task), "", *notes(board, task)]
     return "\n".join(lines) + "\n"
-
-
-def pareto_plot(task: BoardTask, name: str) -> str | None:
-    """Accuracy against output tok/s and against first-answer p50, one point a config, efficient ones filled."""
-    if not task.scored:
-        return None
-    fig, axes = new_figure(width=9.0, height=3.4 + 0.25 * len(task.configs))
-    fig.delaxes(axes)
-    panels = (
-        (lambda c: c.output_tps, "pareto_throughput", "output tok/s"),
-        (lambda c: c.first_answer.p50 if c.first_answer else None, "pareto_first_answer", "first answer p50 (ms)"),
-    )
-    for i, (cost, marked, label) in enumerate(panels):
-        ax = fig.add_subplot(1, 2, i + 1)
-        ax.spines[["top", "right"]].set_visible(False)
-        for k, (config, c) in enumerate(task.configs.items()):
-            x, a = cost(c), judged(c.accuracy) if c.accuracy is not None else None
-            if x is None or a is None:
-                continue
-            colour = f"C{k % 10}"  # one colour a config, named in the legend: names are too long to label points
-            share, low, high = a
-            yerr = [[max(0.0, share - low)], [max(0.0, high - share)]]
-            ax.errorbar(
-                [x], [share], yerr=yerr, marker="o", capsize=3, color=colour,
-                mfc=colour if getattr(c, marked) else "white", label=config if i == 0 else None,
-            )  # fmt: skip
-        ax.set_xlabel(label)
-        ax.set_ylabel("accuracy")
-        ax.set_ylim(0, 1)
-        if i == 0:  # below the axes, where the layout makes room for it
-            ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2), fontsize=7, frameon=False)
-    fig.suptitle(f"{name}: accuracy against speed (filled: Pareto-efficient)")
-    return svg_uri(fig)
-
-
-def board_html(board: Board) -> str:
-    from jinja2 import Environment, StrictUndefined, select_autoescape
-
-    # autoescaped as the run report is: config names come from manifests, which a user writes
-    env = Environment(autoescape=select_autoescape(default=True), undefined=StrictUndefined, trim_blocks=True)
-    template = env.from_string(
-        (resources.files("qualeval.report") / "templates" / "board.html").read_text(encoding="utf-8")
-    )
-    tasks = [
-        (name, rows(board, task), notes(board, task), pareto_plot(task, name)) for name, task in board.tasks.items()
-    ]
-    return template.render(b=board, head=HEAD, tasks=tasks)

@@ -5,16 +5,18 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from qualeval.figures import judged
 
 __all__ = [
+    "ParetoPoint",
     "accuracy_by_length",
     "accuracy_vs_load",
     "frontier",
     "latency_by_outcome",
     "new_figure",
+    "pareto",
     "svg_uri",
     "throughput_vs_load",
 ]
@@ -204,4 +206,97 @@ def frontier(levels: Sequence[Any], task: str) -> str:
         box.axis("off")
         box.text(0, 1, "\n".join(names), fontsize=8, va="top", ha="left", transform=box.transAxes)
     fig.suptitle(f"{task}: accuracy against cost (filled: Pareto-efficient)")
+    return svg_uri(fig)
+
+
+class ParetoPoint(NamedTuple):
+    """One config on a board's plot: its label, its speed figure (x) and its accuracy with the 95% interval."""
+
+    label: str
+    x: float
+    accuracy: float
+    low: float
+    high: float
+    efficient: bool
+    baseline: bool
+
+
+def _front(
+    points: Sequence[ParetoPoint], higher_better: bool, left: float, right: float, bottom: float
+) -> tuple[list[float], list[float]]:
+    """The edge of what the efficient points dominate, across the axes: with higher x better it comes in from
+    the left at the most accurate point's height and steps down at each point to the next, then to the bottom;
+    with lower x better it rises from the bottom at the quickest point and steps up at each, then runs out to
+    the right. A single efficient point draws the corner of what it beats."""
+    edge = sorted((p.x, p.accuracy) for p in points if p.efficient)
+    if higher_better:
+        xs, ys = [left], [edge[0][1]]
+        for (x, y), (_, after) in zip(edge, [*edge[1:], (right, bottom)], strict=True):
+            xs += [x, x]
+            ys += [y, after]
+    else:
+        xs, ys = [edge[0][0]], [bottom]
+        for (x, y), (after, _) in zip(edge, [*edge[1:], (right, bottom)], strict=True):
+            xs += [x, after]
+            ys += [y, y]
+    return xs, ys
+
+
+_SPOTS = ((7, 5, "left"), (7, -15, "left"), (-7, 5, "right"), (-7, -15, "right"), (7, 14, "left"), (-7, 14, "right"))
+"""Where a point's label may go, in points from it: right and above first, then below, then to the left."""
+
+
+def _label(ax: Any, labels: Sequence[tuple[float, float, str]]) -> None:
+    """Each label beside its point at the first spot that covers no point and no label already placed (else
+    the spot covering fewest), so that two close configs' labels do not print over each other or a marker."""
+    scale = ax.figure.dpi / 72  # display pixels per typographic point
+    at = [ax.transData.transform((x, y)) for x, y, _ in labels]
+    taken = [(px - 6 * scale, py - 6 * scale, px + 6 * scale, py + 6 * scale) for px, py in at]
+
+    def clashes(box: tuple[float, float, float, float]) -> int:
+        return sum(box[0] < t[2] and t[0] < box[2] and box[1] < t[3] and t[1] < box[3] for t in taken)
+
+    for (x, y, text), (px, py) in zip(labels, at, strict=True):
+        width, height = 6.5 * len(text) * scale, 10 * scale
+        boxes = []
+        for dx, dy, side in _SPOTS:
+            x0 = px + dx * scale - (width if side == "right" else 0)
+            boxes.append(((x0, py + dy * scale, x0 + width, py + dy * scale + height), dx, dy, side))
+        box, dx, dy, side = min(boxes, key=lambda b: clashes(b[0]))  # min keeps the first of equals
+        taken.append(box)
+        ax.annotate(
+            text, (x, y), textcoords="offset points", xytext=(dx, dy), ha=side, fontsize=10, fontweight="bold",
+            color="#1b2a4a", zorder=4,
+        )  # fmt: skip
+
+
+def pareto(points: Sequence[ParetoPoint], x_label: str, title: str, *, higher_better: bool) -> str:
+    """Accuracy against one speed figure, a point a config with its label beside it (points within a few
+    percent of each other share one, "A,C"), the Pareto-efficient ones filled, the front drawn over what they
+    dominate, the baseline a square. Sized for half of a 1,400-pixel page; the page scales it to its width."""
+    fig, ax = new_figure(width=6.9, height=4.4)
+    for p in points:
+        ax.errorbar(
+            [p.x], [p.accuracy], yerr=[[max(0.0, p.accuracy - p.low)], [max(0.0, p.high - p.accuracy)]],
+            marker="s" if p.baseline else "o", markersize=8, capsize=3, color="#3558a8", ecolor="#9aa9cc",
+            mfc="#3558a8" if p.efficient else "white", mew=1.5, zorder=3,
+        )  # fmt: skip
+    low = max(0.0, min(p.low for p in points) - 0.05)
+    high = min(1.0, max(p.high for p in points) + 0.05) + 0.02
+    xs = [p.x for p in points]
+    pad = 0.12 * ((max(xs) - min(xs)) or max(xs) or 1.0)
+    left, right = min(xs) - pad, max(xs) + pad
+    ax.set(xlim=(left, right), ylim=(low, high))
+    if any(p.efficient for p in points):
+        fx, fy = _front(points, higher_better, left, right, low)
+        ax.plot(fx, fy, color="#d9822b", linewidth=2, zorder=2, label="Pareto front")
+        ax.fill_between(fx, fy, low, color="#d9822b", alpha=0.08, linewidth=0, zorder=1, label="dominated")
+        ax.legend(loc="best", frameon=False, fontsize=9)
+    groups = _clusters([(p.x, p.accuracy, i) for i, p in enumerate(points)], ((right - left) / 1.24, high - low))
+    _label(ax, [(points[g[0]].x, points[g[0]].accuracy, ",".join(points[i].label for i in sorted(g))) for g in groups])
+    ax.yaxis.set_major_formatter(lambda v, _: f"{100 * v:.0f}%")
+    ax.set_xlabel(x_label)
+    ax.set_ylabel("accuracy (95% interval)")
+    ax.grid(alpha=0.25)
+    ax.set_title(title, loc="left", fontsize=10)
     return svg_uri(fig)

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from scipy.stats import binomtest
 
+from qualeval.errors import InputError
 from qualeval.figures.board import board_runs, holm
 from qualeval.records import ConstraintRecord, Extraction, Record, Score, ServerTimings, Timing, Usage
 
@@ -94,9 +96,9 @@ def test_differences_against_the_baseline_mcnemar_holm_and_ties_with_the_best(tm
     close = write_run(tmp_path / "close", flags(n, {*range(4), 40}), config={"temperature": 0.6})
     board = board_runs([base, worse, close])
     task = board.tasks["t"]
-    assert board.baseline == "temperature=0.0" and board.correction == "holm"
-    assert list(task.configs) == ["temperature=0.0", "temperature=1.0", "temperature=0.6"]
-    w, c = task.configs["temperature=1.0"], task.configs["temperature=0.6"]
+    assert board.baseline == "A" and board.correction == "holm"
+    assert list(task.configs) == ["A", "B", "C"]
+    w, c = task.configs["B"], task.configs["C"]
     assert w.difference == -12 / n and c.difference == 5 / n
     # McNemar's exact test is a binomial test of the discordant pairs at one half
     p_worse = binomtest(12, 12, 0.5).pvalue
@@ -106,15 +108,15 @@ def test_differences_against_the_baseline_mcnemar_holm_and_ties_with_the_best(tm
     assert abs(c.p_adjusted - max(min(1.0, 2 * p_worse), p_close)) < 1e-12  # Holm; Bonferroni would double it
     assert 0.05 < c.p_adjusted < 2 * p_close
     # the best config (55 of 60): the baseline's 50 cannot be told from it, the worst's 38 can
-    assert task.best == "temperature=0.6"
-    assert c.tied_with_best and task.configs["temperature=0.0"].tied_with_best and not w.tied_with_best
+    assert task.best == "C"
+    assert c.tied_with_best and task.configs["A"].tied_with_best and not w.tied_with_best
     assert c.accuracy is not None and c.accuracy.n == n and c.accuracy.low < c.accuracy.accuracy < c.accuracy.high
 
 
 def test_endpoint_errors_are_left_out_of_accuracy_and_pairs(tmp_path: Path) -> None:
     base = write_run(tmp_path / "base", flags(20, set()))
     failing = write_run(tmp_path / "failing", [None] * 5 + [True] * 15, config={"temperature": 0.3})
-    figures = board_runs([base, failing]).tasks["t"].configs["temperature=0.3"]
+    figures = board_runs([base, failing]).tasks["t"].configs["B"]
     assert figures.endpoint_errors == 5 and figures.pairs == 15
     assert figures.accuracy is not None and figures.accuracy.accuracy == 1.0 and figures.difference == 0.0
 
@@ -127,13 +129,13 @@ def test_speed_against_the_rerun_spread_and_the_pareto_front(tmp_path: Path) -> 
     jumpy = write_run(tmp_path / "jumpy", right, config={"concurrency": [4]}, ttft=200.0, drafted=(10, 7))
     board = board_runs([base, slower, jumpy], rerun=again)
     configs = board.tasks["t"].configs
-    ratio = configs["concurrency=[2]"].speed["ttft_p50"]
+    ratio = configs["B"].speed["ttft_p50"]
     assert abs(ratio.ratio - 1.2) < 1e-9 and abs(ratio.spread - 0.3) < 1e-9 and ratio.within_spread
-    assert configs["concurrency=[4]"].speed["ttft_p50"].within_spread is False
-    assert configs["concurrency=[4]"].spec_acceptance == 0.7 and configs["concurrency=[1]"].spec_acceptance is None
+    assert configs["C"].speed["ttft_p50"].within_spread is False
+    assert configs["C"].spec_acceptance == 0.7 and configs["A"].spec_acceptance is None
     # same accuracy, same throughput: the quickest first answer alone is efficient on that axis
     quick = {name: c.pareto_first_answer for name, c in configs.items()}
-    assert quick == {"concurrency=[1]": True, "concurrency=[2]": False, "concurrency=[4]": False}
+    assert quick == {"A": True, "B": False, "C": False}
     assert board.tasks["t"].noise is not None and board.tasks["t"].noise.pairs == 40
 
 
@@ -142,7 +144,7 @@ def test_a_rerun_that_moved_down_bounds_a_ratio_up_by_the_same_factor(tmp_path: 
     base = write_run(tmp_path / "base", right, ttft=179.0)
     again = write_run(tmp_path / "again", right, ttft=100.0)  # × 1.79 quicker with nothing changed
     slower = write_run(tmp_path / "slower", right, config={"concurrency": [2]}, ttft=179.0 * 1.5)
-    ratio = board_runs([base, slower], rerun=again).tasks["t"].configs["concurrency=[2]"].speed["ttft_p50"]
+    ratio = board_runs([base, slower], rerun=again).tasks["t"].configs["B"].speed["ttft_p50"]
     assert ratio.within_spread is True
 
 
@@ -153,12 +155,14 @@ def test_the_command_writes_three_pages_and_refuses_different_items(tmp_path: Pa
     done = board_cli(other, base, "--baseline", base, "--out", tmp_path / "board")
     assert done.returncode == 0, done.stderr
     written = json.loads((tmp_path / "board" / "board.json").read_text())
-    assert written["baseline"] == "temperature=0.0" and written["runs"][0]["path"] == str(base)
+    # the baseline first and A, whatever the order given; the key says what each label stands for
+    assert written["baseline"] == "A" and written["runs"][0]["path"] == str(base)
+    runs = [(r["name"], r["settings"]) for r in written["runs"]]
+    assert runs == [("A", {"temperature": 0.0}), ("B", {"temperature": 0.7})]
     page = (tmp_path / "board" / "board.html").read_text()
-    assert (
-        "temperature=0.7" in page and "<img" in page and "http" not in page.split("<body>")[0].replace("http-equiv", "")
-    )
-    assert "temperature=0.7" in (tmp_path / "board" / "board.md").read_text()
+    assert "<th>temperature</th>" in page and "<td>0.7</td>" in page and "<img" in page
+    assert "http" not in page.split("<body>")[0].replace("http-equiv", "")
+    assert f"| **B** | temperature: 0.7 | `{other}` |" in (tmp_path / "board" / "board.md").read_text()
     fewer = write_run(tmp_path / "fewer", flags(29, set()), config={"temperature": 1.0})
     for run in (fewer, synthetic):
         done = board_cli(base, run, "--out", tmp_path / "refused")
@@ -217,7 +221,7 @@ def test_unknown_questions_are_said_on_the_row_like_endpoint_errors(tmp_path: Pa
     refused = with_unknown_questions(
         write_run(tmp_path / "refused", flags(20, set()), config={"temperature": 0.3}), {5}
     )
-    figures = board_runs([base, refused]).tasks["t"].configs["temperature=0.3"]
+    figures = board_runs([base, refused]).tasks["t"].configs["B"]
     assert figures.unknown_questions == 1 and figures.pairs == 19 and figures.answered == 19
     done = board_cli(base, refused, "--out", tmp_path / "board")
     assert done.returncode == 0 and "1 unknown questions left out" in done.stdout
@@ -232,8 +236,12 @@ def test_a_narrow_terminal_still_tells_the_configs_apart(tmp_path: Path) -> None
     command = [sys.executable, "-m", "qualeval", "board", str(one), str(two), "--out", str(tmp_path / "b")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "60"})
     assert done.returncode == 0, done.stderr
-    names = board_runs([one, two]).runs
-    assert all(run.name in done.stdout for run in names)  # each named in full, however narrow the table
+    # the tables name configs by label; the key, one line each and never cut, says what each label stands for
+    key = done.stdout.splitlines()[:2]
+    assert key == [
+        f"A (baseline): base_url: {long}; temperature: 0.1 ({one})",
+        f"B: base_url: {long}x; temperature: 0.2 ({two})",
+    ]
 
 
 def with_repeats(root: Path, samples: int) -> Path:
@@ -272,11 +280,11 @@ def test_a_config_that_answered_nothing_has_no_difference_and_is_never_best(tmp_
     none = write_run(tmp_path / "none", flags(20, set()), config={"temperature": 0.3})
     with_unknown_questions(none, set(range(20)))
     task = board_runs([base, none]).tasks["t"]
-    figures = task.configs["temperature=0.3"]
+    figures = task.configs["B"]
     assert figures.answered == 0 and figures.pairs == 0
     assert figures.accuracy is None or figures.accuracy.accuracy is None
     assert figures.difference is None and figures.p_adjusted is None and figures.tied_with_best is None
-    assert task.best != "temperature=0.3"
+    assert task.best != "B"
 
 
 def test_best_is_decided_on_the_paired_items_not_on_accuracies_over_other_items(tmp_path: Path) -> None:
@@ -285,6 +293,50 @@ def test_best_is_decided_on_the_paired_items_not_on_accuracies_over_other_items(
     failing = write_run(tmp_path / "failing", [None] * 4 + [True] * 16, config={"temperature": 0.3})
     board = board_runs([base, failing])
     task = board.tasks["t"]
-    f = task.configs["temperature=0.3"]
+    f = task.configs["B"]
     assert f.accuracy is not None and f.accuracy.accuracy == 1.0 and f.difference == 0.0
     assert task.best == board.baseline and f.tied_with_best
+
+
+def test_labels_are_the_users_else_letters_in_the_boards_order_skipping_those_taken(tmp_path: Path) -> None:
+    runs = [write_run(tmp_path / name, flags(10, set()), config={"temperature": t}) for name, t in
+            (("a", 0.1), ("b", 0.2), ("c", 0.3))]  # fmt: skip
+    board = board_runs(runs, labels=[None, "A", None])
+    assert [r.name for r in board.runs] == ["B", "A", "C"] and board.baseline == "B"
+    assert list(board.tasks["t"].configs) == ["B", "A", "C"]
+    # the baseline goes first whichever place it was given in, and is lettered first
+    board = board_runs(runs, baseline=runs[2])
+    assert [(r.name, Path(r.path).name) for r in board.runs] == [("A", "c"), ("B", "a"), ("C", "b")]
+    for labels, said in (
+        (["fp16", "fp16", None], "given to two runs"),
+        (["my config", None, None], "1 to 20 letters"),
+        (["x" * 21, None, None], "1 to 20 letters"),
+        (["a", "b"], "2 labels for 3 runs"),
+    ):
+        with pytest.raises(InputError, match=said):
+            board_runs(runs, labels=labels)
+
+
+def test_the_command_takes_label_equals_run_and_a_baseline_by_label(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", flags(20, {1}), config={"temperature": 0.0})
+    write_run(tmp_path / "c=8", flags(20, {1, 2}), config={"temperature": 0.5})  # a folder with "="
+    other = write_run(tmp_path / "other", flags(20, {1, 2, 3}), config={"temperature": 0.7})
+    command = [sys.executable, "-m", "qualeval", "board", f"fp16={base}", "c=8", f"hot={other}", "--baseline", "hot"]
+    # run where c=8 is, so that the folder is named as given: an existing folder is a folder, "=" or not
+    done = subprocess.run([*command, "--out", "b"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    written = json.loads((tmp_path / "b" / "board.json").read_text())
+    named = [(r["name"], Path(r["path"]).name) for r in written["runs"]]
+    assert named == [("hot", "other"), ("fp16", "base"), ("A", "c=8")]
+    assert written["baseline"] == "hot"
+    assert done.stdout.splitlines()[:3] == [
+        f"hot (baseline): temperature: 0.7 ({other})",
+        f"fp16: temperature: 0 ({base})",
+        "A: temperature: 0.5 (c=8)",
+    ]
+    for args, said in (((f"fp16={base}", f"fp16={other}"), "given to two runs"), ((f"x={base}", "y="), "'y='")):
+        done = board_cli(*args, "--out", tmp_path / "refused")
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error:") and said in lines[0], (
+            done.stderr
+        )
