@@ -133,3 +133,34 @@ def test_relative_tolerance_is_opt_in() -> None:
 def test_boxes_of_one_answer_and_closing_pairs_are_read_whole(content: str, want: str) -> None:
     got = extract(content, AnswerSpec(type="text"))
     assert (got.value, got.rung) == (want, "anchor")
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        # BBH boolean_expressions (code-davinci-002): the working loops until the budget, cut mid-phrase
+        (
+            "not ( True ) and ( True ) is\n= not True and True = not False and False = not False and False = not False "
+            "and False = not False and False = not False and",
+            "boolean",
+        ),
+        # ZeroEval GSM8K (Llama-3.1-8B): an equation repeated until the budget
+        ("Let E be Eliza's age.\n2(E + 5) = 2(E + 5) = 2(E + 5) = 2(E + 5) = 2(E + 5) = 2(E +", "number"),
+    ],
+)
+def test_a_line_that_loops_until_the_budget_states_no_answer(content: str, kind: str) -> None:
+    """A word inside a loop ("= not False and False = ...") is no answer: the last-line rung reads nothing there."""
+    got = extract(content, AnswerSpec(type=kind))
+    assert (got.value, got.rung) == (None, "none")
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "want"),
+    [
+        ("So the answer is False.", "boolean", "no"),
+        ("1 + 1 = 2, 2 + 2 = 4, so it is 4", "number", "4"),
+        ("yes yes yes", "boolean", "yes"),  # three times is emphasis, not a loop
+    ],
+)
+def test_a_line_that_repeats_less_than_a_loop_is_read(content: str, kind: str, want: str) -> None:
+    assert extract(content, AnswerSpec(type=kind)).value == want

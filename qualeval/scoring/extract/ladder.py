@@ -96,6 +96,16 @@ def _anchored(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extra
     return Extraction(value=None, rung="anchor", raw=spans[-1][1].strip()) if spans else None
 
 
+def _looping(line: str, times: int = 4, longest: int = 15) -> bool:
+    """Whether a line ends in one phrase (up to `longest` words) said `times` times over: a model caught in a loop
+    until its budget ran out ("= not False and False = not False and False = ..."). A word inside the loop is no
+    answer; the phrase may stop anywhere, since a periodic run's last stretches are copies of each other."""
+    words = line.split()
+    return any(
+        len(words) >= times * size and words[-times * size :] == words[-size:] * times for size in range(1, longest + 1)
+    )
+
+
 def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extraction | None:
     lines = [ln for ln in content.strip().splitlines() if ln.strip()]
     if spec.type == "choice" and spec.labels == "letters" and choices:
@@ -104,6 +114,8 @@ def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extr
             if (value := letter_on_line(line, letters)) is not None and len(line.strip(" *_()[].")) == 1:
                 return Extraction(value=value, rung="last", raw=line)
     last = lines[-1] if lines else ""
+    if _looping(last):
+        return None
     value = _typed(last, spec, choices, "line")
     return Extraction(value=value, rung="last", raw=last) if value is not None else None
 
