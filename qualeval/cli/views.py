@@ -259,6 +259,8 @@ def print_comparison(result: Comparison, show: int) -> None:
         for name, (va, vb) in result.server.items():
             table.add_row(name, *("–" if v is None else f"{v:,.3f}" for v in (va, vb)))
         console.print(table)
+    for line in result.server_notes:
+        note(line)
 
 
 def _yes_no(found: bool | None, no: str) -> str:
