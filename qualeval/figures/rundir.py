@@ -222,22 +222,23 @@ def _prompts(run: RunLike) -> dict[PairKey, str | None]:
 def _same_prompts(first: Path, one: RunLike, second: Path, two: RunLike, role: str) -> None:
     """Paired item by item, two runs must have asked the same: an item id is a position (a workload's prompt
     `NAME/3`, a task's sample), and under another seed or task file it names another prompt, whose answers, right
-    or fast, say nothing of this one's. What was sent is compared, not the settings that made it; records that keep
-    no messages cannot be compared, and a warning says how many."""
+    or fast, say nothing of this one's. What was sent is compared, not the settings that made it: every run keeps
+    its records' messages (since the first version), so a run of any version is checked alike. An item whose
+    record keeps messages in one run and none in the other cannot be checked, and a warning says how many."""
     a, b = _prompts(one), _prompts(two)
     shared = sorted(set(a) & set(b))
-    unknown = [k for k in shared if a[k] is None or b[k] is None]
+    unknown = [k for k in shared if (a[k] is None) != (b[k] is None)]
     other = [k for k in shared if a[k] is not None and b[k] is not None and a[k] != b[k]]
     if other:
         raise InputError(
             f"{second}: sent other prompts than {first} for {len(other)} of the {len(shared)} items both ran (e.g. "
-            f"{other[0][1]}): {role} is paired with it item by item, so it must send the same prompts"
+            f"{other[0][1]}): {role} is paired with {first} item by item, so it must send the same prompts"
             f"{_seed_hint(first, m1=one.manifest, m2=two.manifest)}"
         )
     if unknown:
         warnings.warn(
-            f"{second}: {len(unknown)} of the {len(shared)} items it shares with {first} keep no messages in one "
-            "of the runs: whether they sent the same prompts is not known",
+            f"{second}: {len(unknown)} of the {len(shared)} items it shares with {first} keep their messages in one "
+            "run only: whether they sent the same prompts is not known",
             QualevalWarning,
             stacklevel=2,
         )
