@@ -138,10 +138,12 @@ def run_settings(m: Manifest) -> dict[str, Any]:
 
 _MAY_DIFFER = frozenset(
     {"out", "base_url", "endpoints", "timeout", "max_retries", "fail_under", "probe", "published", "within"}
-    | {"sample_seed", "arrival_seed"}
+    | {"sample_seed", "arrival_seed", "workload_set"}
 )
 """What a rerun of A may change: where it was served and written, how long it waited, how it is judged
-afterwards, and its seeds (a rerun draws anew what was drawn); the rest is A's configuration."""
+afterwards, and its seeds (a rerun draws anew what was drawn); the rest is A's configuration. A workload's
+overrides are compared as they took effect (the manifest's `shaping`), not as they were written: a seed drawn
+for A and given to its rerun (`--workload-set seed=N`) is A's."""
 
 
 def _configuration(m: Manifest) -> dict[str, Any]:

@@ -88,6 +88,7 @@ def test_fresh_prompts_are_drawn_for_each_run_kept_and_not_paired(tmp_path: Path
         _run(url, tmp_path / "a", "cache=fresh")
         again = _run(url, tmp_path / "b", "cache=fresh")
         _run(url, tmp_path / "c", f"seed={_seed(tmp_path / 'a')}")
+        _run(url, tmp_path / "d", "cache=fresh", f"seed={_seed(tmp_path / 'a')}")
     assert _seed(tmp_path / "a") != _seed(tmp_path / "b")
     assert not set(_prompts(tmp_path / "a")) & set(_prompts(tmp_path / "b"))
     assert _share(again) < 0.5
@@ -95,6 +96,7 @@ def test_fresh_prompts_are_drawn_for_each_run_kept_and_not_paired(tmp_path: Path
         compare_runs(tmp_path / "a", tmp_path / "b")
     assert _prompts(tmp_path / "c") == _prompts(tmp_path / "a")
     assert compare_runs(tmp_path / "a", tmp_path / "c").tasks  # the drawn seed given again: the same prompts
+    assert compare_runs(tmp_path / "a", tmp_path / "d", again=tmp_path / "c").noise  # and a rerun of A
 
 
 def test_a_resumed_run_keeps_its_seed(tmp_path: Path) -> None:
