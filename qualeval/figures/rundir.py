@@ -49,8 +49,6 @@ class RunDir:
     manifest: Manifest
     summary: RunSummary | None
     """None when the run has no readable summary.json: the figures read from it are left out."""
-    rescore: Path | None = None
-    """The rescore whose verdicts the records carry; None: the run's own."""
 
 
 def _located(root: Path) -> tuple[Path, Path]:
@@ -89,7 +87,7 @@ def read_run(root: Path) -> RunDir:
             QualevalNote,
             stacklevel=2,
         )
-    return RunDir(records, levels, manifest, _summary(folder / "summary.json"), rescore)
+    return RunDir(records, levels, manifest, _summary(folder / "summary.json"))
 
 
 def _check_rescore(run: Path, rescore: Path, records: Mapping[PairKey, Record]) -> None:
@@ -226,7 +224,8 @@ def _same_prompts(first: Path, one: RunLike, second: Path, two: RunLike, role: s
     `NAME/3`, a task's sample), and under another seed or task file it names another prompt, whose answers, right
     or fast, say nothing of this one's. What was sent is compared, not the settings that made it: every run keeps
     its records' messages (since the first version), so a run of any version is checked alike. An item whose
-    record keeps messages in one run and none in the other cannot be checked, and a warning says how many."""
+    record keeps messages in one run and none in the other cannot be checked, and a warning says how many; one
+    that keeps none in either (no run writes such records) is not compared."""
     a, b = _prompts(one), _prompts(two)
     shared = sorted(set(a) & set(b))
     unknown = [k for k in shared if (a[k] is None) != (b[k] is None)]
