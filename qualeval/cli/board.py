@@ -27,6 +27,9 @@ _Rerun = Annotated[
 
 
 def _write(out: Path, files: dict[str, str]) -> None:
+    from qualeval.run import check_out
+
+    check_out(out, ", ".join(files))  # never into a run directory, whose files these would stand beside or replace
     try:
         out.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():

@@ -143,7 +143,9 @@ def compare_and_write(run_a: Path, run_b: Path, out: Path, *, seed: int, again: 
     """Compare two run directories (and a rerun of A's, for the noise) and write compare.json and compare.html."""
     from qualeval.figures import compare_runs
     from qualeval.report import compare_html
+    from qualeval.run import check_out
 
+    check_out(out, "compare.json and compare.html")  # never into a run directory: checked before any run is read
     result = compare_runs(run_a, run_b, seed=seed, again=again)
     try:
         out.mkdir(parents=True, exist_ok=True)

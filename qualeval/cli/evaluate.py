@@ -140,7 +140,7 @@ def compare_cmd(
         raise typer.BadParameter(f"A B, or A A2 B (A2 a rerun of A's configuration); got {len(runs)} runs")
     try:
         run_a, again, run_b = (runs[0], None, runs[1]) if len(runs) == 2 else runs
-        out = out or run_b / "compare"
+        out = out or (run_b.parent if run_b.is_file() else run_b) / "compare"  # B may be RUN/records.jsonl
         result = commands.compare_and_write(run_a, run_b, out, seed=seed, again=again)
     except QualevalError as exc:
         fail(exc)

@@ -254,11 +254,18 @@ def print_comparison(result: Comparison, show: int) -> None:
             f"{name}: A against its rerun: {n.identical:.0%} of {n.pairs} outputs byte-identical, {n.discordant} "
             f"discordant pairs, A2 - A {n.difference:+.1%}; noise floor {n.floor:.1%}"
         )
+    _server_table(result)
+
+
+def _server_table(result: Comparison) -> None:
+    """The server metrics side by side ("–" where a run has none), then why a run has none."""
     if result.server:
         table = Table("server metric", "A", "B", title="server metrics, side by side", title_justify="left")
         for name, (va, vb) in result.server.items():
             table.add_row(name, *("–" if v is None else f"{v:,.3f}" for v in (va, vb)))
-        console.print(table)
+        stdout().print(table)
+    for line in result.server_notes:
+        note(line)
 
 
 def _yes_no(found: bool | None, no: str) -> str:

@@ -274,16 +274,41 @@ def compare_runs(
             name: errors for name, errors in sorted(failed.items(), key=lambda kv: _natural(kv[0])) if name not in tasks
         },
         server=side_by_side(a.summary, b.summary, tasks, speeds),
+        server_notes=server_notes(a.summary, b.summary),
         settings=_settings(a.manifest, b.manifest),
     )
 
 
 def _server_means(summary: RunSummary | None) -> dict[str, float]:
+    """Each server figure's mean over the run's replicas; {} where none was sampled during the run."""
     figures: dict[str, list[float]] = {}
     for figs in ((summary.server if summary else None) or {}).values():
         for name, value in figs.items():
             figures.setdefault(name, []).append(value.mean)
     return {name: sum(v) / len(v) for name, v in figures.items()}
+
+
+def _no_metrics(summary: RunSummary | None) -> str:
+    """Why a run has no server figure."""
+    if summary is None:
+        return "no readable summary.json"
+    if summary.server is None:
+        return "its server gave no /metrics that qualeval reads (vLLM, SGLang, llama.cpp with --metrics)"
+    return (
+        "its server's /metrics was read only with no request in flight (a run shorter than the one-second "
+        "sampling interval), and an idle server's figures are not the run's"
+    )
+
+
+def server_notes(a: RunSummary | None, b: RunSummary | None) -> list[str]:
+    """Why a run's server metrics are "–" in the table: said where the other run has some, or where a server
+    was read at all."""
+    have = (_server_means(a), _server_means(b))
+    asked = any(s is not None and s.server is not None for s in (a, b))
+    if not (any(have) or asked):
+        return []  # neither server has metrics: no table, nothing to explain
+    sides = (("A", a, have[0]), ("B", b, have[1]))
+    return [f"{side}: no server metric: {_no_metrics(summary)}" for side, summary, has in sides if not has]
 
 
 def side_by_side(
@@ -292,9 +317,10 @@ def side_by_side(
     tasks: dict[str, TaskComparison],
     speeds: dict[str, tuple[Speed, Speed]],
 ) -> dict[str, list[float | None]]:
-    """For `qualeval compare`: each server metric (mean over the run and the replicas: the server's own, of each
-    run whole) of run A and run B, beside each compared task's accuracy and TTFT p99 over its paired items, so a
-    serving change's effect on both reads in one table. None: a run without a summary."""
+    """For `qualeval compare`: each server metric (mean over the seconds sampled while the run had requests in
+    flight, and over the replicas: the server's own, of each run whole) of run A and run B, beside each compared
+    task's accuracy and TTFT p99 over its paired items, so a serving change's effect on both reads in one table.
+    None ("–"): a run without the metric (`server_notes` says why); {} when neither run has any."""
     ma, mb = _server_means(a), _server_means(b)
     if not ma and not mb:
         return {}

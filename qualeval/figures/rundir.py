@@ -1,9 +1,18 @@
 """A run directory read back (its manifest, its first record per item, its levels and summary), and the checks
-that runs set beside each other are what they claim to be: not the same run twice, a rerun of A's configuration
-and items. compare, board and gate read runs through these."""
+that runs set beside each other are what they claim to be: not the same run twice, runs that sent the same prompts
+under the same items, a rerun of A's configuration and items. compare, board and gate read runs through these.
+
+Which verdicts a run is read with (the same for `compare`, `board`, `gate` and their functions):
+- `RUN`: its rescore's (`RUN/rescore`, written by `qualeval rescore`) where it has one, with a note saying so; else
+  the verdicts the run gave.
+- `RUN/rescore`: the rescore's; `RUN/records.jsonl`: the run's own, rescored or not.
+The manifest is the run's in every case: a rescore sends nothing, so what was sent and how is the run's.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +20,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, QualevalNote, QualevalWarning
 from qualeval.records import Manifest, Record, RunStore, RunSummary
 
 __all__ = [
@@ -28,6 +37,9 @@ __all__ = [
 PairKey = tuple[str, ...]
 """(task, sample id, repeat, load level), or without the level when the runs swept different levels."""
 
+RESCORE = "rescore"
+RECORDS = "records.jsonl"
+
 
 @dataclass(frozen=True)
 class RunDir:
@@ -39,18 +51,58 @@ class RunDir:
     """None when the run has no readable summary.json: the figures read from it are left out."""
 
 
+def _located(root: Path) -> tuple[Path, Path]:
+    """(the run directory, the folder whose records.jsonl and summary.json are read)."""
+    chosen = root.name == RECORDS and root.is_file()  # RUN/records.jsonl, RUN/rescore/records.jsonl: as named
+    folder = root.parent if chosen else root
+    if (folder / "manifest.json").exists():
+        rescored = folder / RESCORE
+        return folder, rescored if not chosen and (rescored / RECORDS).exists() else folder
+    if folder.name == RESCORE and (folder / RECORDS).exists() and (folder.parent / "manifest.json").exists():
+        return folder.parent, folder
+    raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
+
+
 def read_run(root: Path) -> RunDir:
-    """A run directory's manifest, its first record per (task, sample, repeat, level), its levels and summary."""
-    store = RunStore(root)
-    manifest = store.manifest()
+    """A run directory's manifest, its first record per (task, sample, repeat, level), its levels and summary,
+    with the verdicts the path names (see the module's docstring); a note says when they are its rescore's
+    without the path naming it."""
+    root = Path(root)
+    run, folder = _located(root)
+    manifest = RunStore(run).manifest()
     if manifest is None:
-        raise InputError(f"{root}: no manifest.json here; is this a qualeval run directory?")
+        raise InputError(f"{run}: no manifest.json here; is this a qualeval run directory?")
     records: dict[PairKey, Record] = {}
     levels: set[str] = set()
-    for record in store.records():
+    for record in RunStore(folder).records():
         levels.add(record.level)
         records.setdefault((record.task, record.sample_id, str(record.repeat), record.level), record)
-    return RunDir(records, levels, manifest, _summary(root / "summary.json"))
+    rescore = folder if folder != run else None
+    if rescore is not None:
+        _check_rescore(run, rescore, records)
+    if rescore is not None and root == run:
+        warnings.warn(
+            f"{root}: read with the verdicts of its rescore ({rescore}); name {run / RECORDS} for the verdicts "
+            "the run gave",
+            QualevalNote,
+            stacklevel=2,
+        )
+    return RunDir(records, levels, manifest, _summary(folder / "summary.json"))
+
+
+def _check_rescore(run: Path, rescore: Path, records: Mapping[PairKey, Record]) -> None:
+    """A rescore judges the records the run held when it was rescored: a run resumed since holds others (more
+    items, or a failed request sent again), which its verdicts would silently leave out or misstate."""
+    sent: dict[PairKey, float | None] = {}
+    for row in RunStore(run).rows():
+        repeat = str(row.get("repeat", row.get("attempt", 0)))
+        key = (str(row.get("task")), str(row.get("sample_id")), repeat, str(row.get("level", "")))
+        sent.setdefault(key, row.get("sent_at"))
+    if sent != {key: record.sent_at for key, record in records.items()}:
+        raise InputError(
+            f"{rescore}: judged other records than {run} holds now (was the run resumed after its rescore?): "
+            f"rescore it again (qualeval rescore {run}), or name {run / RECORDS} for the verdicts the run gave"
+        )
 
 
 def _summary(path: Path) -> RunSummary | None:
@@ -84,10 +136,12 @@ def run_settings(m: Manifest) -> dict[str, Any]:
 
 _MAY_DIFFER = frozenset(
     {"out", "base_url", "endpoints", "timeout", "max_retries", "fail_under", "probe", "published", "within"}
-    | {"sample_seed", "arrival_seed"}
+    | {"sample_seed", "arrival_seed", "workload_set"}
 )
 """What a rerun of A may change: where it was served and written, how long it waited, how it is judged
-afterwards, and its seeds (a rerun draws anew what was drawn); the rest is A's configuration."""
+afterwards, and its seeds (a rerun draws anew what was drawn); the rest is A's configuration. A workload's
+overrides are compared as they took effect (the manifest's `shaping`), not as they were written: a seed drawn
+for A and given to its rerun (`--workload-set seed=N`) is A's."""
 
 
 def _configuration(m: Manifest) -> dict[str, Any]:
@@ -96,7 +150,8 @@ def _configuration(m: Manifest) -> dict[str, Any]:
     config = m.config.model_dump(mode="json", exclude=set(_MAY_DIFFER)) if m.config else {}
     pinned = m.pinned.fingerprinted() if m.pinned else {}
     tasks = {name: entry.model_dump(mode="json", exclude={"file"}) for name, entry in m.tasks.items()}
-    shaping = m.shaping.model_dump(mode="json") if m.shaping else {}
+    # the prompts' seed is compared, not how it was chosen (a drawn seed given again sends the same prompts)
+    shaping = m.shaping.model_dump(mode="json", exclude={"workload": {"prompts": {"cache"}}}) if m.shaping else {}
     return _flat(config) | _flat(pinned, "pinned.") | _flat(tasks, "tasks.") | _flat(shaping, "shaping.")
 
 
@@ -128,8 +183,10 @@ def check_rerun(a: RunLike, rerun: RunLike, again: Path, of: str = "A") -> None:
 
 
 def refuse_same(first: Path, one: RunLike, second: Path, two: RunLike, role: str) -> None:
-    """The same run twice (the same directory, or a copy of it: the same run id; for runs older than the id, the
-    same start and fingerprint) is no comparison: every difference would be zero by construction."""
+    """What makes two runs no pair to compare item by item, refused: the same run twice (the same directory, or a
+    copy of it: the same run id; for runs older than the id, the same start and fingerprint), where every
+    difference would be zero by construction; and runs that sent other prompts under the same items
+    (`_same_prompts`)."""
     m1, m2 = one.manifest, two.manifest
     if m1.run_id is not None and m2.run_id is not None:
         same = m1.run_id == m2.run_id
@@ -140,6 +197,63 @@ def refuse_same(first: Path, one: RunLike, second: Path, two: RunLike, role: str
             f"{second}: the same run as {first} (started {one.manifest.started or 'at the same time'}); "
             f"{role} must be another run"
         )
+    _same_prompts(first, one, second, two, role)
+
+
+def _sent(record: Record) -> str | None:
+    """A digest of the messages a record sent (every key of each, as sent); None: it keeps none."""
+    if not record.request.messages:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    for message in record.request.messages:
+        digest.update(message.model_dump_json().encode() + b"\n")
+    return digest.hexdigest()
+
+
+def _prompts(run: RunLike) -> dict[PairKey, str | None]:
+    """Per item (task, sample id, repeat), the digest of what its first record sent: every level of a sweep sends
+    an item's same messages, and runs of one level each pair across their labels."""
+    first: dict[PairKey, Record] = {}
+    for key, record in run.records.items():
+        first.setdefault(key[:3], record)
+    return {key: _sent(record) for key, record in first.items()}
+
+
+def _same_prompts(first: Path, one: RunLike, second: Path, two: RunLike, role: str) -> None:
+    """Paired item by item, two runs must have asked the same: an item id is a position (a workload's prompt
+    `NAME/3`, a task's sample), and under another seed or task file it names another prompt, whose answers, right
+    or fast, say nothing of this one's. What was sent is compared, not the settings that made it: every run keeps
+    its records' messages (since the first version), so a run of any version is checked alike. An item whose
+    record keeps messages in one run and none in the other cannot be checked, and a warning says how many; one
+    that keeps none in either (no run writes such records) is not compared."""
+    a, b = _prompts(one), _prompts(two)
+    shared = sorted(set(a) & set(b))
+    unknown = [k for k in shared if (a[k] is None) != (b[k] is None)]
+    other = [k for k in shared if a[k] is not None and b[k] is not None and a[k] != b[k]]
+    if other:
+        raise InputError(
+            f"{second}: sent other prompts than {first} for {len(other)} of the {len(shared)} items both ran (e.g. "
+            f"{other[0][1]}): {role} is paired with {first} item by item, so it must send the same prompts"
+            f"{_seed_hint(first, m1=one.manifest, m2=two.manifest)}"
+        )
+    if unknown:
+        warnings.warn(
+            f"{second}: {len(unknown)} of the {len(shared)} items it shares with {first} keep their messages in one "
+            "run only: whether they sent the same prompts is not known",
+            QualevalWarning,
+            stacklevel=2,
+        )
+
+
+def _seed_hint(first: Path, *, m1: Manifest, m2: Manifest) -> str:
+    """Where a workload's seeds differ, the seed that sends the first run's prompts again."""
+    seeds = [m.shaping.workload.prompts.seed if m.shaping and m.shaping.workload else None for m in (m1, m2)]
+    if None in seeds or seeds[0] == seeds[1]:
+        return ""
+    return (
+        f" (its workload's prompts came from seed {seeds[1]}, {first}'s from seed {seeds[0]}: run it again with "
+        f"--workload-set seed={seeds[0]})"
+    )
 
 
 def refuse_repeats(root: Path, run: RunLike) -> None:

@@ -123,6 +123,8 @@ def length_bucket(tokens: int | None) -> str:
 
 
 def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
+    """Speed read with quality. `duration_s` is the measured requests' time (`speed`'s, warm-ups left out): the
+    figures per minute and per second count the right answers of those requests alone."""
     buckets: dict[str, list[bool]] = defaultdict(list)
     answered = [r for r in rows if r.the_models]  # a failed request or a refusal has no answer to count
     for r in answered:
@@ -135,6 +137,8 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
         if (d := distribution(r.end for r in answered if r.correct is flag))
     }
     correct = sum(r.correct for r in answered)
+    # a rate over `duration_s` counts the requests that time spans: the measured ones, never a warm-up
+    timed_correct = sum(r.correct for r in answered if not r.warmup)
     tokens = sum(r.completion_tokens or 0 for r in answered)
     cut = [r for r in answered if r.status in TRUNCATED]
     budgets = Counter(r.budget for r in answered if r.budget)
@@ -151,9 +155,9 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
     return Linked(
         accuracy_by_reasoning_length=by_length,
         latency_by_outcome=outcome,
-        correct_per_minute=correct / (duration_s / 60.0) if duration_s else None,
+        correct_per_minute=timed_correct / (duration_s / 60.0) if duration_s else None,
         tokens_per_correct=tokens / correct if correct else None,
-        seconds_per_correct=duration_s / correct if (duration_s and correct) else None,
+        seconds_per_correct=duration_s / timed_correct if (duration_s and timed_correct) else None,
         truncation=Truncation(
             budget=budget,
             truncated=len(cut),

@@ -97,6 +97,9 @@ class Comparison(BaseModel):
     server: dict[str, list[float | None]] = {}
     """Each server metric (A, B: the server's own, of each run whole), beside each compared task's accuracy and TTFT
     p99 over its paired items (qualeval.figures.compare.side_by_side)."""
+    server_notes: list[str] = []
+    """Why a run has no server metric where the other has (or neither has, where one was asked for them): "–" in
+    the table."""
     settings: dict[str, tuple[JsonValue, JsonValue]] = {}
     """The run settings that differ, A's value then B's: the manifests' `config` (nested keys dotted:
     `slo.ttft_ms`) and what each run pinned (`pinned.constraint`...); `out` is left out, and a key one manifest

@@ -50,17 +50,24 @@ class WorkloadPrompts(BaseModel):
     context: AtLeast0 = 0
     """Tokens of earlier context before the prompt, in a system message: what llama-benchy's `--depth` is."""
     seed: int = 0
-    """The prompts' seed: drawn afresh for each run (and kept here, so `--workload-set seed=N` repeats it)
-    unless `seed` is given or `cache` is `measure`."""
-    cache: Literal["fresh", "measure"] = "fresh"
-    """fresh: new prompts each run, so no run is served from the prefix cache an earlier one filled; measure:
-    the file's seed every run, to measure that cache."""
+    """The prompts' seed: the file's, or the one given (`--workload-set seed=N`); with `cache: fresh`, one drawn
+    for each run, kept here so that `--workload-set seed=N` sends its prompts again."""
+    cache: Literal["same", "fresh"] = "same"
+    """same: the same prompts every run (the seed given), so that a rerun and a candidate can be paired item by
+    item with the baseline; fresh: new prompts each run (llama-benchy's way), so that no run is served from the
+    prefix cache an earlier one filled, and no two runs pair."""
     path: Path | None = None
     """sharegpt: a JSON list of {conversations: [{from, value}, …]}, as ShareGPT_V3 is published."""
     task: str | None = None
     max_tokens: int | None = None
     """kind task: the token budget of each request (the task's default otherwise)."""
     thinking: bool | None = None
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _cache(cls, value: object) -> object:
+        # `measure`, in workload files and manifests written before `same` was the default, meant the same
+        return "same" if value == "measure" else value
 
     @field_validator("range_ratio")
     @classmethod

@@ -155,7 +155,15 @@ def _server(summary: RunSummary) -> dict[str, Any] | None:
         for url, figs in summary.server.items()
         for name, v in sorted(figs.items())
     ]
-    notes = ["The server's own /metrics, sampled once a second (warm-up left out); see timeseries.jsonl."]
+    if not rows:  # scraped, but only with no request in flight: an idle server's figures are not the run's
+        notes = [
+            "The server's /metrics was read, but never while requests were in flight (a run shorter than the "
+            "one-second sampling interval): an idle server's zeros are not the run's figures, so none is shown; "
+            "see timeseries.jsonl."
+        ]
+        return {"title": "Server metrics", "notes": notes, "tables": [], "plots": []}
+    notes = ["The server's own /metrics, sampled once a second while requests were in flight (warm-up left out); "
+             "see timeseries.jsonl."]  # fmt: skip
     table = {"head": ["replica", "server metric", "mean", "max"], "rows": rows}
     return {"title": "Server metrics", "notes": notes, "tables": [table], "plots": []}
 

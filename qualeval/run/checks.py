@@ -16,6 +16,7 @@ from qualeval.tasks import Task, builtin_dir
 __all__ = [
     "KEYLESS",
     "check_code_allowed",
+    "check_published",
     "check_run_tasks",
     "check_task_names",
     "data_keys",
@@ -102,6 +103,18 @@ def _source(task: Task) -> str:
     return f"the built-in {task.spec.name} ({task.where})" if builtin else task.where
 
 
+def check_published(config: RunConfig, tasks: list[Task]) -> None:
+    """`--published TASK=FIGURE` for a task the run does not have would be shown nowhere: refused before anything
+    is sent, naming the run's tasks (a figure is matched to a task's name, or its base name: `mmlu` for
+    `mmlu:stem`)."""
+    names = list(dict.fromkeys(name for task in tasks for name in _names(task)))
+    for key in config.published:
+        if key not in names:
+            raise InputError(
+                f"--published {key}: no task '{key}' in this run (its tasks: {', '.join(t.name for t in tasks)})"
+            )
+
+
 def check_task_names(tasks: list[Task]) -> None:
     """Two different tasks under one name would share their records and their line of the summary: refused,
     naming both sources. The same task given twice (equal specs) is left to the run's own message."""
@@ -131,13 +144,15 @@ def limit_per_subject_warnings(config: RunConfig, tasks: list[Task]) -> list[str
 
 
 def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
-    """The code permission (before the endpoint is contacted); two different tasks sharing a name, and
-    `--limit-per-subject` where no task has subjects, are errors. `--data TASK=PATH` for a task the run does not
-    have is a warning naming the keys it does take, since it reads nothing (a task that then lacks its data is
-    an error saying so: unread_data_error); so are sampling a model card advises against and
-    `--limit-per-subject` on a task without subjects."""
+    """The code permission (before the endpoint is contacted); two different tasks sharing a name, a published
+    figure for no task of the run, and `--limit-per-subject` where no task has subjects, are errors.
+    `--data TASK=PATH` for a task the run does not have is a warning naming the keys it does take, since it reads
+    nothing (a task that then lacks its data is an error saying so: unread_data_error); so are sampling a model
+    card advises against and `--limit-per-subject` on a task without subjects."""
     check_code_allowed(tasks, config.allow_code_execution)
     check_task_names(tasks)
+    if not config.workload:  # a workload's own task is checked once shaping has made it
+        check_published(config, tasks)
     # warned by every run, never once per process: a second run in the same process is owed its own warnings (the
     # CLI shows every one; a library user's warning filters decide what a notebook shows)
     lines = [*limit_per_subject_warnings(config, tasks), *sampling_warnings(config, tasks)]

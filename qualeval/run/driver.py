@@ -38,7 +38,15 @@ from qualeval.records import (
     fingerprint,
 )
 from qualeval.run.arrivals import batch_loop, closed_loop, open_loop
-from qualeval.run.checks import KEYLESS, check_code_allowed, check_run_tasks, keyless, unread_data_error, warn_unlisted
+from qualeval.run.checks import (
+    KEYLESS,
+    check_code_allowed,
+    check_published,
+    check_run_tasks,
+    keyless,
+    unread_data_error,
+    warn_unlisted,
+)
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
@@ -200,6 +208,8 @@ async def execute(
     shaping = Shaping()
     if needs_shaping(config):  # a workload, context lengths or a shard: prompts are counted on the endpoint
         work, shaping = await shape_work(config, work, old.shaping if old else None)
+    if config.workload:  # a workload brings its own task: known once shaped (the others were checked on loading)
+        check_published(config, [t for t, _ in work])
     if old is not None:
         refuse_conflicts(config.out, old, config)
     manifest = _manifest(config, work, old.pinned if old else None)

@@ -316,14 +316,16 @@ def score_lines(
     return [s.item for s in scored], summary, scored
 
 
-def check_out(out: Path) -> None:
+def check_out(out: Path, writes: str = "the offline scoring") -> None:
     """`--out` must be a new folder, or an earlier offline scoring, whose every file is replaced: writing over a
-    run directory would leave its manifest and records beside a summary and reports of other items."""
+    run directory (a run's, or its rescore's) would leave its manifest and records beside files of other items.
+    `writes`: what the command writes there, for the message (`board`, `compare` and `gate` check their --out
+    too)."""
     from qualeval.records import RunStore, RunSummary
 
     store = RunStore(out)
     if (out / "manifest.json").exists() or store.records_path.exists():
-        raise InputError(f"--out {out}: holds a run directory; give a new folder for the offline scoring")
+        raise InputError(f"--out {out}: holds a run directory; give a new folder for {writes}")
     summary = out / "summary.json"
     if not summary.exists():
         return
@@ -332,7 +334,7 @@ def check_out(out: Path) -> None:
     except (OSError, ValueError):
         raise InputError(f"--out {out}: holds a summary.json that is not qualeval score's; give a new folder") from None
     if source is None:
-        raise InputError(f"--out {out}: holds a run's summary.json; give a new folder for the offline scoring")
+        raise InputError(f"--out {out}: holds a run's summary.json; give a new folder for {writes}")
 
 
 def write_offline(

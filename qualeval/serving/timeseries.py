@@ -233,15 +233,16 @@ class Sampler:
 
 
 def server_summary(root: Path) -> dict[str, dict[str, MeanMax]]:
-    """Per replica and figure: mean and max over the measured seconds (warm-up left out), as the report and
-    `compare` show them."""
+    """Per replica and figure: mean and max over the seconds sampled while the run had requests in flight
+    (warm-up left out), as the report and `compare` show them. A sample taken when none was in flight (the last
+    one, after the run ended; the only one of a run shorter than a second) reads an idle server: its zeros would
+    pass for the run's figures. A replica scraped only so has no figure: `{}` (qualeval.figures.compare says so)."""
     values: dict[str, dict[str, list[float]]] = {}
     for point in read_series(root):
-        if point.warmup:
-            continue
         for url, got in point.server.items():
-            for name, value in got.figures().items():
-                values.setdefault(url, {}).setdefault(name, []).append(value)
+            figures = values.setdefault(url, {})
+            for name, value in got.figures().items() if point.in_flight and not point.warmup else ():
+                figures.setdefault(name, []).append(value)
     return {
         url: {name: MeanMax(mean=sum(v) / len(v), max=max(v), n=len(v)) for name, v in figs.items()}
         for url, figs in values.items()

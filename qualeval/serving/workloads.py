@@ -76,11 +76,12 @@ class Workload(BaseModel):
             raise InputError(f"--workload-set: field 'prompts.{problem.field}': {problem.message}") from None
 
     def seeded(self, sets: list[str], kept: int | None) -> Workload:
-        """The workload with the seed of this run's prompts: a resumed run's own (`kept`); the file's when the
-        user fixed it (`--workload-set seed=N`) or measures the cache (`cache=measure`); else one drawn now, so
-        a rerun is not served from the prefix cache the last run filled (llama-benchy draws afresh too)."""
+        """The workload with the seed of this run's prompts: a resumed run's own (`kept`); else the file's or the
+        one given (`--workload-set seed=N`), so that a rerun and a candidate send the baseline's prompts and pair
+        with it item by item; with `cache=fresh` and no seed given, one drawn now (llama-benchy draws afresh), so
+        that a rerun is not served from the prefix cache the last run filled."""
         given = {item.partition("=")[0].strip().removeprefix("prompts.") for item in sets}
-        if kept is None and ("seed" in given or self.prompts.cache == "measure"):
+        if kept is None and ("seed" in given or self.prompts.cache == "same"):
             return self
         seed = kept if kept is not None else secrets.randbelow(2**31)
         return self.model_copy(update={"prompts": self.prompts.model_copy(update={"seed": seed})})

@@ -63,10 +63,11 @@ def test_each_verdict_and_its_exit_code(tmp_path: Path) -> None:
         (base, worse, "NO-GO", 1),
         (few_base, few, "INCONCLUSIVE", 4),
     ):
-        done = gate_cli(candidate, "--baseline", baseline, "--policy", rule, "--out", tmp_path / candidate.name)
+        out = tmp_path / "gates" / candidate.name  # a folder of its own: a run directory is refused as --out
+        done = gate_cli(candidate, "--baseline", baseline, "--policy", rule, "--out", out)
         assert done.returncode == code, done.stdout + done.stderr
         assert f"verdict: {verdict}" in done.stdout
-        written = json.loads((tmp_path / candidate.name / "gate.json").read_text())
+        written = json.loads((out / "gate.json").read_text())
         assert written["verdict"] == verdict and written["exit_code"] == code
     clause = gate_runs(few_base, few, rule).tasks["t"].clauses[0]
     # 40 items that all agree cannot detect two points: say the floor and how many items would

@@ -125,7 +125,7 @@ def test_compare_at_temperature_0_counts_identical_outputs_and_flipped_verdicts(
     right = [r for r in rows[:-1] if r["score"]["correct"]]
     right[0]["content"] += " "  # a byte of difference, the same verdict
     right[1]["content"], right[1]["score"]["correct"] = "Answer: Atlantis", False
-    rows[-1]["request"]["messages"][-1]["content"] += " Please."  # not the same input: no pair of this kind
+    rows[-1]["request"]["seed"] = 7  # the same messages under another key: not the same input, no pair of this kind
     _write(tmp_path / "b", rows)
     found = compare_runs(tmp_path / "a", tmp_path / "b").tasks["knowledge_qa"].identical
     assert found is not None

@@ -249,3 +249,70 @@ def test_reordered_options_are_refused_naming_the_records(tmp_path: Path, kept: 
     assert done.returncode == 2 and len(errors) == 1, done.stderr
     assert "planets/test/0" in errors[0] and "planets/test/1" in errors[0] and "options" in errors[0]
     assert "Traceback" not in done.stderr
+
+
+def _judged_wrong(tmp_path: Path, name: str, file: Path) -> Path:
+    """A run of the path task `file` whose one record its scorer (RESULT: 42) judged wrong: `Answer: 42`."""
+    root = _tagged_run(tmp_path / name, file)
+    row = json.loads((root / "records.jsonl").read_text())
+    row["score"] = {"correct": False, "detail": "no match"}
+    (root / "records.jsonl").write_text(json.dumps(row) + "\n")
+    return root
+
+
+def _fixed_and_rescored(tmp_path: Path) -> tuple[Path, Path]:
+    """A and B judged wrong by the run's scorer; the scorer fixed, A rescored (right), B not."""
+    file = tmp_path / "tagged.yaml"
+    a, b = _judged_wrong(tmp_path, "a", file), _judged_wrong(tmp_path, "b", file)
+    file.write_text(TAGGED.replace("PATTERN", r"Answer:\s*{gold}\b"), encoding="utf-8")
+    rescore(a)
+    return a, b
+
+
+def test_compare_board_and_gate_read_the_rescore_and_say_so(tmp_path: Path) -> None:
+    from qualeval.errors import QualevalNote
+    from qualeval.figures import board_runs, compare_runs, gate_runs
+
+    a, b = _fixed_and_rescored(tmp_path)
+    policy = tmp_path / "gate.yaml"
+    policy.write_text("default:\n  accuracy: {max_drop: 0.05}\n")
+    said = f"{a}: read with the verdicts of its rescore \\({a / 'rescore'}\\); name {a / 'records.jsonl'} for"
+    with pytest.warns(QualevalNote, match=said):
+        assert compare_runs(a, b).tasks["tagged"].accuracy_a == 1.0
+    with pytest.warns(QualevalNote, match=said):
+        board = board_runs([a, b])
+    assert [c.accuracy.correct for c in board.tasks["tagged"].configs.values() if c.accuracy] == [1, 0]
+    with pytest.warns(QualevalNote, match=said):
+        assert gate_runs(baseline=a, candidate=b, policy_path=policy).verdict == "NO-GO"  # right, then wrong
+
+
+def test_the_rescore_folder_is_a_run_and_records_jsonl_names_the_verdicts_the_run_gave(tmp_path: Path) -> None:
+    from qualeval.figures import compare_runs
+
+    a, b = _fixed_and_rescored(tmp_path)
+    assert compare_runs(a / "rescore", b).tasks["tagged"].accuracy_a == 1.0
+    assert compare_runs(a / "rescore" / "records.jsonl", b).tasks["tagged"].accuracy_a == 1.0
+    assert compare_runs(a / "records.jsonl", b).tasks["tagged"].accuracy_a == 0.0
+
+
+def test_a_rescore_older_than_the_run_s_records_is_refused(tmp_path: Path) -> None:
+    """A run resumed after its rescore holds records the rescore never judged: its verdicts would leave them out."""
+    from qualeval.figures import compare_runs
+
+    a, b = _fixed_and_rescored(tmp_path)
+    row = json.loads((a / "records.jsonl").read_text())
+    with (a / "records.jsonl").open("a") as handle:
+        handle.write(json.dumps({**row, "level": "c=2"}) + "\n")
+    with pytest.raises(InputError, match=r"judged other records than .* holds now .*\(qualeval rescore"):
+        compare_runs(a, b)
+
+
+def test_qualeval_compare_says_which_verdicts_in_one_note_line(tmp_path: Path) -> None:
+    a, b = _fixed_and_rescored(tmp_path)
+    command = [sys.executable, "-m", "qualeval", "compare", str(a), str(b), "--out", str(tmp_path / "cmp")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if "verdicts of its rescore" in line]
+    assert notes == [f"note: {a}: read with the verdicts of its rescore ({a / 'rescore'}); name "
+                     f"{a / 'records.jsonl'} for the verdicts the run gave"]  # fmt: skip
+    assert json.loads((tmp_path / "cmp" / "compare.json").read_text())["tasks"]["tagged"]["accuracy_a"] == 1.0
