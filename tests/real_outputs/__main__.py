@@ -20,7 +20,9 @@ from tests.real_outputs.corpora import CORPORA, Verdict, scored
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.real_outputs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("corpora", nargs="*", metavar="CORPUS", help=f"any of: {', '.join(CORPORA)}")
     parser.add_argument("--write", action="store_true", help="rewrite the snapshots instead of listing")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="corpora scored at once")

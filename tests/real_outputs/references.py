@@ -81,15 +81,15 @@ def _arithmetic(node: ast.AST) -> float:
     here; anything else raises, as eval does on prose. Never eval itself: the text is a model's."""
     if isinstance(node, ast.Expression):
         return _arithmetic(node.body)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value  # type: ignore[no-any-return]
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return node.value
     if isinstance(node, ast.UnaryOp) and type(node.op) in _ARITHMETIC:
-        return _ARITHMETIC[type(node.op)](_arithmetic(node.operand))  # type: ignore[no-any-return]
+        return float(_ARITHMETIC[type(node.op)](_arithmetic(node.operand)))
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
         left, right = _arithmetic(node.left), _arithmetic(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > 64:
             raise ValueError("exponent too large to evaluate here")
-        return _ARITHMETIC[type(node.op)](left, right)  # type: ignore[no-any-return]
+        return float(_ARITHMETIC[type(node.op)](left, right))
     raise ValueError("not arithmetic")
 
 

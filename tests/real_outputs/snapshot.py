@@ -81,7 +81,8 @@ def summary(corpus: Corpus, lines: Sequence[str], before: Sequence[Held], now: S
     acc_before = 100 * sum(h[1] for h in before) / max(len(before), 1)
     acc_now = 100 * sum(v.correct for v in now) / max(len(now), 1)
     head = (
-        f"{len(lines)} items of {corpus} moved against {corpus.snapshot.relative_to(ROOT)} ({flipped} verdicts; "
+        f"{len(lines)} {'item' if len(lines) == 1 else 'items'} of {corpus} moved against "
+        f"{corpus.snapshot.relative_to(ROOT)} ({flipped} {'verdict' if flipped == 1 else 'verdicts'} changed; "
         f"accuracy {acc_before:.2f} → {acc_now:.2f}). Read each one; when every one is shown right, rewrite the "
         f"snapshot with `{REWRITE} {corpus}` and commit it with the change."
     )

@@ -107,8 +107,8 @@ def _accuracy_holds(corpus: Corpus, now: Sequence[Verdict], published: float) ->
 @pytest.mark.parametrize("key", _corpora("gsm"))
 def test_gsm8k_meets_zeroevals_figure_and_every_item_its_parser_scores_right(key: str) -> None:
     corpus = CORPORA[key]
-    published = zeroeval_published(corpus.source.parent / "gsm.summary.json")[corpus.member]
     theirs = [zeroeval_verdict(row["output"], row["answer"], corpus.member) for row in rows(corpus)]
+    published = zeroeval_published(corpus.source.parent / "gsm.summary.json")[corpus.member]
     reproduced = (_published_form(_percent(c for c, _ in theirs)), _published_form(_percent(not a for _, a in theirs)))
     assert reproduced == published, f"the ZeroEval reference no longer reproduces its figures for {corpus}"
     now = scored(key)
@@ -126,8 +126,8 @@ def test_math_level_5_meets_zeroevals_figure(key: str) -> None:
     """ZeroEval reads MATH as it reads GSM8K, by an answer's first number ('4i' is 4), so only its accuracy is a
     reference here, not its verdict on an item."""
     corpus = CORPORA[key]
-    published = zeroeval_published(corpus.source.parent / "math-l5.summary.json")[corpus.member]
     theirs = [zeroeval_verdict(row["output"], row["answer"], corpus.member) for row in rows(corpus)]
+    published = zeroeval_published(corpus.source.parent / "math-l5.summary.json")[corpus.member]
     reproduced = (_published_form(_percent(c for c, _ in theirs)), _published_form(_percent(not a for _, a in theirs)))
     assert reproduced == published, f"the ZeroEval reference no longer reproduces its figures for {corpus}"
     _accuracy_holds(corpus, scored(key), published[0])

@@ -26,8 +26,8 @@ def test_a_moved_item_is_listed_with_before_after_and_how_its_output_ends() -> N
     assert len(lines) == 3
     said = snapshot.summary(corpus, lines, before, now)
     assert said.startswith(
-        "3 items of bbh/navigate moved against tests/data/real_outputs/verdicts/bbh/navigate.jsonl (1 verdicts; "
-        "accuracy 66.67 → 50.00)."
+        "3 items of bbh/navigate moved against tests/data/real_outputs/verdicts/bbh/navigate.jsonl (1 verdict "
+        "changed; accuracy 66.67 → 50.00)."
     )
     assert f"`{snapshot.REWRITE} bbh/navigate`" in said and said.endswith(lines[-1])
 
