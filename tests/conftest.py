@@ -104,7 +104,7 @@ def in_ci() -> bool:
 def _failed_under_ci(report: pytest.TestReport | pytest.CollectReport, what: str) -> None:
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
     report.outcome = "failed"
-    report.longrepr = f"{what} was skipped under CI: {reason}"
+    report.longrepr = f"{what} was skipped under CI: {str(reason).removeprefix('Skipped: ')}"
 
 
 @pytest.hookimpl(hookwrapper=True)
