@@ -1,199 +1,146 @@
 """How qualeval's scoring agrees with published figures on answers real models wrote.
 
-    python benchmarks/agreement.py [--outputs ../shared/data/model_outputs] [--show-disagreements N]
+    python benchmarks/agreement.py [--only gsm|math|mmlu_pro|bbh] [--show-disagreements N]
 
-Corpora (see SOURCES.md beside them):
+Corpora (see SOURCES.md beside them in ../shared/data/model_outputs):
   zeroeval_gsm      GSM8K, JSON answers; published accuracy and no-answer rate per model (ZeroEval's parser)
-  zeroeval_math_l5  MATH level 5, JSON answers with LaTeX; published accuracy per model
+  zeroeval_math_l5  MATH level 5, JSON answers with LaTeX; published accuracy per model (the same parser)
   mmlu_pro_cot      MMLU-Pro 5-shot chain of thought; MMLU-Pro's own regex prediction per item
+  bbh_davinci_cot   BIG-Bench-Hard CoT by code-davinci-002; the authors' accuracy per task
 
-Every response goes through `qualeval score`'s own code path (offline.score_file) with the per-line target,
-so the figures are what a user gets. Prints, per corpus and model: qualeval's accuracy, the published figure and
-the difference; for GSM8K, per-item agreement with a reimplementation of ZeroEval's parser and how many of the
-items where the two differ qualeval gets right; for MMLU-Pro, per-item agreement with MMLU-Pro's prediction where
-it found a letter, and what qualeval extracts where it found none.
+Every response goes through `qualeval score`'s own code path with the task a user would write (the gate's:
+tests/real_outputs/corpora.py), so the figures are what a user gets. Beside each, the authors' own extraction
+reimplemented (tests/real_outputs/references.py), which reproduces every published figure: per item, how often
+qualeval agrees with it and, where they differ, how often qualeval is the one right by the gold.
+tests/real_outputs/ holds the same comparisons as floors, in the default test run.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import re
-import tempfile
+import sys
 import time
-from collections.abc import Iterator
+from collections import Counter
 from pathlib import Path
 
-from qualeval.records import OfflineItem
-from qualeval.run.offline import score_file
-from qualeval.tasks import load_task
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the gate's corpora and references, from tests/
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT = ROOT.parent / "shared" / "data" / "model_outputs"
+from tests.real_outputs.corpora import CORPORA, FAMILIES, OUTPUTS, Corpus, Verdict, rows, scored
+from tests.real_outputs.references import (
+    bbh_answer,
+    bbh_published,
+    mmlu_pro_letter,
+    zeroeval_published,
+    zeroeval_verdict,
+)
 
-MATH_TASK = """\
-name: math_l5
-samples: [{problem: x, answer: "1"}]
-doc_to_text: "{{ problem }}"
-doc_to_target: answer
-answer: {type: text}
-scorer: math
-"""
+SUMMARIES = {"gsm": "gsm.summary.json", "math": "math-l5.summary.json"}
 
 
-def _rows(path: Path) -> Iterator[dict]:
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+def _members(family: str) -> list[Corpus]:
+    return [c for c in CORPORA.values() if c.family.name == family]
 
 
-def _score(task_ref: str, lines: list[dict], tmp: Path) -> list[OfflineItem]:
-    path = tmp / "responses.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    items, _ = score_file(load_task(task_ref), path)
-    return items
+def _timed(corpus: Corpus) -> tuple[tuple[Verdict, ...], float]:
+    started = time.perf_counter()
+    verdicts = scored(corpus.key)
+    return verdicts, len(verdicts) / (time.perf_counter() - started)
 
 
-def _published(summary: Path) -> dict[str, tuple[float, float]]:
-    table = json.loads(summary.read_text())
-    return {row["Model"].split("/")[-1]: (float(row["Acc"]), float(row["No answer"])) for row in table}
+def _show(lines: list[str], show: int) -> None:
+    for line in lines[:show]:
+        print("    " + line)
 
 
-def _first_object(text: str) -> dict | None:
-    """The first balanced {...} that strict JSON accepts, as ZeroEval's parser tries first."""
-    start = text.find("{")
-    while start != -1:
-        depth = 0
-        for end in range(start, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[end], 0)
-            if depth == 0:
-                try:
-                    found = json.loads(text[start : end + 1])
-                    return found if isinstance(found, dict) else None
-                except ValueError:
-                    break
-        start = text.find("{", start + 1)
-    return None
-
-
-_KEY_VALUE = re.compile(r'(?P<key>"?\w+"?)\s*:\s*(?P<value>{[^}]*}|".*?"|[^,}]+)', re.DOTALL)
-
-
-def _zeroeval_gsm(output: str, gold: str) -> tuple[bool, bool]:
-    """(correct, answered) as ZeroEval's GSM parser decides, reimplemented from its published description: the
-    first strict JSON object, else key-value pairs read by a regex; the first number of `answer`, after dropping
-    `$` and `,`, equal to the gold's. It reproduces the published accuracy and no-answer rate (see the README)."""
-    found = _first_object(output)
-    if found is None or "answer" not in found:
-        found = {m.group("key").strip('"'): m.group("value").strip().strip('"') for m in _KEY_VALUE.finditer(output)}
-    if "answer" not in found:
-        return False, False
-    number = re.search(r"-?\d+(\.\d+)?", str(found["answer"]).replace("$", "").replace(",", ""))
-    return bool(number) and float(number.group()) == float(gold.replace(",", "")), True
-
-
-def zeroeval(corpus: Path, task_ref: str, gold_of, tmp: Path, show: int, reference=None) -> None:
-    published = _published(next(corpus.glob("*.summary.json")))
-    print(f"\n{corpus.name}: qualeval vs published (ZeroEval's own parser)")
+def zeroeval(family: str, show: int) -> None:
+    print(f"\n{FAMILIES[family].folder}: qualeval vs ZeroEval's published figures and its parser, item by item")
     head = f"{'model':32} {'n':>5} {'qualeval':>9} {'published':>9} {'diff':>6} {'no-ans q':>9} {'no-ans p':>9}"
-    print(head + ("  reimpl   agree  q right" if reference else ""))
-    for path in sorted(corpus.glob("*.jsonl")):
-        rows = list(_rows(path))
-        lines = [{"id": str(i), "content": r["output"], "target": gold_of(r)} for i, r in enumerate(rows)]
-        started = time.perf_counter()
-        items = _score(task_ref, lines, tmp)
-        elapsed = time.perf_counter() - started
-        acc = 100 * sum(i.correct for i in items) / len(items)
-        none = 100 * sum(i.method == "none" for i in items) / len(items)  # no answer at all, as ZeroEval counts it
-        pub_acc, pub_none = published.get(path.stem, (float("nan"), float("nan")))
-        line = (
-            f"{path.stem:32} {len(items):5} {acc:9.2f} {pub_acc:9.2f} {acc - pub_acc:+6.2f} {none:9.2f} {pub_none:9.2f}"
-        )
-        if reference:  # per item, against the reimplementation of the benchmark's own parser
-            theirs = [reference(r["output"], gold_of(r))[0] for r in rows]
-            differ = [i for i, t in zip(items, theirs, strict=True) if i.correct != t]
-            line += f"  {100 * sum(theirs) / len(rows):6.2f} {100 - 100 * len(differ) / len(rows):6.2f}%"
-            line += f" {sum(i.correct for i in differ):4}/{len(differ)}"
-        print(f"{line}   ({len(items) / elapsed:,.0f} records/s)")
-        for item, row in [(i, r) for i, r in zip(items, rows, strict=True) if not i.correct][:show]:
-            print(f"    [{item.id}] gold={item.gold!r} got={item.extracted!r} via {item.method}")
-            print("      " + row["output"][-300:].replace("\n", "\\n"))
-
-
-def _mmlu_pro_regex(text: str) -> tuple[str | None, int]:
-    """MMLU-Pro's own extraction chain (its evaluate scripts) and which of its three rules fired (0: none).
-
-    Rules 1 and 2 read an answer statement; rule 3 takes the last standalone capital A-J anywhere, which
-    qualeval does not do (a capital in prose is a word, an initial or a variable, not an answer).
-    """
-    for rule, pattern in ((1, r"answer is \(?([A-J])\)?"), (2, r".*[aA]nswer:\s*([A-J])")):
-        match = re.search(pattern, text)
-        if match:
-            return match.group(1), rule
-    match = re.search(r"\b[A-J]\b(?!.*\b[A-J]\b)", text, re.DOTALL)
-    return (match.group(0), 3) if match else (None, 0)
-
-
-def mmlu_pro(corpus: Path, tmp: Path, show: int) -> None:
-    print(f"\n{corpus.name}: qualeval vs MMLU-Pro's own regex prediction (pred)")
-    print("  filled: pred set where MMLU-Pro's regexes read nothing in the text;")
-    print("  found: by an answer statement (MMLU-Pro's rules 1-2); rule3: by its last-standalone-capital fallback;")
-    print("  beyond: pred is a letter past the item's options (qualeval reads no answer there)")
-    head = ("model", "n", "acc q", "acc p", "found", "agree", "rule3", "r3 agree", "filled", "beyond", "none")
-    head += ("q reads",)
-    print(" ".join(f"{h:32}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(head, _WIDTHS, strict=True))))
-    for path in sorted(corpus.glob("*.jsonl")):
-        rows = list(_rows(path))
-        lines = [
-            {"id": str(i), "content": r["generated_text"], "target": r["answer"], "choices": r["options"]}
-            for i, r in enumerate(rows)
-        ]
-        items = _score("mmlu_pro", lines, tmp)  # the built-in task, as a user would score with it
-        pairs = list(zip(items, rows, strict=False))
-        read = [(i, r, *_mmlu_pro_regex(r["generated_text"])) for i, r in pairs]
-        found = [(i, r) for i, r, letter, rule in read if r["pred"] is not None and letter == r["pred"] and rule < 3]
-        by_rule3 = [
-            (i, r) for i, r, letter, rule in read if r["pred"] is not None and letter == r["pred"] and rule == 3
-        ]
-        filled = [(i, r) for i, r, letter, _ in read if r["pred"] is not None and letter is None]
-        beyond = [(i, r) for i, r in found if ord(r["pred"]) - ord("A") >= len(r["options"])]
-        found = [pair for pair in found if pair not in beyond]
-        missing = [(i, r) for i, r in pairs if r["pred"] is None]
-        agree = sum(i.extracted == r["pred"] for i, r in found)
-        r3_agree = sum(i.extracted == r["pred"] for i, r in by_rule3)
-        acc_q = 100 * sum(i.correct for i in items) / len(items)
-        acc_p = 100 * sum(r["pred"] == r["answer"] for r in rows) / len(rows)
-        reads = sum(i.extracted is not None for i, _ in missing)
+    print(head + "   agree  differ: q right / ZeroEval right")
+    for corpus in _members(family):
+        published = zeroeval_published(corpus.source.parent / SUMMARIES[family])[corpus.member]
+        verdicts, speed = _timed(corpus)
+        theirs = [zeroeval_verdict(r["output"], r["answer"], corpus.member)[0] for r in rows(corpus)]
+        n = len(verdicts)
+        acc = 100 * sum(v.correct for v in verdicts) / n
+        none = 100 * sum(v.extracted is None for v in verdicts) / n  # no answer at all, as ZeroEval counts it
+        differ = [(v, t) for v, t in zip(verdicts, theirs, strict=True) if v.correct != t]
+        mine = sum(v.correct for v, _ in differ)
         print(
-            f"{path.stem:32} {len(items):5} {acc_q:7.2f} {acc_p:7.2f} {len(found):6} {100 * agree / len(found):7.2f}% "
-            f"{len(by_rule3):5} {r3_agree:8} {len(filled):6} {len(beyond):6} {len(missing):5} {reads:7}"
+            f"{corpus.member:32} {n:5} {acc:9.2f} {published[0]:9.2f} {acc - published[0]:+6.2f} {none:9.2f} "
+            f"{published[1]:9.2f}  {100 - 100 * len(differ) / n:6.2f}%  {mine:4} / {len(differ) - mine:<4}"
+            f"   ({speed:,.0f} records/s)"
         )
-        for item, row in [(i, r) for i, r in found if i.extracted != r["pred"]][:show]:
-            print(f"    [{item.id}] pred={row['pred']} got={item.extracted!r} via {item.method}")
-            print("      " + row["generated_text"][-240:].replace("\n", "\\n"))
+        said = [f"[{v.id}] q {v.extracted!r} {'right' if v.correct else 'wrong'}: {v.text[-200:]!r}" for v, _ in differ]
+        _show(said, show)
 
 
-_WIDTHS = (32, 5, 7, 7, 6, 8, 5, 8, 6, 6, 5, 7)
+def mmlu_pro(show: int) -> None:
+    print("\nmmlu_pro_cot: qualeval vs MMLU-Pro's own regex prediction (pred)")
+    print("  found: pred read by an answer statement (MMLU-Pro's rules 1-2); rule3: by its last-capital fallback;")
+    print("  filled: pred set where its regexes read nothing; beyond: pred past the item's options")
+    head = ("model", "n", "acc q", "acc p", "found", "agree", "rule3", "r3 agree", "filled", "beyond", "none")
+    widths = (32, 5, 7, 7, 6, 8, 5, 8, 6, 6, 5)
+    print(" ".join(f"{h:{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(head, widths, strict=True))))
+    for corpus in _members("mmlu_pro"):
+        verdicts, _ = _timed(corpus)
+        kinds: Counter[str] = Counter()
+        agree: Counter[str] = Counter()
+        odd = []
+        for verdict, row in zip(verdicts, rows(corpus), strict=True):
+            letter, rule = mmlu_pro_letter(row["generated_text"])
+            pred = row["pred"]
+            kind = "none" if pred is None else "filled" if letter is None else "rule3" if rule == 3 else "found"
+            kind = "beyond" if kind == "found" and ord(pred) - ord("A") >= len(row["options"]) else kind
+            kind = "other" if kind in ("found", "rule3") and letter != pred else kind
+            kinds[kind] += 1
+            agree[kind] += verdict.extracted == pred
+            if kind == "found" and verdict.extracted != pred:
+                odd.append(f"[{verdict.id}] pred {pred}, q {verdict.extracted!r}: {row['generated_text'][-200:]!r}")
+        n = len(verdicts)
+        acc_q = 100 * sum(v.correct for v in verdicts) / n
+        acc_p = 100 * sum(r["pred"] == r["answer"] for r in rows(corpus)) / n
+        print(
+            f"{corpus.member:32} {n:5} {acc_q:7.2f} {acc_p:7.2f} {kinds['found']:6} "
+            f"{100 * agree['found'] / max(kinds['found'], 1):7.2f}% {kinds['rule3']:5} {agree['rule3']:8} "
+            f"{kinds['filled']:6} {kinds['beyond']:6} {kinds['none']:5}"
+        )
+        _show(odd, show)
+
+
+def bbh(show: int) -> None:
+    print("\nbbh_davinci_cot: qualeval vs the authors' extraction ('So the answer is X.') and their accuracy")
+    print(f"{'task':32} {'n':>5} {'qualeval':>9} {'published':>9} {'authors':>8} {'agree':>8}  statuses")
+    for corpus in _members("bbh"):
+        verdicts, _ = _timed(corpus)
+        outputs = rows(corpus)
+        theirs = [bbh_answer(o["prediction"]) == o["target"] for o in outputs]
+        n = len(verdicts)
+        published = bbh_published(corpus.source.with_name(f"{corpus.member}_eval_metrics.jsonl"))
+        agree = sum(v.correct == t for v, t in zip(verdicts, theirs, strict=True))
+        statuses = ", ".join(f"{s} {k}" for s, k in Counter(v.status for v in verdicts).most_common())
+        print(
+            f"{corpus.member:32} {n:5} {100 * sum(v.correct for v in verdicts) / n:9.2f} {published:9.2f} "
+            f"{100 * sum(theirs) / n:8.2f} {100 * agree / n:7.2f}%  {statuses}"
+        )
+        differ = [(v, t) for v, t in zip(verdicts, theirs, strict=True) if v.correct != t]
+        _show([f"[{v.id}] authors {t}, q {v.extracted!r} {v.status}: {v.text[-160:]!r}" for v, t in differ], show)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--outputs", type=Path, default=DEFAULT)
     parser.add_argument("--show-disagreements", type=int, default=0, metavar="N")
-    parser.add_argument("--only", choices=["gsm", "math", "mmlu_pro"], default=None)
+    parser.add_argument("--only", choices=list(FAMILIES), default=None)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as name:
-        tmp = Path(name)
-        (tmp / "math_l5.yaml").write_text(MATH_TASK)
-        show = args.show_disagreements
-        if args.only in (None, "gsm"):
-            gold = lambda r: r["answer"].lstrip("# ").strip()  # noqa: E731
-            zeroeval(args.outputs / "zeroeval_gsm", "gsm8k", gold, tmp, show, _zeroeval_gsm)
-        if args.only in (None, "math"):
-            zeroeval(args.outputs / "zeroeval_math_l5", str(tmp / "math_l5.yaml"), lambda r: r["answer"], tmp, show)
-        if args.only in (None, "mmlu_pro"):
-            mmlu_pro(args.outputs / "mmlu_pro_cot", tmp, show)
+    if not OUTPUTS.exists():
+        parser.error(f"{OUTPUTS} missing: the real model outputs are read from ../shared/data/model_outputs")
+    show = args.show_disagreements
+    for family in ("gsm", "math"):
+        if args.only in (None, family):
+            zeroeval(family, show)
+    if args.only in (None, "mmlu_pro"):
+        mmlu_pro(show)
+    if args.only in (None, "bbh"):
+        bbh(show)
 
 
 if __name__ == "__main__":

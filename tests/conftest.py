@@ -96,13 +96,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group("real_server"))
 
 
+def in_ci() -> bool:
+    """`CI` set, and not to 0, false or no: as CI services set it, and as `.ci/run` exports it."""
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+def _failed_under_ci(report: pytest.TestReport | pytest.CollectReport, what: str) -> None:
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+    report.outcome = "failed"
+    report.longrepr = f"{what} was skipped under CI: {str(reason).removeprefix('Skipped: ')}"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """Under CI (`CI` set) a skipped slurm test is a failure: CI cannot pass without a cluster running it."""
+    """Under CI (`CI` set) a skipped test is a failure that says why it skipped: CI cannot pass without running
+    a test, whatever it lacked (../shared data, an optional extra, a tool, a Slurm cluster, llama-server).
+    Elsewhere such a test skips with that one line."""
     outcome = yield
     report = outcome.get_result()
-    in_ci = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
-    if report.skipped and in_ci and item.get_closest_marker("slurm") and not hasattr(report, "wasxfail"):
-        report.outcome = "failed"
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
-        report.longrepr = f"a slurm test was skipped under CI: {reason}"
+    if report.skipped and in_ci() and not hasattr(report, "wasxfail"):
+        _failed_under_ci(report, "this test")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    """The same for a whole module skipped while it is collected (a module-level skip or importorskip)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and in_ci():
+        _failed_under_ci(report, collector.nodeid or "a module")
