@@ -85,10 +85,12 @@ def test_each_metric_against_a_server_of_known_timing(tmp_path: Path) -> None:
         assert t["ttft"] >= 40 - SLACK
         assert t["first_content"] >= 40 + 4.0 * (u["reasoning_tokens"] + 1) - SLACK
         assert t["end"] >= 40 + 4.0 * (u["completion_tokens"] - 1) - SLACK
-        assert t["ttft"] <= t["first_reasoning"] < t["first_content"] <= t["end"]
-    # TPOT = (latency - TTFT) / (output tokens - 1), each token's interval (the EOS one included) at least 4 ms
+        # on a busy machine the last reasoning chunk and the first answer chunk can arrive in one read: equal times
+        assert t["ttft"] <= t["first_reasoning"] <= t["first_content"] <= t["end"]
+    # TPOT = (latency - TTFT) / (output tokens - 1). No floor of its own: the schedule bounds each token from the
+    # request's arrival, so a first token sent late lets the rest catch up (seen: 1.5 ms against 4 ms on a loaded
+    # machine); the floor on `end` above is the schedule's
     tpots = [(r["timing"]["end"] - r["timing"]["ttft"]) / (r["usage"]["completion_tokens"] - 1) for r in timed]
-    assert min(tpots) >= 4.0 - SLACK
     assert p["tpot"]["p50"] == pytest.approx(statistics.median(tpots), rel=1e-6)
     assert p["ttft"]["p50"] >= 40 - SLACK
     durations = [r["timing"]["first_content"] - r["timing"]["first_reasoning"] for r in timed]
