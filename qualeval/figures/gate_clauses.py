@@ -159,7 +159,7 @@ def _output_tokens(within: float, cand: Group, base: Group) -> ClauseVerdict:
     verdict: Verdict = "GO" if abs(change) <= within else "NO-GO"
     detail = (
         f"{cand.output_tokens:,.0f} output tokens per item against the baseline's {base.output_tokens:,.0f} "
-        f"({100 * change:+.1f}%), within ±{100 * within:.0f}% allowed"
+        f"({100 * change:+.1f}%), a change of at most ±{100 * within:.0f}% allowed"
     )
     return ClauseVerdict(clause="output_tokens", verdict=verdict, limit=within, value=change, detail=detail)
 
