@@ -114,7 +114,7 @@ def _verdict_line(result: GateResult) -> str:
     if result.not_gated:
         gated = ", ".join(dict.fromkeys(name.partition(" @ ")[0] for name in result.tasks))
         line += (
-            f"; of {gated} only: not gated, {', '.join(result.not_gated)} (no clause of {result.policy} covers it, "
+            f" for {gated} alone; not gated: {', '.join(result.not_gated)} (no clause of {result.policy} covers it, "
             "so this verdict says nothing of it)"
         )
     return line
