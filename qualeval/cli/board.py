@@ -90,7 +90,7 @@ def gate_cmd(
     from qualeval.figures import gate_runs
 
     try:
-        result = gate_runs(baseline=baseline, candidate=candidate, policy=policy, rerun=rerun)
+        result = gate_runs(baseline=baseline, candidate=candidate, policy_path=policy, rerun=rerun)
         if out is not None:
             _write(out, {"gate.json": result.model_dump_json(indent=2) + "\n"})
     except QualevalError as exc:

@@ -146,11 +146,11 @@ def _worst(verdicts: list[Verdict]) -> Verdict:
 
 
 def gate_runs(
-    *, baseline: Path | str, candidate: Path | str, policy: Path | str, rerun: Path | str | None = None
+    *, baseline: Path | str, candidate: Path | str, policy_path: Path | str, rerun: Path | str | None = None
 ) -> GateResult:
     """The candidate against the baseline by the policy file; `rerun` a second run of the baseline's configuration.
     Every argument is by name: the two runs swapped would gate the baseline against the candidate."""
-    baseline, candidate, policy_path = Path(baseline), Path(candidate), Path(policy)
+    baseline, candidate, policy_path = Path(baseline), Path(candidate), Path(policy_path)
     rerun = Path(rerun) if rerun is not None else None
     rules = load_policy(policy_path)
     runs = load_runs([baseline, candidate, *([rerun] if rerun is not None else [])])

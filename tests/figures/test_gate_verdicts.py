@@ -77,7 +77,7 @@ def test_an_accuracy_clause_on_prompts_that_are_not_scored(tmp_path: Path) -> No
     assert done.returncode == 2 and done.stderr.count("error:") == 1 and "not scored" in done.stderr, done.stderr
     # the default's is not applied to it, and it says so; with no other clause the task is not gated
     rule = policy(tmp_path / "q", ACCURACY + "  ttft_p99: {max_ratio: 1.5}\n")
-    result = gate_runs(baseline=base, candidate=cand, policy=rule)
+    result = gate_runs(baseline=base, candidate=cand, policy_path=rule)
     assert [c.clause for c in result.tasks["t"].clauses] == ["ttft_p99"] and result.verdict == "GO"
     assert any("not scored" in n and "accuracy" in n for n in result.tasks["t"].notes)
 
@@ -113,7 +113,7 @@ def test_output_tps_on_an_open_loop_run_is_judged_per_request(tmp_path: Path) ->
         latency(500),
     )
     result = gate_runs(
-        baseline=base, candidate=slow, policy=policy(tmp_path, "default:\n  output_tps: {min_ratio: 0.9}\n")
+        baseline=base, candidate=slow, policy_path=policy(tmp_path, "default:\n  output_tps: {min_ratio: 0.9}\n")
     )
     clause = result.tasks["t"].clauses[0]
     assert clause.verdict == "NO-GO" and abs(clause.value - 240 / 500) < 1e-9, clause.detail
@@ -127,7 +127,7 @@ def test_a_ttft_served_from_a_cache_the_baseline_did_not_have_decides_nothing(tm
     base = rewrite(write_run(tmp_path / "base", flags(50, set()), ttft=100.0), cached(0.0))
     warm = rewrite(write_run(tmp_path / "warm", flags(50, set()), ttft=40.0, config={"temperature": 0.5}), cached(0.97))
     result = gate_runs(
-        baseline=base, candidate=warm, policy=policy(tmp_path, "default:\n  ttft_p99: {max_ratio: 1.2}\n")
+        baseline=base, candidate=warm, policy_path=policy(tmp_path, "default:\n  ttft_p99: {max_ratio: 1.2}\n")
     )
     clause = result.tasks["t"].clauses[0]
     assert clause.verdict == "INVALID" and result.exit_code == 5
@@ -140,7 +140,7 @@ def test_the_python_api_takes_its_runs_by_name(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         gate_runs(base, cand, rule)  # type: ignore[misc]  # which run is which would be a guess
     kinds = {p.name: p.kind for p in inspect.signature(gate_runs).parameters.values()}
-    assert set(kinds) == {"baseline", "candidate", "policy", "rerun"}
+    assert set(kinds) == {"baseline", "candidate", "policy_path", "rerun"}
     assert set(kinds.values()) == {inspect.Parameter.KEYWORD_ONLY}
 
 
@@ -148,7 +148,7 @@ def test_every_accuracy_detail_is_whole_sentences_that_say_what_the_numbers_show
     rule = policy(tmp_path, ACCURACY)
     for n, down, up in ((40, 4, 0), (100, 0, 0), (100, 4, 4), (300, 3, 0), (1000, 80, 0), (50, 8, 1)):
         clause = gate_runs(
-            baseline=(r := paired_runs(tmp_path / f"{n}-{down}-{up}", n, down, up))[0], candidate=r[1], policy=rule
+            baseline=(r := paired_runs(tmp_path / f"{n}-{down}-{up}", n, down, up))[0], candidate=r[1], policy_path=rule
         )
         detail = clause.tasks["t"].clauses[0].detail
         assert "beyond chance" not in detail, detail  # an interval that excludes 0 is no chance result

@@ -54,7 +54,7 @@ def test_compare_board_and_gate_read_the_same_runs_alike(
         baseline=base,
         candidate=cand,
         rerun=rerun,
-        policy=policy(tmp_path / "p", "default:\n  accuracy: {max_drop: 0.05}\n"),
+        policy_path=policy(tmp_path / "p", "default:\n  accuracy: {max_drop: 0.05}\n"),
     )
     clause = gated.tasks["t"].clauses[0]
     assert compared.within_noise is on_board.within_noise is clause.within_noise is within
