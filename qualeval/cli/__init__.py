@@ -3,7 +3,8 @@ qualeval.cli.commands does the work, and qualeval.cli.views shows the result.
 
 Exit codes: 0 done; 1 a task below `--fail-under`; 2 bad input (a file, field or flag); 3 the endpoint could not be
 reached or refused us, or a run ended with requests that failed at the endpoint (rerun with the same --out);
-4 `qualeval gate` could not decide (INCONCLUSIVE), where 0 is GO and 1 NO-GO.
+4 `qualeval gate` could not tell (INCONCLUSIVE: too few items), 5 it found the runs unfit to gate (INVALID), where
+0 is GO and 1 NO-GO.
 """
 
 from __future__ import annotations

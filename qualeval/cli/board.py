@@ -1,7 +1,8 @@
 """`qualeval board` (N runs of the same items on one page) and `qualeval gate` (a release gate for CI).
 
-`gate` exits 0 GO, 1 NO-GO, 4 INCONCLUSIVE (the items cannot detect the margin, or endpoint errors the policy
-sets no limit on), 2 on bad input.
+`gate` exits 0 GO, 1 NO-GO, 4 INCONCLUSIVE (too few items, or too much run-to-run spread, to tell), 5 INVALID (the
+runs cannot be gated as they are: requests failed with no limit set, nothing answered by both, a figure one run
+lacks, a TTFT served from a cache the other run did not have), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -118,18 +119,41 @@ def gate_cmd(
     rerun: _Rerun = None,
     out: Annotated[Path | None, typer.Option(help="Folder for gate.json.")] = None,
 ) -> None:
-    """A release gate: each policy clause GO, NO-GO or INCONCLUSIVE, and the verdict. Exit 0 GO, 1 NO-GO,
-    4 INCONCLUSIVE, 2 bad input."""
+    """A release gate: each policy clause GO, NO-GO, INCONCLUSIVE or INVALID, and the verdict. Exit 0 GO; 1 NO-GO;
+    4 INCONCLUSIVE (too few items, or too much run-to-run spread, to tell); 5 INVALID (the runs cannot be gated as
+    they are: requests failed and the policy sets no limit, nothing answered by both, a figure one run lacks, a
+    TTFT served from a prefix cache the other run did not have); 2 bad input. Only 0 means ship."""
     from qualeval.figures import gate_runs
 
     try:
-        result = gate_runs(baseline, candidate, policy, rerun=rerun)
+        result = gate_runs(baseline=baseline, candidate=candidate, policy_path=policy, rerun=rerun)
         if out is not None:
             _write(out, {"gate.json": result.model_dump_json(indent=2) + "\n"})
     except QualevalError as exc:
         fail(exc)
     _print_gate(result)
     raise typer.Exit(result.exit_code)
+
+
+_MEANING = {
+    "GO": "",
+    "NO-GO": " (a clause missed its limit)",
+    "INCONCLUSIVE": " (too few items, or too much run-to-run spread, to tell: not a GO)",
+    "INVALID": " (the runs cannot be gated as they are: see the INVALID clauses)",
+}
+
+
+def _verdict_line(result: GateResult) -> str:
+    """The verdict, what it means, and the tasks it does not cover: a GO never reads as covering a task that was
+    not gated."""
+    line = f"verdict: {result.verdict}{_MEANING[result.verdict]}"
+    if result.not_gated:
+        gated = ", ".join(dict.fromkeys(name.partition(" @ ")[0] for name in result.tasks))
+        line += (
+            f" for {gated} alone; not gated: {', '.join(result.not_gated)} (no clause of {result.policy} covers it, "
+            "so this verdict says nothing of it)"
+        )
+    return line
 
 
 def _print_gate(result: GateResult) -> None:
@@ -139,6 +163,8 @@ def _print_gate(result: GateResult) -> None:
             console.print(
                 f"{name}: {clause.clause}: {clause.verdict}: {clause.detail}", highlight=False, soft_wrap=True
             )
+        for line in task.notes:
+            console.print(f"{name}: {line}", highlight=False, soft_wrap=True)
         if any(task.endpoint_errors):
             base, cand = task.endpoint_errors
             console.print(
@@ -154,7 +180,9 @@ def _print_gate(result: GateResult) -> None:
                 highlight=False,
                 soft_wrap=True,
             )
-    console.print(f"verdict: {result.verdict}", highlight=False)
+    for name in result.not_gated:
+        console.print(f"{name}: not gated: no clause of {result.policy} covers it", highlight=False, soft_wrap=True)
+    console.print(_verdict_line(result), highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -193,10 +193,26 @@ def _pairs_title(name: str, t: TaskComparison, simulated: bool) -> str:
     return f"{name}: {t.pairs} paired items{warm}" + (_SIMULATED if simulated else "")
 
 
-def _verdict(floor: float, within: bool | None) -> str:
-    """The floor B - A was judged against, with its number, and the verdict: the rerun's (the noise of two runs
-    of A), never the floor of A against B's own pairs shown above it."""
-    return f"{floor:.1%} (A against its rerun); B - A is {'within' if within else 'larger than'} it"
+def _accuracy_against_noise(table: Table, t: TaskComparison) -> None:
+    """The accuracy difference, its reading against noise (the words board and gate print too), and what these
+    items could detect at all, as information."""
+    if not t.scored:
+        table.add_row("accuracy", "–", "–", "not scored (synthetic prompts)")
+        return
+    table.add_row(
+        "accuracy",
+        f"{t.accuracy_a:.1%}",
+        f"{t.accuracy_b:.1%}",
+        f"{t.difference:+.1%}  [{t.low:+.1%}, {t.high:+.1%}]  McNemar p={t.p_value:.3g}",
+    )
+    if t.noise_reading is not None:
+        table.add_row("B - A against noise", "", "", t.noise_reading)
+    shown = (
+        "no difference at all (too few pairs)"
+        if t.detectable is None
+        else f"{t.detectable:.1%} or more (McNemar, alpha 0.05, power 0.8)"
+    )
+    table.add_row("these items can detect", "", "", shown)
 
 
 def print_comparison(result: Comparison, show: int) -> None:
@@ -208,19 +224,7 @@ def print_comparison(result: Comparison, show: int) -> None:
         table = Table(
             "measure", "A", "B", "B vs A", title=_pairs_title(name, t, result.simulated), title_justify="left"
         )
-        if t.scored:
-            table.add_row(
-                "accuracy",
-                f"{t.accuracy_a:.1%}",
-                f"{t.accuracy_b:.1%}",
-                f"{t.difference:+.1%}  [{t.low:+.1%}, {t.high:+.1%}]  McNemar p={t.p_value:.3g}",
-            )
-            shown = "–" if t.detectable is None else f"{t.detectable:.1%} (alpha 0.05, power 0.8)"
-            table.add_row("smallest difference these items can detect", "", "", shown)
-            if t.noise_floor is not None:
-                table.add_row("run-to-run noise floor", "", "", _verdict(t.noise_floor, t.within_noise))
-        else:
-            table.add_row("accuracy", "–", "–", "not scored (synthetic prompts)")
+        _accuracy_against_noise(table, t)
         for metric, r in t.ratios.items():
             table.add_row(metric, f"{r.a:,.1f}", f"{r.b:,.1f}", f"×{r.ratio:.3f}  [{r.low:.3f}, {r.high:.3f}]")
         if t.throughput_ratio is not None:
@@ -252,7 +256,7 @@ def print_comparison(result: Comparison, show: int) -> None:
     for name, n in result.noise.items():
         note(
             f"{name}: A against its rerun: {n.identical:.0%} of {n.pairs} outputs byte-identical, {n.discordant} "
-            f"discordant pairs, A2 - A {n.difference:+.1%}; noise floor {n.floor:.1%}"
+            f"discordant pairs, A2 - A {n.difference:+.1%} (B - A must also move more than this to be beyond noise)"
         )
     _server_table(result)
 

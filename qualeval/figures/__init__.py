@@ -11,14 +11,16 @@ noise       McNemar's exact test, the smallest detectable difference, run-to-run
 rundir      a run directory read back; the checks that runs are not the same and that a rerun is one
 compare     two runs paired item by item
 runset      several runs of the same items (board and gate)      board  N configs side by side
-gate        a release gate's verdict by a policy file
+gate        a release gate's verdict by a policy file (policy: the file read; gate_clauses: speed, validity)
 """
 
 from qualeval.figures.accuracy import answered_cell, below, judged, summarize
 from qualeval.figures.board import board_runs
 from qualeval.figures.compare import compare_runs
 from qualeval.figures.frontier import swept
-from qualeval.figures.gate import gate_runs, load_policy
+from qualeval.figures.gate import gate_runs
+from qualeval.figures.policy import load_policy
+from qualeval.figures.repeats import cached_side
 from qualeval.figures.speeds import duration_of, speed
 from qualeval.figures.summary import offline_summary, summarize_records, write_summary_json
 
@@ -26,6 +28,7 @@ __all__ = [
     "answered_cell",
     "below",
     "board_runs",
+    "cached_side",
     "compare_runs",
     "duration_of",
     "gate_runs",

@@ -1,6 +1,7 @@
 """`qualeval board`: N runs of the same items (serving configs, engines, quantizations, levels of one sweep) side
 by side, per task. Accuracy with its Wilson interval; the paired difference against the baseline with McNemar's
-exact test, Holm-corrected for the number of configs compared with it; which configs cannot be told apart from the
+exact test, Holm-corrected for the number of configs compared with it, and read against noise as compare and gate
+read it (qualeval.figures.noise.read_noise) on that Holm-adjusted p; which configs cannot be told apart from the
 best (McNemar against the best, Holm-corrected likewise); tokens, truncation, latency and throughput; and which
 configs are Pareto-efficient in accuracy against throughput and against first-answer latency.
 
@@ -19,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.figures.noise import ALPHA, mcnemar_exact, run_noise
+from qualeval.figures.noise import ALPHA, mcnemar_exact, read_noise, run_noise
 from qualeval.figures.rundir import check_rerun, refuse_same, run_settings
 from qualeval.figures.runset import Group, Loaded, PairCounts, figures, grouper, groups, load_runs, paired
-from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, SpeedRatio
+from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, Noise, SpeedRatio
 
 __all__ = ["board_runs", "holm"]
 
@@ -136,7 +137,22 @@ def _best(stats: dict[str, Group], counted: dict[str, PairCounts], baseline: str
     return max(answered, key=lambda n: counted[n].difference if n != baseline else 0.0, default=None)
 
 
-def _task(keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded | None, alpha: float) -> BoardTask:
+def _noise_reading(
+    counts: PairCounts, p_adjusted: float | None, compared: int, noise: Noise | None, alpha: float
+) -> dict[str, Any]:
+    """A config's difference from the baseline read as compare and gate read it, on the Holm-adjusted p (with one
+    config compared, the raw p, and so compare's very words)."""
+    if p_adjusted is None or not counts.pairs:
+        return {}
+    test = "Holm-adjusted McNemar p" if compared > 1 else "McNemar p"
+    moved = abs(noise.difference) if noise is not None else None
+    reading = read_noise(counts.pairs, counts.down, counts.up, moved=moved, p_value=p_adjusted, test=test, alpha=alpha)
+    return {"within_noise": reading.within, "noise_reading": reading.said}
+
+
+def _task(
+    keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded | None, alpha: float, noise: Noise | None
+) -> BoardTask:
     stats = {name: figures(run, keys) for name, run in runs.items()}
     scored = any(g.scored for g in stats.values())
     vs_base = _versus(runs[baseline], {n: r for n, r in runs.items() if n != baseline}, keys)
@@ -172,8 +188,9 @@ def _task(keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded
             speed=_speed(g, stats[baseline], rerun) if name != baseline else {},
             pareto_throughput=through.get(name),
             pareto_first_answer=quick.get(name),
+            **(_noise_reading(counts, p_adjusted, len(vs_base), noise, alpha) if scored else {}),
         )
-    return BoardTask(scored=scored, best=best, configs=configs)
+    return BoardTask(scored=scored, best=best, configs=configs, noise=noise)
 
 
 def _refuse_copies(loaded: Sequence[Loaded], again: Loaded | None) -> None:
@@ -230,8 +247,7 @@ def board_runs(
     noise = run_noise(loaded[0].records, again.records, grouper(loaded[0])) if again is not None else {}
     tasks = {}
     for group, keys in groups(loaded[0]).items():
-        task = _task(keys, by_name, named[0].name, again, alpha)
-        tasks[group] = task.model_copy(update={"noise": noise.get(group)})
+        tasks[group] = _task(keys, by_name, named[0].name, again, alpha, noise.get(group))
     return Board(
         baseline=named[0].name,
         rerun=str(rerun) if rerun is not None else None,

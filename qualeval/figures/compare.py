@@ -4,7 +4,8 @@ Records pair by task, sample id and repeat; when both runs swept the same load l
 compared on its own (one item at several levels is not independent evidence). Accuracy:
 the difference B - A with a paired bootstrap interval (items resampled together) and McNemar's exact test on the
 discordant pairs, over the items both runs got a model's answer for (a request either endpoint failed, or a
-question a reference server did not know, is counted apart).
+question a reference server did not know, is counted apart), read against noise as board and gate read it
+(qualeval.figures.noise.read_noise).
 Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio of the paired
 items (each side's output tokens over its time from the first sent to the last finished), never of items one run
 alone holds.
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.figures.noise import mcnemar_exact, minimum_detectable, run_noise, within_noise
+from qualeval.figures.noise import mcnemar_exact, minimum_detectable, read_noise, run_noise
 from qualeval.figures.repeats import cached_share, identical_pairs, said_of
 from qualeval.figures.rundir import (
     PairKey,
@@ -215,12 +216,18 @@ def _settings(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
 
 
 def _noisy(tasks: dict[str, TaskComparison], noise: dict[str, Noise]) -> dict[str, TaskComparison]:
-    """Each task's B - A held against the floor of what A's own rerun differed by, on the same pairs' group."""
+    """Each scored task's B - A read against noise (qualeval.figures.noise.read_noise, as board and gate read it):
+    McNemar's test on its pairs, and with a rerun of A what the rerun moved on its own on the same group."""
     out = {}
     for name, t in tasks.items():
         found = noise.get(name)
-        within = within_noise(t.difference, found) if found is not None and t.difference is not None else None
-        out[name] = t.model_copy(update={"within_noise": within, "noise_floor": found.floor if found else None})
+        moved = abs(found.difference) if found is not None else None
+        if not t.scored:
+            out[name] = t
+            continue
+        reading = read_noise(t.pairs, t.a_right_b_wrong, t.a_wrong_b_right, moved=moved)
+        update = {"within_noise": reading.within, "noise_reading": reading.said, "rerun_moved": moved}
+        out[name] = t.model_copy(update=update)
     return out
 
 
@@ -260,7 +267,7 @@ def compare_runs(
     if rerun is not None:
         found = run_noise(a.records, rerun.records, lambda key: _group(key, a.levels))
         noise = dict(sorted(found.items(), key=lambda kv: _natural(kv[0])))
-        tasks = _noisy(tasks, noise)
+    tasks = _noisy(tasks, noise)
     return Comparison(
         a=str(root_a),
         b=str(root_b),

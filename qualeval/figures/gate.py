@@ -2,26 +2,26 @@
 
 Accuracy is a non-inferiority test on the paired items. With n items both runs answered, `down` right in the
 baseline and wrong in the candidate and `up` the reverse, the difference is d = (up - down) / n and its discordant
-share q = (up + down) / n. The test is of d <= -m against d > -m for a margin m (`max_drop`), with d's variance
-taken at the margin, where the discordance cannot be below m: se = sqrt((max(q, m) - m^2) / n) (the paired Wald
-variance with q floored at m; unfloored, items that all agree would have no variance and pass any margin). The
-one-sided 95% bounds are d -/+ 1.645 se, and:
+share q = (up + down) / n. The test is of d <= -m against d > -m for a margin m (`max_drop`, above 0: no number
+of items shows a drop of exactly none), with d's variance taken at the margin, where the discordance cannot be
+below m: se = sqrt((max(q, m) - m^2) / n) (the paired Wald variance with q floored at m; unfloored, items that all
+agree would have no variance and pass any margin). The one-sided 95% bounds are d -/+ 1.645 se, and d is read
+against noise as compare and board read it (figures.noise.read_noise: McNemar's exact test, and with a rerun what
+the rerun moved on its own):
 
-- NO-GO when d <= -m: the candidate dropped by the margin or more (the detail says whether the upper bound is
-  below -m too, a drop shown beyond chance);
 - GO when the lower bound is above -m: a drop of m or more is rejected at 5%, one-sided. Where no pair is
   discordant this agrees with the exact binomial bound: 150 agreeing items pass a margin of 2 points, 100 do not;
-- INCONCLUSIVE otherwise, with the smallest difference the items can detect (McNemar at alpha 0.05, power 0.8,
-  Connor's approximation, figures.noise) and the number of paired items on which this same GO rule would clear
-  the margin, the shares of items down and up kept as seen (so the advice never contradicts the verdict).
+- NO-GO when d <= -m and d is beyond noise: a real drop, by the margin or more (the detail says whether the upper
+  bound is below -m too);
+- INCONCLUSIVE otherwise: a drop past the margin that is within noise (these items cannot tell it from chance), or
+  a difference whose lower bound does not clear the margin, with the smallest difference the items can detect
+  (McNemar at alpha 0.05, power 0.8, Connor's approximation) and the number of paired items on which this same GO
+  rule would clear the margin, the shares of items down and up kept as seen;
+- INVALID when no item was answered by both runs, or one run is scored and the other not.
 
-Speed clauses are ratios of candidate to baseline (TTFT p99 at most, output tok/s at least); with a rerun of the
-baseline, a ratio that misses its limit by a factor no larger than the rerun moved on its own (up or down, the
-same figure) is INCONCLUSIVE (the machine, not the config, may explain it). Validity clauses (endpoint errors,
-truncated share, output tokens per item against the baseline's) are GO or NO-GO; with no endpoint errors clause,
-requests it would count make it INCONCLUSIVE (the accuracy left them out, so a GO would pass them unsaid), and
-each run's endpoint errors are named whatever the policy. A task's verdict is its worst
-clause's, NO-GO before INCONCLUSIVE before GO, and the run's the worst task's.
+Speed and validity clauses are qualeval.figures.gate_clauses'. A task's verdict is its worst clause's, INVALID
+before NO-GO before INCONCLUSIVE before GO, and the run's the worst gated task's; a task that no clause covers is
+not gated, and the result names it (`not_gated`) so that a GO is never read as covering it.
 """
 
 from __future__ import annotations
@@ -30,42 +30,19 @@ import math
 from pathlib import Path
 from statistics import NormalDist
 
-from pydantic import ValidationError
-
-from qualeval.errors import InputError, validation_problem, yaml_mapping
-from qualeval.figures.noise import minimum_detectable
+from qualeval.errors import InputError
+from qualeval.figures.gate_clauses import open_loop, speed_clauses, validity_clauses
+from qualeval.figures.noise import mcnemar_exact, minimum_detectable, read_noise, run_noise
+from qualeval.figures.policy import check_tasks, clauses_for, load_policy
 from qualeval.figures.rundir import check_rerun, refuse_same
-from qualeval.figures.runset import Group, Key, Loaded, PairCounts, figures, groups, load_runs, paired
-from qualeval.records import Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
+from qualeval.figures.runset import Key, Loaded, PairCounts, figures, grouper, groups, load_runs, paired
+from qualeval.records import Clauses, ClauseVerdict, GateResult, Noise, TaskGate, Verdict
 
-__all__ = ["EXIT_CODES", "gate_runs", "items_needed", "load_policy", "noninferiority"]
+__all__ = ["EXIT_CODES", "gate_runs", "items_needed", "noninferiority"]
 
-EXIT_CODES: dict[Verdict, int] = {"GO": 0, "NO-GO": 1, "INCONCLUSIVE": 4}
+EXIT_CODES: dict[Verdict, int] = {"GO": 0, "NO-GO": 1, "INCONCLUSIVE": 4, "INVALID": 5}
 Z_ONE_SIDED = NormalDist().inv_cdf(0.95)
-_ORDER: tuple[Verdict, ...] = ("NO-GO", "INCONCLUSIVE", "GO")
-
-
-def load_policy(path: Path) -> Policy:
-    """The policy file, every task's clauses checked; a mistake is one line naming the file and the field."""
-    try:
-        policy = Policy.model_validate(yaml_mapping(path, "policy"))
-    except ValidationError as exc:
-        # a misspelt key shows as the missing key it stood for too: name the key the file gave
-        extra = [e["loc"] for e in exc.errors() if e["type"] == "extra_forbidden"]
-        if extra:
-            raise InputError(f"{path}: {'.'.join(map(str, extra[0]))}: not a key of a policy") from None
-        problem = validation_problem(exc)
-        raise InputError(f"{path}: {problem.field}: {problem.message}") from None
-    if not any(c.model_fields_set for c in policy.root.values()):
-        raise InputError(f"{path}: the policy has no clause (accuracy, ttft_p99, output_tps, endpoint_errors...)")
-    return policy
-
-
-def _clauses(policy: Policy, task: str) -> Clauses:
-    """`default:`'s clauses with the task's own on top."""
-    default = policy.root.get("default", Clauses())
-    own = policy.root.get(task, Clauses())
-    return Clauses.model_validate({**default.model_dump(exclude_unset=True), **own.model_dump(exclude_unset=True)})
+_ORDER: tuple[Verdict, ...] = ("INVALID", "NO-GO", "INCONCLUSIVE", "GO")
 
 
 def _half_width(counts: PairCounts, margin: float) -> float:
@@ -102,179 +79,66 @@ def items_needed(counts: PairCounts, margin: float) -> int | None:
     return n
 
 
-def noninferiority(counts: PairCounts, margin: float) -> ClauseVerdict:
-    """The accuracy clause on paired counts (the rule is the module's docstring)."""
+def _advice(margin: float, detectable: float | None, needed: int | None, drop: bool) -> str:
+    """What more items would do, in a whole sentence."""
+    smallest = "no difference at all" if detectable is None else f"differences of {100 * detectable:.1f} points or more"
+    if drop:
+        return f"these items detect {smallest}, so more items would tell whether the drop is real"
+    clears = (
+        f"about {needed} paired items would clear the margin at the discordance seen"
+        if needed
+        else "no practical number of items would clear the margin at the discordance seen"
+    )
+    if detectable is not None and detectable <= margin:
+        return f"the difference is too close to the margin for these items, which detect {smallest}; {clears}"
+    return f"these items detect {smallest}, not the margin of {100 * margin:.1f}; {clears}"
+
+
+def noninferiority(counts: PairCounts, margin: float, *, moved: float | None = None) -> ClauseVerdict:
+    """The accuracy clause on paired counts (the rule is the module's docstring); `moved`: |A2 - A|, what a rerun
+    of the baseline moved on its own, which the reading against noise holds the difference against."""
     n, limit = counts.pairs, -margin
     if n == 0:
-        return ClauseVerdict(
-            clause="accuracy",
-            verdict="INCONCLUSIVE",
-            limit=limit,
-            value=None,
-            pairs=0,
-            detail="no item answered by both",
+        detail = (
+            "no item was answered by both runs (the endpoint failed them, or the server knew none of the "
+            "questions), so there is no accuracy to test"
         )
-    d, discordant = counts.difference, counts.down + counts.up
+        return ClauseVerdict(clause="accuracy", verdict="INVALID", limit=limit, value=None, pairs=0, detail=detail)
+    d = counts.difference
     width = _half_width(counts, margin)
     low, high = d - width, d + width
-    detectable = minimum_detectable(n, discordant)
+    detectable = minimum_detectable(n, counts.down + counts.up)
     needed = items_needed(counts, margin)
-    figures_ = {"low": low, "high": high, "pairs": n, "detectable": detectable, "items_needed": needed}
-    shown = f"{100 * d:+.1f} points on {n} paired items (one-sided 95%: {100 * low:+.1f} to {100 * high:+.1f})"
-    if d <= limit:
-        beyond = "; the drop is beyond chance" if high < limit else "; not beyond chance, but no better than the margin"
-        return ClauseVerdict(
-            clause="accuracy",
-            verdict="NO-GO",
-            limit=limit,
-            value=d,
-            detail=f"{shown}, margin -{100 * margin:.1f}{beyond}",
-            **figures_,
-        )
+    reading = read_noise(n, counts.down, counts.up, moved=moved)
+    found = {
+        "limit": limit,
+        "value": d,
+        "low": low,
+        "high": high,
+        "pairs": n,
+        "detectable": detectable,
+        "items_needed": needed,
+        "p_value": mcnemar_exact(counts.down, counts.up),
+        "within_noise": reading.within,
+    }
+    shown = f"{100 * d:+.1f} points on {n} paired items (one-sided 95% bounds {100 * low:+.1f} to {100 * high:+.1f})"
+    past = f"a drop at or past the margin of {100 * limit:.1f}"
     if low > limit:
-        return ClauseVerdict(
-            clause="accuracy",
-            verdict="GO",
-            limit=limit,
-            value=d,
-            detail=f"{shown}, above -{100 * margin:.1f}",
-            **figures_,
+        detail = f"{shown}: the lower bound is above the margin of {100 * limit:.1f}; {reading.said}"
+        return ClauseVerdict(clause="accuracy", verdict="GO", detail=detail, **found)
+    if d <= limit and not reading.within:
+        bound = (
+            "and so is its upper bound" if high < limit else f"though its upper bound, {100 * high:+.1f}, is inside it"
         )
-    smallest = "none" if detectable is None else f"{100 * detectable:.1f} points"
-    if detectable is not None and detectable <= margin:
-        why = f"too close to the margin of {100 * margin:.1f} for these items (they detect {smallest} or more)"
+        return ClauseVerdict(
+            clause="accuracy", verdict="NO-GO", detail=f"{shown}: {past}, {bound}; {reading.said}", **found
+        )
+    if d <= limit:
+        detail = f"{shown}: {past}; {reading.said}; {_advice(margin, detectable, needed, True)}"
     else:
-        would = f"about {needed} paired items would" if needed else "no practical number of items would"
-        why = f"these items detect differences of {smallest} or more, not the margin of {100 * margin:.1f}; {would}"
-    return ClauseVerdict(
-        clause="accuracy",
-        verdict="INCONCLUSIVE",
-        limit=limit,
-        value=d,
-        detail=f"{shown}: {why}",
-        **figures_,
-    )
-
-
-def _ratio(
-    name: str, cand: float | None, base: float | None, again: float | None, limit: float, most: bool
-) -> ClauseVerdict:
-    """A speed clause: candidate / baseline at most (`most`) or at least `limit`, against a rerun's spread."""
-    if cand is None or not base:
-        return ClauseVerdict(
-            clause=name, verdict="INCONCLUSIVE", limit=limit, value=None, detail="not measured in both runs"
-        )
-    ratio = cand / base
-    passes = ratio <= limit if most else ratio >= limit
-    bound = "at most" if most else "at least"
-    shown = f"× {ratio:.3f} the baseline's ({cand:,.1f} against {base:,.1f}), {bound} × {limit:g} allowed"
-    if passes:
-        return ClauseVerdict(clause=name, verdict="GO", limit=limit, value=ratio, detail=shown)
-    # the miss and the rerun's move both as factors (up or down alike): a rerun that moved × 1.79 with nothing
-    # changed cannot tell a config that misses its limit by × 1.35 from the machine
-    miss = ratio / limit if most else limit / ratio
-    if again:
-        moved = max(again / base, base / again)
-        detail = f"{shown}, missed by × {miss:.3f}"
-        if miss <= moved:
-            detail += f", within the × {moved:.3f} the baseline's rerun moved on its own"
-            return ClauseVerdict(clause=name, verdict="INCONCLUSIVE", limit=limit, value=ratio, detail=detail)
-        detail += f", beyond the × {moved:.3f} the baseline's rerun moved on its own"
-        return ClauseVerdict(clause=name, verdict="NO-GO", limit=limit, value=ratio, detail=detail)
-    return ClauseVerdict(clause=name, verdict="NO-GO", limit=limit, value=ratio, detail=shown)
-
-
-def _speed(clauses: Clauses, cand: Group, base: Group, again: Group | None) -> list[ClauseVerdict]:
-    out = []
-    if clauses.ttft_p99 is not None:
-
-        def p99(g: Group | None) -> float | None:
-            return g.speed.ttft.p99 if g is not None and g.speed.ttft else None
-
-        out.append(_ratio("ttft_p99", p99(cand), p99(base), p99(again), clauses.ttft_p99.max_ratio, True))
-    if clauses.output_tps is not None:
-        rate = again.speed.output_throughput if again is not None else None
-        out.append(
-            _ratio(
-                "output_tps",
-                cand.speed.output_throughput,
-                base.speed.output_throughput,
-                rate,
-                clauses.output_tps.min_ratio,
-                False,
-            )
-        )
-    return out
-
-
-def _endpoint_errors(clauses: Clauses, cand: Group, base: Group) -> ClauseVerdict | None:
-    """Requests with no answer of the model's against the policy's limit. With no `endpoint_errors` clause, any
-    such request makes the clause INCONCLUSIVE: the accuracy left them out, so a GO would pass them unsaid."""
-    # a question the reference server did not know is no answer of the model's either, in either run: an item
-    # left out of the accuracy must not pass as if it had been answered
-    unknown = cand.unknown_questions + base.unknown_questions
-    missing = cand.endpoint_errors + unknown
-    detail = f"{cand.endpoint_errors} requests failed at the endpoint"
-    if unknown:
-        detail += (
-            f" and {unknown} unknown questions were left out (candidate {cand.unknown_questions}, "
-            f"baseline {base.unknown_questions})"
-        )
-    if clauses.endpoint_errors is None:
-        if not missing:
-            return None
-        return ClauseVerdict(
-            clause="endpoint_errors",
-            verdict="INCONCLUSIVE",
-            limit=None,
-            value=missing,
-            detail=f"{detail}, and the policy sets no limit on them (an endpoint_errors clause would)",
-        )
-    most = clauses.endpoint_errors.max
-    return ClauseVerdict(
-        clause="endpoint_errors",
-        verdict="GO" if missing <= most else "NO-GO",
-        limit=most,
-        value=missing,
-        detail=f"{detail}, at most {most} allowed",
-    )
-
-
-def _validity(clauses: Clauses, cand: Group, base: Group) -> list[ClauseVerdict]:
-    errors = _endpoint_errors(clauses, cand, base)
-    out = [errors] if errors is not None else []
-    if clauses.truncated is not None:
-        most_share = clauses.truncated.max_share
-        verdict: Verdict = "GO" if cand.truncated <= most_share else "NO-GO"
-        detail = (
-            f"{100 * cand.truncated:.1f}% of answers cut off by the budget, at most {100 * most_share:.1f}% allowed"
-        )
-        out.append(
-            ClauseVerdict(clause="truncated", verdict=verdict, limit=most_share, value=cand.truncated, detail=detail)
-        )
-    if clauses.output_tokens is not None:
-        within = clauses.output_tokens.within
-        if cand.output_tokens is None or not base.output_tokens:
-            out.append(
-                ClauseVerdict(
-                    clause="output_tokens",
-                    verdict="INCONCLUSIVE",
-                    limit=within,
-                    value=None,
-                    detail="no token counts in both runs",
-                )
-            )
-        else:
-            change = cand.output_tokens / base.output_tokens - 1
-            verdict = "GO" if abs(change) <= within else "NO-GO"
-            detail = (
-                f"{cand.output_tokens:,.0f} output tokens per item against the baseline's {base.output_tokens:,.0f} "
-                f"({100 * change:+.1f}%), within ±{100 * within:.0f}% allowed"
-            )
-            out.append(
-                ClauseVerdict(clause="output_tokens", verdict=verdict, limit=within, value=change, detail=detail)
-            )
-    return out
+        why = f"the lower bound is not above the margin of {100 * limit:.1f}"
+        detail = f"{shown}: {why}; {reading.said}; {_advice(margin, detectable, needed, False)}"
+    return ClauseVerdict(clause="accuracy", verdict="INCONCLUSIVE", detail=detail, **found)
 
 
 def _worst(verdicts: list[Verdict]) -> Verdict:
@@ -282,12 +146,13 @@ def _worst(verdicts: list[Verdict]) -> Verdict:
 
 
 def gate_runs(
-    baseline: Path | str, candidate: Path | str, policy_path: Path | str, *, rerun: Path | str | None = None
+    *, baseline: Path | str, candidate: Path | str, policy_path: Path | str, rerun: Path | str | None = None
 ) -> GateResult:
-    """The candidate against the baseline by the policy; `rerun` a second run of the baseline's configuration."""
+    """The candidate against the baseline by the policy file; `rerun` a second run of the baseline's configuration.
+    Every argument is by name: the two runs swapped would gate the baseline against the candidate."""
     baseline, candidate, policy_path = Path(baseline), Path(candidate), Path(policy_path)
     rerun = Path(rerun) if rerun is not None else None
-    policy = load_policy(policy_path)
+    rules = load_policy(policy_path)
     runs = load_runs([baseline, candidate, *([rerun] if rerun is not None else [])])
     base, cand = runs[0], runs[1]
     again = runs[2] if rerun is not None else None
@@ -297,16 +162,22 @@ def gate_runs(
         refuse_same(candidate, cand, rerun, again, "the rerun of the baseline")
         check_rerun(base, again, rerun, of=f"the baseline {baseline}")
     by_group = groups(base)
-    known = {name.partition(" @ ")[0] for name in by_group}
-    for name in policy.root:
-        if name != "default" and name not in known:
-            raise InputError(f"{policy_path}: task '{name}' is not in the runs (they hold {', '.join(sorted(known))})")
-    tasks = {}
+    unscored = {k[0] for k, r in base.records.items() if not r.scored} & {
+        k[0] for k, r in cand.records.items() if not r.scored
+    }
+    check_tasks(policy_path, rules, {name.partition(" @ ")[0] for name in by_group}, unscored)
+    noise = run_noise(base.records, again.records, grouper(base)) if again is not None else {}
+    tasks, covered = {}, set()
     for name, keys in by_group.items():
-        clauses = _clauses(policy, name.partition(" @ ")[0])
-        task = _task_gate(clauses, base, cand, again, keys)
+        task = _task_gate(clauses_for(rules, name.partition(" @ ")[0]), (base, cand, again), keys, noise.get(name))
         if task is not None:
             tasks[name] = task
+            covered.add(name.partition(" @ ")[0])
+    if not tasks:
+        raise InputError(
+            f"{policy_path}: no clause applies to these runs: their tasks are not scored, and the policy asks only "
+            "their accuracy"
+        )
     verdict = _worst([t.verdict for t in tasks.values()])
     return GateResult(
         baseline=str(baseline),
@@ -316,35 +187,53 @@ def gate_runs(
         verdict=verdict,
         exit_code=EXIT_CODES[verdict],
         tasks=tasks,
+        not_gated=sorted({name.partition(" @ ")[0] for name in by_group} - covered),
     )
 
 
-def _task_gate(clauses: Clauses, base: Loaded, cand: Loaded, again: Loaded | None, keys: list[Key]) -> TaskGate | None:
-    """One task's clauses and verdict, with each run's requests that got no answer of the model's; None when the
-    policy has no clause for it and nothing went unanswered."""
+def _accuracy(
+    clauses: Clauses, runs: tuple[Loaded, Loaded], keys: list[Key], noise: Noise | None
+) -> tuple[list[ClauseVerdict], list[str]]:
+    """The accuracy clause, or a note where `default:`'s does not apply (neither run scored: synthetic prompts)."""
+    if clauses.accuracy is None:
+        return [], []
+    base, cand = runs
+    margin = clauses.accuracy.max_drop
+    scored = [any(run.records[k].scored for k in keys) for run in runs]
+    if not any(scored):
+        return [], [
+            "accuracy: not applied, the prompts are not scored in either run (synthetic prompts, no right answer)"
+        ]
+    if not all(scored):
+        which = "baseline" if scored[0] else "candidate"
+        detail = f"scored in the {which} only: the runs do not ask the same thing, so there is no accuracy to compare"
+        return [ClauseVerdict(clause="accuracy", verdict="INVALID", limit=-margin, value=None, detail=detail)], []
+    moved = abs(noise.difference) if noise is not None else None
+    return [noninferiority(paired(base, cand, keys), margin, moved=moved)], []
+
+
+def _task_gate(
+    clauses: Clauses, runs: tuple[Loaded, Loaded, Loaded | None], keys: list[Key], noise: Noise | None
+) -> TaskGate | None:
+    """One task's clauses and verdict, with each run's requests that got no answer of the model's; None when no
+    clause of the policy applies to it (the task is not gated)."""
+    base, cand, again = runs
     base_fig, cand_fig = figures(base, keys), figures(cand, keys)
     again_fig = figures(again, keys) if again is not None else None
-    out = []
-    if clauses.accuracy is not None:
-        if cand_fig.scored and base_fig.scored:
-            out.append(noninferiority(paired(base, cand, keys), clauses.accuracy.max_drop))
-        else:
-            limit = -clauses.accuracy.max_drop
-            out.append(
-                ClauseVerdict(
-                    clause="accuracy",
-                    verdict="INCONCLUSIVE",
-                    limit=limit,
-                    value=None,
-                    detail="not scored: no accuracy to test",
-                )
-            )
-    verdicts = [*out, *_speed(clauses, cand_fig, base_fig, again_fig), *_validity(clauses, cand_fig, base_fig)]
-    if not verdicts:
+    accuracy, notes = _accuracy(clauses, (base, cand), keys, noise)
+    others = clauses.model_copy(update={"accuracy": None})
+    if not accuracy and not others.model_dump(exclude_none=True):
         return None
+    per_request = open_loop(base.manifest, cand.manifest)
+    verdicts = [
+        *accuracy,
+        *speed_clauses(clauses, cand_fig, base_fig, again_fig, per_request=per_request),
+        *validity_clauses(clauses, cand_fig, base_fig),
+    ]
     return TaskGate(
         verdict=_worst([v.verdict for v in verdicts]),
         clauses=verdicts,
         unknown_questions=base_fig.unknown_questions + cand_fig.unknown_questions,
         endpoint_errors=(base_fig.endpoint_errors, cand_fig.endpoint_errors),
+        notes=notes,
     )

@@ -1,21 +1,24 @@
-"""The noise floor under a comparison: the smallest difference its items can show, and how much two runs of the
-same configuration differ on their own.
+"""The noise under a comparison: whether B - A can be told from chance, how much two runs of the same
+configuration differ on their own, and the smallest difference a comparison's items can detect.
 
-Two greedy runs of one server are not the same run: batching changes the arithmetic, and a same-server rerun
-moved GSM8K from 82.79% to 82.41% with only 22.7% of its outputs byte-identical (vLLM PR #54705). A difference
-between A and B smaller than that is noise, and one smaller than the minimum detectable difference cannot be told
-from none.
+One reading, which compare, board and gate all give (`read_noise`): B - A is beyond noise when McNemar's exact test
+on its pairs rejects at 0.05 and, with a rerun of the baseline, it is larger than what the rerun moved on its own
+(|A2 - A|). Two greedy runs of one server are not the same run: batching changes the arithmetic, and a same-server
+rerun moved GSM8K from 82.79% to 82.41% with only 22.7% of its outputs byte-identical (vLLM PR #54705). The smallest
+detectable difference (McNemar's power at the discordance seen) is said beside it: what a comparison of these
+items could find, not a test of the difference found.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from statistics import NormalDist
 
 from qualeval.records import NOT_THE_MODELS, Noise, Record
 
-__all__ = ["ALPHA", "mcnemar_exact", "minimum_detectable", "run_noise", "within_noise"]
+__all__ = ["ALPHA", "Reading", "mcnemar_exact", "minimum_detectable", "read_noise", "run_noise"]
 
 ALPHA = 0.05
 POWER = 0.8
@@ -54,14 +57,49 @@ def minimum_detectable(pairs: int, discordant: int, *, alpha: float = ALPHA, pow
     return high
 
 
+@dataclass(frozen=True)
+class Reading:
+    within: bool
+    """B - A cannot be told from noise."""
+    said: str
+    """Why, in words every tool prints alike: 'beyond noise: McNemar p = 0.0391 (below 0.05), ...'."""
+
+
+def read_noise(
+    pairs: int,
+    down: int,
+    up: int,
+    *,
+    moved: float | None = None,
+    p_value: float | None = None,
+    test: str = "McNemar p",
+    alpha: float = ALPHA,
+) -> Reading:
+    """B - A on `pairs` paired items, `down` right in A only and `up` right in B only, read against noise: beyond it
+    when the test rejects at `alpha` and, with a rerun of A, |B - A| is larger than `moved` (|A2 - A|). `p_value`
+    replaces McNemar's exact p (a board's Holm-adjusted one, named by `test`)."""
+    p = mcnemar_exact(down, up) if p_value is None else p_value
+    difference = (up - down) / pairs if pairs else 0.0
+    shown = f"{test} = {p:.3g}"
+    if p >= alpha:
+        return Reading(
+            True, f"within noise: {shown} (not below {alpha:g}), so on these items it cannot be told from chance"
+        )
+    rerun = f"the {100 * moved:.1f} points the rerun moved on its own" if moved is not None else ""
+    if moved is not None and abs(difference) <= moved:
+        return Reading(True, f"within noise: {shown} (below {alpha:g}), but no larger than {rerun}")
+    return Reading(False, f"beyond noise: {shown} (below {alpha:g})" + (f", and larger than {rerun}" if rerun else ""))
+
+
 def run_noise(
     first: dict[tuple[str, ...], Record], again: dict[tuple[str, ...], Record], group: Callable[[tuple[str, ...]], str]
 ) -> dict[str, Noise]:
     """Per group (`group` names a pair key's: the task, or the task at a load level, as the comparison groups
     its pairs), two runs of the same configuration side by side: the share of byte-identical outputs (reasoning
-    and content), the discordant pairs, the accuracy difference (again - first) and the smallest difference
-    these pairs could detect. Pairs where either request got no answer of the model's (an endpoint error, a
-    reference server's refusal of a question it did not know) are left out."""
+    and content), the discordant pairs, the accuracy difference (again - first: what the rerun moved on its own,
+    which `read_noise` holds B - A against) and the smallest difference these pairs could detect. Pairs where
+    either request got no answer of the model's (an endpoint error, a reference server's refusal of a question it
+    did not know) are left out."""
     by_task: dict[str, list[tuple[Record, Record]]] = {}
     for key in sorted(set(first) & set(again)):
         one, two = first[key], again[key]
@@ -73,20 +111,11 @@ def run_noise(
         same = sum(a.content == b.content and a.reasoning == b.reasoning for a, b in pairs)
         up = sum(b.score.correct and not a.score.correct for a, b in pairs)
         down = sum(a.score.correct and not b.score.correct for a, b in pairs)
-        difference = (up - down) / len(pairs)
-        detectable = minimum_detectable(len(pairs), up + down)
         out[task] = Noise(
             pairs=len(pairs),
             identical=same / len(pairs),
             discordant=up + down,
-            difference=difference,
-            detectable=detectable,
-            # too few pairs to detect any difference: no B - A can be told from the noise
-            floor=1.0 if detectable is None else max(abs(difference), detectable),
+            difference=(up - down) / len(pairs),
+            detectable=minimum_detectable(len(pairs), up + down),
         )
     return out
-
-
-def within_noise(difference: float, noise: Noise) -> bool:
-    """Whether B - A is no larger than what two runs of A's configuration already differ by (the noise floor)."""
-    return abs(difference) <= noise.floor

@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from qualeval.figures.speeds import prompt_cache
 from qualeval.records import NOT_THE_MODELS, Identical, Record
 
-__all__ = ["Said", "by_item", "cached_share", "identical", "identical_pairs", "said_of"]
+__all__ = ["CACHED", "GAP", "Said", "by_item", "cached_share", "cached_side", "identical", "identical_pairs", "said_of"]
+
+CACHED = 0.5
+"""A side whose prompts were at least this share cached, against one whose share is at least GAP lower (or not
+reported), had its TTFT served from a cache the other did not have."""
+GAP = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,3 +93,13 @@ def cached_share(records: Iterable[Record]) -> float | None:
     aside, as in Speed); None when no server said."""
     found = prompt_cache([t for r in records if not (t := r.timed()).warmup and r.status not in NOT_THE_MODELS])
     return found.share if found else None
+
+
+def cached_side(a: float | None, b: float | None) -> int | None:
+    """Which side's TTFT was served from a prefix cache the other's was not (0: a, 1: b; b is asked first), by
+    their shares of cached prompt tokens; None when the two are alike. What `qualeval compare` says of a pair of
+    runs and `qualeval gate` refuses a TTFT clause on."""
+    for side, mine, theirs in ((1, b, a), (0, a, b)):
+        if mine is not None and mine >= CACHED and (theirs is None or mine - theirs >= GAP):
+            return side
+    return None

@@ -41,6 +41,14 @@ class ConfigFigures(BaseModel):
     """McNemar's exact test against the baseline, uncorrected (None for the baseline itself)."""
     p_adjusted: float | None
     """The same, Holm-corrected over the configs compared with the baseline."""
+    within_noise: bool | None = None
+    """The difference read against noise as compare and gate read it (qualeval.figures.noise.read_noise), on the
+    Holm-adjusted p: within noise unless it rejects at alpha and, with a rerun of the baseline, the difference is
+    larger than what the rerun moved on its own. With one config beside the baseline Holm changes nothing, so this
+    is compare's reading of the same two runs; with more, a board asks more questions and needs more to say yes.
+    None for the baseline, and where there is no paired item or no score."""
+    noise_reading: str | None = None
+    """`within_noise` in words: 'beyond noise: Holm-adjusted McNemar p = 0.012 (below 0.05), ...'."""
     tied_with_best: bool | None
     """McNemar against the best config, Holm-corrected, does not reject at alpha: cannot be told apart from it."""
     reasoning_tokens: float | None

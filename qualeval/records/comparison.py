@@ -18,12 +18,10 @@ class Noise(BaseModel):
     discordant: int
     """Pairs right in one run and wrong in the other."""
     difference: float
-    """Accuracy of the second run minus the first's."""
+    """Accuracy of the second run minus the first's: what the rerun moved on its own, which B - A must exceed (as
+    well as be significant on its own pairs) to be beyond noise."""
     detectable: float | None
-    """The smallest difference these pairs can detect at their discordance (alpha 0.05, power 0.8)."""
-    floor: float
-    """The run-to-run noise floor B - A is read against: the larger of |difference| and `detectable`, or 1 (the
-    whole range) when these pairs can detect no difference at all."""
+    """The smallest difference these pairs can detect at their discordance (alpha 0.05, power 0.8): information."""
 
 
 class Ratio(BaseModel):
@@ -67,12 +65,14 @@ class TaskComparison(BaseModel):
     """The smallest accuracy difference these pairs can detect at the discordance seen (McNemar, alpha 0.05,
     power 0.8): a difference below it cannot be told from none."""
     within_noise: bool | None = None
-    """With a rerun of A (`qualeval compare A A2 B`): |B - A| is no larger than `noise_floor`; None without a
-    rerun."""
-    noise_floor: float | None = None
-    """With a rerun of A, the floor `within_noise` reads B - A against: the larger of |A2 - A| and the smallest
-    difference the rerun's pairs (this task's, at this level when the runs swept several) can detect, or 1 when
-    they can detect none; None without a rerun. `detectable` is B against A's own floor, not this one."""
+    """B - A cannot be told from noise: McNemar's exact test (`p_value`) does not reject at 0.05, or, with a rerun
+    of A (`qualeval compare A A2 B`), |B - A| is no larger than `rerun_moved`. `board` and `gate` read a difference
+    the same way (qualeval.figures.noise.read_noise). None when the task is not scored."""
+    noise_reading: str | None = None
+    """`within_noise` in words, as compare, board and gate print it: 'beyond noise: McNemar p = 0.0391 (below
+    0.05), and larger than the 2.0 points the rerun moved on its own'."""
+    rerun_moved: float | None = None
+    """With a rerun of A, |A2 - A| on this task's pairs (at this level when the runs swept several); None without."""
     identical: Identical | None = None
     """At temperature 0: the pairs that sent the same messages, how many outputs are byte-identical, and the
     items whose verdict flipped on that same input."""

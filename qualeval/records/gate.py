@@ -2,13 +2,42 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, field_validator
 
 __all__ = ["ClauseVerdict", "Clauses", "GateResult", "Policy", "TaskGate", "Verdict"]
 
-Verdict = Literal["GO", "NO-GO", "INCONCLUSIVE"]
+Verdict = Literal["GO", "NO-GO", "INCONCLUSIVE", "INVALID"]
+"""GO: every clause shown met. NO-GO: a clause shown missed. INCONCLUSIVE: measured, but too few items (or too much
+run-to-run spread) to tell. INVALID: the runs cannot answer a clause as they are (requests failed with no limit
+set, nothing answered by both, a figure one run lacks, a TTFT served from a cache the other run did not have)."""
+
+
+def _yaml(value: float) -> str:
+    """A float as YAML spells what it cannot be: .nan, .inf, -.inf."""
+    if math.isnan(value):
+        return ".nan"
+    return ("-" if value < 0 else "") + ".inf"
+
+
+def _number(value: object) -> object:
+    """A policy's number as written: a boolean, text, NaN or an infinity is refused naming the value, never read
+    as another number (YAML's `true` as 1, `.inf` as a limit no run can miss)."""
+    if value is None:
+        raise ValueError("empty: give a number")
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is a boolean, not a number")
+    if isinstance(value, str):
+        raise ValueError(f"{value!r} is text, not a number (write it unquoted)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{_yaml(value)} is not a finite number")
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_number)]
+Count = Annotated[int, BeforeValidator(_number)]
 
 
 class _Strict(BaseModel):
@@ -16,28 +45,42 @@ class _Strict(BaseModel):
 
 
 class AccuracyClause(_Strict):
-    max_drop: float = Field(ge=0.0, lt=1.0)
-    """The largest accuracy drop allowed, a share (0.02: two points): the non-inferiority margin."""
+    max_drop: Number
+    """The largest accuracy drop allowed, a share (0.02: two points): the non-inferiority margin, above 0."""
+
+    @field_validator("max_drop")
+    @classmethod
+    def _margin(cls, value: float) -> float:
+        if value == 0:
+            # a GO needs the lower bound above -margin; at 0 no finite number of identical answers gets there
+            raise ValueError(
+                "0 allows no drop at all, which no number of items can show (a candidate whose every answer is "
+                "the baseline's would still not pass); give the largest drop you accept, as a share: 0.02 for two "
+                "points"
+            )
+        if not 0 < value < 1:
+            raise ValueError(f"{value:g} is not a share between 0 and 1 (0.02 is two points)")
+        return value
 
 
 class MaxRatio(_Strict):
-    max_ratio: float = Field(gt=0.0)
+    max_ratio: Number = Field(gt=0.0)
 
 
 class MinRatio(_Strict):
-    min_ratio: float = Field(gt=0.0)
+    min_ratio: Number = Field(gt=0.0)
 
 
 class MaxCount(_Strict):
-    max: int = Field(ge=0)
+    max: Count = Field(ge=0)
 
 
 class MaxShare(_Strict):
-    max_share: float = Field(ge=0.0, le=1.0)
+    max_share: Number = Field(ge=0.0, le=1.0)
 
 
 class Within(_Strict):
-    within: float = Field(ge=0.0)
+    within: Number = Field(ge=0.0)
     """A share: 0.1 allows the candidate's mean output tokens per item within ±10% of the baseline's."""
 
 
@@ -48,7 +91,8 @@ class Clauses(_Strict):
     ttft_p99: MaxRatio | None = None
     """Candidate TTFT p99 / baseline's at most."""
     output_tps: MinRatio | None = None
-    """Candidate output tokens per second / baseline's at least."""
+    """Candidate output tokens per second / baseline's at least: the aggregate, or on an open-loop run (a set
+    arrival rate, whose aggregate the arrival rate sets) the mean per request."""
     endpoint_errors: MaxCount | None = None
     truncated: MaxShare | None = None
     output_tokens: Within | None = None
@@ -66,15 +110,21 @@ class ClauseVerdict(BaseModel):
     value: float | None
     """What was measured against the limit (the accuracy difference, a ratio, a count or share); None: not measured."""
     detail: str
-    """Why, in one line."""
+    """Why, in whole sentences."""
     low: float | None = None
     """Accuracy: the one-sided 95% lower bound of the paired difference; likewise `high` the upper."""
     high: float | None = None
     pairs: int | None = None
     detectable: float | None = None
-    """Accuracy: the smallest difference the pairs can detect (McNemar, alpha 0.05, power 0.8)."""
+    """Accuracy: the smallest difference the pairs can detect (McNemar, alpha 0.05, power 0.8): information, not
+    the test."""
     items_needed: int | None = None
-    """Accuracy: how many paired items would detect a difference of the margin, at the discordance seen."""
+    """Accuracy: how many paired items would clear the margin, at the discordance seen."""
+    p_value: float | None = None
+    """Accuracy: McNemar's exact test of the paired items, as `qualeval compare` gives it."""
+    within_noise: bool | None = None
+    """Accuracy: the difference read as compare and board read it (qualeval.figures.noise.read_noise): within noise
+    unless McNemar rejects at 0.05 and, with a rerun, it is larger than what the rerun moved on its own."""
 
 
 class TaskGate(BaseModel):
@@ -86,6 +136,8 @@ class TaskGate(BaseModel):
     endpoint_errors: tuple[int, int] = (0, 0)
     """Requests that failed at the endpoint, the baseline's then the candidate's: no answer of the model's, left out
     of every figure; gate output names them whatever the policy."""
+    notes: list[str] = []
+    """A clause of `default:` that does not apply here (accuracy on prompts that are not scored), said."""
 
 
 class GateResult(BaseModel):
@@ -94,6 +146,9 @@ class GateResult(BaseModel):
     candidate: str
     policy: str
     verdict: Verdict
+    """The worst task's: INVALID before NO-GO before INCONCLUSIVE before GO. Of the gated tasks only."""
     exit_code: int
-    """0 GO, 1 NO-GO, 4 INCONCLUSIVE."""
+    """0 GO, 1 NO-GO, 4 INCONCLUSIVE, 5 INVALID."""
     tasks: dict[str, TaskGate]
+    not_gated: list[str] = []
+    """Tasks of the runs that no clause of the policy covers: the verdict says nothing of them."""

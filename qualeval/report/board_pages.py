@@ -86,13 +86,13 @@ def key_rows(board: Board) -> list[tuple[str, str, str]]:
 def tone(board: Board, c: ConfigFigures, measure: str) -> Tone:
     """How a config's `measure` (accuracy, or one of SPEEDS) stands against the baseline's: better or worse
     beyond noise, within it, or not tested (no pairs; a speed figure with no rerun of the baseline to hold it
-    against). Accuracy: McNemar's exact test against the baseline, Holm-corrected, rejecting at the board's
-    alpha. Speed: the ratio, as a factor up or down, beyond the rerun's own. The pages' one reading of "beyond
-    noise"."""
+    against). Accuracy: the config's `within_noise`, the one reading compare and gate make too (figures.noise
+    read_noise: the Holm-adjusted McNemar test against the baseline and, with a rerun, larger than the rerun
+    moved). Speed: the ratio, as a factor up or down, beyond the rerun's own."""
     if measure == "accuracy":
-        if c.difference is None or c.p_adjusted is None:
+        if c.difference is None or c.within_noise is None:
             return "untested"
-        if c.p_adjusted >= board.alpha or c.difference == 0:
+        if c.within_noise or c.difference == 0:
             return "within"
         return "better" if c.difference > 0 else "worse"
     ratio = c.speed.get(measure)
@@ -117,7 +117,9 @@ def tone_words(board: Board) -> dict[str, str]:
         "within": "within noise, or not judged",
         "how": (
             f"Accuracy: McNemar's exact test against the baseline, {board.correction.capitalize()}-corrected, "
-            f"p < {board.alpha:g}; {speed}."
+            f"p < {board.alpha:g}"
+            + (", and larger than the baseline's rerun moved on its own" if board.rerun is not None else "")
+            + f"; {speed}."
         ),
     }
 

@@ -5,14 +5,10 @@ not have, and the greedy answers to identical input that differ.
 
 from __future__ import annotations
 
+from qualeval.figures import cached_side
 from qualeval.records import Comparison, Identical, PromptCache, RunSummary
 
-__all__ = ["CACHED", "GAP", "cache_gap", "cache_lines", "compare_lines", "finding", "identical_lines"]
-
-CACHED = 0.5
-"""A side whose prompts were at least this share cached, against one whose share is at least GAP lower, had its
-TTFT served from a cache the other did not have."""
-GAP = 0.25
+__all__ = ["cache_gap", "cache_lines", "compare_lines", "finding", "identical_lines"]
 
 
 def finding(found: Identical, a: str, b: str) -> str:
@@ -65,12 +61,15 @@ def cache_lines(summary: RunSummary) -> list[str]:
 
 def cache_gap(a: float | None, b: float | None, names: tuple[str, str] = ("A", "B")) -> str | None:
     """'B's prompts were 96% cached, A's 0%: its TTFT is not comparable', when one side was served from a cache
-    and the other was not (or did not say); None when the two are alike. `names`: the sides, A's then B's."""
-    for mine, theirs, (side, other_side) in ((b, a, names[::-1]), (a, b, names)):
-        if mine is not None and mine >= CACHED and (theirs is None or mine - theirs >= GAP):
-            other = "not reported" if theirs is None else f"{theirs:.0%}"
-            return f"{side}'s prompts were {mine:.0%} cached, {other_side}'s {other}: its TTFT is not comparable"
-    return None
+    and the other was not (or did not say; qualeval.figures.cached_side, which the gate acts on too); None when
+    the two are alike. `names`: the sides, A's then B's."""
+    side = cached_side(a, b)
+    if side is None:
+        return None
+    shares = (a, b)
+    mine, theirs = shares[side] or 0.0, shares[1 - side]
+    other = "not reported" if theirs is None else f"{theirs:.0%}"
+    return f"{names[side]}'s prompts were {mine:.0%} cached, {names[1 - side]}'s {other}: its TTFT is not comparable"
 
 
 def compare_lines(result: Comparison) -> list[str]:

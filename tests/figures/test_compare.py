@@ -182,7 +182,7 @@ def test_the_same_run_twice_is_refused(tmp_path: Path) -> None:
     assert not any((tmp_path / c).exists() for c in ("c1", "c2", "c3"))
 
 
-def test_the_floor_the_verdict_uses_is_shown_in_every_output(tmp_path: Path) -> None:
+def test_the_reading_against_noise_is_shown_in_every_output(tmp_path: Path) -> None:
     a = fake_run(tmp_path / "a", BASE, accuracy=0.8, items=60, started="1")
     rerun = fake_run(tmp_path / "a2", BASE, accuracy=0.7, items=60, started="2")
     b = fake_run(tmp_path / "b", BASE, accuracy=0.5, items=60, started="3")
@@ -190,16 +190,30 @@ def test_the_floor_the_verdict_uses_is_shown_in_every_output(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     written = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     page = (tmp_path / "cmp" / "compare.html").read_text()
+    shown = " ".join(done.stdout.split())
     # the noise is measured per level, as B - A is: one item at three levels is not three items' evidence
     assert list(written["noise"]) == list(written["tasks"]) == ["t @ c=1", "t @ c=4", "t @ c=16"]
     for name, t in written["tasks"].items():
-        noise = written["noise"][name]
-        floor = max(abs(noise["difference"]), noise["detectable"])
-        assert t["noise_floor"] == noise["floor"] == floor
-        assert t["within_noise"] == (abs(t["difference"]) <= floor)
-        verdict = "within" if t["within_noise"] else "larger than"
-        assert f"{floor:.1%} (A against its rerun); B - A is {verdict} it" in done.stdout
-        assert f"{100 * floor:.1f} points (A against its rerun)</td><td>B − A is {verdict} it" in page
+        moved = abs(written["noise"][name]["difference"])
+        assert t["rerun_moved"] == moved
+        # 18 of 60 right answers lost, none gained (p far below 0.05), and more than the rerun's 6 lost
+        assert t["within_noise"] is (t["p_value"] >= 0.05 or abs(t["difference"]) <= moved) is False
+        assert t["noise_reading"].startswith("beyond noise: McNemar p = ")
+        assert f"and larger than the {100 * moved:.1f} points the rerun moved on its own" in t["noise_reading"]
+        assert t["noise_reading"] in shown and t["noise_reading"] in page
+
+
+def test_without_a_rerun_the_difference_is_still_read_against_chance(tmp_path: Path) -> None:
+    config = {"model": "sim", "concurrency": [1]}
+    a = fake_run(tmp_path / "a", config, accuracy=1.0, items=10, levels=("c=1",), started="1")
+    b = fake_run(tmp_path / "b", config, accuracy=0.8, items=10, levels=("c=1",), started="2")
+    t = compare_runs(a, b).tasks["t"]
+    # two right answers lost on ten items: McNemar p = 0.5, within noise whatever the point estimate reads
+    assert t.difference == -0.2 and t.rerun_moved is None and t.within_noise is True
+    assert (
+        t.noise_reading
+        == "within noise: McNemar p = 0.5 (not below 0.05), so on these items it cannot be told from chance"
+    )
 
 
 def test_a_rerun_too_small_to_detect_anything_leaves_every_difference_within_the_noise(tmp_path: Path) -> None:
@@ -208,8 +222,8 @@ def test_a_rerun_too_small_to_detect_anything_leaves_every_difference_within_the
     rerun = fake_run(tmp_path / "a2", config, accuracy=1.0, items=3, levels=("c=1",), started="2")
     b = fake_run(tmp_path / "b", config, accuracy=0.0, items=3, levels=("c=1",), started="3")
     t = compare_runs(a, b, again=rerun).tasks["t"]
-    # two pairs cannot tell any difference from chance: "larger than the noise" would be a verdict of nothing
-    assert t.difference == -1.0 and t.noise_floor == 1.0 and t.within_noise is True
+    # three pairs cannot tell any difference from chance: "beyond noise" would be a verdict of nothing
+    assert t.difference == -1.0 and t.p_value == 0.25 and t.within_noise is True
 
 
 def test_a_question_the_reference_server_did_not_know_is_left_out_not_counted_wrong(tmp_path: Path) -> None:

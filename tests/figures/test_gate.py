@@ -1,5 +1,5 @@
 """`qualeval gate`: each verdict of the non-inferiority test on constructed runs, with its exit code (0 GO, 1 NO-GO,
-4 INCONCLUSIVE); speed clauses against a rerun's spread; validity clauses; and a policy or runs it cannot use
+4 INCONCLUSIVE, 5 INVALID); speed clauses against a rerun's spread; validity clauses; and a policy or runs it cannot use
 refused in one `error:` line with exit 2."""
 
 from __future__ import annotations
@@ -69,12 +69,12 @@ def test_each_verdict_and_its_exit_code(tmp_path: Path) -> None:
         assert f"verdict: {verdict}" in done.stdout
         written = json.loads((out / "gate.json").read_text())
         assert written["verdict"] == verdict and written["exit_code"] == code
-    clause = gate_runs(few_base, few, rule).tasks["t"].clauses[0]
+    clause = gate_runs(baseline=few_base, candidate=few, policy_path=rule).tasks["t"].clauses[0]
     # 40 items that all agree cannot detect two points: say the floor and how many items would
     assert clause.detectable == minimum_detectable(40, 0) and clause.detectable > 0.02
     assert clause.items_needed == items_needed(PairCounts(pairs=40, down=0, up=0), 0.02)
     assert str(clause.items_needed) in clause.detail
-    drop = gate_runs(base, worse, rule).tasks["t"].clauses[0]
+    drop = gate_runs(baseline=base, candidate=worse, policy_path=rule).tasks["t"].clauses[0]
     assert drop.value == -0.1 and drop.high < -0.02
 
 
@@ -90,13 +90,15 @@ def paired_runs(root: Path, n: int, down: int, up: int) -> tuple[Path, Path]:
 def test_the_items_it_advises_give_go_at_the_discordance_seen_and_one_fewer_does_not(tmp_path: Path) -> None:
     rule = policy(tmp_path, ACCURACY)
     for n, down, up in ((100, 0, 0), (100, 4, 4), (200, 5, 3), (80, 2, 4)):
-        clause = gate_runs(*paired_runs(tmp_path / f"seen{n}-{down}-{up}", n, down, up), rule).tasks["t"].clauses[0]
+        seen = paired_runs(tmp_path / f"seen{n}-{down}-{up}", n, down, up)
+        clause = gate_runs(baseline=seen[0], candidate=seen[1], policy_path=rule).tasks["t"].clauses[0]
         assert clause.verdict == "INCONCLUSIVE" and clause.items_needed is not None
         assert f"{clause.items_needed} paired items" in clause.detail
         for size, verdict in ((clause.items_needed, "GO"), (clause.items_needed - 1, "INCONCLUSIVE")):
             # the same shares of items down and up, in whole items, on runs of that size
             runs = paired_runs(tmp_path / f"at{size}-{down}-{up}", size, round(down / n * size), round(up / n * size))
-            assert gate_runs(*runs, rule).tasks["t"].clauses[0].verdict == verdict, (n, down, up, size)
+            clause = gate_runs(baseline=runs[0], candidate=runs[1], policy_path=rule).tasks["t"].clauses[0]
+            assert clause.verdict == verdict, (n, down, up, size)
     # the user's case: 150 agreeing items pass, so the advice for 100 cannot ask for more than 150
     assert noninferiority(PairCounts(pairs=150, down=0, up=0), 0.02).verdict == "GO"
     assert items_needed(PairCounts(pairs=100, down=0, up=0), 0.02) <= 150
@@ -110,7 +112,7 @@ def test_a_task_clause_replaces_the_default(tmp_path: Path) -> None:
     base = write_run(tmp_path / "base", flags(1000, set(range(200))))
     worse = write_run(tmp_path / "worse", flags(1000, set(range(250))))
     rule = policy(tmp_path, ACCURACY + "t:\n  accuracy: {max_drop: 0.2}\n  endpoint_errors: {max: 0}\n")
-    result = gate_runs(base, worse, rule)
+    result = gate_runs(baseline=base, candidate=worse, policy_path=rule)
     assert [c.clause for c in result.tasks["t"].clauses] == ["accuracy", "endpoint_errors"]
     assert result.verdict == "GO"  # five points down, within the task's own twenty
 
@@ -122,9 +124,9 @@ def test_speed_within_the_rerun_spread_is_inconclusive(tmp_path: Path) -> None:
     slow = write_run(tmp_path / "slow", right, ttft=130.0)
     slower = write_run(tmp_path / "slower", right, ttft=170.0)  # misses × 1.2 by × 1.42, beyond × 1.4
     rule = policy(tmp_path, "default:\n  ttft_p99: {max_ratio: 1.2}\n")
-    assert gate_runs(base, slow, rule).verdict == "NO-GO"
-    assert gate_runs(base, slow, rule, rerun=again).verdict == "INCONCLUSIVE"
-    assert gate_runs(base, slower, rule, rerun=again).verdict == "NO-GO"
+    assert gate_runs(baseline=base, candidate=slow, policy_path=rule).verdict == "NO-GO"
+    assert gate_runs(baseline=base, candidate=slow, policy_path=rule, rerun=again).verdict == "INCONCLUSIVE"
+    assert gate_runs(baseline=base, candidate=slower, policy_path=rule, rerun=again).verdict == "NO-GO"
 
 
 def test_a_speed_miss_is_held_against_the_rerun_move_as_a_factor_either_way(tmp_path: Path) -> None:
@@ -137,9 +139,15 @@ def test_a_speed_miss_is_held_against_the_rerun_move_as_a_factor_either_way(tmp_
     tight, loose = (
         policy(tmp_path / n, f"default:\n  ttft_p99: {{max_ratio: {m}}}\n") for n, m in (("a", 1.5), ("b", 2))
     )
-    assert gate_runs(base, slow, tight, rerun=quicker).verdict == "INCONCLUSIVE"  # missed by × 1.005
-    assert gate_runs(base, much, loose, rerun=quicker).verdict == "INCONCLUSIVE"  # missed by × 1.35
-    assert gate_runs(base, beyond, tight, rerun=quicker).verdict == "NO-GO"  # missed by × 1.85
+    assert (
+        gate_runs(baseline=base, candidate=slow, policy_path=tight, rerun=quicker).verdict == "INCONCLUSIVE"
+    )  # missed by × 1.005
+    assert (
+        gate_runs(baseline=base, candidate=much, policy_path=loose, rerun=quicker).verdict == "INCONCLUSIVE"
+    )  # missed by × 1.35
+    assert (
+        gate_runs(baseline=base, candidate=beyond, policy_path=tight, rerun=quicker).verdict == "NO-GO"
+    )  # missed by × 1.85
 
 
 def test_validity_clauses(tmp_path: Path) -> None:
@@ -147,10 +155,10 @@ def test_validity_clauses(tmp_path: Path) -> None:
     failing = write_run(tmp_path / "failing", [None, *flags(49, set())], tokens=100)
     longer = write_run(tmp_path / "longer", flags(50, set()), tokens=125)
     rule = policy(tmp_path, "default:\n  endpoint_errors: {max: 0}\n  output_tokens: {within: 0.1}\n")
-    clauses = {c.clause: c for c in gate_runs(base, failing, rule).tasks["t"].clauses}
+    clauses = {c.clause: c for c in gate_runs(baseline=base, candidate=failing, policy_path=rule).tasks["t"].clauses}
     assert clauses["endpoint_errors"].verdict == "NO-GO" and clauses["endpoint_errors"].value == 1
     assert clauses["output_tokens"].verdict == "GO"
-    clauses = {c.clause: c for c in gate_runs(base, longer, rule).tasks["t"].clauses}
+    clauses = {c.clause: c for c in gate_runs(baseline=base, candidate=longer, policy_path=rule).tasks["t"].clauses}
     assert clauses["output_tokens"].verdict == "NO-GO" and abs(clauses["output_tokens"].value - 0.25) < 1e-12
 
 
@@ -215,10 +223,12 @@ def test_unknown_questions_fail_the_endpoint_errors_clause_and_are_said(tmp_path
     base = write_run(tmp_path / "base", flags(20, set()))
     cand = with_unknown_questions(write_run(tmp_path / "cand", flags(20, set())), {3, 4})
     rule = policy(tmp_path / "p", "default:\n  endpoint_errors: {max: 0}\n")
-    result = gate_runs(base, cand, rule)
+    result = gate_runs(baseline=base, candidate=cand, policy_path=rule)
     clause = result.tasks["t"].clauses[0]
     assert clause.verdict == "NO-GO" and clause.value == 2 and result.tasks["t"].unknown_questions == 2
-    assert gate_runs(cand, base, rule).verdict == "NO-GO"  # the baseline's refusals count too
+    assert (
+        gate_runs(baseline=cand, candidate=base, policy_path=rule).verdict == "NO-GO"
+    )  # the baseline's refusals count too
     done = gate_cli(cand, "--baseline", base, "--policy", policy(tmp_path / "q", ACCURACY))
     assert "2 unknown questions" in done.stdout
 
@@ -229,13 +239,13 @@ def test_endpoint_errors_are_named_and_never_pass_a_policy_that_sets_no_limit_on
     failing = write_run(tmp_path / "failing", [*flags(50, set()), *[None] * 150])
     loose = policy(tmp_path / "p", "default:\n  accuracy: {max_drop: 0.5}\n")
     done = gate_cli(failing, "--baseline", base, "--policy", loose, "--out", tmp_path / "gate")
-    assert done.returncode == 4 and "verdict: INCONCLUSIVE" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 5 and "verdict: INVALID" in done.stdout, done.stdout + done.stderr
     assert "baseline 0, candidate 150" in done.stdout
     written = json.loads((tmp_path / "gate" / "gate.json").read_text())["tasks"]["t"]
     assert written["endpoint_errors"] == [0, 150]
     said = {c["clause"]: c for c in written["clauses"]}
     assert said["accuracy"]["verdict"] == "GO"  # on the 50 answered pairs alone, it would have passed
-    assert said["endpoint_errors"]["verdict"] == "INCONCLUSIVE" and said["endpoint_errors"]["value"] == 150
+    assert said["endpoint_errors"]["verdict"] == "INVALID" and said["endpoint_errors"]["value"] == 150
     assert "150 requests failed" in said["endpoint_errors"]["detail"]
     # a policy that allows them passes, and still names them; the baseline's own failures are named too
     allowing = policy(tmp_path / "q", "default:\n  accuracy: {max_drop: 0.5}\n  endpoint_errors: {max: 150}\n")

@@ -60,6 +60,7 @@ def test_a_rerun_of_a_measures_the_noise_and_b_is_read_against_it(tmp_path: Path
     assert noise["pairs"] == 60 and noise["discordant"] > 0 and noise["identical"] < 1
     task = result["tasks"]["knowledge_qa"]
     assert task["detectable"] is not None and task["within_noise"] is True
+    assert task["rerun_moved"] == abs(noise["difference"])
     assert "A against its rerun" in " ".join(same.stderr.split())
     assert "Run-to-run noise" in (tmp_path / "b" / "compare" / "compare.html").read_text()
     apart = runner.invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "a2"), str(tmp_path / "worse")])
@@ -69,6 +70,8 @@ def test_a_rerun_of_a_measures_the_noise_and_b_is_read_against_it(tmp_path: Path
     plain = runner.invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b")])
     assert plain.exit_code == 0, plain.stderr
     alone = json.loads((tmp_path / "b" / "compare" / "compare.json").read_text())
-    assert alone["noise"] == {} and alone["tasks"]["knowledge_qa"]["within_noise"] is None
+    # without a rerun, B - A is still read against chance on its own pairs
+    assert alone["noise"] == {} and alone["tasks"]["knowledge_qa"]["rerun_moved"] is None
+    assert alone["tasks"]["knowledge_qa"]["within_noise"] is (alone["tasks"]["knowledge_qa"]["p_value"] >= 0.05)
     bad = runner.invoke(app, ["compare", str(tmp_path / "a")])
     assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -20,7 +20,8 @@ def test_compare_board_and_gate_take_string_paths(tmp_path: Path) -> None:
     assert compare_runs(str(base), str(other), again=str(again)) == compare_runs(base, other, again=again)
     as_text = board_runs([str(base), str(other)], baseline=str(base), rerun=str(again))
     assert as_text == board_runs([base, other], baseline=base, rerun=again)
-    assert gate_runs(str(base), str(other), str(rule), rerun=str(again)) == gate_runs(base, other, rule, rerun=again)
+    as_text = gate_runs(baseline=str(base), candidate=str(other), policy_path=str(rule), rerun=str(again))
+    assert as_text == gate_runs(baseline=base, candidate=other, policy_path=rule, rerun=again)
 
 
 def test_a_board_of_one_folder_name_is_refused_not_read_letter_by_letter(tmp_path: Path) -> None:

@@ -283,7 +283,10 @@ def test_compare_board_and_gate_read_the_rescore_and_say_so(tmp_path: Path) -> N
         board = board_runs([a, b])
     assert [c.accuracy.correct for c in board.tasks["tagged"].configs.values() if c.accuracy] == [1, 0]
     with pytest.warns(QualevalNote, match=said):
-        assert gate_runs(baseline=a, candidate=b, policy_path=policy).verdict == "NO-GO"  # right, then wrong
+        gated = gate_runs(baseline=a, candidate=b, policy_path=policy)
+    # right, then wrong: the rescored -1.0 (the run's own verdicts would give 0.0); one item is no evidence beyond
+    # noise, so the verdict is INCONCLUSIVE, not NO-GO
+    assert (gated.tasks["tagged"].clauses[0].value, gated.verdict) == (-1.0, "INCONCLUSIVE")
 
 
 def test_the_rescore_folder_is_a_run_and_records_jsonl_names_the_verdicts_the_run_gave(tmp_path: Path) -> None:

@@ -158,7 +158,8 @@ def test_an_effort_or_thinking_sweep_gives_the_known_accuracy_per_level(qualeval
 
 def test_compare_with_a_rerun_measures_no_noise_where_there_is_none(qualeval, tmp_path: Path):
     """A greedy rerun on a fresh server answers as the first run did: zero discordant pairs, and B's loss of four
-    items is what compare reports, against the floor the rerun sets."""
+    items is what compare reports, read against noise: four items lost and none gained (McNemar p = 0.125) cannot be
+    told from chance."""
     kind = known.KINDS["numeric"]()
     other = RIGHT - {0, 1, 2, 4}
     root = _runs(qualeval, tmp_path, kind, {"a": RIGHT, "a2": RIGHT, "b": other})
@@ -170,7 +171,9 @@ def test_compare_with_a_rerun_measures_no_noise_where_there_is_none(qualeval, tm
     figures = compared["tasks"]["truth_numeric"]
     assert (figures["a_right_b_wrong"], figures["a_wrong_b_right"]) == (4, 0)
     assert figures["difference"] == pytest.approx(-4 / N)
-    assert "noise floor" in done.stdout
+    assert figures["within_noise"] is True and figures["rerun_moved"] == 0.0
+    assert figures["noise_reading"].startswith("within noise: McNemar p = 0.125")
+    assert "B - A against noise" in done.stdout
 
 
 def test_board_and_gate_on_constructed_configs(qualeval, tmp_path: Path):
