@@ -29,6 +29,7 @@ from qualeval.records import (
     AtLeast1,
     ModeResult,
     ProbeResult,
+    ReasoningSource,
     Style,
     client_option,
     probe_time_option,
@@ -134,9 +135,10 @@ def _check(mode: str, resp: ChatResponse) -> ModeResult:
         return ModeResult(verdict="inconclusive", detail=resp.error)
     answer = resp.completion.content.strip()
     if not answer:
-        return ModeResult(
-            verdict="inconclusive", detail=f"no answer (status {resp.completion.status}); raise the token budget"
-        )
+        status = resp.completion.status
+        # only a reply cut off by the budget gets an answer from more tokens; one that stopped gave none
+        why = "raise the token budget" if status in TRUNCATED else "the model stopped without one"
+        return ModeResult(verdict="inconclusive", detail=f"no answer (status {status}); {why}")
     if mode.endswith(".choice"):
         held = answer in _CHOICES
     elif mode.endswith(".regex"):
@@ -301,12 +303,28 @@ def unanswered(base_url: str, model: str, error: str, seconds: float = PROBE_TIM
     return result
 
 
+def _said_nothing(resp: ChatResponse) -> bool:
+    """Neither thinking nor answer came back, whatever marker the text held."""
+    return not resp.completion.reasoning.strip() and not resp.completion.content.strip()
+
+
 def _unread(resp: ChatResponse | None) -> bool:
-    """A response that cannot say where reasoning comes back: none came, or it was cut off with nothing marked."""
+    """A response that cannot say where reasoning comes back: none came, it was cut off with nothing marked, or it
+    said nothing at all."""
     if resp is None:
         return True
     done = resp.completion
-    return resp.error is not None or (done.status in TRUNCATED and done.reasoning_source == "none")
+    cut = done.status in TRUNCATED and done.reasoning_source == "none"
+    return resp.error is not None or cut or _said_nothing(resp)
+
+
+def _source(resp: ChatResponse) -> ReasoningSource:
+    """Where the reasoning of a probe reply arrived, as evidence of the server's format. A reply that said nothing
+    shows none, marker or not: llama.cpp (b11434) under a template that opens the block leaves a bare `</think>`
+    in the content of a non-streamed reply whose thinking and answer are both empty (`--reasoning-budget 0`, then
+    the model stops) and streams nothing, though it returns any thinking in `reasoning_content` and strips the
+    marker before an answer. Read as close-only, that would move every answer of the run into the thinking."""
+    return "none" if _said_nothing(resp) else resp.completion.reasoning_source
 
 
 def _inconclusive(result: ProbeResult, base: ChatResponse | None, streamed: ChatResponse | None) -> list[str]:
@@ -325,9 +343,9 @@ def _inconclusive(result: ProbeResult, base: ChatResponse | None, streamed: Chat
 
 def _reasoning(result: ProbeResult, base: ChatResponse, streamed: ChatResponse) -> None:
     """Where reasoning arrives, streaming and not, and what usage says about it."""
-    result.reasoning_source = base.completion.reasoning_source
+    result.reasoning_source = _source(base)
     result.reasoning_fields = sorted(set(base.raw_reasoning) | set(streamed.raw_reasoning))
-    result.stream_reasoning_source = streamed.completion.reasoning_source
+    result.stream_reasoning_source = _source(streamed)
     # a request that did not finish decides nothing: None, never False
     result.streaming_usage = None if streamed.error else not streamed.usage.completion_estimated
     result.reasoning_tokens_reported = None if base.error else not base.usage.reasoning_estimated
