@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from qualeval.errors import EndpointError, InputError
+from qualeval.errors import EndpointError
 from qualeval.records import (
     BUDGET,
     PROBE_TIME,
@@ -34,15 +34,13 @@ from qualeval.records import (
     client_option,
     probe_time_option,
 )
-from qualeval.run.probepace import Pace, is_late
+from qualeval.run.probebudget import check_thinking_budget
+from qualeval.run.probepace import QUESTION, Ask, Pace, asker, is_late
 from qualeval.scoring import Constraint, request_params
 from qualeval.wire import (
-    THINKING_BUDGET_FIELD,
     THINKING_SWITCHES,
     ChatClient,
-    ChatRequest,
     ChatResponse,
-    Message,
     switch_params,
 )
 
@@ -106,26 +104,6 @@ _KINDS: dict[Style, tuple[str, ...]] = {
 _MODES: dict[str, dict[str, Any]] = {
     f"{style}.{kind}": request_params(_PROBE_CONSTRAINTS[kind], style)[1] for style in STYLES for kind in _KINDS[style]
 }
-
-
-Ask = Callable[..., Awaitable[ChatResponse]]
-"""(text, seed, budget, stream=False, body=None) -> the endpoint's response: every request the probe sends."""
-
-
-def _asker(client: ChatClient, model: str, pace: Pace) -> Ask:
-    """The one place a probe request is made: the model and a user message, with a check's own seed, budget and
-    body, within the probe's time (`pace`)."""
-
-    def ask(
-        text: str, seed: int, budget: int, *, stream: bool = False, body: dict[str, Any] | None = None
-    ) -> Awaitable[ChatResponse]:
-        message = Message(role="user", content=text)
-        request = ChatRequest(
-            model=model, messages=(message,), max_tokens=budget, seed=seed, stream=stream, extra_body=body or {}
-        )
-        return pace.send(client, request)
-
-    return ask
 
 
 def _check(mode: str, resp: ChatResponse) -> ModeResult:
@@ -219,7 +197,7 @@ def _mode_sample(ask: Ask, mode: str) -> Sample:
 
 def _switch_sample(ask: Ask, off_body: dict[str, Any], on: Callable[[int, int], Awaitable[ChatResponse]]) -> Sample:
     async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
-        with_thinking, off = await asyncio.gather(on(seed, budget), ask(_QUESTION, seed, budget, body=off_body))
+        with_thinking, off = await asyncio.gather(on(seed, budget), ask(QUESTION, seed, budget, body=off_body))
         verdict = _switch_verdict(with_thinking, off)
         return verdict, verdict, False
 
@@ -241,7 +219,6 @@ def is_simulated(models: dict[str, Any] | None) -> bool:
     return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
 
 
-_QUESTION = "What is the capital of France? Answer in one word."
 _GREETING = "Reply with a short friendly greeting."
 
 
@@ -253,12 +230,12 @@ async def probe(
     only when every chat request it sent failed at the endpoint."""
     pace = Pace(seconds, client.config.concurrency)
     served, simulated, notes = await _listing(client)
-    ask = _asker(client, model, pace)
-    on = _shared(lambda s, b: ask(_QUESTION, s, b))
+    ask = asker(client, model, pace)
+    on = _shared(lambda s, b: ask(QUESTION, s, b))
     modes = list(_MODES)
     # the plain question first, streamed and not: how long it takes sets how many requests go out at once after it
     began = asyncio.get_running_loop().time()
-    base, streamed = await asyncio.gather(on(seed, max_tokens), ask(_QUESTION, seed, max_tokens, stream=True))
+    base, streamed = await asyncio.gather(on(seed, max_tokens), ask(QUESTION, seed, max_tokens, stream=True))
     if base.error and streamed.error and not (is_late(base) or is_late(streamed)):
         raise EndpointError(f"probe: {client.config.base_url}: chat completions failed: {base.error}")
     pace.widen(asyncio.get_running_loop().time() - began)
@@ -376,42 +353,3 @@ def _switch_verdict(on: ChatResponse, off: ChatResponse) -> str:
         not off.usage.reasoning_estimated and (off.usage.reasoning_tokens or 0) > 0
     )
     return "ignored (still reasons)" if still else "works"
-
-
-TEST_BUDGET = 16
-"""Thinking tokens the budget check allows: small enough that any reasoning model's answer to the probe's
-question runs past it unless the server stops the thinking."""
-
-
-async def check_thinking_budget(
-    client: ChatClient, model: str, *, max_tokens: int = BUDGET, seconds: float = PROBE_TIME
-) -> str | None:
-    """Whether the server ends the thinking at a per-request budget (`thinking_token_budget`): the probe's
-    question with a small budget beside it with none, within `seconds`. Raises InputError where budget levels
-    would not measure what they say (refused, ignored, no thinking to cap); returns a note where it cannot tell."""
-    flag, field = "probe: --thinking-budget", THINKING_BUDGET_FIELD
-    ask = _asker(client, model, Pace(seconds, 2))
-    free, capped = await asyncio.gather(
-        ask(_QUESTION, SEED, max_tokens), ask(_QUESTION, SEED, max_tokens, body={field: TEST_BUDGET})
-    )
-    if is_late(free) or is_late(capped):
-        return f"{flag}: the budget check did not finish in the probe's time; {field} is sent unchecked"
-    if capped.error is not None:
-        raise InputError(f"{flag}: the endpoint refused {field}: {capped.error}")
-    if free.error is not None:
-        return f"{flag}: the budget check could not run ({free.error}); {field} is sent unchecked"
-    unbounded = free.usage.reasoning_tokens or 0
-    if unbounded == 0 and not free.completion.reasoning:
-        raise InputError(f"{flag}: the model returned no reasoning here, so there is no thinking to cap")
-    if unbounded <= 2 * TEST_BUDGET:
-        return (
-            f"{flag}: the model thought only {unbounded} tokens with no budget, too few to tell whether {field} "
-            "holds; it is sent unchecked"
-        )
-    spent = capped.usage.reasoning_tokens or 0
-    if spent > 2 * TEST_BUDGET:
-        raise InputError(
-            f"{flag}: the endpoint ignores {field}: with a budget of {TEST_BUDGET} the thinking ran to {spent} "
-            f"tokens ({unbounded} with none)"
-        )
-    return None
