@@ -11,6 +11,7 @@ pipeline    run_one(): one sample from request to record
 arrivals    how a level's requests go out: in batches, a closed loop or an open one
 pinned      what a run decides once: constraint mode and convention, thinking switch
 probing     what an endpoint really honours, and the options of `qualeval probe` (ProbeOptions)
+probebudget whether a server ends the thinking at a per-request budget (`--thinking-budget`)
 checks      what a run must allow before it starts, and its warnings
 offline     `qualeval score`: responses from elsewhere through the same verdict
 merge       the shards of one run joined

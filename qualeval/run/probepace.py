@@ -1,4 +1,5 @@
-"""The probe's time: one budget for every request it sends, and how many it keeps in flight.
+"""The probe's time: one budget for every request it sends, and how many it keeps in flight; and `asker`, the one
+place a probe request is made.
 
 A slow server whose model never stops (a small model on a few CPU cores) would otherwise take every request to
 its token budget, all at once, and the probe would fail after many minutes. Here each request is cut off where the
@@ -9,11 +10,16 @@ failed, rejected or ignored.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from qualeval.wire import ChatClient, ChatRequest, ChatResponse, failed_response
+from qualeval.wire import ChatClient, ChatRequest, ChatResponse, Message, failed_response
 
-__all__ = ["OUT_OF_TIME", "Pace", "is_late"]
+__all__ = ["OUT_OF_TIME", "QUESTION", "Ask", "Pace", "asker", "is_late"]
+
+QUESTION = "What is the capital of France? Answer in one word."
+"""The probe's question: where the reasoning comes back, which thinking switch works, whether a budget holds."""
 
 OUT_OF_TIME = "out of time"
 """How the error of a request the probe's time budget cut off begins."""
@@ -66,3 +72,23 @@ class Pace:
                 pass
         self.late += 1
         return failed_response(request, 0, None, f"{OUT_OF_TIME}: the probe's {self.seconds:g}s ran out")
+
+
+Ask = Callable[..., Awaitable[ChatResponse]]
+"""(text, seed, budget, stream=False, body=None) -> the endpoint's response: every request the probe sends."""
+
+
+def asker(client: ChatClient, model: str, pace: Pace) -> Ask:
+    """The one place a probe request is made: the model and a user message, with a check's own seed, budget and
+    body, within the probe's time (`pace`)."""
+
+    def ask(
+        text: str, seed: int, budget: int, *, stream: bool = False, body: dict[str, Any] | None = None
+    ) -> Awaitable[ChatResponse]:
+        message = Message(role="user", content=text)
+        request = ChatRequest(
+            model=model, messages=(message,), max_tokens=budget, seed=seed, stream=stream, extra_body=body or {}
+        )
+        return pace.send(client, request)
+
+    return ask

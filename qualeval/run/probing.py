@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from qualeval.errors import EndpointError, InputError
+from qualeval.errors import EndpointError
 from qualeval.records import (
     BUDGET,
     PROBE_TIME,
@@ -29,19 +29,18 @@ from qualeval.records import (
     AtLeast1,
     ModeResult,
     ProbeResult,
+    ReasoningSource,
     Style,
     client_option,
     probe_time_option,
 )
-from qualeval.run.probepace import Pace, is_late
+from qualeval.run.probebudget import check_thinking_budget
+from qualeval.run.probepace import QUESTION, Ask, Pace, asker, is_late
 from qualeval.scoring import Constraint, request_params
 from qualeval.wire import (
-    THINKING_BUDGET_FIELD,
     THINKING_SWITCHES,
     ChatClient,
-    ChatRequest,
     ChatResponse,
-    Message,
     switch_params,
 )
 
@@ -107,26 +106,6 @@ _MODES: dict[str, dict[str, Any]] = {
 }
 
 
-Ask = Callable[..., Awaitable[ChatResponse]]
-"""(text, seed, budget, stream=False, body=None) -> the endpoint's response: every request the probe sends."""
-
-
-def _asker(client: ChatClient, model: str, pace: Pace) -> Ask:
-    """The one place a probe request is made: the model and a user message, with a check's own seed, budget and
-    body, within the probe's time (`pace`)."""
-
-    def ask(
-        text: str, seed: int, budget: int, *, stream: bool = False, body: dict[str, Any] | None = None
-    ) -> Awaitable[ChatResponse]:
-        message = Message(role="user", content=text)
-        request = ChatRequest(
-            model=model, messages=(message,), max_tokens=budget, seed=seed, stream=stream, extra_body=body or {}
-        )
-        return pace.send(client, request)
-
-    return ask
-
-
 def _check(mode: str, resp: ChatResponse) -> ModeResult:
     if resp.error is not None:
         if resp.http_status is not None and 400 <= resp.http_status < 500:
@@ -134,9 +113,10 @@ def _check(mode: str, resp: ChatResponse) -> ModeResult:
         return ModeResult(verdict="inconclusive", detail=resp.error)
     answer = resp.completion.content.strip()
     if not answer:
-        return ModeResult(
-            verdict="inconclusive", detail=f"no answer (status {resp.completion.status}); raise the token budget"
-        )
+        status = resp.completion.status
+        # only a reply cut off by the budget gets an answer from more tokens; one that stopped gave none
+        why = "raise the token budget" if status in TRUNCATED else "the model stopped without one"
+        return ModeResult(verdict="inconclusive", detail=f"no answer (status {status}); {why}")
     if mode.endswith(".choice"):
         held = answer in _CHOICES
     elif mode.endswith(".regex"):
@@ -217,7 +197,7 @@ def _mode_sample(ask: Ask, mode: str) -> Sample:
 
 def _switch_sample(ask: Ask, off_body: dict[str, Any], on: Callable[[int, int], Awaitable[ChatResponse]]) -> Sample:
     async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
-        with_thinking, off = await asyncio.gather(on(seed, budget), ask(_QUESTION, seed, budget, body=off_body))
+        with_thinking, off = await asyncio.gather(on(seed, budget), ask(QUESTION, seed, budget, body=off_body))
         verdict = _switch_verdict(with_thinking, off)
         return verdict, verdict, False
 
@@ -239,7 +219,6 @@ def is_simulated(models: dict[str, Any] | None) -> bool:
     return any(isinstance(m, dict) and m.get("owned_by") == "qualeval-simulated" for m in data)
 
 
-_QUESTION = "What is the capital of France? Answer in one word."
 _GREETING = "Reply with a short friendly greeting."
 
 
@@ -251,12 +230,12 @@ async def probe(
     only when every chat request it sent failed at the endpoint."""
     pace = Pace(seconds, client.config.concurrency)
     served, simulated, notes = await _listing(client)
-    ask = _asker(client, model, pace)
-    on = _shared(lambda s, b: ask(_QUESTION, s, b))
+    ask = asker(client, model, pace)
+    on = _shared(lambda s, b: ask(QUESTION, s, b))
     modes = list(_MODES)
     # the plain question first, streamed and not: how long it takes sets how many requests go out at once after it
     began = asyncio.get_running_loop().time()
-    base, streamed = await asyncio.gather(on(seed, max_tokens), ask(_QUESTION, seed, max_tokens, stream=True))
+    base, streamed = await asyncio.gather(on(seed, max_tokens), ask(QUESTION, seed, max_tokens, stream=True))
     if base.error and streamed.error and not (is_late(base) or is_late(streamed)):
         raise EndpointError(f"probe: {client.config.base_url}: chat completions failed: {base.error}")
     pace.widen(asyncio.get_running_loop().time() - began)
@@ -301,12 +280,28 @@ def unanswered(base_url: str, model: str, error: str, seconds: float = PROBE_TIM
     return result
 
 
+def _said_nothing(resp: ChatResponse) -> bool:
+    """Neither thinking nor answer came back, whatever marker the text held."""
+    return not resp.completion.reasoning.strip() and not resp.completion.content.strip()
+
+
 def _unread(resp: ChatResponse | None) -> bool:
-    """A response that cannot say where reasoning comes back: none came, or it was cut off with nothing marked."""
+    """A response that cannot say where reasoning comes back: none came, it was cut off with nothing marked, or it
+    said nothing at all."""
     if resp is None:
         return True
     done = resp.completion
-    return resp.error is not None or (done.status in TRUNCATED and done.reasoning_source == "none")
+    cut = done.status in TRUNCATED and done.reasoning_source == "none"
+    return resp.error is not None or cut or _said_nothing(resp)
+
+
+def _source(resp: ChatResponse) -> ReasoningSource:
+    """Where the reasoning of a probe reply arrived, as evidence of the server's format. A reply that said nothing
+    shows none, marker or not: llama.cpp (b11434) under a template that opens the block leaves a bare `</think>`
+    in the content of a non-streamed reply whose thinking and answer are both empty (`--reasoning-budget 0`, then
+    the model stops) and streams nothing, though it returns any thinking in `reasoning_content` and strips the
+    marker before an answer. Read as close-only, that would move every answer of the run into the thinking."""
+    return "none" if _said_nothing(resp) else resp.completion.reasoning_source
 
 
 def _inconclusive(result: ProbeResult, base: ChatResponse | None, streamed: ChatResponse | None) -> list[str]:
@@ -325,9 +320,9 @@ def _inconclusive(result: ProbeResult, base: ChatResponse | None, streamed: Chat
 
 def _reasoning(result: ProbeResult, base: ChatResponse, streamed: ChatResponse) -> None:
     """Where reasoning arrives, streaming and not, and what usage says about it."""
-    result.reasoning_source = base.completion.reasoning_source
+    result.reasoning_source = _source(base)
     result.reasoning_fields = sorted(set(base.raw_reasoning) | set(streamed.raw_reasoning))
-    result.stream_reasoning_source = streamed.completion.reasoning_source
+    result.stream_reasoning_source = _source(streamed)
     # a request that did not finish decides nothing: None, never False
     result.streaming_usage = None if streamed.error else not streamed.usage.completion_estimated
     result.reasoning_tokens_reported = None if base.error else not base.usage.reasoning_estimated
@@ -358,42 +353,3 @@ def _switch_verdict(on: ChatResponse, off: ChatResponse) -> str:
         not off.usage.reasoning_estimated and (off.usage.reasoning_tokens or 0) > 0
     )
     return "ignored (still reasons)" if still else "works"
-
-
-TEST_BUDGET = 16
-"""Thinking tokens the budget check allows: small enough that any reasoning model's answer to the probe's
-question runs past it unless the server stops the thinking."""
-
-
-async def check_thinking_budget(
-    client: ChatClient, model: str, *, max_tokens: int = BUDGET, seconds: float = PROBE_TIME
-) -> str | None:
-    """Whether the server ends the thinking at a per-request budget (`thinking_token_budget`): the probe's
-    question with a small budget beside it with none, within `seconds`. Raises InputError where budget levels
-    would not measure what they say (refused, ignored, no thinking to cap); returns a note where it cannot tell."""
-    flag, field = "probe: --thinking-budget", THINKING_BUDGET_FIELD
-    ask = _asker(client, model, Pace(seconds, 2))
-    free, capped = await asyncio.gather(
-        ask(_QUESTION, SEED, max_tokens), ask(_QUESTION, SEED, max_tokens, body={field: TEST_BUDGET})
-    )
-    if is_late(free) or is_late(capped):
-        return f"{flag}: the budget check did not finish in the probe's time; {field} is sent unchecked"
-    if capped.error is not None:
-        raise InputError(f"{flag}: the endpoint refused {field}: {capped.error}")
-    if free.error is not None:
-        return f"{flag}: the budget check could not run ({free.error}); {field} is sent unchecked"
-    unbounded = free.usage.reasoning_tokens or 0
-    if unbounded == 0 and not free.completion.reasoning:
-        raise InputError(f"{flag}: the model returned no reasoning here, so there is no thinking to cap")
-    if unbounded <= 2 * TEST_BUDGET:
-        return (
-            f"{flag}: the model thought only {unbounded} tokens with no budget, too few to tell whether {field} "
-            "holds; it is sent unchecked"
-        )
-    spent = capped.usage.reasoning_tokens or 0
-    if spent > 2 * TEST_BUDGET:
-        raise InputError(
-            f"{flag}: the endpoint ignores {field}: with a budget of {TEST_BUDGET} the thinking ran to {spent} "
-            f"tokens ({unbounded} with none)"
-        )
-    return None

@@ -217,6 +217,40 @@ def smollm2(llama_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
         server.stop()
 
 
+TEMPLATES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "chat_templates"
+"""Real chat templates as llama.cpp ships them in its sources (`models/templates/`), in ../shared."""
+QWEN35 = TEMPLATES / "Qwen3.5-4B.jinja"
+THINKING_BUDGET = 32
+"""`--reasoning-budget` of the thinking server: SmolLM2 thinks past it on questions that ask for working, and stops
+inside its thinking well before it on short facts."""
+
+
+def thinking_server(binary: Path, log: Path, budget: int) -> LlamaServer:
+    """SmolLM2 under Qwen3.5-4B's chat template: its generation prompt opens `<think>`, so SmolLM2 writes into the
+    thinking first and llama.cpp returns that apart (`reasoning_content`); `--reasoning-budget` makes the server
+    write the closing marker itself once `budget` thinking tokens are spent, and generation goes on to the answer."""
+    if not QWEN35.is_file():  # a failure under CI (pytest_runtest_makereport), as every skip of a real_server test
+        pytest.skip(f"the real reasoning template is missing: {QWEN35} (../shared/data/chat_templates)")
+    # no prompt cache: a prompt read whole in one batch and one read from the cache but for its last token go
+    # through different matrix kernels, and SmolLM2's greedy choice can flip on the difference (seen here: the same
+    # request, streamed after a cached run of it, thought other words). Uncached, a request at a time, it is
+    # reproducible, so that a streamed run and a whole one can be compared item by item
+    args = [*SMOLLM2_ARGS, "--chat-template-file", str(QWEN35), "--reasoning-budget", str(budget), "--no-cache-prompt"]
+    return LlamaServer(binary, SMOLLM2, log, args=args)
+
+
+@pytest.fixture(scope="session")
+def smollm2_thinking(llama_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """SmolLM2 served as a template-opened thinking model, with a thinking budget of THINKING_BUDGET tokens."""
+    log = tmp_path_factory.mktemp("smollm2-thinking-logs") / "llama-server.log"
+    server = thinking_server(llama_binary, log, THINKING_BUDGET)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def llama_server(servers: Servers) -> LlamaServer:
     """llama-server with the tiny model, no default grammar: each request brings its own."""

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from qualeval.records import ClientConfig, ProbeResult
+from qualeval.reasoning import builtin_formats, split_completion
+from qualeval.records import ClientConfig, ProbeResult, RunConfig
 from qualeval.run import probing as probe_module
+from qualeval.run.pinned import resolve_opened
 from qualeval.run.probing import probe, settle
 from qualeval.wire.client import ChatClient
 from qualeval.wire.models import ChatRequest, ChatResponse
@@ -157,3 +159,45 @@ def test_a_probe_that_fails_at_the_endpoint_says_so_and_the_run_goes_on(tmp_path
     assert len(records) == 2 and {r["status"] for r in records} == {"transport_error"}  # the run's own requests
     assert done.returncode == 3  # for its own failed requests, as any run
     assert alone.returncode == 3 and alone.stderr.startswith("error: probe: "), alone.stderr
+
+
+def test_a_bare_closing_marker_with_nothing_on_either_side_is_no_sign_of_an_opened_template(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """llama.cpp b11434 under Qwen3.5's template with `--reasoning-budget 0` (thinking ended at once), when the model
+    then stops: `content: "</think>"` whole, nothing at all streamed. It returns any thinking in
+    `reasoning_content` and strips the marker before an answer, so a run must neither split as `--thinking-opened`
+    (which would move every answer into the thinking) nor be refused for streaming."""
+
+    async def llamacpp(self: ChatClient, request: ChatRequest) -> ChatResponse:
+        content = "" if request.stream else "</think>"
+        done = split_completion(content=content, field=None, finish_reason="stop", formats=builtin_formats().values())
+        return ChatResponse(completion=done.completion, raw_content=content, finish_reason="stop", http_status=200)
+
+    async def listing(self: ChatClient) -> dict[str, Any]:
+        return {"data": [{"id": "smollm2"}]}
+
+    monkeypatch.setattr(ChatClient, "chat", llamacpp)
+    monkeypatch.setattr(ChatClient, "models", listing)
+
+    async def go() -> ProbeResult:
+        async with ChatClient(ClientConfig(base_url="http://127.0.0.1:9/v1", api_key=None)) as client:
+            return await probe(client, "smollm2", seconds=30)
+
+    found = asyncio.run(go())
+    assert (found.reasoning_source, found.stream_reasoning_source) == ("none", "none")
+    assert {"reasoning", "stream reasoning"} <= set(found.inconclusive)  # an empty reply shows nothing either way
+    config = RunConfig(base_url="http://127.0.0.1:9/v1", model="smollm2", tasks=["gsm8k"], out=tmp_path)
+    for stream in (True, False):
+        assert resolve_opened(config.model_copy(update={"stream": stream}), found) == (False, None)
+
+
+def test_a_check_with_no_answer_advises_more_tokens_only_when_the_budget_cut_it() -> None:
+    def reply(finish: str) -> ChatResponse:
+        thought = split_completion(content=None, field=("reasoning_content", "Hello"), finish_reason=finish, formats=())
+        return ChatResponse(completion=thought.completion, finish_reason=finish, http_status=200)
+
+    cut, stopped = (probe_module._check("grammar.choice", reply(f)) for f in ("length", "stop"))
+    assert (cut.verdict, stopped.verdict) == ("inconclusive", "inconclusive")
+    assert "raise the token budget" in cut.detail  # the model was still thinking when the budget ran out
+    assert "raise the token budget" not in stopped.detail and "stopped" in stopped.detail  # it ended in its thinking
