@@ -7,7 +7,7 @@ from typing import Literal
 
 from qualeval.records import AnswerSpec, Extraction, Rung
 from qualeval.scoring.extract.anchors import anchored_spans
-from qualeval.scoring.extract.echo import ECHO_SHARE, unechoed
+from qualeval.scoring.extract.echo import ECHO_SHARE, Turns, unechoed
 from qualeval.scoring.extract.jsonfind import json_answer
 from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
 from qualeval.scoring.extract.maths import math_parse
@@ -131,7 +131,12 @@ def _refused_there(anchored: Extraction | None, last: Extraction) -> bool:
 
 
 def extract(
-    content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, math: bool = False, prompt: str = ""
+    content: str,
+    spec: AnswerSpec,
+    choices: tuple[str, ...] = (),
+    *,
+    math: bool = False,
+    prompt: str | Turns = "",
 ) -> Extraction:
     """The answer in the final content, and the rung of the ladder that found it. Text that repeats the `prompt`
     (its instruction, options, examples) is the prompt's, not the model's: the ladder never reads it. An option
@@ -157,7 +162,13 @@ def extract(
 
 
 def echoes(
-    content: str, spec: AnswerSpec, choices: tuple[str, ...], *, prompt: str, truncated: bool, math: bool = False
+    content: str,
+    spec: AnswerSpec,
+    choices: tuple[str, ...],
+    *,
+    prompt: str | Turns,
+    truncated: bool,
+    math: bool = False,
 ) -> bool:
     """Whether the content is an echo of its prompt: mostly (ECHO_SHARE of its characters) text the prompt holds,
     repeated until the budget cut it off (`truncated`) or with no answer of the model's own beside it."""
