@@ -17,7 +17,7 @@ from qualeval.reasoning import Completion
 from qualeval.records import ANSWERED, ConstraintRecord, Grade, Score, Status
 from qualeval.scoring.constrain import constraint_for, validate
 from qualeval.scoring.extract import Extraction, echoes, extract, naive_extract, typed_value
-from qualeval.scoring.extract.echo import unechoed
+from qualeval.scoring.extract.echo import Turns, unechoed
 from qualeval.scoring.followup import reconcile
 from qualeval.scoring.rules import reads_math, score
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
@@ -42,10 +42,10 @@ class Verdict:
     """The status as judged, where it is not the completion's: `echoed`."""
 
 
-def prompt_of(sample: Sample) -> str:
-    """Every message the sample sends, as one text: what a response may echo. A blank line parts two messages, as
-    it parts two examples in one message: a copy that runs from one into the next is judged a piece at a time."""
-    return "\n\n".join(m.content for m in sample.messages)
+def prompt_of(sample: Sample) -> Turns:
+    """Every message the sample sends, with its role: what a response may echo. An assistant message is an
+    example's answer (chat few-shot), whose closing sentence the model may rightly end with."""
+    return tuple((m.role, m.content) for m in sample.messages)
 
 
 def echoed(task: Task, sample: Sample, done: Completion) -> bool:

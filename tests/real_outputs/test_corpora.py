@@ -54,14 +54,9 @@ MMLU_PRO_DIFFER = {
         "10531": "'The answer is CBF, which is not a valid block cipher mode': MMLU-Pro reads C, no option is stated",
         "6055": "'The incorrect answer is (D). ... The answer is (B).': MMLU-Pro takes the first 'answer is (D)'",
     },
-    "mmlu_pro/Qwen1.5-7B-Chat": {
-        "7829": "qualeval wrong: reads the hedge 'the closest answer would be 33.33% (option I)' before the "
-        "model's own 'The answer is (H).' (both wrong by the gold, so no verdict moves)",
-        "10855": "qualeval wrong, as 7829: 'the closest answer would be (E)' before 'The answer is (D).'",
-    },
 }
 """The items where qualeval reads another letter than MMLU-Pro's answer-statement rules, each read: qualeval is
-right on the first three; the Qwen two are a known miss, held here so that they are said, not hidden."""
+right on all three."""
 
 
 def _corpora(*families: str) -> list[object]:

@@ -39,6 +39,11 @@ IFEVAL = SHARED / "ifeval" / "input_data.jsonl"
 needs_ifeval = pytest.mark.skipif(not IFEVAL.is_file(), reason="../shared/data/ifeval missing")
 
 
+def _sent(sample: Sample) -> str:
+    """The sample's messages as one text, as a model that repeats its prompt writes them back."""
+    return "\n\n".join(m.content for m in sample.messages)
+
+
 def _syllogism(gold: str) -> tuple[Task, Sample]:
     task = load_task("syllogisms")
     return task, next(s for s in build_samples(task) if s.gold == gold)
@@ -96,7 +101,7 @@ def test_a_partial_echo_is_masked_but_the_response_is_read() -> None:
 @pytest.mark.parametrize("status", ["ok", "answer_truncated"])
 def test_an_mmlu_question_and_options_repeated_give_no_letter(status: str) -> None:
     task, sample = _mmlu()
-    content = _repeated(sample.messages[-1].content, 30) if status == "answer_truncated" else prompt_of(sample)
+    content = _repeated(sample.messages[-1].content, 30) if status == "answer_truncated" else _sent(sample)
     assert extract(content, task.spec.answer, sample.choices, prompt=prompt_of(sample)).value is None
     verdict = decide(task, sample, Completion(content=content, status=status))
     assert (verdict.status, verdict.extraction.value, verdict.score.correct) == ("echoed", None, False)
@@ -111,7 +116,7 @@ def _followup_said(letter: str) -> ConstraintRecord:
 def test_a_follow_up_to_an_echo_is_never_used() -> None:
     """The follow-up answers from the echoed option list; the content holds every letter, so it would 'fill in'."""
     task, sample = _mmlu()
-    verdict = decide(task, sample, Completion(content=prompt_of(sample)), _followup_said(sample.gold))
+    verdict = decide(task, sample, Completion(content=_sent(sample)), _followup_said(sample.gold))
     assert (verdict.status, verdict.extraction.value, verdict.score.correct) == ("echoed", None, False)
     assert verdict.constraint is not None and verdict.constraint.agreement is None
 
@@ -121,7 +126,7 @@ def test_a_follow_up_does_not_find_its_answer_in_echoed_options() -> None:
     """A long answer of the model's own with no answer stated, after an echoed option list: the follow-up's letter
     is in the echo only, so it is not supported by what the model wrote."""
     task, sample = _mmlu()
-    options = "\n".join(line for line in prompt_of(sample).splitlines() if line[:2] in ("A.", "B.", "C.", "D."))
+    options = "\n".join(line for line in _sent(sample).splitlines() if line[:2] in ("A.", "B.", "C.", "D."))
     content = f"{options}\n" + "I need to work through each of these options carefully before choosing. " * 8
     verdict = decide(task, sample, Completion(content=content), _followup_said(sample.gold))
     assert verdict.status is None
@@ -158,8 +163,8 @@ def test_a_long_option_quoted_alone_is_still_the_models_choice() -> None:
 def test_a_whole_answer_task_may_repeat_its_prompt() -> None:
     """IFEval asks some responses to repeat the request word for word: never an echo there."""
     task = load_task("ifeval")
-    sample = next(s for s in build_samples(task, data=IFEVAL, limit=5) if "repeat the request" in prompt_of(s).lower())
-    assert not echoed(task, sample, Completion(content=prompt_of(sample), status="answer_truncated"))
+    sample = next(s for s in build_samples(task, data=IFEVAL, limit=5) if "repeat the request" in _sent(s).lower())
+    assert not echoed(task, sample, Completion(content=_sent(sample), status="answer_truncated"))
 
 
 def test_echoes_are_counted_as_not_correct_and_apart_from_the_answered() -> None:
@@ -212,7 +217,7 @@ def test_a_rescore_judges_an_echo_as_a_live_run_does(tmp_path: Path, status: str
     """A run recorded before echoes were told apart (status ok, the anchor read `no`), and one recorded since."""
     task, sample = _syllogism("no")
     old = asyncio.run(run_one(_Echoing(), task, sample, model="m", mode="off", style=None))
-    old = old.model_copy(update={"status": status, "finish_reason": "stop", "content": prompt_of(sample)})
+    old = old.model_copy(update={"status": status, "finish_reason": "stop", "content": _sent(sample)})
     _stored(tmp_path, old, task)
     _, out = rescore(tmp_path)
     (again,) = list(out.records())
@@ -222,7 +227,7 @@ def test_a_rescore_judges_an_echo_as_a_live_run_does(tmp_path: Path, status: str
 def test_scoring_a_file_of_echoes_says_so(tmp_path: Path) -> None:
     task, sample = _syllogism("no")
     path = tmp_path / "responses.jsonl"
-    line = {"id": sample.id, "content": _repeated(prompt_of(sample), 5), "finish_reason": "length"}
+    line = {"id": sample.id, "content": _repeated(_sent(sample), 5), "finish_reason": "length"}
     path.write_text(json.dumps(line) + "\n")
     items, summary = score_file(task, path)
     assert (items[0].status, items[0].correct) == ("echoed", False)
@@ -234,7 +239,7 @@ def test_a_line_with_its_own_target_is_still_read_against_its_prompt(tmp_path: P
     (its repeated instruction holds "Answer: no"), and the line's target is the gold."""
     task, sample = _syllogism("no")
     path = tmp_path / "responses.jsonl"
-    echo = _repeated(prompt_of(sample), 5)
+    echo = _repeated(_sent(sample), 5)
     lines = [
         {"id": sample.id, "content": echo, "finish_reason": "length", "target": "no"},
         {"id": "not-a-sample", "content": "Answer: no", "target": "no"},

@@ -57,6 +57,11 @@ ONE_LINE_YES = (
 )
 
 
+def _sent(sample: Sample) -> str:
+    """The sample's messages as one text, as a model that repeats its prompt writes them back."""
+    return "\n\n".join(m.content for m in sample.messages)
+
+
 def _question(steps: str) -> str:
     return f"Q: Does the walker end where they began? {steps}\nOptions:\n- Yes\n- No\nA: Let's think step by step."
 
@@ -133,10 +138,10 @@ def test_a_closing_sentence_the_model_runs_on_from_is_still_its_answer(gold: str
 def test_a_few_shot_prompt_repeated_until_cut_off_is_an_echo() -> None:
     """Every example's closing sentence is in the copy: none of them is the model's."""
     task, sample = _walk("No")
-    content = "\n\n".join([prompt_of(sample)] * 3)[:-25]
+    content = "\n\n".join([_sent(sample)] * 3)[:-25]
     verdict = decide(task, sample, Completion(content=content, status="answer_truncated"))
     assert (verdict.status, verdict.extraction.value, verdict.score.correct) == ("echoed", None, False)
-    assert decide(task, sample, Completion(content=prompt_of(sample))).status == "echoed"
+    assert decide(task, sample, Completion(content=_sent(sample))).status == "echoed"
 
 
 @pytest.mark.parametrize(
@@ -171,7 +176,7 @@ def test_the_instruction_restated_after_the_models_working_gives_no_answer(cut: 
     first form, which the prompt's line goes on from."""
     task = load_task("syllogisms")
     sample = next(s for s in build_samples(task) if s.gold == "no")
-    instruction = prompt_of(sample).splitlines()[-1]
+    instruction = _sent(sample).splitlines()[-1]
     if cut:
         instruction = instruction[: instruction.index('" or')]
     content = f"Every B is a C, and every A is a B, so I have to check the categories in order.\n{instruction}"

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["anchored_spans", "boxed"]
+__all__ = ["anchored_spans", "boxed", "stated_spans"]
 
 _LINE = r"(?=(?P<v>[^\n]*))"  # a lookahead: a marker later on the same line is found too
+_FIELD = re.compile(r"""["']answer["']\s*:\s*["'](?P<v>[^"'\n]*)["']""", re.IGNORECASE)
+"""A JSON answer field written in prose, its value quoted."""
 _MARKERS = [
     re.compile(rf"####\s*{_LINE}"),
     re.compile(rf"(?:final\s+)?answer\s*\**\s*(?:is\s*)?[:：]\**[ \t]*{_LINE}", re.IGNORECASE),
@@ -24,10 +26,13 @@ _MARKERS = [
         rf"|(?:correct|right|best)\s+(?:option|choice))\s+(?:is|would\s+be|should\s+be)\s*[:：]?\s*{_LINE}",
         re.IGNORECASE,
     ),
-    re.compile(r"""["']answer["']\s*:\s*["'](?P<v>[^"'\n]*)["']""", re.IGNORECASE),
+    _FIELD,
     # an unquoted value: a number, or an expression where the model wrote one instead of its result
     re.compile(r"""["']answer["']\s*:\s*(?P<v>[^"'\s{\[][^\n]*?)\s*,?\s*(?:}|$)""", re.IGNORECASE | re.MULTILINE),
 ]
+_HEDGE = re.compile(r"\bwould\s+be\b", re.IGNORECASE)
+_LEAD = re.compile(r"[\s`*\"'$]*")
+"""What may stand between a marker and a marker it introduces: space, quotes, emphasis, a math delimiter."""
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 # what may stand between two boxes of one answer: separators, math delimiters and a variable's name ("or $n = ")
 _BOX_JOIN = re.compile(
@@ -116,14 +121,45 @@ def _boxes(content: str) -> list[tuple[int, str]]:
     return [(start, ", ".join(values)) for start, _, values in runs]
 
 
-def anchored_spans(content: str) -> list[tuple[int, str]]:
-    """Every (position, span) an answer marker introduces, in the order they appear."""
-    found: list[tuple[int, str]] = []
+def _introduces_another(content: str, value_at: int, starts: set[int]) -> bool:
+    """Whether the value a marker introduces begins with another marker (`Answer: "answer": "15"`)."""
+    lead = _LEAD.match(content, value_at)
+    end = lead.end() if lead else value_at
+    return any(at in starts for at in range(value_at, end + 1))
+
+
+def _found(content: str) -> list[tuple[int, str, bool]]:
+    """Every (position, span, hedged) an answer marker introduces, in order. `hedged`: the marker states the answer
+    as a conditional ("the closest answer would be (E)"). A marker whose value is another marker (`Answer: "answer":
+    "15"`, `Answer: \\boxed{2}`) gives no span of its own: the inner one holds the value."""
+    found: list[tuple[int, int, str, bool]] = []  # position, where the value begins, span, hedged
     for pattern in _MARKERS:
         for match in pattern.finditer(content):
             value = match.group("v")
+            if pattern is _FIELD:  # a JSON string: `"\\sqrt{89}"` is \sqrt{89}
+                value = value.replace("\\\\", "\\")
             if value.strip():
-                found.append((match.start(), sentence(value)))
-    found.extend(_boxes(content))
+                hedged = _HEDGE.search(match.group(0)) is not None
+                found.append((match.start(), match.start("v"), sentence(value), hedged))
+    boxes = _boxes(content)
+    starts = {start for start, *_ in found} | {start for start, _ in boxes}
+    found = [item for item in found if not _introduces_another(content, item[1], starts)]
+    found.extend((start, start, value, False) for start, value in boxes)
     found.sort(key=lambda item: item[0])
-    return found
+    return [(start, span, hedged) for start, _, span, hedged in found]
+
+
+def anchored_spans(content: str) -> list[tuple[int, str]]:
+    """Every (position, span) an answer marker introduces, in the order they appear."""
+    return [(start, span) for start, span, _ in _found(content)]
+
+
+def stated_spans(content: str) -> list[tuple[int, str]]:
+    """The spans that state an answer: a conditional ("would be") only where no plain statement follows it. "The
+    closest answer would be (E) ... The answer is (D)." weighs an option, then answers."""
+    found = _found(content)
+    return [
+        (start, span)
+        for n, (start, span, hedged) in enumerate(found)
+        if not (hedged and any(not later for _, _, later in found[n + 1 :]))
+    ]

@@ -26,17 +26,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from qualeval.scoring.extract.anchors import anchored_spans
 
-__all__ = ["ECHO_SHARE", "ECHO_WORDS", "unechoed"]
+__all__ = ["ECHO_SHARE", "ECHO_WORDS", "Turns", "unechoed"]
 
 ECHO_WORDS = 8
 """The shortest run of the prompt's words read as an echo: a sentence of the prompt, not a phrase it shares."""
 ECHO_SHARE = 0.5
 """The share of a response's characters in echoed runs from which the response is mostly an echo."""
 
+Turns = tuple[tuple[str, str], ...]
+"""A prompt as it was sent: each message's role and text."""
+
 _WORD = re.compile(r"\S+")
+_ENDS = re.compile(r"[.!?:;][\"')\]*_`]*$")
+"""A word that ends a sentence (or a clause a list or a quote follows)."""
 _LABEL = re.compile(r"^\s*(?:\(\s*\w{1,2}\s*\)|\[\s*\w{1,2}\s*\]|\w{1,2}\s*[.):])\s*")
 
 
@@ -49,6 +55,8 @@ class _Prompt:
     """Where each run of ECHO_WORDS words begins in the prompt, by the run's hash: a long prompt's index stays small."""
     options: frozenset[int]
     """The prompt lines that are one option of its list: a label, maybe, then a choice's text."""
+    shown: tuple[bool, ...]
+    """Whether each word is in an answer the prompt shows to an earlier question: an example's (`_answers`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,22 +81,63 @@ def _flat(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def _lines(turns: Turns) -> list[tuple[str, str]]:
+    """Each line of the prompt with the role of its message; a blank line parts two messages."""
+    rows: list[tuple[str, str]] = []
+    for number, (role, text) in enumerate(turns):
+        rows += [(role, "")] * bool(number)
+        rows += [(role, line) for line in text.splitlines()]
+    return rows
+
+
+def _answers(rows: list[tuple[str, str]]) -> list[int | None]:
+    """For each line, the first of its words that stands in an example's answer (None: none of them). An example's
+    answer is an assistant message (chat few-shot), or what follows an earlier line that begins with the prompt's
+    last line (its answer cue: `A: Let's think step by step.`, `A:`, a chat template's assistant header), to the end
+    of that paragraph; a cue alone on its line may stand a blank line before its answer. A zero-shot prompt shows
+    no answer: its instruction, its template and its question are never an example's."""
+    said = [line.casefold().split() for _, line in rows]
+    starts: list[int | None] = [
+        0 if role == "assistant" and words else None for (role, _), words in zip(rows, said, strict=True)
+    ]
+    last = max((n for n, words in enumerate(said) if words), default=0)
+    cue = said[last] if rows and rows[last][0] != "assistant" else []
+    n = 0
+    while cue and n < last:
+        if said[n][: len(cue)] != cue:
+            n += 1
+            continue
+        starts[n] = len(cue)
+        n += 1
+        if len(said[n - 1]) == len(cue):
+            while n < last and not said[n]:
+                n += 1
+        while n < last and said[n]:
+            starts[n] = 0
+            n += 1
+    return starts
+
+
 @lru_cache(maxsize=8)  # the repeats of an item (--samples-per-item) read the same prompt
-def _indexed(prompt: str, choices: tuple[str, ...]) -> _Prompt:
+def _indexed(turns: Turns, choices: tuple[str, ...]) -> _Prompt:
     words: list[str] = []
     lines: list[int] = []
+    shown: list[bool] = []
     options: set[int] = set()
     wanted = {_flat(c) for c in choices if c.strip()}
-    for number, line in enumerate(prompt.splitlines()):
+    rows = _lines(turns)
+    for (number, (_, line)), first in zip(enumerate(rows), _answers(rows), strict=True):
         found = [_key(m.group(0)) for m in _WORD.finditer(line)]
         words += found
         lines += [number] * len(found)
+        shown += [first is not None and i >= first for i in range(len(found))]
         if found and (_flat(line) in wanted or _flat(_LABEL.sub("", line)) in wanted):
             options.add(number)
     starts: dict[int, list[int]] = {}
     for i in range(len(words) - ECHO_WORDS + 1):
         starts.setdefault(hash(tuple(words[i : i + ECHO_WORDS])), []).append(i)
-    return _Prompt(tuple(words), tuple(lines), {k: tuple(v) for k, v in starts.items()}, frozenset(options))
+    held = {k: tuple(v) for k, v in starts.items()}
+    return _Prompt(tuple(words), tuple(lines), held, frozenset(options), tuple(shown))
 
 
 def _one_option(prompt: _Prompt, start: int, length: int) -> bool:
@@ -185,6 +234,8 @@ def _closing(content: str, found: list[re.Match[str]], run: _Run, own: int, prom
     stop = run.start + length
     if own == 0:
         return False  # none of the model's own words come before it
+    if not all(prompt.shown[run.start : stop]):
+        return False  # not an example's answer: an instruction, a template, a question
     if stop < len(prompt.words) and prompt.lines[stop] == prompt.lines[stop - 1]:
         return False  # a copy that ends mid-line of the prompt: the budget cut it off, or the model went on its own
     if _whole_lines(prompt, run.start + run.back, stop) > 1 and own < length:
@@ -206,31 +257,61 @@ def _pieces(run: _Run, prompt: _Prompt) -> list[_Run]:
     return pieces
 
 
-def _masked(content: str, found: list[re.Match[str]], runs: list[_Run], prompt: _Prompt) -> list[_Run]:
-    """The runs that are echoes: all but the model's closing statements."""
+def _masked(content: str, found: list[re.Match[str]], pieces: list[_Run], prompt: _Prompt) -> list[_Run]:
+    """The pieces that are echoes: all but the model's closing statements."""
     masked: list[_Run] = []
     copied = 0  # words before the piece that repeat the prompt word for word
-    for piece in (piece for run in runs for piece in _pieces(run, prompt)):
+    for piece in pieces:
         if not _closing(content, found, piece, piece.at - copied + len(piece.changed), prompt):
             masked.append(piece)
         copied += piece.end - piece.at - len(piece.changed)
     return masked
 
 
-def unechoed(content: str, prompt: str, choices: tuple[str, ...] = ()) -> tuple[str, float]:
+def _restated(run: _Run, after: int, prompt: _Prompt) -> bool:
+    """Whether a run is a premise restated in a sentence of the model's own: words of its own come right before it
+    (`after`: where the run before it ends) and its copy begins inside a sentence of the prompt ("Given that each
+    level of the sandcastle has [half the square footage as the level below] it")."""
+    start = run.start
+    inside = start > 0 and prompt.lines[start - 1] == prompt.lines[start] and not _ENDS.search(prompt.words[start - 1])
+    return run.at > after and inside
+
+
+def _extent(run: _Run, found: list[re.Match[str]], said: list[str], prompt: _Prompt) -> list[tuple[int, int]]:
+    """Where a run's words stand in the content. A last word that runs on past the prompt's (`_ragged`) in
+    punctuation alone is the prompt's only as far as the prompt's word goes: `anakin.",` closes the model's JSON
+    string. Running on in words, it is the prompt's next word or copy, written on with no space."""
+    spans = [(m.start(), m.end()) for m in found[run.at : run.end]]
+    last, wanted = said[run.end - 1], prompt.words[run.start + run.end - run.at - 1]
+    if last != wanted and last.startswith(wanted) and not any(c.isalnum() for c in last[len(wanted) :]):
+        word = found[run.end - 1]
+        lead = len(word.group(0)) - len(word.group(0).lstrip("*_`"))
+        spans[-1] = (word.start(), word.start() + lead + len(wanted))
+    return spans
+
+
+def unechoed(content: str, prompt: str | Turns, choices: tuple[str, ...] = ()) -> tuple[str, float]:
     """The content with every run that repeats the prompt blanked (its lines kept, so the last-line rung still
-    reads the model's own last line), and the share of the content's characters those runs held."""
+    reads the model's own last line), and the share of the content's characters that copy the prompt: a premise
+    restated in a sentence of the model's own is masked but not counted there (`_restated`). `prompt`: its text,
+    or its messages (an assistant message is an example's answer)."""
+    turns = (("user", prompt),) if isinstance(prompt, str) else prompt
+    text = "\n\n".join(said for _, said in turns)
     found = list(_WORD.finditer(content))
     said = [_key(m.group(0)) for m in found]
-    if len(said) < ECHO_WORDS or not _may_echo(said, prompt):
+    if len(said) < ECHO_WORDS or not _may_echo(said, text):
         return content, 0.0
-    indexed = _indexed(prompt, choices)
-    runs = _masked(content, found, _runs(said, indexed), indexed)
+    indexed = _indexed(turns, choices)
+    pieces = [piece for run in _runs(said, indexed) for piece in _pieces(run, indexed)]
+    runs = _masked(content, found, pieces, indexed)
     if not runs:
         return content, 0.0
-    echoed = [m for run in runs for m in found[run.at : run.end]]
-    text = list(content)
-    for match in echoed:
-        text[match.start() : match.end()] = " " * (match.end() - match.start())
-    share = sum(m.end() - m.start() for m in echoed) / sum(len(w) for w in content.split())
-    return "".join(text), share
+    blanked = list(content)
+    after = {piece.at: before.end for before, piece in pairwise([_Run(0, 0, 0, 0), *pieces])}
+    copied = 0
+    for run in runs:
+        spans = _extent(run, found, said, indexed)
+        for start, end in spans:
+            blanked[start:end] = " " * (end - start)
+        copied += 0 if _restated(run, after[run.at], indexed) else sum(end - start for start, end in spans)
+    return "".join(blanked), copied / sum(len(w) for w in content.split())

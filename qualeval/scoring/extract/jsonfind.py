@@ -20,6 +20,12 @@ __all__ = ["json_answer"]
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|Json)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _KEY = re.compile(r"""["']\s*[A-Za-z_][\w ]{0,40}["']\s*:""")
 _ANSWER_KEYS = ("answer", "final_answer", "final answer", "finalanswer", "result")
+_WORKING_KEYS = frozenset(
+    ("reasoning", "reason", "explanation", "rationale", "thought", "thoughts", "thinking", "steps")
+)
+"""Keys that hold the working: an object with only one of them (the model cut off before its answer field) states
+no answer."""
+_NESTED = re.compile(r"""\s*["']?(?:final[ _]?)?answer["']?\s*:\s*["']?(?P<v>[^"'\n]*?)["']?\s*""", re.IGNORECASE)
 # a JSON string escape that swallowed the first letter of a LaTeX command: "\frac" decodes to form feed + "rac"
 _LATEX_ESCAPES = {"\b": "\\b", "\f": "\\f", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
 _SWALLOWED = re.compile(
@@ -90,10 +96,18 @@ def _answer_of(obj: Any) -> str | None:
     keys = {str(k).strip().lower(): k for k in obj}
     for name in _ANSWER_KEYS:
         if name in keys and _scalar(obj[keys[name]]):
-            return _restore_latex(str(obj[keys[name]]))
-    if len(obj) == 1 and _scalar(value := next(iter(obj.values()))):
+            return _restore_latex(_inner(str(obj[keys[name]])))
+    (key, value), *others = obj.items()
+    if not others and _scalar(value) and str(key).strip().lower() not in _WORKING_KEYS:
         return _restore_latex(str(value))
     return None
+
+
+def _inner(value: str) -> str:
+    """The value of an answer field whose value is itself one: json-repair, given `Answer: "answer": "15"` inside a
+    string the model never closed, makes a key `Answer` of the prose and `answer": "15` its value."""
+    inner = _NESTED.fullmatch(value)
+    return inner.group("v") if inner else value
 
 
 def _scalar(value: Any) -> bool:

@@ -6,8 +6,8 @@ import re
 from typing import Literal
 
 from qualeval.records import AnswerSpec, Extraction, Rung
-from qualeval.scoring.extract.anchors import anchored_spans
-from qualeval.scoring.extract.echo import ECHO_SHARE, unechoed
+from qualeval.scoring.extract.anchors import anchored_spans, stated_spans
+from qualeval.scoring.extract.echo import ECHO_SHARE, Turns, unechoed
 from qualeval.scoring.extract.jsonfind import json_answer
 from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
 from qualeval.scoring.extract.maths import math_parse
@@ -19,6 +19,7 @@ __all__ = ["Extraction", "Rung", "echoes", "extract", "naive_extract", "typed_va
 Where = Literal["anchor", "line", "whole"]
 # a closing remark in parentheses is words ("Paris (the capital)"); a parenthesis of numbers and symbols is part of
 # the answer: the last pair in "(5, 8), (8, 5)", the second interval of "(0, 9) \cup (9, 36)"
+_QUOTES = {('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019")}
 _REMARK = re.compile(r"\s+\((?=[^()]*[A-Za-z]{2})[^()\\]*\)\s*\.?\s*$")
 
 
@@ -65,7 +66,12 @@ def _boolean(span: str, spec: AnswerSpec, *, last: bool) -> str | None:
 def _text(span: str) -> str | None:
     value = span.strip().strip("*_`").strip()
     value = _REMARK.sub("", value).strip()
-    return value.rstrip(".").strip().strip("*_`").strip() or None
+    value = value.rstrip(".").strip().strip("*_`").strip()
+    if value.count('"') == 1 and value.endswith('"'):  # `answer: 163"`: the quote closes the JSON string it stood in
+        value = value[:-1].rstrip(".").strip()
+    while len(value) > 1 and (value[0], value[-1]) in _QUOTES:  # `Answer: "20"` answers 20
+        value = value[1:-1].strip()
+    return value or None
 
 
 def _typed(span: str, spec: AnswerSpec, choices: tuple[str, ...], where: Where) -> str | None:
@@ -87,8 +93,9 @@ def typed_value(span: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> s
 
 def _anchored(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extraction | None:
     """The answer an answer marker introduces; with no value of the answer's type, the marker's span still
-    says the model answered (value None): "Cannot be determined" is an answer, just not a number."""
-    spans = anchored_spans(content)
+    says the model answered (value None): "Cannot be determined" is an answer, just not a number. A conditional
+    ("the closest answer would be (E)") is no answer where a plain statement follows it (`stated_spans`)."""
+    spans = stated_spans(content)
     for _, span in spans if spec.pick == "first" else reversed(spans):
         value = _typed(span, spec, choices, "anchor")
         if value is not None:
@@ -131,7 +138,12 @@ def _refused_there(anchored: Extraction | None, last: Extraction) -> bool:
 
 
 def extract(
-    content: str, spec: AnswerSpec, choices: tuple[str, ...] = (), *, math: bool = False, prompt: str = ""
+    content: str,
+    spec: AnswerSpec,
+    choices: tuple[str, ...] = (),
+    *,
+    math: bool = False,
+    prompt: str | Turns = "",
 ) -> Extraction:
     """The answer in the final content, and the rung of the ladder that found it. Text that repeats the `prompt`
     (its instruction, options, examples) is the prompt's, not the model's: the ladder never reads it. An option
@@ -157,7 +169,13 @@ def extract(
 
 
 def echoes(
-    content: str, spec: AnswerSpec, choices: tuple[str, ...], *, prompt: str, truncated: bool, math: bool = False
+    content: str,
+    spec: AnswerSpec,
+    choices: tuple[str, ...],
+    *,
+    prompt: str | Turns,
+    truncated: bool,
+    math: bool = False,
 ) -> bool:
     """Whether the content is an echo of its prompt: mostly (ECHO_SHARE of its characters) text the prompt holds,
     repeated until the budget cut it off (`truncated`) or with no answer of the model's own beside it."""
