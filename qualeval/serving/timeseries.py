@@ -233,16 +233,24 @@ class Sampler:
 
 
 def server_summary(root: Path) -> dict[str, dict[str, MeanMax]]:
-    """Per replica and figure: mean and max over the seconds sampled while the run had requests in flight
-    (warm-up left out), as the report and `compare` show them. A sample taken when none was in flight (the last
-    one, after the run ended; the only one of a run shorter than a second) reads an idle server: its zeros would
-    pass for the run's figures. A replica scraped only so has no figure: `{}` (qualeval.figures.compare says so)."""
+    """Per replica and figure: mean and max over the seconds of the run's own work (warm-up left out), as the
+    report and `compare` show them. A gauge (running, KV-cache usage) is the server's state when sampled: it
+    counts only where requests were in flight then. A figure over the second (a counter's rate, delta or ratio)
+    counts where the second held work: requests in flight at its end, or some that finished in it (a small model
+    finishes a request between two samples). A sample that meets neither (the last one, taken after the run
+    ended) reads an idle server: its zeros would pass for the run's figures. A replica scraped only so has no
+    figure: `{}` (qualeval.figures.compare says so)."""
+    maps = metric_maps()
     values: dict[str, dict[str, list[float]]] = {}
     for point in read_series(root):
         for url, got in point.server.items():
             figures = values.setdefault(url, {})
-            for name, value in got.figures().items() if point.in_flight and not point.warmup else ():
-                figures.setdefault(name, []).append(value)
+            if point.warmup:
+                continue
+            for name, value in got.figures().items():
+                instant = "gauge" in maps.get(got.server, {}).get(name, {})
+                if point.in_flight or (point.completed and not instant):
+                    figures.setdefault(name, []).append(value)
     return {
         url: {name: MeanMax(mean=sum(v) / len(v), max=max(v), n=len(v)) for name, v in figs.items()}
         for url, figs in values.items()

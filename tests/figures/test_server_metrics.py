@@ -76,3 +76,20 @@ def test_a_server_without_metrics_beside_one_with_is_said(tmp_path: Path) -> Non
     assert compare_runs(a, b).server_notes == ["A: no server metric: no readable summary.json"]
     c, d = write_run(tmp_path / "c", [True]), write_run(tmp_path / "d", [True])
     assert compare_runs(c, d).server_notes == []  # neither has any: no table, nothing to explain
+
+
+def test_a_rate_counts_in_a_second_whose_requests_finished_between_two_samples(tmp_path: Path) -> None:
+    """A small model finishes its request between two samples: nothing is in flight when either is taken, yet the
+    second's token counter moved. The rate is the run's; the gauges read then are an idle server's."""
+    root = tmp_path / "quick"
+    root.mkdir()
+    point = SeriesPoint(
+        t=0.0, wall=0.0, output_tokens_per_s=120.0, in_flight=0, queued=0, completed=3, tokens=120,
+        server={URL: ServerSample(server="vllm", running=0.0, kv_cache_usage=0.0, generation_throughput=118.0)},
+    )  # fmt: skip
+    idle = point.model_copy(update={"t": 1.0, "completed": 0, "tokens": 0, "server": {
+        URL: ServerSample(server="vllm", running=0.0, kv_cache_usage=0.0, generation_throughput=0.0)}})  # fmt: skip
+    (root / "timeseries.jsonl").write_text(point.model_dump_json() + "\n" + idle.model_dump_json() + "\n")
+    figures = server_summary(root)[URL]
+    assert figures["generation_throughput"].mean == 118.0 and figures["generation_throughput"].n == 1
+    assert "running" not in figures and "kv_cache_usage" not in figures
