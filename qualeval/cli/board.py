@@ -80,8 +80,7 @@ def board_cmd(
 
     try:
         paths, labels = _labelled(runs)
-        base = paths[labels.index(baseline)] if baseline is not None and baseline in labels else baseline
-        board = board_runs(paths, baseline=base, rerun=rerun, labels=labels)
+        board = board_runs(paths, baseline=baseline, rerun=rerun, labels=labels)
         files = {"board.json": board.model_dump_json(indent=2) + "\n", "board.md": board_markdown(board)}
         _write(out, {**files, "board.html": board_html(board)})
     except QualevalError as exc:
@@ -94,7 +93,7 @@ _TONES = {"better": "green", "worse": "red"}
 
 
 def _print_board(board: Board) -> None:
-    from qualeval.report import HEAD, beyond_line, key_rows, rows, tone
+    from qualeval.report import beyond_line, heads, key_rows, rows, tone
 
     shown = (1, 2, 3, 9)  # accuracy, vs baseline, tied with best, output tok/s: the reports have the rest
     console = stdout()
@@ -104,7 +103,7 @@ def _print_board(board: Board) -> None:
         role = " (baseline)" if label == board.baseline else ""
         console.print(f"{label}{role}: {settings} ({path})", highlight=False, soft_wrap=True, markup=False)
     for name, task in board.tasks.items():
-        table = Table("config", *(HEAD[i] for i in shown), title=name, title_justify="left")
+        table = Table("config", *(heads(board)[i] for i in shown), title=name, title_justify="left")
         for (config, c), row in zip(task.configs.items(), rows(board, task), strict=True):
             versus = Text(row[2], style=_TONES.get(tone(board, c, "accuracy"), ""))
             table.add_row(config, row[1], versus, *(row[i] for i in shown[2:]))

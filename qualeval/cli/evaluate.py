@@ -138,6 +138,10 @@ def compare_cmd(
     flipped; given a rerun of A, the run-to-run noise, and whether B - A is within it."""
     if len(runs) not in (2, 3):
         raise typer.BadParameter(f"A B, or A A2 B (A2 a rerun of A's configuration); got {len(runs)} runs")
+    if seed < 0:
+        fail(InputError(f"--seed must be 0 or more, got {seed}"))
+    if show < 0:
+        fail(InputError(f"--show must be 0 or more (flipped items listed per task), got {show}"))
     try:
         run_a, again, run_b = (runs[0], None, runs[1]) if len(runs) == 2 else runs
         out = out or (run_b.parent if run_b.is_file() else run_b) / "compare"  # B may be RUN/records.jsonl

@@ -226,7 +226,8 @@ def print_comparison(result: Comparison, show: int) -> None:
         )
         _accuracy_against_noise(table, t)
         for metric, r in t.ratios.items():
-            table.add_row(metric, f"{r.a:,.1f}", f"{r.b:,.1f}", f"×{r.ratio:.3f}  [{r.low:.3f}, {r.high:.3f}]")
+            said = f"  {r.reading.partition(':')[0]}" if r.reading else ""  # within/beyond noise, not comparable
+            table.add_row(metric, f"{r.a:,.1f}", f"{r.b:,.1f}", f"×{r.ratio:.3f}  [{r.low:.3f}, {r.high:.3f}]{said}")
         if t.throughput_ratio is not None:
             table.add_row("output tokens/s (aggregate)", "", "", f"×{t.throughput_ratio:.3f}")
         if t.scored:

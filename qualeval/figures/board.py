@@ -5,9 +5,10 @@ read it (qualeval.figures.noise.read_noise) on that Holm-adjusted p; which confi
 best (McNemar against the best, Holm-corrected likewise); tokens, truncation, latency and throughput; and which
 configs are Pareto-efficient in accuracy against throughput and against first-answer latency.
 
-Speed measured at different times differs for reasons that are not the config (other work on the machine): with a
-rerun of the baseline, each speed ratio is held against how far the rerun moved on its own, as the accuracy is
-against its noise.
+Speed ratios are over the requests both answered and read against noise as compare reads its own
+(qualeval.figures.board_speed): a bootstrap interval that excludes 1 and, with a rerun of the baseline, a ratio
+beyond how far the rerun moved on its own; a TTFT served from a prefix cache on one side only is not read, and
+open-loop runs are compared on each request's output tok/s.
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ from __future__ import annotations
 import itertools
 import re
 import string
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
+from qualeval.figures.board_speed import output_rate, speed_ratios
+from qualeval.figures.gate_clauses import open_loop
 from qualeval.figures.noise import ALPHA, mcnemar_exact, read_noise, run_noise
 from qualeval.figures.rundir import check_rerun, refuse_same, run_settings
 from qualeval.figures.runset import Group, Loaded, PairCounts, figures, grouper, groups, load_runs, paired
-from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, Noise, SpeedRatio
+from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, Noise
 
 __all__ = ["board_runs", "holm"]
 
@@ -53,7 +56,7 @@ def _labels(given: Sequence[str | None]) -> list[str]:
     """The user's label where one was given, else the next letter no label took; a label that is not a short
     word, or given twice, is refused."""
     for label in given:
-        if label is not None and not _LABEL.fullmatch(label):
+        if label is not None and not (isinstance(label, str) and _LABEL.fullmatch(label)):
             raise InputError(f"label {label!r}: a label is 1 to 20 letters, digits or _ . + - (e.g. fp16, q8_0)")
     named = [label for label in given if label is not None]
     twice = next((label for label in named if named.count(label) > 1), None)
@@ -77,29 +80,6 @@ def _runs(loaded: Sequence[Loaded], labels: Sequence[str]) -> list[BoardRun]:
     ]
 
 
-_SPEED: dict[str, Callable[[Group], float | None]] = {
-    "ttft_p50": lambda g: g.speed.ttft.p50 if g.speed.ttft else None,
-    "first_answer_p50": lambda g: g.speed.first_answer.p50 if g.speed.first_answer else None,
-    "latency_p50": lambda g: g.speed.latency.p50 if g.speed.latency else None,
-    "output_tps": lambda g: g.speed.output_throughput,
-}
-
-
-def _speed(group: Group, base: Group, again: Group | None) -> dict[str, SpeedRatio]:
-    out = {}
-    for name, read in _SPEED.items():
-        value, reference = read(group), read(base)
-        if value is None or not reference:
-            continue
-        rerun = read(again) if again is not None else None
-        spread = abs(rerun / reference - 1) if rerun is not None else None
-        ratio = value / reference
-        # as factors, as the gate holds them: a rerun × 0.56 the baseline's moved as far as one × 1.79
-        within = max(ratio, 1 / ratio) <= max(rerun / reference, reference / rerun) if rerun and ratio else None
-        out[name] = SpeedRatio(ratio=ratio, spread=spread, within_spread=within)
-    return out
-
-
 def _efficient(points: dict[str, tuple[float | None, float | None]]) -> dict[str, bool | None]:
     """Not dominated: no other config at least as good on both axes (higher is better) and better on one."""
     known = {n: (a, b) for n, (a, b) in points.items() if a is not None and b is not None}
@@ -121,10 +101,10 @@ def _accuracy(g: Group) -> float | None:
     return g.accuracy.accuracy if g.accuracy is not None else None
 
 
-def _pareto(stats: dict[str, Group]) -> tuple[dict[str, bool | None], dict[str, bool | None]]:
+def _pareto(stats: dict[str, Group], per_request: bool) -> tuple[dict[str, bool | None], dict[str, bool | None]]:
     """Efficient in (accuracy, output tok/s), and in (accuracy, first-answer p50) with the latency negated."""
-    first = {n: _SPEED["first_answer_p50"](g) for n, g in stats.items()}
-    through = _efficient({n: (_accuracy(g), _SPEED["output_tps"](g)) for n, g in stats.items()})
+    first = {n: g.speed.first_answer.p50 if g.speed.first_answer else None for n, g in stats.items()}
+    through = _efficient({n: (_accuracy(g), output_rate(g, per_request)) for n, g in stats.items()})
     quick = _efficient({n: (_accuracy(g), -v if (v := first[n]) is not None else None) for n, g in stats.items()})
     return through, quick
 
@@ -150,8 +130,18 @@ def _noise_reading(
     return {"within_noise": reading.within, "noise_reading": reading.said}
 
 
+def _share(group: Group | None) -> float | None:
+    return group.speed.prompt_cache.share if group is not None and group.speed.prompt_cache else None
+
+
 def _task(
-    keys: list[Any], runs: dict[str, Loaded], baseline: str, again: Loaded | None, alpha: float, noise: Noise | None
+    keys: list[Any],
+    runs: dict[str, Loaded],
+    baseline: str,
+    again: Loaded | None,
+    alpha: float,
+    noise: Noise | None,
+    per_request: bool,
 ) -> BoardTask:
     stats = {name: figures(run, keys) for name, run in runs.items()}
     scored = any(g.scored for g in stats.values())
@@ -160,7 +150,15 @@ def _task(
     best = _best(stats, counted, baseline) if scored else None
     vs_best = _versus(runs[best], {n: r for n, r in runs.items() if n != best}, keys) if best else {}
     rerun = figures(again, keys) if again is not None else None
-    through, quick = _pareto(stats) if scored else ({}, {})
+    through, quick = _pareto(stats, per_request) if scored else ({}, {})
+    base_share, rerun_share = _share(stats[baseline]), _share(rerun)
+    speeds = {
+        name: speed_ratios(
+            runs[baseline], run, again, keys, (base_share, _share(stats[name]), rerun_share), per_request=per_request
+        )
+        for name, run in runs.items()
+        if name != baseline
+    }
     configs = {}
     for name, g in stats.items():
         counts = counted[name]
@@ -182,10 +180,10 @@ def _task(
             ttft=g.speed.ttft,
             first_answer=g.speed.first_answer,
             latency=g.speed.latency,
-            output_tps=g.speed.output_throughput,
+            output_tps=output_rate(g, per_request),
             spec_acceptance=g.spec_acceptance,
             correct_per_minute=g.correct_per_minute,
-            speed=_speed(g, stats[baseline], rerun) if name != baseline else {},
+            speed=speeds.get(name, {}),
             pareto_throughput=through.get(name),
             pareto_first_answer=quick.get(name),
             **(_noise_reading(counts, p_adjusted, len(vs_base), noise, alpha) if scored else {}),
@@ -206,18 +204,39 @@ def _refuse_copies(loaded: Sequence[Loaded], again: Loaded | None) -> None:
 
 
 def _ordered(
-    runs: Sequence[Path | str], labels: Sequence[str | None] | None, baseline: Path | None
+    runs: Sequence[Path | str], labels: Sequence[str | None] | None, baseline: Path | str | None
 ) -> tuple[list[Path], list[str | None]]:
-    """The runs once each, the baseline first, with the label the user gave each (None: none given)."""
+    """The runs, the baseline first, with the label the user gave each (None: none given). A run given twice is
+    refused (it would tie with itself), and so is a baseline that is none of the runs, by folder or label."""
+    if isinstance(labels, str) or (labels is not None and not isinstance(labels, Sequence)):
+        raise InputError(f"labels {labels!r}: give a list of labels, one a run (None for a letter)")
     if labels is not None and len(labels) != len(runs):
         raise InputError(f"{len(labels)} labels for {len(runs)} runs: give one a run (None for a letter)")
-    named: dict[Path, str | None] = {}
-    for run, label in zip(runs, labels if labels is not None else [None] * len(runs), strict=True):
-        named.setdefault(Path(run), label)
-    base = baseline if baseline is not None else next(iter(named), None)
-    if base is not None:
-        named = {base: named.get(base), **{p: label for p, label in named.items() if p != base}}
-    return list(named), list(named.values())
+    given: list[str | None] = list(labels) if labels is not None else [None] * len(runs)
+    paths = [Path(run) for run in runs]
+    seen: dict[Path, int] = {}
+    for i, path in enumerate(paths):
+        first = seen.setdefault(path.resolve(), i)
+        if first != i:
+            twice = paths[first]
+            also = f" (also as {twice})" if str(twice) != str(path) else ""
+            raise InputError(f"{path}: given twice{also}: each config is set beside the others once")
+    if baseline is None:
+        return paths, given
+    where = [i for i, (p, label) in enumerate(zip(paths, given, strict=True)) if baseline == label]
+    where = where or [i for i, p in enumerate(paths) if p.resolve() == Path(baseline).resolve()]
+    if not where:
+        named = ", ".join(f"{label}={p}" if label else str(p) for p, label in zip(paths, given, strict=True))
+        raise InputError(f"baseline {baseline}: not one of the runs ({named}): name one of them, by folder or label")
+    i = where[0]
+    return [paths[i], *paths[:i], *paths[i + 1 :]], [given[i], *given[:i], *given[i + 1 :]]
+
+
+def _check_alpha(alpha: object) -> float:
+    """The significance level: a number strictly between 0 and 1 (0 would find nothing, 1 everything)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise InputError(f"alpha {alpha!r}: a significance level is a number between 0 and 1 (e.g. 0.05)")
+    return float(alpha)
 
 
 def board_runs(
@@ -228,12 +247,14 @@ def board_runs(
     alpha: float = ALPHA,
     labels: Sequence[str | None] | None = None,
 ) -> Board:
-    """The board of `runs` (the baseline among them, or first when not one of them); `rerun` a second run of the
-    baseline's configuration. `labels`, one a run: the name each config goes by on the board (None, or no
-    `labels`: A, B, C… in the board's order, the baseline first, skipping the labels given)."""
+    """The board of `runs`; `baseline` one of them, by folder or label (default: the first); `rerun` a second run
+    of the baseline's configuration. `labels`, one a run: the name each config goes by on the board (None, or no
+    `labels`: A, B, C… in the board's order, the baseline first, skipping the labels given). `alpha`: the
+    significance level, between 0 and 1."""
     if isinstance(runs, str | Path):  # one folder, whose name would otherwise be read letter by letter
         raise InputError(f"a board takes a list of run directories, not one ({runs})")
-    baseline, rerun = Path(baseline) if baseline is not None else None, Path(rerun) if rerun is not None else None
+    alpha = _check_alpha(alpha)
+    rerun = Path(rerun) if rerun is not None else None
     paths, given = _ordered(runs, labels, baseline)
     if len(paths) < 2:
         raise InputError("a board needs at least two runs (the baseline and one to set beside it)")
@@ -245,9 +266,10 @@ def board_runs(
     named = _runs(loaded, named_as)
     by_name = {r.name: run for r, run in zip(named, loaded, strict=True)}
     noise = run_noise(loaded[0].records, again.records, grouper(loaded[0])) if again is not None else {}
+    per_request = open_loop(*(run.manifest for run in loaded))
     tasks = {}
     for group, keys in groups(loaded[0]).items():
-        tasks[group] = _task(keys, by_name, named[0].name, again, alpha, noise.get(group))
+        tasks[group] = _task(keys, by_name, named[0].name, again, alpha, noise.get(group), per_request)
     return Board(
         baseline=named[0].name,
         rerun=str(rerun) if rerun is not None else None,
@@ -255,4 +277,5 @@ def board_runs(
         correction="holm",
         runs=named,
         tasks=tasks,
+        per_request=per_request,
     )

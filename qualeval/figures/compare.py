@@ -6,9 +6,11 @@ the difference B - A with a paired bootstrap interval (items resampled together)
 discordant pairs, over the items both runs got a model's answer for (a request either endpoint failed, or a
 question a reference server did not know, is counted apart), read against noise as board and gate read it
 (qualeval.figures.noise.read_noise).
-Speed: ratios B / A of paired means with bootstrap intervals, and the aggregate throughput ratio of the paired
-items (each side's output tokens over its time from the first sent to the last finished), never of items one run
-alone holds.
+Speed: ratios B / A of paired means with bootstrap intervals, each read against noise as board reads its own
+(qualeval.figures.noise.read_speed: the interval excludes 1 and, with a rerun of A, the ratio is beyond the
+rerun's spread), and the aggregate throughput ratio of the paired items (each side's output tokens over its time
+from the first sent to the last finished), never of items one run alone holds, nor of open-loop runs, where it is
+the arrival rate's.
 Tasks and load levels come in numeric order (c=1, c=4, c=16), and beside the figures stand the settings the two
 runs differ in and the warm-up pairs (compared on accuracy, as each run scores them, but on no speed figure), so
 that a reader knows what the comparison is of.
@@ -23,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.figures.noise import mcnemar_exact, minimum_detectable, read_noise, run_noise
-from qualeval.figures.repeats import cached_share, identical_pairs, said_of
+from qualeval.figures.gate_clauses import open_loop
+from qualeval.figures.noise import mcnemar_exact, minimum_detectable, read_noise, read_speed, run_noise, spread_factor
+from qualeval.figures.repeats import cached_share, cached_side, identical_pairs, said_of
 from qualeval.figures.rundir import (
     PairKey,
     RunDir,
@@ -142,19 +145,47 @@ def _grouped(a: RunDir, b: RunDir, shared: list[PairKey]) -> _Grouped:
     return by_task, failed, dict(warm)
 
 
+def _values(pairs: list[Pair], name: str) -> list[tuple[float, float]]:
+    """Each pair's values of one speed figure, where both have it (warm-up pairs left out)."""
+    timed = ((a.timed(), b.timed()) for a, b in pairs if not a.warmup and not b.warmup)
+    both = ((_value(ta, name), _value(tb, name)) for ta, tb in timed)
+    return [(va, vb) for va, vb in both if va is not None and vb is not None]
+
+
 def _ratios(pairs: list[Pair], rng: Any) -> dict[str, Ratio]:
     """B / A of the paired means of each speed figure, warm-up requests left out."""
-    timed = [(a.timed(), b.timed()) for a, b in pairs if not a.warmup and not b.warmup]
     ratios = {}
     for name in _FIGURES:
-        both = ((_value(ta, name), _value(tb, name)) for ta, tb in timed)
-        values = [(va, vb) for va, vb in both if va is not None and vb is not None]
+        values = _values(pairs, name)
         if len(values) >= 2 and sum(v[0] for v in values) > 0:
             mean_a = sum(v[0] for v in values) / len(values)
             mean_b = sum(v[1] for v in values) / len(values)
             low, high = _bootstrap(values, "ratio", rng)
             ratios[name] = Ratio(a=mean_a, b=mean_b, ratio=mean_b / mean_a, low=low, high=high, pairs=len(values))
     return ratios
+
+
+_CACHED = frozenset({"ttft", "first_answer"})
+"""The figures that start at the request sent, so hold the prompt processing a prefix cache skips."""
+
+
+def _read_speed(t: TaskComparison, again: list[Pair] | None) -> TaskComparison:
+    """Each ratio read against noise as board reads its own (noise.read_speed): its interval, and with a rerun of A
+    the spread A2 showed on its own on the same figure (noise.spread_factor); TTFT and first answer not read where
+    one side's prompts came from a prefix cache the other's did not (repeats.cached_side, the gate's test)."""
+    cached = cached_side(*t.prompt_cache) is not None
+    read = {}
+    for name, r in t.ratios.items():
+        if cached and name in _CACHED:
+            update: dict[str, Any] = {"reading": "not comparable (cached): one side's prompts came from a prefix cache"}
+            read[name] = r.model_copy(update=update)
+            continue
+        moved = _values(again, name) if again is not None else []
+        spread = spread_factor(sum(v[1] for v in moved), sum(v[0] for v in moved)) if moved else None
+        reading = read_speed(r.ratio, r.low, r.high, spread)
+        update = {"spread": spread, "within_spread": reading.within_spread, "within_noise": reading.within}
+        read[name] = r.model_copy(update={**update, "reading": reading.said})
+    return t.model_copy(update={"ratios": read})
 
 
 _ACCURACY = ("accuracy_a", "accuracy_b", "difference", "low", "high", "p_value", "detectable")
@@ -195,12 +226,13 @@ def _paired_speed(pairs: list[Pair]) -> tuple[Speed, Speed]:
     return speed([ra.timed() for ra, _ in pairs]), speed([rb.timed() for _, rb in pairs])
 
 
-def _task(pairs: list[Pair], speeds: tuple[Speed, Speed], rng: Any) -> TaskComparison:
+def _task(pairs: list[Pair], speeds: tuple[Speed, Speed], rng: Any, per_request: bool) -> TaskComparison:
     accuracy = _accuracy(pairs, rng)  # first: the bootstrap draws stay in the order they always had
     ratios = _ratios(pairs, rng)
-    # the paired items' own aggregate: a run's summary pools items the other run never ran (another --limit)
+    # the paired items' own aggregate: a run's summary pools items the other run never ran (another --limit); at a
+    # set arrival rate it is the rate's whatever the config (gate_clauses.open_loop), and none is given
     rate_a, rate_b = (s.output_throughput for s in speeds)
-    throughput = rate_b / rate_a if rate_a and rate_b else None
+    throughput = rate_b / rate_a if rate_a and rate_b and not per_request else None
     same = identical_pairs((said_of(ra), said_of(rb)) for ra, rb in pairs)
     cached = (cached_share(ra for ra, _ in pairs), cached_share(rb for _, rb in pairs))
     return TaskComparison(
@@ -231,14 +263,9 @@ def _noisy(tasks: dict[str, TaskComparison], noise: dict[str, Noise]) -> dict[st
     return out
 
 
-def compare_runs(
-    root_a: Path | str, root_b: Path | str, *, seed: int = 0, again: Path | str | None = None
-) -> Comparison:
-    """B against A item by item; with `again`, a second run of A's configuration, the run-to-run noise too."""
-    import numpy as np
-
-    root_a, root_b, again = Path(root_a), Path(root_b), Path(again) if again is not None else None
-
+def _read_checked(root_a: Path, root_b: Path, again: Path | None) -> tuple[RunDir, RunDir, RunDir | None]:
+    """A, B and A's rerun read, refused where they are no pair to compare (rundir's checks), and keyed by item
+    alone where they ran one level each under other labels."""
     a, b = read_run(root_a), read_run(root_b)
     refuse_same(root_a, a, root_b, b, "B")
     refuse_repeats(root_a, a)
@@ -246,19 +273,35 @@ def compare_runs(
     rerun = read_run(again) if again is not None else None
     if rerun is not None and again is not None:
         refuse_same(root_a, a, again, rerun, "A2, a rerun of A,")
+        # B as its own rerun (or a copy of it) would make B - A its own noise: never beyond it
+        refuse_same(root_b, b, again, rerun, "A2, a rerun of A,")
         check_rerun(a, rerun, again)
     if a.levels != b.levels:
         _refuse_other_sweep((root_a, a), (root_b, b))
         a, b = replace(a, records=_rekey(a.records)), replace(b, records=_rekey(b.records))
         rerun = replace(rerun, records=_rekey(rerun.records)) if rerun is not None else None
+    return a, b, rerun
+
+
+def compare_runs(
+    root_a: Path | str, root_b: Path | str, *, seed: int = 0, again: Path | str | None = None
+) -> Comparison:
+    """B against A item by item; with `again`, a second run of A's configuration, the run-to-run noise too."""
+    import numpy as np
+
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"seed {seed!r}: the bootstrap's seed is a whole number, 0 or more")
+    root_a, root_b, again = Path(root_a), Path(root_b), Path(again) if again is not None else None
+    a, b, rerun = _read_checked(root_a, root_b, again)
     shared = sorted(set(a.records) & set(b.records))
     if not shared:
         raise InputError(f"{root_a} and {root_b} share no items: they ran different tasks or samples")
     rng = np.random.default_rng(seed)  # one generator through every task, in order: results repeat exactly
     grouped, failed, warm = _grouped(a, b, shared)
     speeds = {name: _paired_speed(pairs) for name, pairs in grouped.items()}
+    per_request = open_loop(a.manifest, b.manifest)
     tasks = {
-        name: _task(pairs, speeds[name], rng).model_copy(
+        name: _task(pairs, speeds[name], rng, per_request).model_copy(
             update={"endpoint_errors": failed.get(name, (0, 0)), "warmup_pairs": warm.get(name, 0)}
         )
         for name, pairs in sorted(grouped.items(), key=lambda kv: _natural(kv[0]))
@@ -267,13 +310,18 @@ def compare_runs(
     if rerun is not None:
         found = run_noise(a.records, rerun.records, lambda key: _group(key, a.levels))
         noise = dict(sorted(found.items(), key=lambda kv: _natural(kv[0])))
-    tasks = _noisy(tasks, noise)
+    again_pairs = _grouped(a, rerun, sorted(set(a.records) & set(rerun.records)))[0] if rerun is not None else None
+    tasks = {
+        name: _read_speed(t, again_pairs.get(name, []) if again_pairs is not None else None)
+        for name, t in _noisy(tasks, noise).items()
+    }
     return Comparison(
         a=str(root_a),
         b=str(root_b),
         again=str(again) if again is not None else None,
         noise=noise,
         simulated=a.manifest.simulated or b.manifest.simulated,
+        open_loop=per_request,
         unpaired_a=len(set(a.records) - set(b.records)),
         unpaired_b=len(set(b.records) - set(a.records)),
         tasks=tasks,

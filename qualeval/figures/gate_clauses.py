@@ -15,6 +15,7 @@ so a GO would pass them unsaid).
 
 from __future__ import annotations
 
+from qualeval.figures.noise import spread_factor
 from qualeval.figures.repeats import cached_side
 from qualeval.figures.runset import Group
 from qualeval.records import Clauses, ClauseVerdict, Manifest, Verdict
@@ -49,8 +50,8 @@ def _ratio(
     # the miss and the rerun's move both as factors (up or down alike): a rerun that moved × 1.79 with nothing
     # changed cannot tell a config that misses its limit by × 1.35 from the machine
     miss = ratio / limit if most else limit / ratio
-    if again:
-        moved = max(again / base, base / again)
+    moved = spread_factor(again, base)  # the one spread compare and board hold a ratio against too
+    if moved is not None:
         detail = f"{shown}, missed by × {miss:.3f}"
         if miss <= moved:
             detail += f", within the × {moved:.3f} the baseline's rerun moved on its own"

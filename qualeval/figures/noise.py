@@ -18,7 +18,17 @@ from statistics import NormalDist
 
 from qualeval.records import NOT_THE_MODELS, Noise, Record
 
-__all__ = ["ALPHA", "Reading", "mcnemar_exact", "minimum_detectable", "read_noise", "run_noise"]
+__all__ = [
+    "ALPHA",
+    "Reading",
+    "SpeedReading",
+    "mcnemar_exact",
+    "minimum_detectable",
+    "read_noise",
+    "read_speed",
+    "run_noise",
+    "spread_factor",
+]
 
 ALPHA = 0.05
 POWER = 0.8
@@ -89,6 +99,42 @@ def read_noise(
     if moved is not None and abs(difference) <= moved:
         return Reading(True, f"within noise: {shown} (below {alpha:g}), but no larger than {rerun}")
     return Reading(False, f"beyond noise: {shown} (below {alpha:g})" + (f", and larger than {rerun}" if rerun else ""))
+
+
+def spread_factor(again: float | None, base: float | None) -> float | None:
+    """How far a rerun of the baseline moved on its own on one speed figure, as a factor up or down: a rerun at
+    × 0.56 the baseline's moved as far as one at × 1.79. The one spread compare, board and gate hold a speed ratio
+    against; None without both figures."""
+    if not again or not base or again < 0 or base < 0:
+        return None
+    return max(again / base, base / again)
+
+
+@dataclass(frozen=True)
+class SpeedReading:
+    within: bool | None
+    """The ratio cannot be told from noise; None: not read (no interval: fewer than two paired requests)."""
+    within_spread: bool | None
+    """The ratio, as a factor up or down, no larger than the rerun's spread; None without a rerun."""
+    said: str
+
+
+def read_speed(ratio: float, low: float | None, high: float | None, spread: float | None) -> SpeedReading:
+    """A speed ratio (B / A of one figure over paired requests) read against noise, as compare and board read it:
+    beyond noise when its 95% bootstrap interval excludes 1 and, with a rerun of A, the ratio as a factor up or
+    down is larger than `spread` (`spread_factor`: what the rerun moved on its own)."""
+    factor = max(ratio, 1 / ratio) if ratio > 0 else math.inf
+    inside = factor <= spread if spread is not None else None
+    if low is None or high is None or math.isnan(low) or math.isnan(high):
+        return SpeedReading(None, inside, "not read: too few paired requests for an interval")
+    interval = f"95% interval × {low:.3f} to × {high:.3f}"
+    if low <= 1 <= high:
+        return SpeedReading(True, inside, f"within noise: the {interval} holds × 1")
+    rerun = f"the × {spread:.3f} the baseline's rerun moved on its own" if spread is not None else ""
+    if inside:
+        return SpeedReading(True, True, f"within noise: the {interval} excludes × 1, but it is no larger than {rerun}")
+    larger = f", and it is larger than {rerun}" if rerun else ""
+    return SpeedReading(False, inside, f"beyond noise: the {interval} excludes × 1{larger}")
 
 
 def run_noise(

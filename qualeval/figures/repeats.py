@@ -75,8 +75,10 @@ def identical_pairs(pairs: Iterable[tuple[Said | None, Said | None]]) -> Identic
     if not same:
         return None
     alike = sum(a.said == b.said for a, b in same)
-    flipped = sorted({a.item[0] for a, b in same if a.correct != b.correct})
-    return Identical(pairs=len(same), identical=alike, flipped=flipped)
+    # a verdict that flipped with the output is the serving's; one that flipped on the same output is the scoring's
+    flipped = sorted({a.item[0] for a, b in same if a.correct != b.correct and a.said != b.said})
+    apart = sorted({a.item[0] for a, b in same if a.correct != b.correct and a.said == b.said})
+    return Identical(pairs=len(same), identical=alike, flipped=flipped, judged_apart=apart)
 
 
 def by_item(said: Iterable[Said | None], level: str | None = None) -> dict[tuple[str, int], Said]:

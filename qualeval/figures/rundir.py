@@ -28,6 +28,7 @@ __all__ = [
     "RunDir",
     "RunLike",
     "check_rerun",
+    "item_name",
     "read_run",
     "refuse_repeats",
     "refuse_same",
@@ -155,6 +156,32 @@ def _configuration(m: Manifest) -> dict[str, Any]:
     return _flat(config) | _flat(pinned, "pinned.") | _flat(tasks, "tasks.") | _flat(shaping, "shaping.")
 
 
+_RESTARTED = frozenset({"created", "permission", "object"})
+"""What a server's /models entry says of when it was started or asked, not of what it serves."""
+
+
+def _served(m: Manifest) -> dict[str, Any] | None:
+    """What the server said it serves under the run's model name (its /models entry: engine, context length,
+    weights), but for what a restart changes; None where the run did not read /models."""
+    listed = m.server.models if m.server is not None else None
+    data = listed.get("data") if isinstance(listed, dict) else None
+    if not isinstance(data, list):
+        return None
+    model = m.config.model if m.config else None
+    entries = [e for e in data if isinstance(e, dict)]
+    mine = [e for e in entries if e.get("id") == model] or entries
+    return _flat({str(i): {k: v for k, v in e.items() if k not in _RESTARTED} for i, e in enumerate(mine)}, "server.")
+
+
+def item_name(key: tuple[str, ...]) -> str:
+    """An item as a person reads it: its sample id (gsm8k/test/7, under its task where the id does not say it),
+    at its load level where it has one."""
+    task, sample = key[0], key[1] if len(key) > 1 else ""
+    name = sample if sample.startswith(task) else f"{task} {sample}".strip()
+    level = key[3] if len(key) > 3 else ""
+    return f"{name} @ {level}" if level else name
+
+
 class RunLike(Protocol):
     """What the checks below read of a run: compare's own, or board's and gate's (runset.Loaded)."""
 
@@ -168,25 +195,30 @@ class RunLike(Protocol):
 def check_rerun(a: RunLike, rerun: RunLike, again: Path, of: str = "A") -> None:
     """Refuse as `of`'s rerun a run of another configuration or other items: its noise would not be `of`'s."""
     ca, cr = _configuration(a.manifest), _configuration(rerun.manifest)
+    sa, sr = _served(a.manifest), _served(rerun.manifest)
+    if sa is not None and sr is not None:  # another server at another address is another configuration
+        ca, cr = ca | sa, cr | sr
     differ = next((k for k in [*ca, *(k for k in cr if k not in ca)] if ca.get(k) != cr.get(k)), None)
     if differ is not None:
         raise InputError(
             f"{again}: not a rerun of {of}: its {differ} is {cr.get(differ)!r} where {of}'s is {ca.get(differ)!r} "
-            f"(a rerun must have {of}'s configuration; only its seeds, server address and output folder may differ)"
+            f"(a rerun must have {of}'s configuration and server; only its seeds, server address and output folder "
+            "may differ)"
         )
     apart = set(a.records) ^ set(rerun.records)
     if apart:
         raise InputError(
-            f"{again}: not a rerun of {of}: {len(apart)} of its and {of}'s items (task, sample, repeat, level) are in "
-            f"one run only ({len(rerun.records)} items against {of}'s {len(a.records)}); a rerun must run {of}'s items"
+            f"{again}: not a rerun of {of}: {len(apart)} of its and {of}'s items are in one run only (e.g. "
+            f"{item_name(min(apart))}; {len(rerun.records)} items against {of}'s {len(a.records)}): a rerun must run "
+            f"{of}'s items"
         )
 
 
 def refuse_same(first: Path, one: RunLike, second: Path, two: RunLike, role: str) -> None:
     """What makes two runs no pair to compare item by item, refused: the same run twice (the same directory, or a
     copy of it: the same run id; for runs older than the id, the same start and fingerprint), where every
-    difference would be zero by construction; and runs that sent other prompts under the same items
-    (`_same_prompts`)."""
+    difference would be zero by construction; runs that sent other prompts under the same items
+    (`_same_prompts`); and runs of a task specified otherwise or judged against other gold answers (`_same_tasks`)."""
     m1, m2 = one.manifest, two.manifest
     if m1.run_id is not None and m2.run_id is not None:
         same = m1.run_id == m2.run_id
@@ -198,6 +230,7 @@ def refuse_same(first: Path, one: RunLike, second: Path, two: RunLike, role: str
             f"{role} must be another run"
         )
     _same_prompts(first, one, second, two, role)
+    _same_tasks(first, one, second, two, role)
 
 
 def _sent(record: Record) -> str | None:
@@ -233,7 +266,7 @@ def _same_prompts(first: Path, one: RunLike, second: Path, two: RunLike, role: s
     if other:
         raise InputError(
             f"{second}: sent other prompts than {first} for {len(other)} of the {len(shared)} items both ran (e.g. "
-            f"{other[0][1]}): {role} is paired with {first} item by item, so it must send the same prompts"
+            f"{item_name(other[0])}): {role} is paired with {first} item by item, so it must send the same prompts"
             f"{_seed_hint(first, m1=one.manifest, m2=two.manifest)}"
         )
     if unknown:
@@ -243,6 +276,47 @@ def _same_prompts(first: Path, one: RunLike, second: Path, two: RunLike, role: s
             QualevalWarning,
             stacklevel=2,
         )
+
+
+def _specs(manifest: Manifest) -> dict[str, object]:
+    return {name: entry.spec.model_dump(mode="json") for name, entry in manifest.tasks.items() if entry.spec}
+
+
+def _same_tasks(first: Path, one: RunLike, second: Path, two: RunLike, role: str) -> None:
+    """Paired item by item, two runs must have judged the same: a task specified otherwise (another answer type,
+    scorer or target), or an item whose gold answer differs (another data file under the same ids), makes their
+    accuracies of other questions, and every flip between them may be the answer key's, not the server's."""
+    spec_a, spec_b = _specs(one.manifest), _specs(two.manifest)
+    for task in sorted(set(spec_a) & set(spec_b)):
+        if spec_a[task] != spec_b[task]:
+            raise InputError(
+                f"{second}: task {task} is specified differently than in {first}: {role} is paired with {first} "
+                "item by item, so it must run the same task"
+            )
+    gold_a, gold_b = _golds(one), _golds(two)
+    shared = sorted(set(gold_a) & set(gold_b))
+    other = [k for k in shared if gold_a[k] != gold_b[k]]
+    if other:
+        raise InputError(
+            f"{second}: other gold answers than {first} for {len(other)} of the {len(shared)} items both ran (e.g. "
+            f"{item_name(other[0])}: {_quoted(gold_b[other[0]])} against {_quoted(gold_a[other[0]])}): {role} is "
+            f"paired with "
+            f"{first} item by item, so it must be judged against the same answers"
+        )
+
+
+def _quoted(text: str, most: int = 40) -> str:
+    """A value in a one-line message: quoted, on one line, cut short."""
+    flat = " ".join(text.split())
+    return f'"{flat[:most]}…"' if len(flat) > most else f'"{flat}"'
+
+
+def _golds(run: RunLike) -> dict[PairKey, str]:
+    """Per item (task, sample id, repeat), the gold answer of its first record: the same at every level."""
+    first: dict[PairKey, str] = {}
+    for key, record in run.records.items():
+        first.setdefault(key[:3], record.gold)
+    return first
 
 
 def _seed_hint(first: Path, *, m1: Manifest, m2: Manifest) -> str:

@@ -12,16 +12,27 @@ __all__ = ["Board", "BoardRun", "BoardTask", "ConfigFigures", "SpeedRatio"]
 
 
 class SpeedRatio(BaseModel):
-    """One speed figure of a config against the baseline's."""
+    """One speed figure of a config against the baseline's, over the requests both answered (warm-ups aside)."""
 
     ratio: float
     """Config / baseline."""
+    low: float | None = None
+    high: float | None = None
+    """The ratio's 95% paired bootstrap interval (requests resampled together); None with fewer than two pairs."""
     spread: float | None = None
-    """|rerun / baseline - 1| for the same figure: how far a second run of the baseline's configuration moved on its
-    own. None without a rerun."""
+    """How far a second run of the baseline's configuration moved on its own on the same figure, as a factor up or
+    down (a rerun at × 0.56 the baseline's has a spread of × 1.79: qualeval.figures.noise.spread_factor, as
+    compare and gate hold it). None without a rerun."""
     within_spread: bool | None = None
-    """The ratio, as a factor up or down, no larger than the rerun's own (again / baseline, up or down): the
-    difference is no larger than the baseline's rerun already showed."""
+    """The ratio, as a factor up or down, no larger than `spread`. None without a rerun."""
+    within_noise: bool | None = None
+    """The ratio cannot be told from noise: its interval holds 1, or it is within the rerun's spread (the reading
+    compare gives too: qualeval.figures.noise.read_speed). None when not read: no interval, or not comparable."""
+    reading: str | None = None
+    """`within_noise` in words, or why the figure was not read."""
+    not_comparable: str | None = None
+    """Why the ratio is no reading of the config: "cached" where one side's prompts came from a prefix cache the
+    other's did not (qualeval.figures.repeats.cached_side, as compare and gate test it)."""
 
 
 class ConfigFigures(BaseModel):
@@ -60,7 +71,8 @@ class ConfigFigures(BaseModel):
     first_answer: Distribution | None
     latency: Distribution | None
     output_tps: float | None
-    """Output tokens per second over the task's requests (None where requests span sessions)."""
+    """Output tokens per second over the task's requests (None where requests span sessions); on an open-loop
+    board (`Board.per_request`) the mean output tokens per second of a request."""
     spec_acceptance: float | None
     """Accepted / drafted tokens where the server reports them (llama.cpp per request, else the run's metrics)."""
     correct_per_minute: float | None
@@ -102,3 +114,6 @@ class Board(BaseModel):
     """How p-values are corrected for the number of configs (`holm`)."""
     runs: list[BoardRun]
     tasks: dict[str, BoardTask]
+    per_request: bool = False
+    """A run sent its requests at a set arrival rate (--request-rate): its aggregate tok/s is the arrival rate's
+    whatever the config, so output tok/s is the mean of each request's, as the gate judges it."""

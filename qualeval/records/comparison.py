@@ -31,6 +31,16 @@ class Ratio(BaseModel):
     low: float | None = None
     high: float | None = None
     pairs: int
+    spread: float | None = None
+    """With a rerun of A: how far A2 moved from A on its own on this figure, as a factor up or down
+    (qualeval.figures.noise.spread_factor, as board and gate hold it)."""
+    within_spread: bool | None = None
+    """B / A, as a factor up or down, no larger than `spread`; None without a rerun."""
+    within_noise: bool | None = None
+    """B / A cannot be told from noise: its interval holds 1, or it is within the rerun's spread
+    (qualeval.figures.noise.read_speed, board's reading too)."""
+    reading: str | None = None
+    """`within_noise` in words."""
 
 
 class TaskComparison(BaseModel):
@@ -50,7 +60,8 @@ class TaskComparison(BaseModel):
     """Latency (ttft, first_answer, latency, tpot) and output_rate: B / A of paired means."""
     throughput_ratio: float | None
     """Aggregate output tokens per second over the paired items (each side's tokens over its time from the first
-    request sent to the last finished; warm-ups left out), B / A."""
+    request sent to the last finished; warm-ups left out), B / A. None on open-loop runs (`Comparison.open_loop`),
+    where it is the arrival rate's."""
     flipped_to_wrong: list[str]
     flipped_to_right: list[str]
     endpoint_errors: tuple[int, int] = (0, 0)
@@ -89,6 +100,9 @@ class Comparison(BaseModel):
     """A against its rerun, keyed as `tasks` is: per task, and per task and load level when the runs swept
     several (one item at several levels is not independent evidence)."""
     simulated: bool
+    open_loop: bool = False
+    """A run sent its requests at a set arrival rate (--request-rate): the aggregate tok/s is then the arrival
+    rate's whatever the config, so no `throughput_ratio` is given; `output_rate` (each request's) compares them."""
     unpaired_a: int
     unpaired_b: int
     tasks: dict[str, TaskComparison]

@@ -32,7 +32,10 @@ class Identical(BaseModel):
     identical: int
     """Pairs whose outputs (reasoning and content) are byte-identical."""
     flipped: list[str] = []
-    """Items (sample ids) whose verdict differs on identical input."""
+    """Items (sample ids) whose outputs differ on identical input and whose verdict flipped with them."""
+    judged_apart: list[str] = []
+    """Items whose outputs are byte-identical but whose verdicts differ: the two sides were scored differently (a
+    rescore, another qualeval version), not served differently."""
 
 
 class Paired(BaseModel):

@@ -10,7 +10,7 @@ board_pages board.md, and the labels, key and noise reading the terminal and boa
 board_web   board.html
 """
 
-from qualeval.report.board_pages import HEAD, beyond_line, board_markdown, key_rows, rows, tone
+from qualeval.report.board_pages import HEAD, beyond_line, board_markdown, heads, key_rows, rows, tone
 from qualeval.report.board_web import board_html
 from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
 from qualeval.report.html import compare_html, write_reports_or_warn
@@ -30,6 +30,7 @@ __all__ = [
     "context_refused",
     "dist",
     "drop_warnings",
+    "heads",
     "identical_lines",
     "key_rows",
     "num",

@@ -17,10 +17,12 @@ __all__ = [
     "Tone",
     "beyond_line",
     "board_markdown",
+    "heads",
     "key_rows",
     "notes",
     "rows",
     "setting_text",
+    "speed_name",
     "tied",
     "tone",
     "tone_words",
@@ -59,6 +61,11 @@ _SENT = frozenset(
 Tone = Literal["better", "worse", "within", "untested"]
 
 
+def heads(board: Board, head: tuple[str, ...] = HEAD) -> tuple[str, ...]:
+    """The columns' titles: output tok/s is per request on an open-loop board (`Board.per_request`)."""
+    return tuple(f"{h} per request" if h == "output tok/s" and board.per_request else h for h in head)
+
+
 def setting_text(key: str, value: JsonValue) -> str:
     """A setting's value as a person reads it: unset (null, an empty list) is "server default" for what the
     request would carry and "not set" for the rest; a list of one is its value; on and off for a switch."""
@@ -85,10 +92,11 @@ def key_rows(board: Board) -> list[tuple[str, str, str]]:
 
 def tone(board: Board, c: ConfigFigures, measure: str) -> Tone:
     """How a config's `measure` (accuracy, or one of SPEEDS) stands against the baseline's: better or worse
-    beyond noise, within it, or not tested (no pairs; a speed figure with no rerun of the baseline to hold it
-    against). Accuracy: the config's `within_noise`, the one reading compare and gate make too (figures.noise
-    read_noise: the Holm-adjusted McNemar test against the baseline and, with a rerun, larger than the rerun
-    moved). Speed: the ratio, as a factor up or down, beyond the rerun's own."""
+    beyond noise, within it, or not tested (no pairs; a speed figure with no interval, or not comparable).
+    Accuracy: the config's `within_noise`, the one reading compare and gate make too (figures.noise read_noise:
+    the Holm-adjusted McNemar test against the baseline and, with a rerun, larger than the rerun moved). Speed:
+    its `within_noise`, compare's reading too (figures.noise read_speed: the ratio's bootstrap interval excludes
+    1 and, with a rerun, the ratio as a factor is beyond the rerun's spread)."""
     if measure == "accuracy":
         if c.difference is None or c.within_noise is None:
             return "untested"
@@ -96,9 +104,9 @@ def tone(board: Board, c: ConfigFigures, measure: str) -> Tone:
             return "within"
         return "better" if c.difference > 0 else "worse"
     ratio = c.speed.get(measure)
-    if ratio is None or ratio.within_spread is None:
+    if ratio is None or ratio.within_noise is None:
         return "untested"
-    if ratio.within_spread:
+    if ratio.within_noise:
         return "within"
     return "better" if (ratio.ratio > 1) == (measure == "output_tps") else "worse"
 
@@ -106,10 +114,10 @@ def tone(board: Board, c: ConfigFigures, measure: str) -> Tone:
 def tone_words(board: Board) -> dict[str, str]:
     """The legend of the tones (better, worse, within; untested is shown as within) and how `tone` decides
     them ("how"): said beside the one function that reads "beyond noise"."""
-    speed = (
-        "a speed ratio, beyond the spread the baseline's rerun showed on its own"
+    speed = "a speed ratio: its 95% paired bootstrap interval excludes ×1" + (
+        ", and it is beyond the spread the baseline's rerun showed on its own"
         if board.rerun is not None
-        else "speed ratios are not judged: no rerun of the baseline (--rerun) to hold them against"
+        else " (no rerun of the baseline, --rerun, to hold it against the machine's own spread)"
     )
     return {
         "better": "better than the baseline beyond noise",
@@ -130,26 +138,32 @@ def beyond_line(board: Board, task: BoardTask) -> str:
     found = []
     for name, c in task.configs.items():
         moved = [f"accuracy {100 * (c.difference or 0):+.1f} pts"] if tone(board, c, "accuracy") in beyond else []
-        moved += [f"{SPEEDS[m]} ×{r.ratio:.2f}" for m, r in c.speed.items() if tone(board, c, m) in beyond]
+        moved += [f"{speed_name(board, m)} ×{r.ratio:.2f}" for m, r in c.speed.items() if tone(board, c, m) in beyond]
         found += [f"{name}: {', '.join(moved)}"] if moved else []
-    unjudged = " (speed not judged: no rerun of the baseline)" if board.rerun is None else ""
-    return f"Beyond noise against {board.baseline}{unjudged}: {'; '.join(found) or 'nothing'}."
+    unheld = " (speed not held against a rerun of the baseline)" if board.rerun is None else ""
+    return f"Beyond noise against {board.baseline}{unheld}: {'; '.join(found) or 'nothing'}."
 
 
 def _p50_p99(d: Distribution | None) -> str:
     return "–" if d is None else f"{d.p50:,.0f} / {d.p99:,.0f}"
 
 
-def _speed(c: ConfigFigures) -> str:
-    """Each ratio, and against the rerun's spread where there is one (≈: within it, so not shown to be the config)."""
+def speed_name(board: Board, measure: str) -> str:
+    """A speed figure as a person names it; output tok/s per request on an open-loop board."""
+    name = SPEEDS.get(measure, measure)
+    return f"{name} per request" if measure == "output_tps" and board.per_request else name
+
+
+def _speed(board: Board, c: ConfigFigures) -> str:
+    """Each ratio with its interval and how it reads (≈: within noise, so not shown to be the config's)."""
     parts = []
     for name, r in c.speed.items():
-        mark = (
-            ""
-            if r.within_spread is None
-            else (" ≈ (within rerun spread)" if r.within_spread else " (beyond rerun spread)")
-        )
-        parts.append(f"{SPEEDS.get(name, name)} ×{r.ratio:.2f}{mark}")
+        if r.not_comparable is not None:
+            parts.append(f"{speed_name(board, name)} not comparable ({r.not_comparable})")
+            continue
+        shown = f" [{r.low:.2f}, {r.high:.2f}]" if r.low is not None and r.high is not None else ""
+        mark = {None: " (not read)", True: " ≈ (within noise)", False: " (beyond noise)"}[r.within_noise]
+        parts.append(f"{speed_name(board, name)} ×{r.ratio:.2f}{shown}{mark}")
     return "; ".join(parts) or "–"
 
 
@@ -191,7 +205,7 @@ def rows(board: Board, task: BoardTask) -> list[list[str]]:
                 num(c.output_tps),
                 pct(c.spec_acceptance),
                 num(c.correct_per_minute),
-                _speed(c),
+                _speed(board, c),
             ]
         )
     return out
@@ -213,7 +227,21 @@ def notes(board: Board, task: BoardTask) -> list[str]:
             f"smallest detectable difference {pct(n.detectable)}."
         )
     elif board.rerun is None:
-        out.append("No rerun of the baseline: speed ratios are not held against run-to-run spread.")
+        out.append(
+            "No rerun of the baseline: speed ratios are read on their bootstrap interval alone, not held against "
+            "run-to-run spread."
+        )
+    if board.per_request:
+        out.append(
+            "Open-loop runs (a set arrival rate): output tok/s is the mean of each request's, since the aggregate "
+            "is the arrival rate's whatever the config."
+        )
+    cached = sorted({n for c in task.configs.values() for n, r in c.speed.items() if r.not_comparable == "cached"})
+    if cached:
+        out.append(
+            f"Not comparable (cached): {', '.join(speed_name(board, n) for n in cached)} where one side's prompts "
+            "were served from a prefix cache the other's were not: the figure measured cache hits."
+        )
     return out
 
 
@@ -231,7 +259,7 @@ def board_markdown(board: Board) -> str:
     if any(r.simulated for r in board.runs):
         lines += ["", "**Simulated server**: at least one run is against qualeval's reference server."]
     for name, task in board.tasks.items():
-        lines += ["", f"## {name}", "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+        lines += ["", f"## {name}", "", "| " + " | ".join(heads(board)) + " |", "|" + "---|" * len(HEAD)]
         lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows(board, task)]
         lines += ["", beyond_line(board, task), "", *notes(board, task)]
     return "\n".join(lines) + "\n"

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from importlib import resources
 
 from qualeval.figures import judged
-from qualeval.records import Board, BoardTask, ConfigFigures, Distribution
-from qualeval.report.board_pages import Tone, beyond_line, key_rows, notes, setting_text, tied, tone, tone_words
+from qualeval.records import Board, BoardTask, ConfigFigures, Distribution, SpeedRatio
+from qualeval.report.board_pages import Tone, beyond_line, heads, key_rows, notes, setting_text, tied, tone, tone_words
 from qualeval.report.html import warn
 from qualeval.report.numbers import num, pct
 from qualeval.report.plots import ParetoPoint, pareto
@@ -58,8 +58,14 @@ def _timed(board: Board, c: ConfigFigures, d: Distribution | None, measure: str)
     if d is None:
         return Cell("–")
     r = c.speed.get(measure)
-    delta = f"×{r.ratio:.2f}" if r is not None else ""
-    return Cell(f"{d.p50:,.0f}", delta, tone(board, c, measure), f"p99 {d.p99:,.0f}")
+    return Cell(f"{d.p50:,.0f}", _delta(r), tone(board, c, measure), f"p99 {d.p99:,.0f}")
+
+
+def _delta(r: SpeedRatio | None) -> str:
+    """The ratio to the baseline's, or why there is none to read (a prefix cache on one side only)."""
+    if r is None:
+        return ""
+    return f"not comparable ({r.not_comparable})" if r.not_comparable is not None else f"×{r.ratio:.2f}"
 
 
 def _accuracy(c: ConfigFigures) -> Cell:
@@ -103,7 +109,7 @@ def _cells(board: Board, task: BoardTask, name: str, c: ConfigFigures) -> list[C
         _timed(board, c, c.ttft, "ttft_p50"),
         _timed(board, c, c.first_answer, "first_answer_p50"),
         _timed(board, c, c.latency, "latency_p50"),
-        Cell(num(c.output_tps), f"×{through.ratio:.2f}" if through else "", tone(board, c, "output_tps")),
+        Cell(num(c.output_tps), _delta(through), tone(board, c, "output_tps")),
         Cell(num(c.correct_per_minute)),
         Cell(pct(c.spec_acceptance)),
         Cell(", ".join(on) or "–"),
@@ -115,7 +121,8 @@ def _table(board: Board, task: BoardTask) -> tuple[list[tuple[str, bool]], list[
     acceptance on a server that drafts nothing): the room goes to the figures there are."""
     table = [_cells(board, task, name, c) for name, c in task.configs.items()]
     keep = [i for i, _ in enumerate(COLUMNS) if i < 2 or any(r[i].main not in ("–", "") or r[i].delta for r in table)]
-    return [(COLUMNS[i], COLUMNS[i] not in _WORDS) for i in keep], [[row[i] for i in keep] for row in table]
+    titles = heads(board, COLUMNS)
+    return [(titles[i], COLUMNS[i] not in _WORDS) for i in keep], [[row[i] for i in keep] for row in table]
 
 
 def _plots(board: Board, task: BoardTask, name: str) -> list[tuple[str, str, str]]:
@@ -123,8 +130,9 @@ def _plots(board: Board, task: BoardTask, name: str) -> list[tuple[str, str, str
     left off it for want of a figure) each. A plot that fails is left out with a warning, as report.html's are."""
     if not task.scored:
         return []
+    each = " per request" if board.per_request else ""  # an open-loop run's aggregate is its arrival rate's
     axes = (
-        ("output tok/s", "output tokens per second (tok/s), higher is better", True, "pareto_throughput"),
+        (f"output tok/s{each}", f"output tokens per second{each} (tok/s), higher is better", True, "pareto_throughput"),
         ("first-answer p50", "first-answer latency p50 (ms), lower is better", False, "pareto_first_answer"),
     )
     out = []

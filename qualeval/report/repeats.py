@@ -11,15 +11,23 @@ from qualeval.records import Comparison, Identical, PromptCache, RunSummary
 __all__ = ["cache_gap", "cache_lines", "compare_lines", "finding", "identical_lines"]
 
 
+def _items(ids: list[str]) -> str:
+    return ", ".join(ids[:10]) + (", …" if len(ids) > 10 else "")
+
+
 def finding(found: Identical, a: str, b: str) -> str:
-    """'3 of 60 greedy answers to identical input differ between c=1 and c=16; of these, 1 item flipped verdict:
-    gsm8k/test/7'."""
+    """'3 of 60 greedy answers to identical input differ between c=1 and c=16, and 1 of them flipped verdict:
+    gsm8k/test/7'; identical answers judged apart are said on their own (the scoring differed, not the serving)."""
     differ = found.pairs - found.identical
     line = f"{differ} of {found.pairs} greedy answers to identical input differ between {a} and {b}"
     if found.flipped:
-        shown = ", ".join(found.flipped[:10]) + (", …" if len(found.flipped) > 10 else "")
-        # of the identical-input pairs only: items whose input differed may have flipped too, and are not counted
-        line += f"; of these, {len(found.flipped)} item{'s' * (len(found.flipped) != 1)} flipped verdict: {shown}"
+        line += f", and {len(found.flipped)} of them flipped verdict: {_items(found.flipped)}"
+    if found.judged_apart:
+        n = len(found.judged_apart)
+        line += (
+            f"; {n} identical answer{'s were' if n != 1 else ' was'} judged differently by the two (they were "
+            f"scored differently, not served differently): {_items(found.judged_apart)}"
+        )
     return line
 
 
@@ -76,6 +84,11 @@ def compare_lines(result: Comparison) -> list[str]:
     """Per task of a comparison: a TTFT served from a cache the other side did not have, each side's cached
     share, and the greedy answers to identical input that differ between A and B."""
     lines = []
+    if result.open_loop:
+        lines.append(
+            "open-loop runs (a set arrival rate): the aggregate output tok/s is the arrival rate's whatever the "
+            "config, so it is not compared; output_rate (each request's) is"
+        )
     for name, t in result.tasks.items():
         a, b = t.prompt_cache
         gap = cache_gap(a, b)

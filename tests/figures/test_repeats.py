@@ -94,7 +94,8 @@ def test_a_greedy_load_sweep_lists_outputs_that_differ_and_verdicts_that_flip(tm
     run = tmp_path / "sweep"
     with running_server(_sim()) as url:
         report, said = _run(url, run, "--temperature", "0", "--concurrency", "1,4")
-    assert report["levels"]["c=4"]["vs_first"]["identical"] == {"pairs": 8, "identical": 8, "flipped": []}
+    expected = {"pairs": 8, "identical": 8, "flipped": [], "judged_apart": []}
+    assert report["levels"]["c=4"]["vs_first"]["identical"] == expected
     assert "0 of 8 greedy answers to identical input differ between c=1 and c=4" in said
     # batching that changes an answer: one reply at c=4 comes back other than at c=1, and now wrong
     rows = _rows(run)
@@ -105,9 +106,9 @@ def test_a_greedy_load_sweep_lists_outputs_that_differ_and_verdicts_that_flip(tm
     assert done.exit_code == 0, done.stderr
     rescored = json.loads((run / "rescore" / "summary.json").read_text())["tasks"]["knowledge_qa"]
     found = rescored["levels"]["c=4"]["vs_first"]["identical"]
-    assert found == {"pairs": 8, "identical": 7, "flipped": [changed["sample_id"]]}
-    flipped = f"of these, 1 item flipped verdict: {changed['sample_id']}"
-    line = f"1 of 8 greedy answers to identical input differ between c=1 and c=4; {flipped}"
+    assert found == {"pairs": 8, "identical": 7, "flipped": [changed["sample_id"]], "judged_apart": []}
+    flipped = f"and 1 of them flipped verdict: {changed['sample_id']}"
+    line = f"1 of 8 greedy answers to identical input differ between c=1 and c=4, {flipped}"
     assert line in (run / "rescore" / "report.md").read_text()
 
 
@@ -132,7 +133,7 @@ def test_compare_at_temperature_0_counts_identical_outputs_and_flipped_verdicts(
     assert (found.pairs, found.identical, found.flipped) == (7, 5, [right[1]["sample_id"]])
     done = CliRunner().invoke(app, ["compare", str(tmp_path / "a"), str(tmp_path / "b")])
     assert done.exit_code == 0, done.stderr
-    flipped = f"of these, 1 item flipped verdict: {right[1]['sample_id']}"
-    line = f"greedy answers to identical input differ between A and B; {flipped}"
+    flipped = f"and 1 of them flipped verdict: {right[1]['sample_id']}"
+    line = f"2 of 7 greedy answers to identical input differ between A and B, {flipped}"
     assert line in " ".join(done.stderr.split())
     assert line in (tmp_path / "b" / "compare" / "compare.html").read_text()

@@ -54,17 +54,19 @@ def test_beyond_noise_is_the_shared_reading_for_accuracy_and_the_rerun_spread_fo
     assert tone(board, _config(0.15, False), "accuracy") == "better"
     assert tone(board, _config(-0.15, True), "accuracy") == "within"  # e.g. no larger than the rerun moved
     assert tone(board, _config(None, None), "accuracy") == "untested"
-    slower = SpeedRatio(ratio=1.3, spread=0.1, within_spread=False)
-    quicker = SpeedRatio(ratio=0.7, spread=0.1, within_spread=False)
+    slower = SpeedRatio(ratio=1.3, spread=1.1, within_spread=False, within_noise=False)
+    quicker = SpeedRatio(ratio=0.7, spread=1.1, within_spread=False, within_noise=False)
     # a longer wait is worse, more tokens a second better: the direction is the figure's
     assert tone(board, _config(0.0, True, ttft_p50=slower), "ttft_p50") == "worse"
     assert tone(board, _config(0.0, True, latency_p50=quicker), "latency_p50") == "better"
     assert tone(board, _config(0.0, True, output_tps=slower), "output_tps") == "better"
     assert tone(board, _config(0.0, True, output_tps=quicker), "output_tps") == "worse"
-    noisy = SpeedRatio(ratio=1.3, spread=0.4, within_spread=True)
+    noisy = SpeedRatio(ratio=1.3, spread=1.4, within_spread=True, within_noise=True)
     assert tone(board, _config(0.0, True, ttft_p50=noisy), "ttft_p50") == "within"
-    alone = SpeedRatio(ratio=1.3)  # no rerun: nothing to hold it against
-    assert tone(_board(rerun=False), _config(0.0, True, ttft_p50=alone), "ttft_p50") == "untested"
+    unread = SpeedRatio(ratio=1.3)  # no interval (fewer than two pairs): not read
+    assert tone(_board(rerun=False), _config(0.0, True, ttft_p50=unread), "ttft_p50") == "untested"
+    cached = SpeedRatio(ratio=0.2, low=0.1, high=0.3, not_comparable="cached", reading="not comparable (cached): …")
+    assert tone(board, _config(0.0, True, ttft_p50=cached), "ttft_p50") == "untested"
 
 
 def test_board_md_has_the_key_and_names_configs_by_label(tmp_path: Path) -> None:
@@ -76,7 +78,8 @@ def test_board_md_has_the_key_and_names_configs_by_label(tmp_path: Path) -> None
     assert f"| **A** | max_tokens: 512 | `{worse}` |" in page
     assert "| full | 83.3% [" in page and "| A | 58.3% [" in page and "max_tokens" not in page.split("## t")[1]
     line = beyond_line(board, board.tasks["t"])
-    assert line == "Beyond noise against full (speed not judged: no rerun of the baseline): A: accuracy -25.0 pts."
+    held = "speed not held against a rerun of the baseline"
+    assert line == f"Beyond noise against full ({held}): A: accuracy -25.0 pts."
     assert line in page
 
 
