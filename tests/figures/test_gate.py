@@ -270,6 +270,24 @@ def test_endpoint_errors_are_named_and_never_pass_a_policy_that_sets_no_limit_on
     assert "baseline 150, candidate 0" in done.stdout, done.stdout + done.stderr
 
 
+def test_the_baselines_failed_requests_are_counted_and_never_pass_as_the_candidates(tmp_path: Path) -> None:
+    # 30 of the baseline's 200 requests failed; the candidate answered every item, as the baseline did the others
+    failing = write_run(tmp_path / "failing", [*flags(170, set()), *[None] * 30])
+    whole = write_run(tmp_path / "whole", flags(200, set()))
+    for text, verdict in (
+        ("default:\n  accuracy: {max_drop: 0.05}\n", "INVALID"),  # no limit: the 30 items pass unsaid otherwise
+        ("default:\n  accuracy: {max_drop: 0.05}\n  endpoint_errors: {max: 5}\n", "INVALID"),
+        ("default:\n  accuracy: {max_drop: 0.05}\n  endpoint_errors: {max: 30}\n", "GO"),
+    ):
+        rule = policy(tmp_path / f"{verdict}{len(text)}", text)
+        result = gate_runs(baseline=failing, candidate=whole, policy_path=rule)
+        task = result.tasks["t"]
+        said = {c.clause: c for c in task.clauses}
+        assert result.verdict == verdict and task.endpoint_errors == (30, 0), text
+        assert said["accuracy"].pairs == 170  # a failed side is no wrong answer: the item is left out of the pairs
+        assert "30 failed in the baseline" in said["endpoint_errors"].detail
+
+
 def test_a_misspelt_policy_key_is_named_not_reported_as_the_one_it_stood_for(tmp_path: Path) -> None:
     from qualeval.errors import InputError
     from qualeval.figures import load_policy
