@@ -116,6 +116,30 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
     )
 
 
+def _check_warmup(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> None:
+    """A --warmup that takes every request of a task leaves it nothing to time: refused when asked for, said
+    when it is the default's one request (a --limit 1 run, whose speed figures are then none)."""
+    if not config.warmup:
+        return
+    sent = 0
+    for task, samples in work:
+        count = len(samples) * config.samples_per_item
+        sent += count
+        if sent > config.warmup:
+            return  # the warm-up ends inside this task: it and every task after it have measured requests
+        if "warmup" in config.model_fields_set:
+            raise InputError(
+                f"--warmup {config.warmup}: task {task.name}'s {count} requests per level would all be warm-ups, "
+                "so none would be measured; give a --warmup below the run's requests per level, or a larger --limit"
+            )
+        warnings.warn(
+            f"{task.name}: its {count} request per level is the warm-up (--warmup {config.warmup}), so no speed "
+            "figure is measured; --warmup 0 times it",
+            QualevalNote,
+            stacklevel=3,
+        )
+
+
 def _client_config(
     config: RunConfig, concurrency: int, switch: ThinkingSwitch = "none", opened: bool = False
 ) -> ClientConfig:
@@ -210,6 +234,7 @@ async def execute(
         work, shaping = await shape_work(config, work, old.shaping if old else None)
     if config.workload:  # a workload brings its own task: known once shaped (the others were checked on loading)
         check_published(config, [t for t, _ in work])
+    _check_warmup(config, work)
     if old is not None:
         refuse_conflicts(config.out, old, config)
     manifest = _manifest(config, work, old.pinned if old else None)
