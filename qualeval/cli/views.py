@@ -137,7 +137,16 @@ def print_task_scores(summary: RunSummary) -> None:
             note(f"{report.summary.task}: published {report.published:.1%}, {published_where(report)}")
         if report.faults:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
-            note(f"{report.summary.task}: failed attempts by fault: {faults}")
+            note(f"{report.summary.task}: failed attempts by fault: {faults}{_retried(report.retried)}")
+
+
+def _retried(count: int) -> str:
+    if not count:
+        return ""
+    return (
+        f"; {count} request{' was' if count == 1 else 's were'} retried (an answered one's TTFT and latency count "
+        "from its first attempt, the retries included)"
+    )
 
 
 def _speed_row(label: str, p: Speed) -> list[str]:
