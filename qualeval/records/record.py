@@ -207,7 +207,7 @@ class Record(BaseModel):
     warmup: bool = False
     """A warm-up request: scored, but kept out of speed figures."""
     session: str = ""
-    """When the run invocation that sent it started: a resumed level spans sessions."""
+    """When the run invocation that sent it began sending, to the microsecond: a resumed level spans sessions."""
     sent_at: float | None = None
     retried: list[str] = []
     """Fault class of every failed attempt before this result (none of them scored)."""
