@@ -401,9 +401,10 @@ def test_an_lm_eval_task_takes_data_under_its_lm_eval_name(tmp_path: Path) -> No
         ("decode_ms", float("inf"), "--decode-ms must be a finite number"),
         ("effort_gain", -0.5, "--effort-gain must be a finite number"),
         ("retry_after", -1.0, "--retry-after must be a finite number"),
+        ("faults", "429=0.6,500=0.6", "--faults: the rates add up to 1.2"),
     ],
 )
-def test_serve_sim_refuses_a_value_outside_its_flags_range(name: str, value: float, words: str) -> None:
+def test_serve_sim_refuses_a_value_outside_its_flags_range(name: str, value: object, words: str) -> None:
     from qualeval.cli.serve_sim import sim_config, sim_parameters
     from qualeval.errors import InputError
 
