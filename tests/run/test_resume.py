@@ -143,7 +143,7 @@ def test_a_resumed_session_warms_up_again_before_it_times_anything(tmp_path: Pat
 
 
 def test_a_run_resumed_within_the_second_it_was_killed_is_two_sessions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Sessions told apart by the second merged a kill and a resume within one: the pause counted in the rates."""
     import qualeval.run.driver as driver
@@ -163,3 +163,7 @@ def test_a_run_resumed_within_the_second_it_was_killed_is_two_sessions(
     assert len({r["session"] for r in rows}) == 2
     speed = summary.tasks["knowledge_qa"].speed
     assert speed.requests == 10 and speed.duration_s is None and speed.output_throughput is None
+    from qualeval.cli.views import print_speed
+
+    print_speed(summary)  # the terminal says why its rates are –
+    assert "span sessions" in " ".join(capsys.readouterr().err.split())
