@@ -66,7 +66,9 @@ def items_needed(counts: PairCounts, margin: float) -> int | None:
         return None
     share = (counts.down + counts.up) / counts.pairs
     # the bound's closed form (the adjustment aside), then a walk over whole items: rounding moves it by a few
-    n = max(1, math.ceil(Z_ONE_SIDED**2 * max(share - d * d, 1e-12) / (d + margin) ** 2) - 2)
+    closed = Z_ONE_SIDED**2 * max(share - d * d, 0.0) / (d + margin) ** 2
+    agreeing = Z_ONE_SIDED * math.sqrt(2) / (d + margin)  # the adjustment's floor: no pair discordant
+    n = max(1, math.ceil(max(closed, agreeing)) - 2)
     if n > 10_000_000:
         return None
 
