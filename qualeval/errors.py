@@ -33,6 +33,8 @@ __all__ = [
     "TransportFailure",
     "ValidationProblem",
     "validation_problem",
+    "yaml_loader",
+    "yaml_mapping",
 ]
 
 
@@ -97,12 +99,30 @@ def validation_problem(exc: ValidationError) -> ValidationProblem:
     return ValidationProblem(loc, ".".join(str(p) for p in loc), err["msg"].removeprefix("Value error, "))
 
 
+# YAML 1.2's floats: PyYAML (YAML 1.1) reads `1e-9` and `1.5e3` (no dot, or no sign on the exponent) as text, so a
+# limit written so would be refused as text or, where text is accepted, silently not be the number written
+_FLOAT_12 = r"""^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+|[-+]?\.[0-9_]+[eE][-+]?[0-9]+)$"""
+
+
+def yaml_loader() -> Any:
+    """yaml's SafeLoader reading every number YAML 1.2 writes as a number (`1e-9`, `5e-2`, `1.5e3`)."""
+    import re
+
+    import yaml
+
+    class Floats12(yaml.SafeLoader):
+        pass
+
+    Floats12.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(_FLOAT_12), list("-+0123456789."))
+    return Floats12
+
+
 def _unique_keys_loader(path: Path) -> Any:
-    """yaml's SafeLoader, except that a key given twice in one mapping is an error (pyyaml keeps the last one,
+    """yaml_loader(), except that a key given twice in one mapping is an error (pyyaml keeps the last one,
     so `limit: 2` then `limit: 1` would silently run one item)."""
     import yaml
 
-    class UniqueKeys(yaml.SafeLoader):
+    class UniqueKeys(yaml_loader()):  # type: ignore[misc]
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: set[Any] = set()
             for key_node, _ in node.value:
@@ -118,13 +138,17 @@ def _unique_keys_loader(path: Path) -> Any:
 
 
 def yaml_mapping(path: Path, what: str) -> dict[str, Any]:
-    """A YAML file that must hold a mapping (a profile, a workload): a mistake is one line naming the file."""
+    """A YAML file that must hold a mapping (a profile, a workload, a policy): a mistake is one line naming the
+    file. The text must be UTF-8 (a BOM allowed): a UTF-16 or latin-1 file is refused, never read as garbage."""
     import yaml
 
     try:
-        loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_keys_loader(path))  # a SafeLoader
+        text = path.read_bytes().decode("utf-8")
+        loaded = yaml.load(text, Loader=_unique_keys_loader(path))  # a SafeLoader
     except OSError as exc:
         raise InputError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: the {what} file is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(f"{path}{f':{mark.line + 1}' if mark else ''}: invalid YAML") from None

@@ -183,21 +183,26 @@ def sim_parameters() -> list[inspect.Parameter]:
     return [_parameter(option) for option in SIM_OPTIONS]
 
 
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 def _check(values: dict[str, Any]) -> None:
-    """The ranges SimConfig leaves to its caller, named by flag."""
-    shares = ("accuracy", "empty_rate", "trap_rate", "spec_accept", "working_harm", "placeholder_copy")
-    for flag in (*shares, "no_thinking_harm", "load_harm", "spec_corrupt"):
-        if not 0 <= values[flag] <= 1:
-            raise InputError(f"--{flag.replace('_', '-')} must be between 0 and 1, got {values[flag]}")
-    if min(values["accuracy_half_tokens"], values["spec_draft"], values["kv_tokens"], values["kv_quant_harm"]) < 0:
-        raise InputError("--accuracy-half-tokens, --spec-draft, --kv-tokens and --kv-quant-harm must not be negative")
+    """The ranges SimConfig leaves to its caller, each named by its flag: a value outside one would serve
+    something other than what the flag says (a negative delay, a context no request fits, a jitter past ±100%)."""
+    shares = ("accuracy", "empty_rate", "trap_rate", "spec_accept", "working_harm", "placeholder_copy", "jitter")
+    for name in (*shares, "no_thinking_harm", "load_harm", "spec_corrupt"):
+        if not 0 <= values[name] <= 1:  # NaN fails every comparison, so it is refused here too
+            raise InputError(f"{_flag(name)} must be between 0 and 1, got {values[name]}")
+    rates = ("kv_quant_harm", "effort_gain", "ttft_ms", "prefill_ms_per_token", "decode_ms", "batch_slowdown")
+    for name in (*rates, "retry_after", "accuracy_half_tokens", "spec_draft", "max_running"):
+        if not 0 <= values[name] < float("inf"):
+            raise InputError(f"{_flag(name)} must be a finite number of at least 0, got {values[name]}")
+    for name in ("reasoning_tokens", "max_model_len", "kv_tokens"):
+        if values[name] < 1:
+            raise InputError(f"{_flag(name)} must be at least 1, got {values[name]}")
     if not 0 <= values["port"] <= 65535:
         raise InputError(f"--port must be between 0 and 65535, got {values['port']}")
-    if values["reasoning_tokens"] < 1:
-        raise InputError(f"--reasoning-tokens must be at least 1, got {values['reasoning_tokens']}")
-    delays = ("ttft_ms", "prefill_ms_per_token", "decode_ms", "batch_slowdown", "jitter", "retry_after")
-    if min(values[name] for name in delays) < 0:
-        raise InputError("latency, jitter and retry-after values must not be negative")
     _inert_harms(values)
 
 

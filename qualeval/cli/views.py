@@ -137,7 +137,16 @@ def print_task_scores(summary: RunSummary) -> None:
             note(f"{report.summary.task}: published {report.published:.1%}, {published_where(report)}")
         if report.faults:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(report.faults.items()))
-            note(f"{report.summary.task}: failed attempts by fault: {faults}")
+            note(f"{report.summary.task}: failed attempts by fault: {faults}{_retried(report.retried)}")
+
+
+def _retried(count: int) -> str:
+    if not count:
+        return ""
+    return (
+        f"; {count} request{' was' if count == 1 else 's were'} retried (an answered one's TTFT and latency count "
+        "from its first attempt, the retries included)"
+    )
 
 
 def _speed_row(label: str, p: Speed) -> list[str]:
@@ -159,6 +168,7 @@ def print_speed(summary: RunSummary) -> None:
     table.add_column("level" if one else "task", overflow="fold")  # a narrow terminal folds a label, never cuts it
     for column in ("requests", "TTFT p50/p90", "answer p50", "latency p50", "tok/s", "req/s"):
         table.add_column(column, justify="right")
+    untimed = False
     for name, report in summary.tasks.items():
         levels = report.levels if len(report.levels) > 1 else {next(iter(report.levels), ""): None}
         for level, at in levels.items():
@@ -166,8 +176,14 @@ def print_speed(summary: RunSummary) -> None:
             p = at.speed if at else report.speed
             if p.requests:
                 table.add_row(*_speed_row(label or name, p))
+                untimed = untimed or p.duration_s is None
     if table.row_count:
         stdout().print(table)
+    if untimed:
+        note(
+            "tok/s and req/s are – where the timed requests have no one duration: a resumed run's span sessions "
+            "(the pause between them would count), a merge's span shards"
+        )
 
 
 def _setting(value: object) -> str:

@@ -1,16 +1,18 @@
 """`qualeval gate`: a release gate over a baseline run and a candidate of the same items, by a policy file.
 
 Accuracy is a non-inferiority test on the paired items. With n items both runs answered, `down` right in the
-baseline and wrong in the candidate and `up` the reverse, the difference is d = (up - down) / n and its discordant
-share q = (up + down) / n. The test is of d <= -m against d > -m for a margin m (`max_drop`, above 0: no number
-of items shows a drop of exactly none), with d's variance taken at the margin, where the discordance cannot be
-below m: se = sqrt((max(q, m) - m^2) / n) (the paired Wald variance with q floored at m; unfloored, items that all
-agree would have no variance and pass any margin). The one-sided 95% bounds are d -/+ 1.645 se, and d is read
-against noise as compare and board read it (figures.noise.read_noise: McNemar's exact test, and with a rerun what
-the rerun moved on its own):
+baseline and wrong in the candidate and `up` the reverse, the difference is d = (up - down) / n. Its interval is
+the data's alone, never the margin's: Bonett and Price's adjusted Wald interval for a paired difference (2012),
+which adds one item to each discordant cell and two to n, d~ = (up - down) / (n + 2) and q~ = (up + down + 2) /
+(n + 2), se = sqrt((q~ - d~^2) / (n + 2)); unadjusted, items that all agree would have no variance and pass any
+margin. The one-sided 95% bounds are d~ -/+ 1.645 se, the same whatever margin the policy sets, and the verdict
+compares them with the margin m (`max_drop`, above 0: no number of items shows a drop of exactly none). d is
+read against noise as compare and board read it (figures.noise.read_noise: McNemar's exact test, and with a
+rerun what the rerun moved on its own):
 
-- GO when the lower bound is above -m: a drop of m or more is rejected at 5%, one-sided. Where no pair is
-  discordant this agrees with the exact binomial bound: 150 agreeing items pass a margin of 2 points, 100 do not;
+- GO when the lower bound is above -m: a drop of m or more is rejected at 5%, one-sided. A wider margin never
+  turns a GO into anything else. Where no pair is discordant the bound is -2.33 / (n + 2): 150 agreeing items
+  pass a margin of 2 points, 100 do not, as the exact binomial bound has it;
 - NO-GO when d <= -m and d is beyond noise: a real drop, by the margin or more (the detail says whether the upper
   bound is below -m too);
 - INCONCLUSIVE otherwise: a drop past the margin that is within noise (these items cannot tell it from chance), or
@@ -38,17 +40,21 @@ from qualeval.figures.rundir import check_rerun, refuse_same
 from qualeval.figures.runset import Key, Loaded, PairCounts, figures, grouper, groups, load_runs, paired
 from qualeval.records import Clauses, ClauseVerdict, GateResult, Noise, TaskGate, Verdict
 
-__all__ = ["EXIT_CODES", "gate_runs", "items_needed", "noninferiority"]
+__all__ = ["EXIT_CODES", "bounds", "gate_runs", "items_needed", "noninferiority"]
 
 EXIT_CODES: dict[Verdict, int] = {"GO": 0, "NO-GO": 1, "INCONCLUSIVE": 4, "INVALID": 5}
 Z_ONE_SIDED = NormalDist().inv_cdf(0.95)
 _ORDER: tuple[Verdict, ...] = ("INVALID", "NO-GO", "INCONCLUSIVE", "GO")
 
 
-def _half_width(counts: PairCounts, margin: float) -> float:
-    """How far the one-sided 95% bounds lie from the difference, the variance taken at the margin (the module's)."""
-    discordant = counts.down + counts.up
-    return Z_ONE_SIDED * math.sqrt((max(discordant / counts.pairs, margin) - margin * margin) / counts.pairs)
+def bounds(counts: PairCounts) -> tuple[float, float]:
+    """The one-sided 95% bounds of the paired difference (the module's adjusted Wald interval): the data's
+    alone, so that the evidence shown never moves with the margin it is held against."""
+    n = counts.pairs + 2
+    centre = (counts.up - counts.down) / n
+    share = (counts.up + counts.down + 2) / n
+    width = Z_ONE_SIDED * math.sqrt((share - centre * centre) / n)
+    return centre - width, centre + width
 
 
 def items_needed(counts: PairCounts, margin: float) -> int | None:
@@ -58,9 +64,11 @@ def items_needed(counts: PairCounts, margin: float) -> int | None:
     d = counts.difference
     if margin <= 0 or counts.pairs == 0 or d <= -margin:
         return None
-    share = max((counts.down + counts.up) / counts.pairs, margin)
-    # the bound's closed form, then a walk over whole items: rounding the counts moves the answer by a few
-    n = max(1, math.ceil(Z_ONE_SIDED**2 * (share - margin * margin) / (d + margin) ** 2))
+    share = (counts.down + counts.up) / counts.pairs
+    # the bound's closed form (the adjustment aside), then a walk over whole items: rounding moves it by a few
+    closed = Z_ONE_SIDED**2 * max(share - d * d, 0.0) / (d + margin) ** 2
+    agreeing = Z_ONE_SIDED * math.sqrt(2) / (d + margin)  # the adjustment's floor: no pair discordant
+    n = max(1, math.ceil(max(closed, agreeing)) - 2)
     if n > 10_000_000:
         return None
 
@@ -70,12 +78,14 @@ def items_needed(counts: PairCounts, margin: float) -> int | None:
             down=round(counts.down / counts.pairs * size),
             up=round(counts.up / counts.pairs * size),
         )
-        return scaled.difference - _half_width(scaled, margin) > -margin
+        return bounds(scaled)[0] > -margin
 
     while n > 1 and go(n - 1):
         n -= 1
     while not go(n):
         n += 1
+        if n > 10_000_000:
+            return None
     return n
 
 
@@ -105,8 +115,7 @@ def noninferiority(counts: PairCounts, margin: float, *, moved: float | None = N
         )
         return ClauseVerdict(clause="accuracy", verdict="INVALID", limit=limit, value=None, pairs=0, detail=detail)
     d = counts.difference
-    width = _half_width(counts, margin)
-    low, high = d - width, d + width
+    low, high = bounds(counts)
     detectable = minimum_detectable(n, counts.down + counts.up)
     needed = items_needed(counts, margin)
     reading = read_noise(n, counts.down, counts.up, moved=moved)

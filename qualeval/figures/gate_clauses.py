@@ -10,7 +10,8 @@ output tok/s per request there, and says so.
 
 Validity clauses (endpoint errors, truncated share, output tokens per item against the baseline's) are GO or
 NO-GO; with no endpoint errors clause, requests it would count make the task INVALID (the accuracy left them out,
-so a GO would pass them unsaid).
+so a GO would pass them unsaid), and so do the baseline's failed requests past the clause's limit (its failed
+items are no wrong answers, but the candidate's answers to them were held against nothing).
 """
 
 from __future__ import annotations
@@ -117,32 +118,51 @@ def speed_clauses(
 
 
 def _endpoint_errors(clauses: Clauses, cand: Group, base: Group) -> ClauseVerdict | None:
-    """Requests with no answer of the model's against the policy's limit. With no `endpoint_errors` clause, any
-    such request makes the clause INVALID: the accuracy left them out, so a GO would pass them unsaid."""
+    """Requests with no answer of the model's against the policy's limit. The candidate's failures are its own
+    (NO-GO past the limit); the baseline's are items the candidate was held against nothing on, so past the limit
+    the runs cannot be gated as they are (INVALID), whatever the candidate did. With no `endpoint_errors`
+    clause, any such request in either run makes the clause INVALID: the accuracy left them out, so a GO would
+    pass them unsaid."""
     # a question the reference server did not know is no answer of the model's either, in either run: an item
     # left out of the accuracy must not pass as if it had been answered
     unknown = cand.unknown_questions + base.unknown_questions
     missing = cand.endpoint_errors + unknown
-    detail = f"{cand.endpoint_errors} requests failed at the endpoint"
+    detail = f"{cand.endpoint_errors} requests failed at the endpoint in the candidate"
     if unknown:
         detail += (
             f" and {unknown} unknown questions were left out (candidate {cand.unknown_questions}, "
             f"baseline {base.unknown_questions})"
         )
+    lost = base.endpoint_errors
+    if lost:
+        detail += (
+            f"; {lost} failed in the baseline, so the candidate's answers to those items were held against nothing"
+        )
     if clauses.endpoint_errors is None:
-        if not missing:
+        if not missing and not lost:
             return None
         return ClauseVerdict(
             clause="endpoint_errors",
             verdict="INVALID",
             limit=None,
-            value=missing,
+            value=missing + lost,
             detail=(
                 f"{detail}, and the policy sets no limit on them: every figure was measured without them, so the "
                 "runs cannot be gated as they are (an endpoint_errors clause sets how many may fail)"
             ),
         )
     most = clauses.endpoint_errors.max
+    if lost > most:
+        return ClauseVerdict(
+            clause="endpoint_errors",
+            verdict="INVALID",
+            limit=most,
+            value=missing + lost,
+            detail=(
+                f"{detail}: more of the baseline's than the {most} allowed, so the runs cannot be gated as they "
+                "are (rerun the baseline with the same --out to send them again)"
+            ),
+        )
     return ClauseVerdict(
         clause="endpoint_errors",
         verdict="GO" if missing <= most else "NO-GO",

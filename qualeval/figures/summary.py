@@ -44,6 +44,7 @@ class _Rows:
     repeats: list[Repeat] = field(default_factory=list)
     timed: list[Timed] = field(default_factory=list)
     faults: Counter[str] = field(default_factory=Counter)
+    retried: int = 0
     answers: list[Answer] = field(default_factory=list)
     said: list[Said | None] = field(default_factory=list)
     scored: bool = False
@@ -63,6 +64,7 @@ class _Rows:
         self.said.append(said_of(record))
         self.scored = self.scored or record.scored
         self.faults.update(record.retried)
+        self.retried += bool(record.retried)
 
 
 def _collect(records: Iterable[Record], tasks: list[Task]) -> tuple[dict[str, _Rows], int]:
@@ -138,6 +140,7 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
         frontier=frontier(levels, rows.timed, rows.answers, config.within / 100) if scored else None,
         linked=_linked(rows.timed, overall.duration_s, scored),
         faults=dict(rows.faults),
+        retried=rows.retried,
         published=_published(config, task.name),
         scored=scored,
     )

@@ -112,7 +112,8 @@ class ClauseVerdict(BaseModel):
     detail: str
     """Why, in whole sentences."""
     low: float | None = None
-    """Accuracy: the one-sided 95% lower bound of the paired difference; likewise `high` the upper."""
+    """Accuracy: the one-sided 95% lower bound of the paired difference (the data's alone, whatever the margin);
+    likewise `high` the upper."""
     high: float | None = None
     pairs: int | None = None
     detectable: float | None = None

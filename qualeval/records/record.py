@@ -73,8 +73,12 @@ class ItlSummary(BaseModel):
     """The gaps as a sparse log-scale histogram (qualeval.wire.histogram), for percentiles pooled over requests."""
 
 
+def _unretried(value: float | None) -> bool:
+    return value is None
+
+
 class Timing(BaseModel):
-    """Milliseconds from the moment the request was sent, on one monotonic clock."""
+    """Milliseconds from the moment the request's first attempt was sent, on one monotonic clock."""
 
     first_byte: float | None = None
     ttft: float | None = None
@@ -86,6 +90,10 @@ class Timing(BaseModel):
     """Completion tokens per second after the first token: (completion_tokens - 1) / (end - ttft)."""
     queued: float | None = None
     """Milliseconds the request waited in the client for a free slot before it was sent: never server time."""
+    retrying: float | None = Field(default=None, exclude_if=_unretried)
+    """Milliseconds from the first attempt's send to the answering attempt's, for a request answered after failed
+    attempts (None: the first attempt answered). Every time above counts from the first attempt, so includes it:
+    what the caller waited, retries and the waits between them included. Written only when set."""
 
 
 class ServerTimings(BaseModel):
@@ -199,7 +207,7 @@ class Record(BaseModel):
     warmup: bool = False
     """A warm-up request: scored, but kept out of speed figures."""
     session: str = ""
-    """When the run invocation that sent it started: a resumed level spans sessions."""
+    """When the run invocation that sent it began sending, to the microsecond: a resumed level spans sessions."""
     sent_at: float | None = None
     retried: list[str] = []
     """Fault class of every failed attempt before this result (none of them scored)."""

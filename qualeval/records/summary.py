@@ -156,6 +156,9 @@ class TaskReport(BaseModel):
     linked: Linked
     faults: dict[str, int] = {}
     """Every failed attempt by fault class (429, 503, connection, timeout, protocol...), retried or final."""
+    retried: int = 0
+    """Requests with a failed attempt before their result: an answered one's TTFT and latency count from its
+    first attempt, the retries included (`timing.retrying` in its record)."""
     published: float | None = None
     """The published figure for this task (a model card's, as a share), given with the run, shown beside ours."""
     scored: bool = True

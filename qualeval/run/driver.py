@@ -116,6 +116,30 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
     )
 
 
+def _check_warmup(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> None:
+    """A --warmup that takes every request of a task leaves it nothing to time: refused when asked for, said
+    when it is the default's one request (a --limit 1 run, whose speed figures are then none)."""
+    if not config.warmup:
+        return
+    sent = 0
+    for task, samples in work:
+        count = len(samples) * config.samples_per_item
+        sent += count
+        if sent > config.warmup:
+            return  # the warm-up ends inside this task: it and every task after it have measured requests
+        if "warmup" in config.model_fields_set:
+            raise InputError(
+                f"--warmup {config.warmup}: task {task.name}'s {count} requests per level would all be warm-ups, "
+                "so none would be measured; give a --warmup below the run's requests per level, or a larger --limit"
+            )
+        warnings.warn(
+            f"{task.name}: its {count} request per level is the warm-up (--warmup {config.warmup}), so no speed "
+            "figure is measured; --warmup 0 times it",
+            QualevalNote,
+            stacklevel=3,
+        )
+
+
 def _client_config(
     config: RunConfig, concurrency: int, switch: ThinkingSwitch = "none", opened: bool = False
 ) -> ClientConfig:
@@ -210,6 +234,7 @@ async def execute(
         work, shaping = await shape_work(config, work, old.shaping if old else None)
     if config.workload:  # a workload brings its own task: known once shaped (the others were checked on loading)
         check_published(config, [t for t, _ in work])
+    _check_warmup(config, work)
     if old is not None:
         refuse_conflicts(config.out, old, config)
     manifest = _manifest(config, work, old.pinned if old else None)
@@ -240,13 +265,28 @@ async def execute(
         client_config = _client_config(config, cap, pinned.thinking_switch, pinned.thinking_opened)
         try:
             async with serving_client(config, client_config, cap, on_record) as (client, told):
-                session = manifest.started or ""
+                # to the microsecond: a run killed and resumed within one second is still two sessions, whose
+                # pause no rate may count
+                session = datetime.now(timezone.utc).isoformat(timespec="microseconds")
                 await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge)
         finally:
             store.close()
     wall = time.perf_counter() - started
     tasks = [t for t, _ in work]
     return write_summary(store, config, tasks, manifest, started=manifest.started, wall_s=wall, notes=notes)
+
+
+def _warmups(
+    warm: list[tuple[Task, Sample, int]], done: set[Key], label: str, more: bool
+) -> tuple[list[tuple[Task, Sample, int]], bool]:
+    """The warm-up requests a level sends in this session, and whether to record them. A resumed session whose
+    warm-ups an earlier one recorded sends them again, unrecorded (their items keep their records), when it has
+    requests left to time: they would otherwise meet the cold connection (and maybe a restarted server) that an
+    uninterrupted run's warm-up absorbed."""
+    fresh = [x for x in warm if (x[1].id, x[2], label) not in done]
+    if warm and not fresh and more:
+        return warm, False
+    return fresh, True
 
 
 async def _send_all(
@@ -265,7 +305,7 @@ async def _send_all(
     sampled = config.model_dump(include=set(SAMPLING))  # temperature, top_p...: plain numbers
     run_settings = RequestSettings(thinking=config.thinking, stream=config.stream, sampling=config.sampling, **sampled)
 
-    async def one(item: tuple[Task, Sample, int], at: Level, warmup: bool) -> None:
+    async def one(item: tuple[Task, Sample, int], at: Level, warmup: bool, keep: bool = True) -> None:
         task, sample, repeat = item
         level = at.label
         record = await run_one(
@@ -284,6 +324,8 @@ async def _send_all(
             model_judge=model_judge,
             settings=at.request.over(run_settings),
         )
+        if not keep:
+            return
         earlier = store.history.get((sample.id, repeat, level))
         if earlier:  # sent again after failing for good in an earlier session: its faults still count
             record = record.model_copy(update={"retried": [*earlier, *record.retried]})
@@ -293,10 +335,10 @@ async def _send_all(
 
     for at in swept:
         # the same warm-up items at every level, whatever was resumed
-        for item in items[: config.warmup]:
-            if (item[1].id, item[2], at.label) not in done:
-                await one(item, at, True)
         todo = [x for x in items[config.warmup :] if (x[1].id, x[2], at.label) not in done]
+        warm, keep = _warmups(items[: config.warmup], done, at.label, bool(todo))
+        for item in warm:
+            await one(item, at, True, keep)
         send = functools.partial(one, at=at, warmup=False)
         if config.batch:  # llama-benchy's batches, whatever the rate
             await batch_loop(todo, at.cap, send)

@@ -150,14 +150,33 @@ def _fields_of(obj: dict[str, Any], read: ReadOptions, where: str, csv_file: boo
     return Fields(*found)
 
 
+_FAILED = {"transport_error", "endpoint_error", "error", "failed"}
+"""A line's `status` that says the request got no answer (qualeval's own `transport_error` among them)."""
+
+
+def _failure(obj: dict[str, Any]) -> str | None:
+    """Why the line's request got no answer, when it says so (`"error": ...`, or a failed `status`): the line is
+    an endpoint error, counted apart, never an empty answer scored wrong."""
+    error, status = obj.get("error"), obj.get("status")
+    if isinstance(error, dict):
+        error = error.get("message") or orjson.dumps(error).decode()
+    if error not in (None, "", False):
+        return str(error)
+    if isinstance(status, str) and status.lower() in _FAILED:
+        return f"the line's status is {status}"
+    return None
+
+
 def _parse(obj: dict[str, Any], fields: Fields, where: str) -> Parsed:
+    failure = _failure(obj)
     for name, what in ((fields.id, "id"), (fields.text, "response text")):
-        if name not in obj:  # a line without the text is not an empty answer: it would be scored wrong unseen
+        if name not in obj and not (failure and what != "id"):
+            # a line without the text is not an empty answer (it would be scored wrong unseen), unless it failed
             empty = f'; a response with no text is "{name}": null' if what != "id" else ""
             raise InputError(f"{where}: no '{name}' field (the file's {what}, as on its first line){empty}")
     question = next((obj[n] for n in _QUESTION_FIELDS if isinstance(obj.get(n), str)), None)
     values = {k: v for k, v in obj.items() if k in Line.model_fields and k not in ("error", "reasoning_field")}
-    values.update(id=obj[fields.id], content=obj[fields.text], question=question)
+    values.update(id=obj[fields.id], content=obj.get(fields.text), question=question, error=failure)
     try:
         return Parsed(where, Line.model_validate(values))
     except ValidationError as exc:

@@ -35,7 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qualeval._shipped import shipped
-from qualeval.errors import InputError, validation_problem, yaml_mapping
+from qualeval.errors import InputError, validation_problem, yaml_loader, yaml_mapping
 from qualeval.records import Shape, TaskSpec, WorkloadPrompts
 from qualeval.serving.lengths import Counter, Filler, fit, place
 from qualeval.tasks import Sample, Task
@@ -68,7 +68,7 @@ class Workload(BaseModel):
             key = key.strip().removeprefix("prompts.")
             if not sep or key not in WorkloadPrompts.model_fields:
                 raise InputError(f"--workload-set: '{item}' is not KEY=VALUE with a key of {where}'s prompts")
-            values[key] = yaml.safe_load(value)
+            values[key] = yaml.load(value, Loader=yaml_loader())  # `1e3` a number, as YAML 1.2 reads it
         try:
             return self.model_copy(update={"prompts": WorkloadPrompts.model_validate(values)})
         except ValidationError as exc:

@@ -72,6 +72,10 @@ class SimConfig:
                 raise InputError(f"unknown fault '{name}': expected one of {', '.join(FAULTS)}")
             if not 0 <= rate <= 1:
                 raise InputError(f"fault '{name}': rate must be between 0 and 1, got {rate}")
+        if sum(self.faults.values()) > 1 + 1e-9:
+            # one draw per request picks at most one fault: past 1 in all, the later names would get less than said
+            total = sum(self.faults.values())
+            raise InputError(f"--faults: the rates add up to {total:g}; a request meets one fault at most: 1 at most")
 
 
 def has_key(config: SimConfig) -> bool:

@@ -10,7 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from qualeval._shipped import shipped
-from qualeval.errors import InputError, validation_problem
+from qualeval.errors import InputError, validation_problem, yaml_loader
 from qualeval.records import TaskSpec
 from qualeval.tasks.task import Task
 
@@ -84,8 +84,9 @@ def parse_task(path: Path, text: str | None = None) -> TaskSpec:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: task file is not UTF-8 text (byte {exc.start})") from None
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        loader = yaml_loader()  # YAML 1.2's numbers: `1e-5` is a number, never text
+        root = yaml.compose(text, Loader=loader)
+        data = yaml.load(text, Loader=loader)
     except yaml.constructor.ConstructorError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 0
         tag = (exc.problem or "").rsplit("tag", 1)[-1].strip(" '")

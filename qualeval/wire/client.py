@@ -5,7 +5,9 @@ arrives and parses it in the same call: `qualeval.wire.stream`), or httpx behind
 Retries (tenacity, once per attempt, never per chunk) cover connection failures, timeouts, malformed bodies,
 429 (honouring Retry-After) and 5xx; other 4xx are final. A request never raises for an endpoint failure:
 it comes back as a response with status `transport_error`. Time spent waiting for a free slot is recorded
-apart (`timing.queued`); every other time is measured from the moment the request was written.
+apart (`timing.queued`); every other time is measured from the moment the request's first attempt was written,
+so a retried request's TTFT and latency are what its caller waited, failed attempts and the waits between them
+included (`timing.retrying` says how much of it that was; the inter-token figures are the answering attempt's).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from qualeval.errors import (
     validation_problem,
 )
 from qualeval.reasoning import ReasoningFormat, resolve_formats
-from qualeval.records import UNKNOWN_QUESTION, ClientConfig, ThinkingSwitch
+from qualeval.records import UNKNOWN_QUESTION, ClientConfig, ThinkingSwitch, Timing
 from qualeval.wire.models import ChatRequest, ChatResponse
 from qualeval.wire.proxied import HttpxEndpoint, proxy_for
 from qualeval.wire.response import build_response, error_text, failed_response, retry_after
@@ -148,7 +150,7 @@ class ChatClient:
         async with self._slots:
             queued = (perf_counter() - asked) * 1000.0  # waiting for a slot is the client's time, not the server's
             try:
-                got, sent_at = await self._attempts(body, request.stream, failures)
+                got, sent_at, first = await self._attempts(body, request.stream, failures)
             except EndpointError as exc:
                 failed = failed_response(request, len(failures), getattr(exc, "status", None), str(exc))
                 failed.retried, failed.timing.queued = failures, queued
@@ -159,19 +161,22 @@ class ChatClient:
         opened = self.config.thinking_opened and request.thinking is not False
         done = build_response(request, got, self.formats, opened=opened, attempts=attempts, queued=queued)
         done.retried, done.sent_at = failures, sent_at
+        if failures:
+            _from_first_attempt(done.timing, (got.sent - first) * 1000.0)
         return done
 
-    async def _attempts(self, body: bytes, stream: bool, failures: list[str]) -> tuple[Attempt, float]:
+    async def _attempts(self, body: bytes, stream: bool, failures: list[str]) -> tuple[Attempt, float, float]:
         """The first attempt is made directly; tenacity (waits, Retry-After, stop) takes over only once it
-        failed, so a request that succeeds pays for no retry machinery. Appends each failure's fault class."""
-        sent_at = time()
+        failed, so a request that succeeds pays for no retry machinery. Appends each failure's fault class.
+        Returns the answering attempt with when the first attempt was sent: wall-clock and perf_counter()."""
+        sent_at, first = time(), perf_counter()
         try:
-            return await self._attempt(body, stream), sent_at
+            return await self._attempt(body, stream), sent_at, first
         except EndpointError as exc:
             failures.append(_failure_kind(exc))
             if not exc.retryable or self.config.max_retries == 0:
                 raise
-            first = exc
+            failed = exc
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(lambda e: isinstance(e, EndpointError) and e.retryable),
             stop=stop_after_attempt(self.config.max_retries + 1),
@@ -180,10 +185,9 @@ class ChatClient:
         ):
             with attempt:
                 if attempt.retry_state.attempt_number == 1:
-                    raise first  # made above: tenacity decides how long to wait before the next
-                sent_at = time()
+                    raise failed  # made above: tenacity decides how long to wait before the next
                 try:
-                    return await self._attempt(body, stream), sent_at
+                    return await self._attempt(body, stream), sent_at, first
                 except EndpointError as exc:
                     failures.append(_failure_kind(exc))
                     raise
@@ -211,6 +215,16 @@ class ChatClient:
         name, value = UNKNOWN_QUESTION
         got.unknown_question = reply.headers.get(name) == value
         return got
+
+
+def _from_first_attempt(timing: Timing, retrying: float) -> None:
+    """Times measured from the answering attempt, moved to the first attempt's send: the caller waited through
+    the failed attempts too. The decode rate and inter-token gaps are the answering attempt's own, unmoved."""
+    for name in ("first_byte", "ttft", "first_reasoning", "first_content", "end"):
+        value = getattr(timing, name)
+        if value is not None:
+            setattr(timing, name, value + retrying)
+    timing.retrying = retrying
 
 
 def _failure_kind(exc: EndpointError) -> str:

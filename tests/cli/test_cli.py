@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -386,3 +387,38 @@ def test_an_lm_eval_task_takes_data_under_its_lm_eval_name(tmp_path: Path) -> No
     assert done.exit_code == 0, done.output
     records = [json.loads(line) for line in (tmp_path / "o" / "records.jsonl").read_text().splitlines()]
     assert [r["sample_id"] for r in records] == ["gsm8k/test/0", "gsm8k/test/1"]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        ("jitter", -1.0, "--jitter must be between 0 and 1"),
+        ("jitter", 2.0, "--jitter must be between 0 and 1"),
+        ("max_running", -1, "--max-running must be a finite number of at least 0"),
+        ("max_model_len", 0, "--max-model-len must be at least 1"),
+        ("kv_tokens", 0, "--kv-tokens must be at least 1"),
+        ("ttft_ms", float("nan"), "--ttft-ms must be a finite number"),
+        ("decode_ms", float("inf"), "--decode-ms must be a finite number"),
+        ("effort_gain", -0.5, "--effort-gain must be a finite number"),
+        ("retry_after", -1.0, "--retry-after must be a finite number"),
+        ("faults", "429=0.6,500=0.6", "--faults: the rates add up to 1.2"),
+    ],
+)
+def test_serve_sim_refuses_a_value_outside_its_flags_range(name: str, value: object, words: str) -> None:
+    from qualeval.cli.serve_sim import sim_config, sim_parameters
+    from qualeval.errors import InputError
+
+    values = {p.name: p.default for p in sim_parameters()}
+    with pytest.raises(InputError, match=re.escape(words)):
+        sim_config({**values, name: value})
+
+
+def test_the_reference_server_docs_list_every_flag_and_no_other() -> None:
+    from qualeval.cli.serve_sim import SIM_OPTIONS
+
+    text = (Path(__file__).parents[2] / "docs" / "reference-server.md").read_text()
+    table = text.partition("## Flags")[2].partition("\n## ")[0]
+    documented = set(re.findall(r"^\| `(--[a-z-]+)`", table, re.M))
+    documented |= set(re.findall(r"^\| `--[a-z-]+`, `(--[a-z-]+)`", table, re.M))
+    real = {flag for o in SIM_OPTIONS for flag in (o.flags or (f"--{o.name.replace('_', '-')}",))}
+    assert documented == real

@@ -34,12 +34,27 @@ def policy(tmp_path: Path, text: str) -> Path:
 ACCURACY = "default:\n  accuracy: {max_drop: 0.02}\n"
 
 
-def test_the_one_sided_bounds_are_the_paired_wald_interval() -> None:
-    verdict = noninferiority(PairCounts(pairs=1000, down=30, up=20), 0.02)
-    d, se = -0.01, ((50 / 1000 - 0.02**2) / 1000) ** 0.5  # the paired Wald variance at the margin
+def test_the_one_sided_bounds_are_the_adjusted_wald_interval_of_the_data_whatever_the_margin() -> None:
+    counts = PairCounts(pairs=1000, down=30, up=20)
+    # Bonett and Price (2012): one item added to each discordant cell, two to n
+    centre, share = (20 - 30) / 1002, (50 + 2) / 1002
+    se = ((share - centre**2) / 1002) ** 0.5
     z = norm.ppf(0.95)
-    assert verdict.value == d and abs(verdict.low - (d - z * se)) < 1e-12 and abs(verdict.high - (d + z * se)) < 1e-12
-    assert verdict.verdict == "INCONCLUSIVE"  # -1.0 points, but the lower bound -2.2 is below the margin
+    for margin in (0.005, 0.02, 0.05, 0.3):
+        verdict = noninferiority(counts, margin)
+        assert verdict.value == -0.01
+        assert abs(verdict.low - (centre - z * se)) < 1e-12 and abs(verdict.high - (centre + z * se)) < 1e-12
+    assert noninferiority(counts, 0.02).verdict == "INCONCLUSIVE"  # -1.0 points, the lower bound -2.2 below -2
+    assert noninferiority(counts, 0.05).verdict == "GO"
+
+
+def test_a_wider_margin_never_turns_a_go_into_anything_else() -> None:
+    margins = (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.5)
+    for n in (10, 40, 100, 400):
+        for down in range(0, 4):
+            for up in range(0, n // 4):
+                verdicts = [noninferiority(PairCounts(n, down, up), m).verdict == "GO" for m in margins]
+                assert verdicts == sorted(verdicts), (n, down, up, verdicts)
 
 
 def test_agreeing_items_pass_where_the_exact_bound_does_and_a_clear_gain_passes_on_few() -> None:
@@ -253,6 +268,24 @@ def test_endpoint_errors_are_named_and_never_pass_a_policy_that_sets_no_limit_on
     assert done.returncode == 0 and "baseline 0, candidate 150" in done.stdout, done.stdout + done.stderr
     done = gate_cli(base, "--baseline", failing, "--policy", loose)
     assert "baseline 150, candidate 0" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_baselines_failed_requests_are_counted_and_never_pass_as_the_candidates(tmp_path: Path) -> None:
+    # 30 of the baseline's 200 requests failed; the candidate answered every item, as the baseline did the others
+    failing = write_run(tmp_path / "failing", [*flags(170, set()), *[None] * 30])
+    whole = write_run(tmp_path / "whole", flags(200, set()))
+    for text, verdict in (
+        ("default:\n  accuracy: {max_drop: 0.05}\n", "INVALID"),  # no limit: the 30 items pass unsaid otherwise
+        ("default:\n  accuracy: {max_drop: 0.05}\n  endpoint_errors: {max: 5}\n", "INVALID"),
+        ("default:\n  accuracy: {max_drop: 0.05}\n  endpoint_errors: {max: 30}\n", "GO"),
+    ):
+        rule = policy(tmp_path / f"{verdict}{len(text)}", text)
+        result = gate_runs(baseline=failing, candidate=whole, policy_path=rule)
+        task = result.tasks["t"]
+        said = {c.clause: c for c in task.clauses}
+        assert result.verdict == verdict and task.endpoint_errors == (30, 0), text
+        assert said["accuracy"].pairs == 170  # a failed side is no wrong answer: the item is left out of the pairs
+        assert "30 failed in the baseline" in said["endpoint_errors"].detail
 
 
 def test_a_misspelt_policy_key_is_named_not_reported_as_the_one_it_stood_for(tmp_path: Path) -> None:

@@ -83,3 +83,21 @@ def test_a_value_that_is_no_number_is_one_error_line_at_the_command(tmp_path: Pa
         cand, "--baseline", base, "--policy", policy(tmp_path, "default:\n  ttft_p99: {max_ratio: .inf}\n")
     )
     assert "default.ttft_p99.max_ratio" in line and ".inf" in line
+
+
+def test_numbers_written_as_yaml_1_2_writes_them_are_numbers(tmp_path: Path) -> None:
+    # PyYAML reads `5e-2` (no dot) and `1.2e0` (no exponent sign) as text: a limit must be the number written
+    read = load_policy(policy(tmp_path, "default:\n  accuracy: {max_drop: 5e-2}\n  ttft_p99: {max_ratio: 1.2e0}\n"))
+    clauses = read.root["default"]
+    assert clauses.accuracy is not None and clauses.accuracy.max_drop == 0.05
+    assert clauses.ttft_p99 is not None and clauses.ttft_p99.max_ratio == 1.2
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "latin-1"])
+def test_a_policy_that_is_not_utf8_is_one_error_line_naming_the_file(tmp_path: Path, encoding: str) -> None:
+    base = write_run(tmp_path / "base", flags(20, set()))
+    cand = write_run(tmp_path / "cand", flags(20, set()), config={"temperature": 0.5})
+    path = tmp_path / "policy.yaml"
+    path.write_bytes("# règle d'équipe\ndefault:\n  accuracy: {max_drop: 0.05}\n".encode(encoding))
+    line = one_error_line(cand, "--baseline", base, "--policy", path)
+    assert str(path) in line and "not UTF-8" in line, line

@@ -117,3 +117,21 @@ def test_compare_leaves_out_pairs_an_endpoint_failed_and_counts_them(tmp_path: P
     t = compare_runs(a, b).tasks["knowledge_qa"]
     assert t.pairs == ITEMS - failed and t.difference == 0.0  # an error never flips an item to wrong
     assert t.endpoint_errors == ((0, failed) if side == "b" else (failed, 0))
+
+
+def test_retried_requests_are_counted_and_timed_from_their_first_attempt(tmp_path: Path) -> None:
+    with running_server(_sim(faults={"503": 0.4})) as url:
+        code, stderr = _run(url, tmp_path / "run", "--max-retries", "5")
+    records = _records(tmp_path / "run")
+    retried = [r for r in records if r["retried"]]
+    assert code == 0 and retried, stderr
+    for r in retried:
+        timing = r["timing"]
+        assert isinstance(timing, dict) and timing["retrying"] > 0 and timing["end"] >= timing["retrying"]
+    summary = RunSummary.model_validate_json((tmp_path / "run" / "summary.json").read_bytes())
+    assert summary.tasks["knowledge_qa"].retried == len(retried)
+    assert f"{len(retried)} request{'s were' if len(retried) > 1 else ' was'} retried" in stderr
+    assert (
+        f"| knowledge_qa | 503 {sum(len(r['retried']) for r in retried)} | {len(retried)} |"
+        in (tmp_path / "run" / "report.md").read_text()
+    )

@@ -250,3 +250,18 @@ def test_an_id_that_is_neither_a_string_nor_an_integer_is_refused(tmp_path: Path
             write(tmp_path / "a.jsonl", [{"id": "a", "content": "x"}]),
             read=ReadOptions(id_map=id_map),
         )
+
+
+def test_a_line_that_says_its_request_failed_is_an_endpoint_error_not_a_wrong_answer(tmp_path: Path) -> None:
+    rows: list[dict[str, object]] = [
+        {"id": "a", "content": "The answer is 4.", "target": "4"},
+        {"id": "b", "content": "", "target": "7", "error": "HTTP 503: overloaded"},
+        {"id": "c", "content": None, "target": "9", "status": "endpoint_error"},
+        {"id": "d", "target": "2", "error": {"message": "context length exceeded"}},  # no text at all: it failed
+        {"id": "e", "content": "The answer is 5.", "target": "5", "error": None, "status": "ok"},
+    ]
+    path = write(tmp_path / "r.jsonl", rows)
+    _, _, err = score_cli("--task", "gsm8k", "--responses", str(path), "--out", str(tmp_path / "o"))
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())["tasks"]["gsm8k"]["summary"]
+    assert (summary["n"], summary["accuracy"], summary["endpoint_errors"]) == (2, 1.0, 3), err
+    assert summary["statuses"] == {"ok": 2, "transport_error": 3}

@@ -7,8 +7,10 @@ import io
 import json
 import socket
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from qualeval.records import Manifest, RunConfig
@@ -114,3 +116,54 @@ def test_after_a_resume_the_bar_shows_the_run_s_accuracy_not_the_session_s(tmp_p
     assert cell is not None and 0 < cell < 1
     assert line.startswith(f"acc {cell:.1%} · "), line
     assert bar.progress.tasks[0].completed == 30
+
+
+def test_a_resumed_session_warms_up_again_before_it_times_anything(tmp_path: Path) -> None:
+    """An uninterrupted run's timed requests follow a warm-up; a resumed session's must too (a fresh connection,
+    maybe a restarted server), and the warm-up sent again is recorded nowhere: its item keeps its first record."""
+    port = _free_port()
+    config = RunConfig(
+        base_url=f"http://127.0.0.1:{port}/v1", model="sim", tasks=["knowledge_qa"], limit=20, out=tmp_path,
+        probe=False, warmup=1, concurrency=[1],
+    )  # fmt: skip
+    log = tmp_path.parent / f"{tmp_path.name}-server.jsonl"
+    with running_server(replace(_sim(port), log=log)):
+        asyncio.run(execute(config))
+        path = tmp_path / "records.jsonl"
+        path.write_text("".join(path.read_text().splitlines(keepends=True)[:8]))  # killed after eight records
+        sent_before = len(log.read_text().splitlines())
+        asyncio.run(execute(config))
+    sent = [json.loads(line) for line in log.read_text().splitlines()[sent_before:]]
+    assert len(sent) == 12 + 1  # the twelve left, after the warm-up sent again
+    rows = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert len(rows) == 20 and sum(r["warmup"] for r in rows) == 1
+    assert len({r["session"] for r in rows}) == 2
+    warm = next(r for r in rows if r["warmup"])
+    assert warm["session"] == rows[0]["session"]  # the first session's warm-up record, kept as it was
+
+
+def test_a_run_resumed_within_the_second_it_was_killed_is_two_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sessions told apart by the second merged a kill and a resume within one: the pause counted in the rates."""
+    import qualeval.run.driver as driver
+
+    monkeypatch.setattr(driver, "_now", lambda: "2026-12-02T18:00:00+00:00")  # both sessions within one second
+    port = _free_port()
+    config = RunConfig(
+        base_url=f"http://127.0.0.1:{port}/v1", model="sim", tasks=["knowledge_qa"], limit=10, out=tmp_path,
+        probe=False, warmup=0,
+    )  # fmt: skip
+    with running_server(_sim(port)):
+        asyncio.run(execute(config))
+        path = tmp_path / "records.jsonl"
+        path.write_text("".join(path.read_text().splitlines(keepends=True)[:4]))
+        summary = asyncio.run(execute(config))
+    rows = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert len({r["session"] for r in rows}) == 2
+    speed = summary.tasks["knowledge_qa"].speed
+    assert speed.requests == 10 and speed.duration_s is None and speed.output_throughput is None
+    from qualeval.cli.views import print_speed
+
+    print_speed(summary)  # the terminal says why its rates are –
+    assert "span sessions" in " ".join(capsys.readouterr().err.split())

@@ -406,3 +406,13 @@ def test_unknown_task_and_unreadable_file(tmp_path: Path) -> None:
     (tmp_path / "latin.yaml").write_bytes(b"name: caf\xe9\n")
     with pytest.raises(InputError, match="not UTF-8"):
         load_task(str(tmp_path / "latin.yaml"))
+
+
+def test_a_number_written_as_yaml_1_2_writes_it_is_a_number(tmp_path: Path) -> None:
+    # PyYAML (YAML 1.1) reads `1e-5` as text, which the field then refuses as no number
+    path = tmp_path / "task.yaml"
+    path.write_text("name: t\nscorer: exact\ndata_files: {test: d.jsonl}\ngeneration: {temperature: 1e-5}\n")
+    assert load_task(str(path)).spec.generation.temperature == 1e-5
+    path.write_bytes("name: t\nscorer: exact\ndata_files: {test: d.jsonl}\n".encode("utf-16"))
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_task(str(path))

@@ -98,3 +98,21 @@ def test_hidden_reasoning_shows_as_a_late_first_token() -> None:
     assert gaps is not None
     # nothing arrives while it thinks: the first token lands after the thinking time
     assert resp.timing.ttft is not None and resp.timing.ttft >= 20 + 5 * resp.usage.reasoning_tokens - SLACK
+
+
+def test_a_retried_request_is_timed_from_its_first_attempt() -> None:
+    """What the caller waited: a 429 with Retry-After 0.3 s, then the answer 50 ms after the second attempt."""
+    with sim_process("--ttft-ms", "50", "--prefill-ms-per-token", "0", "--jitter", "0", "--retry-after", "0.3") as url:
+
+        async def go() -> ChatResponse:
+            once = {"x-qualeval-sim": "fault=429,fault_times=1"}
+            config = ClientConfig(base_url=url, api_key=None, concurrency=1, headers=once, backoff_max=5.0)
+            async with ChatClient(config) as client:
+                return await client.chat(ask("retried once", max_tokens=20))
+
+        resp = asyncio.run(go())
+    t = resp.timing
+    assert resp.error is None and resp.attempts == 2 and resp.retried == ["429"]
+    assert t.retrying is not None and t.retrying >= 300.0 - SLACK, t
+    assert t.ttft is not None and t.ttft >= t.retrying + 50.0 - SLACK, t
+    assert t.first_byte is not None and t.first_byte >= t.retrying, t
