@@ -35,7 +35,7 @@ def test_a_steady_sweep_is_read_against_its_first_level_and_raises_no_flag(tmp_p
     assert first["vs_first"] is None
     # a greedy reference server answers alike at any load; all 30 items paired, the warm-up too, as each
     # level's accuracy counts it
-    same = {"pairs": 30, "identical": 30, "flipped": []}
+    same = {"pairs": 30, "identical": 30, "flipped": [], "judged_apart": []}
     assert second["vs_first"] == {"against": "c=1", "pairs": 30, "difference": 0.0, "p": 1.0, "drop": False} | {
         "identical": same
     }
