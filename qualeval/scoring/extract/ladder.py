@@ -8,11 +8,11 @@ from typing import Literal
 from qualeval.records import AnswerSpec, Extraction, Rung
 from qualeval.scoring.extract.anchors import anchored_spans, stated_spans
 from qualeval.scoring.extract.echo import ECHO_SHARE, Turns, unechoed
-from qualeval.scoring.extract.jsonfind import json_answer
+from qualeval.scoring.extract.jsonfind import cut_off_working, json_answer
 from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
 from qualeval.scoring.extract.maths import math_parse
 from qualeval.scoring.extract.normalize import normalize
-from qualeval.scoring.extract.numbers import find_number, fmt_number, line_number, result_number
+from qualeval.scoring.extract.numbers import find_number, fmt_number, line_number, result_number, taken_back_dropped
 
 __all__ = ["Extraction", "Rung", "echoes", "extract", "naive_extract", "typed_value"]
 
@@ -113,6 +113,14 @@ def _looping(line: str, times: int = 4, longest: int = 15) -> bool:
     )
 
 
+def _runs_out(content: str) -> bool:
+    """Whether the content ends in working that states no answer: cut off inside a JSON object's working, or
+    looping until the budget ran out, over lines too (a loop of whole steps, up to 60 words each). The math rung
+    and a number's or yes/no's last line read nothing there: the last number of such working is a step, not an
+    answer."""
+    return cut_off_working(content) or _looping(" ".join(content.split()), longest=60)
+
+
 def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extraction | None:
     lines = [ln for ln in content.strip().splitlines() if ln.strip()]
     if spec.type == "choice" and spec.labels == "letters" and choices:
@@ -159,9 +167,12 @@ def extract(
     anchored = _anchored(content, spec, choices)
     if anchored is not None and anchored.value is not None:
         return anchored
-    if math and (parsed := math_parse(content)):
+    runs_out = _runs_out(content)
+    if math and not runs_out and (parsed := math_parse(taken_back_dropped(content))):
         return Extraction(value=str(parsed[-1]), rung="math", raw=str(parsed[-1]))
-    if (last := _last_line(content, spec, choices)) is not None and not _refused_there(anchored, last):
+    # an option or a plain text answer keeps the last line's own rules (a loop within that line)
+    last = None if runs_out and (math or spec.type in ("number", "boolean")) else _last_line(content, spec, choices)
+    if last is not None and not _refused_there(anchored, last):
         return last
     if answer is not None:  # the model answered in its JSON, with no value of the type asked for
         return Extraction(value=None, rung="json", raw=answer)

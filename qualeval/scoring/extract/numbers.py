@@ -9,7 +9,7 @@ import ast
 import operator
 import re
 
-__all__ = ["find_number", "fmt_number", "line_number", "result_number", "words_to_digits"]
+__all__ = ["find_number", "fmt_number", "line_number", "result_number", "taken_back_dropped", "words_to_digits"]
 
 _SPACE = "[ \u00a0\u202f\u2009]"
 # thousands grouped by spaces, as some locales and models write them ("$9 500", "1 000 000"): only groups of exactly
@@ -148,6 +148,12 @@ def _signed(text: str, match: re.Match[str]) -> float | None:
         return value
     binary = _OPERAND_BEFORE.search(before) and _SPACED_SIGN.match(match.group())
     return value if binary else -value
+
+
+def taken_back_dropped(text: str) -> str:
+    """The text without the numbers it takes back ("It is 7, not 12" as "It is 7, not"), for a reader such as
+    math-verify that would otherwise take the last number written."""
+    return _NUMBER.sub(lambda m: "" if _TAKEN_BACK.search(text, 0, m.start()) else m.group(), text)
 
 
 def _arithmetic(node: ast.AST) -> float | None:
