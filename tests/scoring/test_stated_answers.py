@@ -1,5 +1,5 @@
 """Working that states no answer gives none: a JSON object cut off in its working, a loop until the budget (over
-lines too), a number the text takes back."""
+lines too), a number the text takes back; a negated yes/no word states its opposite."""
 
 from __future__ import annotations
 
@@ -45,3 +45,23 @@ def test_a_loop_within_one_line_states_nothing_to_the_math_rung() -> None:
 
 def test_the_math_rung_skips_a_number_taken_back() -> None:
     assert extract("It is 7, not 12", TEXT, math=True).value == "7"
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("The argument is not valid", "no"),
+        ("Answer: The argument is not valid.", "no"),
+        ("It cannot be true", "no"),
+        ("So the statement is not necessarily true.", "no"),
+        ("The argument isn't deductively valid", "no"),
+        ("It is not false", "yes"),
+        ("The argument is not invalid.", "yes"),
+        ("No, it is valid", "no"),  # the anchor-less last line reads its first word
+        ("Not only valid but sound", "yes"),  # "only" is no word that carries the negation
+        ("So the answer is No.", "no"),
+        ("The answer is neither yes nor no", None),
+    ],
+)
+def test_a_negated_yes_no_word_states_its_opposite(content: str, want: str | None) -> None:
+    assert extract(content, BOOLEAN).value == want

@@ -21,6 +21,14 @@ Where = Literal["anchor", "line", "whole"]
 # the answer: the last pair in "(5, 8), (8, 5)", the second interval of "(0, 9) \cup (9, 36)"
 _QUOTES = {('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019")}
 _REMARK = re.compile(r"\s+\((?=[^()]*[A-Za-z]{2})[^()\\]*\)\s*\.?\s*$")
+# a yes/no word after a negation states its opposite: "not valid" is invalid, "cannot be true" false; the words
+# that may stand between them (a copula, an article, an adverb of degree) do not undo the negation
+_NEGATIONS = frozenset(
+    ("not", "never", "cannot", "cant", "isnt", "arent", "wasnt", "werent", "dont", "doesnt", "didnt", "wont")
+)
+_COPULAS = ("be", "is", "are", "was", "were", "been", "a", "an", "the")
+_DEGREES = ("necessarily", "deductively", "logically", "really", "actually", "entirely", "completely", "strictly")
+_BETWEEN = frozenset((*_COPULAS, *_DEGREES, "always", "definitely", "quite"))
 
 
 def _choice_text(span: str, spec: AnswerSpec, choices: tuple[str, ...], *, last: bool) -> str | None:
@@ -49,17 +57,29 @@ def _choice(span: str, spec: AnswerSpec, choices: tuple[str, ...], where: Where)
     return None
 
 
+def _negation(words: list[str], at: int) -> str | None:
+    """The negation that governs the word at `at`, right before it or with at most two `_BETWEEN` words."""
+    before = at - 1
+    while before >= 0 and at - before <= 3 and words[before] in _BETWEEN:
+        before -= 1
+    found = words[before] if before >= 0 and at - before <= 3 else None
+    return found if found in _NEGATIONS or found in ("neither", "nor") else None
+
+
 def _boolean(span: str, spec: AnswerSpec, *, last: bool) -> str | None:
     words = normalize(span, ("lower", "punctuation", "whitespace")).split()
     text = " ".join(words)
     for phrase in sorted(spec.false_words, key=len, reverse=True):
         if " " in phrase and phrase in text:
             return "no"
-    for word in reversed(words) if last else words:
-        if word in spec.true_words:
-            return "yes"
-        if word in spec.false_words:
-            return "no"
+    for at in reversed(range(len(words))) if last else range(len(words)):
+        said = "yes" if words[at] in spec.true_words else "no" if words[at] in spec.false_words else None
+        if said is None:
+            continue
+        negation = _negation(words, at)
+        if negation in ("neither", "nor"):  # "neither yes nor no" says neither
+            return None
+        return ({"yes": "no", "no": "yes"}[said]) if negation else said
     return None
 
 
