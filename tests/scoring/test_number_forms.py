@@ -71,3 +71,69 @@ def test_a_line_whose_marker_holds_no_number_gives_none_not_a_piece_of_it(conten
 def test_a_number_on_a_line_after_a_refused_marker_is_still_read() -> None:
     got = extract("Answer: about twelve\n12", AnswerSpec(type="number"))
     assert (got.value, got.rung) == ("12", "last")
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ('{"answer": "$9 500"}', "9500"),  # ZeroEval GSM8K, command-r item 265
+        ("Answer: 1 000 000", "1000000"),
+        ("Answer: 1\u202f000\u202f000", "1000000"),  # narrow no-break spaces
+        ("Answer: 1\u00a0250.5", "1250.5"),  # a no-break space
+        ("The answer is 1.5 million", "1500000"),
+        ("Answer: 2 billion", "2000000000"),
+        ("Answer: 1 000 + 2 000", "3000"),
+    ],
+)
+def test_thousands_grouped_by_spaces_and_scale_words_read_whole(content: str, want: str) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [("1 2 3", 1.0), ("3 4", 3.0), ("0 135-degree lines", 0.0), ("2 135-degree lines", 2.0), ("12 3456", 12.0)],
+)
+def test_a_list_is_no_grouped_number(text: str, want: float) -> None:
+    """Only groups of exactly three digits after a first group with no leading 0 are one number."""
+    assert find_number(text) == want
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("It is 7, not 12", "7"),
+        ("not 20, it is 18", "18"),
+        ("Answer: not 20, it is 18", "18"),
+        ("The answer is 18 rather than 20.", "18"),
+        ("The total isn't $12; it is $15", "15"),
+        ("It is not 12", None),
+    ],
+)
+def test_a_number_the_text_takes_back_is_never_the_answer(content: str, want: str | None) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("It takes 5-7 days", None),  # the end of a range: -7 before
+        ("He ran on 2020-03-04", None),  # a piece of a date: -4 before
+        ("see item-3", 3.0),  # a hyphen joins a word, no minus sign
+        ("The result is 8 - 3", 3.0),  # a minus between two operands: -3 before
+        ("x = -5", -5.0),
+        ("So -5 degrees", -5.0),
+        ('"answer": "-21"', -21.0),
+        ("a loss of −21", -21.0),
+    ],
+)
+def test_a_dash_is_a_sign_only_where_it_signs_a_number(text: str, want: float | None) -> None:
+    assert find_number(text, last=True) == want
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"answer": "S - 16/3"}', '{"answer": "x - 10"}', "Answer: 2x + 3", "Answer: y = 10 + 2x"],
+)
+def test_an_expression_in_a_variable_states_no_number(content: str) -> None:
+    """ZeroEval GSM8K, Mixtral item 214 and command-r item 338 answer with an expression: -16/3 and -10 before."""
+    assert extract(content, NUMBER).value is None

@@ -15,7 +15,7 @@ from typing import Any
 import json_repair
 import orjson
 
-__all__ = ["json_answer"]
+__all__ = ["cut_off_working", "json_answer"]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|Json)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _KEY = re.compile(r"""["']\s*[A-Za-z_][\w ]{0,40}["']\s*:""")
@@ -138,3 +138,15 @@ def json_answer(content: str) -> str | None:
         if answer is not None:
             return answer.strip()
     return None
+
+
+def cut_off_working(content: str) -> bool:
+    """Whether the content ends inside a JSON object that holds only the working (`{"reasoning": "... 3 + 4 = 7`):
+    the budget ran out before the answer field, so no number or word in it is the answer. An object the model
+    closed (a final brace or fence after a quote it got wrong) was not cut off."""
+    text = content.strip()
+    spans = _objects(text) if "{" in text and not text.endswith(("}", "```")) else []
+    if not spans or _close(spans[-1], 0) is not None or not text.endswith(spans[-1].rstrip()):
+        return False
+    found = _load(spans[-1].strip())
+    return isinstance(found, dict) and bool(found) and all(str(k).strip().lower() in _WORKING_KEYS for k in found)

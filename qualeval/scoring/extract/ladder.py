@@ -8,11 +8,11 @@ from typing import Literal
 from qualeval.records import AnswerSpec, Extraction, Rung
 from qualeval.scoring.extract.anchors import anchored_spans, stated_spans
 from qualeval.scoring.extract.echo import ECHO_SHARE, Turns, unechoed
-from qualeval.scoring.extract.jsonfind import json_answer
+from qualeval.scoring.extract.jsonfind import cut_off_working, json_answer
 from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
 from qualeval.scoring.extract.maths import math_parse
 from qualeval.scoring.extract.normalize import normalize
-from qualeval.scoring.extract.numbers import find_number, fmt_number, line_number, result_number
+from qualeval.scoring.extract.numbers import find_number, fmt_number, line_number, result_number, taken_back_dropped
 
 __all__ = ["Extraction", "Rung", "echoes", "extract", "naive_extract", "typed_value"]
 
@@ -21,6 +21,14 @@ Where = Literal["anchor", "line", "whole"]
 # the answer: the last pair in "(5, 8), (8, 5)", the second interval of "(0, 9) \cup (9, 36)"
 _QUOTES = {('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019")}
 _REMARK = re.compile(r"\s+\((?=[^()]*[A-Za-z]{2})[^()\\]*\)\s*\.?\s*$")
+# a yes/no word after a negation states its opposite: "not valid" is invalid, "cannot be true" false; the words
+# that may stand between them (a copula, an article, an adverb of degree) do not undo the negation
+_NEGATIONS = frozenset(
+    ("not", "never", "cannot", "cant", "isnt", "arent", "wasnt", "werent", "dont", "doesnt", "didnt", "wont")
+)
+_COPULAS = ("be", "is", "are", "was", "were", "been", "a", "an", "the")
+_DEGREES = ("necessarily", "deductively", "logically", "really", "actually", "entirely", "completely", "strictly")
+_BETWEEN = frozenset((*_COPULAS, *_DEGREES, "always", "definitely", "quite"))
 
 
 def _choice_text(span: str, spec: AnswerSpec, choices: tuple[str, ...], *, last: bool) -> str | None:
@@ -49,17 +57,29 @@ def _choice(span: str, spec: AnswerSpec, choices: tuple[str, ...], where: Where)
     return None
 
 
+def _negation(words: list[str], at: int) -> str | None:
+    """The negation that governs the word at `at`, right before it or with at most two `_BETWEEN` words."""
+    before = at - 1
+    while before >= 0 and at - before <= 3 and words[before] in _BETWEEN:
+        before -= 1
+    found = words[before] if before >= 0 and at - before <= 3 else None
+    return found if found in _NEGATIONS or found in ("neither", "nor") else None
+
+
 def _boolean(span: str, spec: AnswerSpec, *, last: bool) -> str | None:
     words = normalize(span, ("lower", "punctuation", "whitespace")).split()
     text = " ".join(words)
     for phrase in sorted(spec.false_words, key=len, reverse=True):
         if " " in phrase and phrase in text:
             return "no"
-    for word in reversed(words) if last else words:
-        if word in spec.true_words:
-            return "yes"
-        if word in spec.false_words:
-            return "no"
+    for at in reversed(range(len(words))) if last else range(len(words)):
+        said = "yes" if words[at] in spec.true_words else "no" if words[at] in spec.false_words else None
+        if said is None:
+            continue
+        negation = _negation(words, at)
+        if negation in ("neither", "nor"):  # "neither yes nor no" says neither
+            return None
+        return ({"yes": "no", "no": "yes"}[said]) if negation else said
     return None
 
 
@@ -113,6 +133,14 @@ def _looping(line: str, times: int = 4, longest: int = 15) -> bool:
     )
 
 
+def _runs_out(content: str) -> bool:
+    """Whether the content ends in working that states no answer: cut off inside a JSON object's working, or
+    looping until the budget ran out, over lines too (a loop of whole steps, up to 60 words each). The math rung
+    and a number's or yes/no's last line read nothing there: the last number of such working is a step, not an
+    answer."""
+    return cut_off_working(content) or _looping(" ".join(content.split()), longest=60)
+
+
 def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extraction | None:
     lines = [ln for ln in content.strip().splitlines() if ln.strip()]
     if spec.type == "choice" and spec.labels == "letters" and choices:
@@ -159,9 +187,12 @@ def extract(
     anchored = _anchored(content, spec, choices)
     if anchored is not None and anchored.value is not None:
         return anchored
-    if math and (parsed := math_parse(content)):
+    runs_out = _runs_out(content)
+    if math and not runs_out and (parsed := math_parse(taken_back_dropped(content))):
         return Extraction(value=str(parsed[-1]), rung="math", raw=str(parsed[-1]))
-    if (last := _last_line(content, spec, choices)) is not None and not _refused_there(anchored, last):
+    # an option or a plain text answer keeps the last line's own rules (a loop within that line)
+    last = None if runs_out and (math or spec.type in ("number", "boolean")) else _last_line(content, spec, choices)
+    if last is not None and not _refused_there(anchored, last):
         return last
     if answer is not None:  # the model answered in its JSON, with no value of the type asked for
         return Extraction(value=None, rung="json", raw=answer)

@@ -1,6 +1,7 @@
-"""Numbers in answer text: 18, 18.0, $18, 18.00, "18 dollars" and 1,800 read alike; 3/4, 1 1/2, 2.5e3,
-2.5 × 10^3 and 10^3 are the numbers they write; number words as digits; an answer that is an arithmetic
-expression states its result."""
+"""Numbers in answer text: 18, 18.0, $18, 18.00, "18 dollars" and 1,800 read alike; 1 800 (a space, no-break or
+thin space between groups of three) and 1.8 thousand are 1800; 3/4, 1 1/2, 2.5e3, 2.5 × 10^3 and 10^3 are the
+numbers they write; a number the text takes back ("7, not 12") is none it states; number words as digits; an answer
+that is an arithmetic expression states its result."""
 
 from __future__ import annotations
 
@@ -8,9 +9,15 @@ import ast
 import operator
 import re
 
-__all__ = ["find_number", "fmt_number", "line_number", "result_number", "words_to_digits"]
+__all__ = ["find_number", "fmt_number", "line_number", "result_number", "taken_back_dropped", "words_to_digits"]
 
-_DIGITS = r"\d+(?:,\d+)*(?:\.\d+)?|\.\d+"
+_SPACE = "[ \u00a0\u202f\u2009]"
+# thousands grouped by spaces, as some locales and models write them ("$9 500", "1 000 000"): only groups of exactly
+# three after a first group that starts with no 0, so a list ("1 2 3", "3 4", "0 135") stays a list; "2 135-degree"
+# names a kind of thing, not 2135
+_SPACED = rf"(?<![\d.,])[1-9]\d{{0,2}}(?:{_SPACE}\d{{3}})+(?!\d|,\d|-\w)"
+_DIGITS = rf"{_SPACED}(?:\.\d+)?|\d+(?:,\d+)*(?:\.\d+)?|\.\d+"
+_SPACES = re.compile(_SPACE)
 _SIGN = r"(?P<sign>[-−]?)\$?\s*"
 # the forms a number takes, the longest first: 2.5 × 10^3, 2.5e3, 10^3, 1 1/2, 3/4, 1,000.5; a slash between
 # two numbers that a third follows or precedes is a date (3/4/2020), never a fraction
@@ -21,8 +28,20 @@ _NUMBER = re.compile(
     rf"|(?P<base>\d+)\s*\^\s*\{{?\s*(?P<power>\d+)\s*\}}?"
     rf"|(?<![\d/.,])(?P<whole>\d+)[ \t]+(?P<num>\d+)/(?P<den>\d+)(?![\d/])"
     rf"|(?<![\d/.,])(?P<top>\d+)/(?P<bottom>\d+)(?![\d/])"
-    rf"|(?P<plain>{_DIGITS}))"
+    rf"|(?P<plain>{_DIGITS})(?:\s+(?P<scale>thousand|million|billion|trillion)s?\b)?)"
 )
+_PIECE_AFTER = re.compile(r"[-−]\d")
+_PIECE_BEFORE = re.compile(r"\d$")
+_OPERAND_BEFORE = re.compile(r"[\w)\]}]\s*$")
+_SPACED_SIGN = re.compile(r"[-−]\$?\s")
+# a single letter beside an operator is a variable in an expression ("x - 10", "10 + 2x"); "a" and "I" are words
+_ALGEBRA = re.compile(
+    r"(?<![A-Za-z\\])(?![aI]\b)[A-Za-z](?![A-Za-z])\s*(?:[-+*/^÷×]|\\times|\\cdot)"
+    r"|(?:[-+*/^÷×]|\\times|\\cdot)\s*\d*(?<![A-Za-z\\])(?![aI]\b)[A-Za-z](?![A-Za-z])"
+)
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+# a number the text takes back is none it states: "7, not 12", "isn't 12", "12 rather than 7" gives 12
+_TAKEN_BACK = re.compile(r"(?:(?:\bnot|n't|\bcannot)(?:\s+be)?|\binstead of|\brather than)\s*$", re.IGNORECASE)
 # thousands grouped in threes (1,000,000) or the Indian way (1,00,000); any other comma is ambiguous: "3,5" is
 # 3.5 written with a decimal comma, or the list 3 and 5, and never 35
 _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?")
@@ -68,7 +87,8 @@ _WORD_NUMBER = re.compile(
 
 
 def _digits(text: str) -> float | None:
-    """1,000.5 as 1000.5; None for a comma that does not group thousands."""
+    """1,000.5 and 1 000.5 as 1000.5; None for a comma that does not group thousands."""
+    text = _SPACES.sub("", text)
     if "," in text and not _GROUPED.fullmatch(text):
         return None
     return float(text.replace(",", ""))
@@ -103,19 +123,37 @@ def _value(found: re.Match[str]) -> float | None:
     if found["top"] is not None:
         bottom = int(found["bottom"])
         return int(found["top"]) / bottom if bottom else None
-    return _digits(found["plain"])
+    plain = _digits(found["plain"])
+    return plain * _SCALES[found["scale"].lower()] if plain is not None and found["scale"] else plain
 
 
 def find_number(text: str, *, last: bool = False) -> float | None:
-    """The first (or last) number in text, in any of the forms of _NUMBER: None when that one is ambiguous."""
-    found = list(_NUMBER.finditer(text))
+    """The first (or last) number in text, in any of the forms of _NUMBER, that the text does not take back
+    ("not 12"): None when that one is ambiguous."""
+    found = [m for m in _NUMBER.finditer(text) if not _TAKEN_BACK.search(text, 0, m.start())]
     if not found:
         return None
-    match = found[-1 if last else 0]
+    return _signed(text, found[-1 if last else 0])
+
+
+def _signed(text: str, match: re.Match[str]) -> float | None:
+    """The value of one match with its sign, where the dash is a sign: not a hyphen joining it to a word ("item-3"
+    is 3), nor a minus between two operands ("8 - 3" ends in 3). A number a hyphen joins to another number is a
+    piece of a range or a date ("5-7 days", "2020-03-04"): neither end is a number the text states."""
     value = _value(match)
-    if value is None:
+    before = text[: match.start()]
+    if value is None or _PIECE_AFTER.match(text, match.end()) or (match["sign"] and _PIECE_BEFORE.search(before)):
         return None
-    return -value if match["sign"] else value
+    if not match["sign"] or before[-1:].isalpha():
+        return value
+    binary = _OPERAND_BEFORE.search(before) and _SPACED_SIGN.match(match.group())
+    return value if binary else -value
+
+
+def taken_back_dropped(text: str) -> str:
+    """The text without the numbers it takes back ("It is 7, not 12" as "It is 7, not"), for a reader such as
+    math-verify that would otherwise take the last number written."""
+    return _NUMBER.sub(lambda m: "" if _TAKEN_BACK.search(text, 0, m.start()) else m.group(), text)
 
 
 def _arithmetic(node: ast.AST) -> float | None:
@@ -142,12 +180,11 @@ def _arithmetic(node: ast.AST) -> float | None:
 def _evaluate(expression: str) -> float | None:
     """The result of a plain arithmetic expression (`3 * 4`, `(150 * 2) + 240`, `10^3`); None for a date, a range
     or anything that is not one."""
-    if _NOT_ARITHMETIC.search(expression):
+    numbers = [_digits(n) for n in re.findall(_DIGITS, expression)]
+    text = re.sub(_DIGITS, lambda n: _SPACES.sub("", n.group()), expression)  # "1 000" is 1000, not "0" padded
+    if any(n is None for n in numbers) or _NOT_ARITHMETIC.search(text):
         return None
-    numbers = [_digits(n) for n in re.findall(r"\d+(?:,\d+)*(?:\.\d+)?|\.\d+", expression)]
-    if any(n is None for n in numbers):
-        return None
-    text = re.sub(r"(?<=\d),(?=\d)", "", expression)
+    text = re.sub(r"(?<=\d),(?=\d)", "", text)
     for written, python in _PYTHON_OPERATORS:
         text = text.replace(written, python)
     try:
@@ -167,8 +204,11 @@ def line_number(line: str) -> float | None:
 def result_number(span: str) -> float | None:
     """The number an answer span states: for a worked expression (`30 - 20 = 10`), its result after the last
     `=`; for an expression with no result (`(150 * 2) + 240`, `3 * 4`), its value, and nothing when that is not
-    plain arithmetic or it runs on into more (`3 * 4 + x`): its first number is not the answer."""
+    plain arithmetic or it runs on into more (`3 * 4 + x`): its first number is not the answer. An expression in
+    a variable (`x - 10`, `S - 16/3`) states no number at all."""
     parts = _EQUALS.split(span)
+    if _ALGEBRA.search(parts[-1]):
+        return None
     if len(parts) > 1:
         result = find_number(parts[-1])
         if result is not None:
