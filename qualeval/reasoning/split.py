@@ -96,15 +96,57 @@ def _strip_drops(text: str, base: int, fmt: ReasoningFormat) -> tuple[str, int |
     return "".join(out), first
 
 
-def _answer_region(text: str, at: int, fmt: ReasoningFormat) -> tuple[str, int | None]:
-    """The final answer that follows a closed reasoning block starting at index `at`."""
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    text: str
+    at: int | None
+    """Index in the input text of its first character."""
+    thought: str = ""
+    """Reasoning blocks the model opened again after the first one closed: thinking, not the answer."""
+    thought_at: int | None = None
+    """Index in the input text of the first character of `thought`."""
+    open: bool = False
+    """The last of them never closed."""
+
+
+def _outside_blocks(region: str, fmt: ReasoningFormat) -> tuple[list[tuple[int, str]], list[tuple[int, str]], bool]:
+    """The pieces of `region` (offset, text) outside the format's reasoning blocks, the blocks' (offset, text), and
+    whether the last block is left open. `<think>a</think> text <think>b</think> final` answers " text " + " final"."""
+    if fmt.kind == "channel" or not fmt.start or not fmt.end:
+        return [(0, region)], [], False
+    pieces: list[tuple[int, str]] = []
+    thought: list[tuple[int, str]] = []
+    i = 0
+    while (j := region.find(fmt.start, i)) != -1:
+        pieces.append((i, region[i:j]))
+        body = j + len(fmt.start)
+        k = region.find(fmt.end, body)
+        if k == -1:
+            return pieces, [*thought, (body, region[body:])], True
+        thought.append((body, region[body:k]))
+        i = k + len(fmt.end)
+    return [*pieces, (i, region[i:])], thought, False
+
+
+def _answer_region(text: str, at: int, fmt: ReasoningFormat) -> _Answer:
+    """The final answer that follows a closed reasoning block starting at index `at`: what stands outside any block
+    the model opens again after it (a second `<think>...</think>` is thinking too, never the answer)."""
     region = text[at:]
     if fmt.answer_start:
         k = region.find(fmt.answer_start)
         if k != -1:
             at += k + len(fmt.answer_start)
             region = text[at:]
-    return _strip_drops(region, at, fmt)
+    pieces, thought, left_open = _outside_blocks(region, fmt)
+    answer: list[str] = []
+    first: int | None = None
+    for offset, piece in pieces:
+        kept, kept_at = _strip_drops(piece, at + offset, fmt)
+        answer.append(kept)
+        first = kept_at if first is None and kept else first
+    said = [(offset, piece) for offset, piece in thought if piece]
+    thought_at = at + said[0][0] if said else None
+    return _Answer("".join(answer), first, "\n".join(piece for _, piece in said), thought_at, left_open)
 
 
 def _implicit_end(body: str, formats: Sequence[ReasoningFormat]) -> int | None:
@@ -146,11 +188,15 @@ def _from_opening(text: str, pos: int, fmt: ReasoningFormat, opened: bool) -> In
     if close == -1:
         return _open_to_end(text, body_at, head, prefix, (fmt,), fmt.source_paired)
     body = text[body_at:close]
-    reasoning = head[0] + body
+    answer = _answer_region(text, close + len(fmt.end), fmt)
+    reasoning = _joined(head[0] + body, answer.thought)
     r_at = head[1] if head[1] is not None else (body_at if body else None)
-    answer, answer_at = _answer_region(text, close + len(fmt.end), fmt)
-    c_at = 0 if prefix else answer_at
-    return InlineSplit(reasoning, prefix + answer, fmt.source_paired, True, r_at, c_at)
+    c_at = 0 if prefix else answer.at
+    return InlineSplit(reasoning, prefix + answer.text, fmt.source_paired, not answer.open, r_at, c_at)
+
+
+def _joined(first: str, later: str) -> str:
+    return f"{first}\n{later}" if first and later else first or later
 
 
 def split_inline(text: str, formats: Sequence[ReasoningFormat], *, opened: bool = False) -> InlineSplit:
@@ -160,7 +206,8 @@ def split_inline(text: str, formats: Sequence[ReasoningFormat], *, opened: bool 
     opened the block, so the text before it is reasoning; an opening marker that never closes makes everything
     after it unfinished reasoning, unless the format's implicit end (a tool call) ends it; `opened` (the
     template opened the block) makes unmarked text unfinished reasoning. Unlike vLLM, text before an opening
-    marker is kept as content rather than thrown away, unless it is only whitespace.
+    marker is kept as content rather than thrown away, unless it is only whitespace, and a block the model opens
+    again after the first one closed is reasoning too, never content (`closed` is false when it stays open).
     """
     hit = _earliest_marker(text, formats)
     if hit is None:
@@ -175,9 +222,10 @@ def split_inline(text: str, formats: Sequence[ReasoningFormat], *, opened: bool 
         first = prefix_at if prefix else answer_at
         return InlineSplit("", prefix + answer, "none", False, None, first)
     if kind == "end":
-        answer, answer_at = _answer_region(text, pos + len(fmt.end), fmt)
+        after = _answer_region(text, pos + len(fmt.end), fmt)
         source = fmt.source_paired if fmt.kind == "channel" else "inline:close-only"
-        return InlineSplit(text[:pos], answer, source, True, 0 if pos else None, answer_at)
+        r_at = 0 if pos else after.thought_at
+        return InlineSplit(_joined(text[:pos], after.thought), after.text, source, not after.open, r_at, after.at)
     return _from_opening(text, pos, fmt, opened)
 
 

@@ -255,3 +255,25 @@ def test_reasoning_field_without_finish_reason_is_not_called_truncated() -> None
     # a server that separated the reasoning leaves no trace of whether the block closed: nothing to go on
     got = split_completion(content=None, field=("reasoning", "r"), finish_reason=None, formats=THINK).completion
     assert (got.status, got.reasoning_closed) == ("empty_content", True)
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "content", "closed"),
+    [
+        ("<think>a</think> text <think>b</think> final", "a\nb", " text  final", True),
+        ("<think>a</think>Answer: 3<think>but 5?</think>", "a\nbut 5?", "Answer: 3", True),
+        ("x</think> mid <think>b</think>Answer: 7", "x\nb", " mid Answer: 7", True),
+        ("<think>a</think>mid<think>b, cut off", "a\nb, cut off", "mid", False),
+        ("[THINK]p[/THINK]42[THINK]q[/THINK]", "p\nq", "42", True),
+    ],
+)
+def test_a_reasoning_block_opened_again_is_reasoning(text: str, reasoning: str, content: str, closed: bool) -> None:
+    """A model that thinks again after its first block closes: the answer is what stands outside every block."""
+    got = split_inline(text, ALL)
+    assert (got.reasoning, got.content, got.closed) == (reasoning, content, closed)
+
+
+def test_content_after_a_second_block_is_where_the_answer_starts() -> None:
+    text = "<think>a</think><think>b</think>Z"
+    got = split_inline(text, ALL)
+    assert got.content == "Z" and got.content_at == text.index("Z")

@@ -265,3 +265,15 @@ def test_an_option_list_echoed_with_one_option_changed_is_still_an_echo() -> Non
     assert extract(content, task.spec.answer, choices, prompt=prompt).value is None
     verdict = decide(task, sample, Completion(content=content))
     assert (verdict.status, verdict.score.correct) == ("echoed", False)
+
+
+def test_premises_restated_with_only_a_fragment_beside_them_are_an_echo() -> None:
+    """A premise restated in a sentence of the model's own does not count toward the echo's share; but when the
+    prompt's words are all there is, beside a fragment that states nothing ("The conclusion does not"), the item has
+    no answer of its own and says so: `echoed`, never `ok` with nothing read."""
+    task = load_task("syllogisms")
+    sample = next(s for s in build_samples(task) if s.id == "syllogisms/test/AAA-1-believable")
+    premise, conclusion = sample.messages[-1].content.splitlines()[1:3]
+    content = f"So every {' '.join(premise.split()[3:])} {conclusion} The conclusion does not"
+    verdict = decide(task, sample, Completion(content=content, status="ok"))
+    assert (verdict.status, verdict.extraction.rung, verdict.score.correct) == ("echoed", "none", False)

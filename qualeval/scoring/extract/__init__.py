@@ -1,16 +1,24 @@
 """Answer extraction: read the final answer from the final content only, never from the reasoning.
 
 The ladder, first rung that yields a value of the answer's type wins:
-  json     the answer field of a JSON object anywhere in the content, fenced or not, repaired when broken
-  anchor   an answer marker: `#### N`, `Answer: X`, `\\boxed{X}`, "the answer is X", `"answer": "X"`; the LAST
-           marker whose span holds a value, because models restate and correct themselves; a span runs to the
-           end of its sentence
+  json     the answer field of a JSON object anywhere in the content, fenced or not, repaired when broken; an object
+           the content ends inside of, cut off before its answer field, holds working: nothing in it is read
+  anchor   an answer marker: `#### N`, `Answer: X`, `\\boxed{X}`, "the answer is X", `"answer": "X"`; the last
+           marker whose span holds a value (the first, for `pick: first`), because models restate and correct
+           themselves; a span runs to the end of its sentence. A marker states no value where it holds a
+           placeholder (`Answer: <answer>`), nothing, or a judgement ("this answer is not correct because ...");
+           a conditional ("would be") yields to a plain statement after it (qualeval.scoring.extract.anchors)
   math     for math-scored tasks, what math-verify parses out of the whole content
-  last     a line that is only an option marker; else the last number, option or yes/no of the last line, or
-           the last line itself for text
-A held structured-output constraint gives the `constraint` rung before all of these (qualeval.scoring.verdict).
+  last     a line that is only an option marker; else an option a closing statement names ("So C."), the last
+           number, option or yes/no of the last line, or the last line itself for text; nothing from a line that
+           loops or whose answer marker states no value
+A held structured-output constraint gives the `constraint` rung before all of these, and a follow-up's answer the
+content holds the `followup` rung after them (qualeval.scoring.verdict).
 Before any rung, text that repeats the prompt (a run of eight or more of its words: the instruction, the options,
-the examples) is masked (echo): it is the prompt's, not the model's answer.
+the examples) is masked (echo); an option of the item quoted, and a closing sentence in an example's words after
+working of the model's own, are the model's and stay (qualeval.scoring.extract.echo). `echoes` says whether the
+content is an echo: mostly the prompt's text, cut off or with no answer of its own, or the prompt's text with no
+more than a fragment of the model's own beside it that states no answer.
 The published GSM8K 3/10 came from reading numbers off the reasoning trace; nothing here looks at it.
 """
 

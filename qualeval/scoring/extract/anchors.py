@@ -3,6 +3,14 @@
 A span runs to the end of its sentence: a full stop ends it, except in a decimal (3.5), after an initial
 ("John F. Kennedy") or after a common abbreviation ("Mt. Everest", "e.g.").
 
+A marker takes a value only where it states one:
+- a placeholder (`Answer: <answer>`, `the answer is [letter]`, `"answer": "___"`: the prompt's own template) and a
+  marker with nothing after it state none;
+- a marker in prose that judges an answer ("this answer is not correct because ...", "the answer is wrong") states
+  none;
+- a marker whose value opens a fenced block on a later line ("The answer is:\n```\n17\n```") states the block's
+  text; a JSON object in the block is the json rung's to read.
+
 Boxes on one line joined only by separators (`\\boxed{1} and \\boxed{2}`, `$\\boxed{1}$, $\\boxed{2}$`, `x = \\boxed{1}
 \\quad x = \\boxed{2}`) state one answer and give one span, their values joined by commas; a box after prose or on
 a later line is a new statement, often a correction, and gives its own span.
@@ -11,28 +19,43 @@ a later line is a new statement, often a correction, and gives its own span.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-__all__ = ["anchored_spans", "boxed", "stated_spans"]
+__all__ = ["anchored_spans", "boxed", "placeholder", "stated_spans", "unfilled"]
 
 _LINE = r"(?=(?P<v>[^\n]*))"  # a lookahead: a marker later on the same line is found too
 _FIELD = re.compile(r"""["']answer["']\s*:\s*["'](?P<v>[^"'\n]*)["']""", re.IGNORECASE)
 """A JSON answer field written in prose, its value quoted."""
+_STATES = re.compile(
+    rf"(?<!incorrect )(?<!wrong )\b(?:(?:final|correct|best|right)\s+answer|answer"
+    rf"|(?:correct|right|best)\s+(?:option|choice))\s+(?:is|would\s+be|should\s+be)\s*[:：]?\s*{_LINE}",
+    re.IGNORECASE,
+)
+"""`the answer is X`: "the incorrect answer is (D)" names an option to reject."""
 _MARKERS = [
     re.compile(rf"####\s*{_LINE}"),
     re.compile(rf"(?:final\s+)?answer\s*\**\s*(?:is\s*)?[:：]\**[ \t]*{_LINE}", re.IGNORECASE),
-    re.compile(
-        # "the incorrect answer is (D)" names an option to reject
-        rf"(?<!incorrect )(?<!wrong )\b(?:(?:final|correct|best|right)\s+answer|answer"
-        rf"|(?:correct|right|best)\s+(?:option|choice))\s+(?:is|would\s+be|should\s+be)\s*[:：]?\s*{_LINE}",
-        re.IGNORECASE,
-    ),
+    _STATES,
     _FIELD,
     # an unquoted value: a number, or an expression where the model wrote one instead of its result
     re.compile(r"""["']answer["']\s*:\s*(?P<v>[^"'\s{\[][^\n]*?)\s*,?\s*(?:}|$)""", re.IGNORECASE | re.MULTILINE),
 ]
+_PLACEHOLDER = re.compile(
+    r"(?:[<\[{(]{1,2}\s*(?:(?:your|the|final|correct|chosen|insert|a|an)\s+)*(?:answer|letter|number|choice|option"
+    r"|value|result|response|solution|label|yes\s*/\s*no|yes\s+or\s+no)(?:\s+here)?\s*[>\]})]{1,2}|_{2,}|\.{3}|…)",
+    re.IGNORECASE,
+)
+"""A template's slot where the value goes: `<answer>`, `[letter]`, `{{answer}}`, `___`, `...`."""
+_JUDGED = re.compile(
+    r"(?:(?:in)?correct|wrong|right)\b(?=\s*(?:$|[,;.!?]|(?:because|since|as|but|and|so)\b))|not\b|n't\b",
+    re.IGNORECASE,
+)
+"""A value that judges an answer rather than states one: "this answer is not correct because ...", "the answer is
+wrong". Read after an `is` marker only: `Answer: Not enough information` states a value."""
 _HEDGE = re.compile(r"\bwould\s+be\b", re.IGNORECASE)
 _LEAD = re.compile(r"[\s`*\"'$]*")
 """What may stand between a marker and a marker it introduces: space, quotes, emphasis, a math delimiter."""
+_BLOCK = re.compile(r"\s*```[ \t]*\w*[ \t]*\n(?P<b>.*?)(?:```|\Z)", re.DOTALL)
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 # what may stand between two boxes of one answer: separators, math delimiters and a variable's name ("or $n = ")
 _BOX_JOIN = re.compile(
@@ -128,38 +151,88 @@ def _introduces_another(content: str, value_at: int, starts: set[int]) -> bool:
     return any(at in starts for at in range(value_at, end + 1))
 
 
-def _found(content: str) -> list[tuple[int, str, bool]]:
-    """Every (position, span, hedged) an answer marker introduces, in order. `hedged`: the marker states the answer
-    as a conditional ("the closest answer would be (E)"). A marker whose value is another marker (`Answer: "answer":
+def _block(content: str, at: int) -> str | None:
+    """The text of a fenced block that opens at `at` (space and line breaks before it aside): "" for a JSON object or
+    list, which the json rung reads; None when no block opens there."""
+    match = _BLOCK.match(content, at)
+    if match is None:
+        return None
+    body = match.group("b").strip()
+    return "" if body[:1] in "{[" else body
+
+
+def _judged(pattern: re.Pattern[str], match: re.Match[str]) -> bool:
+    """Whether an `is` marker's value judges an answer rather than states one ("this answer is not correct")."""
+    return pattern is _STATES and not re.search("[:：]", match.group(0)) and bool(_JUDGED.match(match.group("v")))
+
+
+def _value(content: str, pattern: re.Pattern[str], match: re.Match[str]) -> str:
+    """The span a marker introduces, or "" when it introduces none (a placeholder, nothing)."""
+    value = match.group("v")
+    if (block := _block(content, match.start("v"))) is not None:
+        return block
+    if pattern is _FIELD:  # a JSON string: `"\\sqrt{89}"` is \sqrt{89}
+        value = value.replace("\\\\", "\\")
+    span = sentence(value)
+    return "" if placeholder(span) else span
+
+
+def placeholder(span: str) -> bool:
+    """Whether a span is a template's slot (`<answer>`, `[letter]`, `___`), which states no value."""
+    core = span.strip().strip("*`\"'$").strip()
+    return bool(core) and _PLACEHOLDER.fullmatch(core) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    start: int
+    value_at: int
+    span: str
+    hedged: bool = False
+    """The marker states the answer as a conditional ("the closest answer would be (E)")."""
+    judged: bool = False
+    """The marker judges an answer ("this answer is not correct because ..."): the model answered, no value."""
+
+
+def _found(content: str) -> list[_Mark]:
+    """Every marker that introduces a span, in order. A marker whose value is another marker (`Answer: "answer":
     "15"`, `Answer: \\boxed{2}`) gives no span of its own: the inner one holds the value."""
-    found: list[tuple[int, int, str, bool]] = []  # position, where the value begins, span, hedged
+    found: list[_Mark] = []
     for pattern in _MARKERS:
         for match in pattern.finditer(content):
-            value = match.group("v")
-            if pattern is _FIELD:  # a JSON string: `"\\sqrt{89}"` is \sqrt{89}
-                value = value.replace("\\\\", "\\")
+            value = _value(content, pattern, match)
             if value.strip():
                 hedged = _HEDGE.search(match.group(0)) is not None
-                found.append((match.start(), match.start("v"), sentence(value), hedged))
-    boxes = _boxes(content)
-    starts = {start for start, *_ in found} | {start for start, _ in boxes}
-    found = [item for item in found if not _introduces_another(content, item[1], starts)]
-    found.extend((start, start, value, False) for start, value in boxes)
-    found.sort(key=lambda item: item[0])
-    return [(start, span, hedged) for start, _, span, hedged in found]
+                found.append(_Mark(match.start(), match.start("v"), value, hedged, _judged(pattern, match)))
+    boxes = [_Mark(start, start, value) for start, value in _boxes(content) if not placeholder(value)]
+    starts = {mark.start for mark in [*found, *boxes]}
+    found = [mark for mark in found if not _introduces_another(content, mark.value_at, starts)]
+    return sorted([*found, *boxes], key=lambda mark: mark.start)
+
+
+def unfilled(line: str) -> bool:
+    """Whether the last answer marker on a line states nothing: `Answer:` with nothing after it, `Answer: <answer>`.
+    Such a line is no answer, not the words "Answer:"."""
+    matches = [(m.start(), m) for pattern in _MARKERS for m in pattern.finditer(line)]
+    if not matches:
+        return False
+    value = max(matches, key=lambda item: item[0])[1].group("v").strip()
+    return not value or placeholder(sentence(value))
 
 
 def anchored_spans(content: str) -> list[tuple[int, str]]:
-    """Every (position, span) an answer marker introduces, in the order they appear."""
-    return [(start, span) for start, span, _ in _found(content)]
+    """Every (position, span) an answer marker introduces, in the order they appear: those that state no value
+    (a judgement, a conditional a plain statement follows) too."""
+    return [(mark.start, mark.span) for mark in _found(content)]
 
 
 def stated_spans(content: str) -> list[tuple[int, str]]:
-    """The spans that state an answer: a conditional ("would be") only where no plain statement follows it. "The
-    closest answer would be (E) ... The answer is (D)." weighs an option, then answers."""
+    """The spans that state an answer: not a judgement of one ("this answer is not correct because 5 is too big"
+    states no 5), and a conditional ("would be") only where no plain statement follows it. "The closest answer
+    would be (E) ... The answer is (D)." weighs an option, then answers."""
     found = _found(content)
     return [
-        (start, span)
-        for n, (start, span, hedged) in enumerate(found)
-        if not (hedged and any(not later for _, _, later in found[n + 1 :]))
+        (mark.start, mark.span)
+        for n, mark in enumerate(found)
+        if not mark.judged and not (mark.hedged and any(not later.hedged for later in found[n + 1 :]))
     ]

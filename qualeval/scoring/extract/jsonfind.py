@@ -15,7 +15,7 @@ from typing import Any
 import json_repair
 import orjson
 
-__all__ = ["cut_off_working", "json_answer"]
+__all__ = ["json_answer", "open_working"]
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|Json)?[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _KEY = re.compile(r"""["']\s*[A-Za-z_][\w ]{0,40}["']\s*:""")
@@ -25,6 +25,9 @@ _WORKING_KEYS = frozenset(
 )
 """Keys that hold the working: an object with only one of them (the model cut off before its answer field) states
 no answer."""
+_ANSWER_FIELD = re.compile(r"""["']?\s*(?:final[ _]?answer|answer|result)["']?\s*:""", re.IGNORECASE)
+_FENCE_CLOSE = re.compile(r"^[ \t]*```[ \t]*$(?!\s*[{\[])", re.MULTILINE)
+"""A fence that closes a block: alone on its line, no object opening after it (```` ```json ```` opens one)."""
 _NESTED = re.compile(r"""\s*["']?(?:final[ _]?)?answer["']?\s*:\s*["']?(?P<v>[^"'\n]*?)["']?\s*""", re.IGNORECASE)
 # a JSON string escape that swallowed the first letter of a LaTeX command: "\frac" decodes to form feed + "rac"
 _LATEX_ESCAPES = {"\b": "\\b", "\f": "\\f", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
@@ -36,13 +39,17 @@ _SWALLOWED = re.compile(
 
 def _objects(text: str) -> list[str]:
     """Every top-level `{...}` span that looks like a JSON object; an unclosed one runs to the end."""
-    spans: list[str] = []
+    return [text[start:end] for start, end in _object_spans(text)]
+
+
+def _object_spans(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
     i = text.find("{")
     while i != -1:
         end = _close(text, i)
-        span = text[i : end + 1] if end is not None else text[i:]
-        if _KEY.search(span):
-            spans.append(span)
+        stop = end + 1 if end is not None else len(text)
+        if _KEY.search(text, i, stop):
+            spans.append((i, stop))
         if end is None:
             break
         i = text.find("{", end + 1)
@@ -140,13 +147,28 @@ def json_answer(content: str) -> str | None:
     return None
 
 
-def cut_off_working(content: str) -> bool:
-    """Whether the content ends inside a JSON object that holds only the working (`{"reasoning": "... 3 + 4 = 7`):
-    the budget ran out before the answer field, so no number or word in it is the answer. An object the model
-    closed (a final brace or fence after a quote it got wrong) was not cut off."""
-    text = content.strip()
-    spans = _objects(text) if "{" in text and not text.endswith(("}", "```")) else []
-    if not spans or _close(spans[-1], 0) is not None or not text.endswith(spans[-1].rstrip()):
-        return False
-    found = _load(spans[-1].strip())
-    return isinstance(found, dict) and bool(found) and all(str(k).strip().lower() in _WORKING_KEYS for k in found)
+def open_working(content: str) -> int | None:
+    """Where a JSON object begins that the content ends inside of with no answer field in it (`{"reasoning": "... so
+    7 remain, then`: cut off before its answer field); None when there is none. Its numbers and letters are the
+    working's, not an answer. Models break their JSON (a quote inside the reasoning, a string never closed), so an
+    object counts as cut off only where nothing closes it: no brace, quotes aside, and no fence after it; and one
+    whose text names an answer field is the anchor's to read."""
+    spans = _object_spans(content)
+    if not spans or _close(content, spans[-1][0]) is not None:
+        return None
+    start = spans[-1][0]
+    rest = content[start:]
+    if _FENCE_CLOSE.search(rest) or _ANSWER_FIELD.search(rest) or _braces_close(rest):
+        return None
+    answer = _answer_of(_load(rest.strip()))
+    return start if answer is None or not answer.strip() else None
+
+
+def _braces_close(text: str) -> bool:
+    """Whether the brace that opens `text` is closed, counting every brace (in strings too)."""
+    depth = 0
+    for c in text:
+        depth += (c == "{") - (c == "}")
+        if depth == 0:
+            return True
+    return False

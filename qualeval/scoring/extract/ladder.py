@@ -6,9 +6,9 @@ import re
 from typing import Literal
 
 from qualeval.records import AnswerSpec, Extraction, Rung
-from qualeval.scoring.extract.anchors import anchored_spans, stated_spans
-from qualeval.scoring.extract.echo import ECHO_SHARE, Turns, unechoed
-from qualeval.scoring.extract.jsonfind import cut_off_working, json_answer
+from qualeval.scoring.extract.anchors import anchored_spans, stated_spans, unfilled
+from qualeval.scoring.extract.echo import ECHO_SHARE, ECHO_WORDS, Turns, unechoed
+from qualeval.scoring.extract.jsonfind import json_answer, open_working
 from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
 from qualeval.scoring.extract.maths import math_parse
 from qualeval.scoring.extract.normalize import normalize
@@ -20,6 +20,7 @@ Where = Literal["anchor", "line", "whole"]
 # a closing remark in parentheses is words ("Paris (the capital)"); a parenthesis of numbers and symbols is part of
 # the answer: the last pair in "(5, 8), (8, 5)", the second interval of "(0, 9) \cup (9, 36)"
 _QUOTES = {('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019")}
+_FENCE_OPENING = re.compile(r"```[ \t]*\w*\s*$")
 _REMARK = re.compile(r"\s+\((?=[^()]*[A-Za-z]{2})[^()\\]*\)\s*\.?\s*$")
 # a yes/no word after a negation states its opposite: "not valid" is invalid, "cannot be true" false; the words
 # that may stand between them (a copula, an article, an adverb of degree) do not undo the negation
@@ -120,7 +121,8 @@ def _anchored(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extra
         value = _typed(span, spec, choices, "anchor")
         if value is not None:
             return Extraction(value=value, rung="anchor", raw=span.strip())
-    return Extraction(value=None, rung="anchor", raw=spans[-1][1].strip()) if spans else None
+    said = anchored_spans(content)  # a judgement of an answer ("the answer is not among the options") says it answered
+    return Extraction(value=None, rung="anchor", raw=said[-1][1].strip()) if said else None
 
 
 def _looping(line: str, times: int = 4, longest: int = 15) -> bool:
@@ -134,11 +136,11 @@ def _looping(line: str, times: int = 4, longest: int = 15) -> bool:
 
 
 def _runs_out(content: str) -> bool:
-    """Whether the content ends in working that states no answer: cut off inside a JSON object's working, or
-    looping until the budget ran out, over lines too (a loop of whole steps, up to 60 words each). The math rung
-    and a number's or yes/no's last line read nothing there: the last number of such working is a step, not an
-    answer."""
-    return cut_off_working(content) or _looping(" ".join(content.split()), longest=60)
+    """Whether the content ends in working that states no answer: looping until the budget ran out, over lines too
+    (a loop of whole steps, up to 60 words each). The math rung and a number's or yes/no's last line read nothing
+    there: the last number of such working is a step, not an answer. (A JSON object cut off in its working is
+    already gone: `open_working`.)"""
+    return _looping(" ".join(content.split()), longest=60)
 
 
 def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extraction | None:
@@ -149,7 +151,7 @@ def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extr
             if (value := letter_on_line(line, letters)) is not None and len(line.strip(" *_()[].")) == 1:
                 return Extraction(value=value, rung="last", raw=line)
     last = lines[-1] if lines else ""
-    if _looping(last):
+    if _looping(last) or unfilled(last):  # a loop, or a marker with no value (`Answer:`, `Answer: <answer>`)
         return None
     value = _typed(last, spec, choices, "line")
     return Extraction(value=value, rung="last", raw=last) if value is not None else None
@@ -184,6 +186,9 @@ def extract(
     answer = json_answer(content)
     if answer is not None and (value := _typed(answer, spec, choices, "anchor")) is not None:
         return Extraction(value=value, rung="json", raw=answer)
+    if answer is None and (cut := open_working(content)) is not None:
+        # an object cut off before its answer holds the working: nothing is read in it, nor in its fence's opening
+        content = _FENCE_OPENING.sub("", content[:cut])
     anchored = _anchored(content, spec, choices)
     if anchored is not None and anchored.value is not None:
         return anchored
@@ -209,11 +214,15 @@ def echoes(
     math: bool = False,
 ) -> bool:
     """Whether the content is an echo of its prompt: mostly (ECHO_SHARE of its characters) text the prompt holds,
-    repeated until the budget cut it off (`truncated`) or with no answer of the model's own beside it."""
+    repeated until the budget cut it off (`truncated`) or with no answer of the model's own beside it; or the
+    prompt's text with nothing of the model's own beside it but a fragment (fewer than ECHO_WORDS words, "The
+    conclusion does not") that states no answer: with the echo masked, nothing is left to call an answer."""
     text, share = unechoed(content, prompt, choices)
-    if share < ECHO_SHARE:
+    if text == content:
         return False
-    return truncated or extract(text, spec, choices, math=math).value is None
+    if share < ECHO_SHARE and len(text.split()) >= ECHO_WORDS:
+        return False
+    return (truncated and share >= ECHO_SHARE) or extract(text, spec, choices, math=math).value is None
 
 
 def naive_extract(reasoning: str, content: str, spec: AnswerSpec, choices: tuple[str, ...] = ()) -> str | None:
