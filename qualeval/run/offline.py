@@ -20,7 +20,7 @@ from qualeval.errors import InputError
 from qualeval.figures import summarize
 from qualeval.reasoning import Completion, ReasoningFormat, resolve_formats, split_completion, split_inline
 from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
-from qualeval.run.offline_formats import Parsed
+from qualeval.run.offline_formats import Parsed, lm_eval_task_of
 from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
 from qualeval.scoring import Verdict, check_scorers, decide, model_judge_for, wants_model_judge
@@ -90,12 +90,13 @@ def _sample_of(task: Task, parsed: Parsed, index: Index) -> Sample:
     key = str(line.id)
     if parsed.doc is not None:
         sample = sample_from_doc(task, parsed.doc, key)
+        if index.at_hand:
+            index.check_document(key, where, sample)
     elif line.target is None:
         sample = index.find(key, where, line.question, parsed.numbered)
     else:
         sample = _target_sample(task, key, line.target, line.choices)
-        # the task's own samples or generator, or --data, build the samples offline; a hub dataset is not fetched
-        if index.data is not None or task.spec.samples or task.spec.generator:
+        if index.at_hand:
             sample = _with_data(task, sample, index, parsed)
     if parsed.prompt is not None:  # what was sent, not qualeval's rendering of the doc: what an echo repeats
         sample = sample.model_copy(update={"messages": (Message(role="user", content=parsed.prompt),)})
@@ -123,6 +124,18 @@ def _with_data(task: Task, sample: Sample, index: Index, parsed: Parsed) -> Samp
     if needs_options:
         update |= {"choices": found.choices, "meta": found.meta}
     return sample.model_copy(update=update)
+
+
+def _check_log_name(task: Task, path: Path, parsed: list[Parsed], index: Index) -> None:
+    """An lm-eval log whose file name names another task is refused when its documents cannot be checked
+    against the task's own (no dataset at hand offline): each document would be scored under this task's ids."""
+    named = lm_eval_task_of(path) if parsed[0].numbered else None
+    if named is None or named == task.spec.name or index.at_hand:
+        return
+    raise InputError(
+        f"{path}: the file's name says it is lm-eval's log of task {named}, not {task.spec.name}: score it with "
+        f"--task lm_eval:{named}, or give --data so each document is checked against the task's"
+    )
 
 
 def _completion(parsed: Parsed, split: SplitOptions) -> Completion:
@@ -231,6 +244,9 @@ def decide_lines(
     id_map = load_id_map(read.id_map) if read.id_map is not None else None
     parsed, said = read_responses(path, read)
     index = Index(task, data, read.match_by, id_map)
+    _check_log_name(task, path, parsed, index)
+    if parsed[0].doc is not None and not index.at_hand:
+        said += "; each doc_id is taken as the task's document of that number, unchecked (--data checks them)"
     opened, inferred = _opened_by_template(parsed, split)
     split = replace(split, opened=opened)
     if inferred is not None:

@@ -80,6 +80,24 @@ class Index:
             )
         return hit
 
+    @property
+    def at_hand(self) -> bool:
+        """Whether the task's samples can be built offline: from --data, or the task's own samples or generator
+        (a hub dataset is not fetched)."""
+        return self.data is not None or bool(self.task.spec.samples or self.task.spec.generator)
+
+    def check_document(self, key: str, where: str, logged: Sample) -> None:
+        """An lm-eval log's document against the task's own document numbered `key` (its doc_id), by the question
+        each renders to. The log's document carries its gold, so a log of another task or subject, or with its
+        ids shifted, would be scored right under ids that name other items: compared or merged against a run,
+        each answer would be paired with another question's."""
+        hit = self.find(key, where, numbered=True)
+        if not _asks(logged.messages[-1].content if logged.messages else None, hit):
+            raise InputError(
+                f"{where}: doc_id {key}: the log's document is not document {key} of task {self.task.name} (its "
+                "question differs): the log is of another task or subject, or its doc_ids are shifted"
+            )
+
     def _named(self, key: str, where: str, what: str, hint: str = "") -> Sample:
         assert self._by_id is not None  # find built the index first
         hit = self._by_id.get(key) or self._short.get(key)

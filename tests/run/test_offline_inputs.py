@@ -1,0 +1,59 @@
+"""`qualeval score` on inputs that used to be read silently wrong: lm-eval logs of other documents or with several
+responses per doc, finish reasons of other spellings, unreadable targets, a BOM and JSON arrays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from qualeval.errors import InputError
+from qualeval.run.offline import ReadOptions, score_file
+from qualeval.tasks import load_task
+from tests.conftest import DATA, GSM8K, needs_gsm8k
+
+LOG = DATA / "offline" / "samples_gsm8k_filters.jsonl"
+
+
+def write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def log_rows() -> list[dict[str, object]]:
+    return [json.loads(line) for line in LOG.read_text().splitlines()]
+
+
+@needs_gsm8k
+def test_an_lm_eval_log_whose_doc_ids_are_shifted_is_refused_when_the_dataset_is_at_hand(tmp_path: Path) -> None:
+    rows = log_rows()
+    items, _ = score_file(load_task("gsm8k"), write(tmp_path / "a.jsonl", rows), data=GSM8K)
+    assert [i.id for i in items] == [f"gsm8k/test/{n}" for n in range(3)]
+    for row in rows:
+        row["doc_id"] = int(str(row["doc_id"])) + 1  # each right answer would be filed under the next question
+    with pytest.raises(InputError, match=r"b.jsonl:1: doc_id 1: the log's document is not document 1 of task gsm8k"):
+        score_file(load_task("gsm8k"), write(tmp_path / "b.jsonl", rows), data=GSM8K)
+
+
+def test_an_lm_eval_log_named_for_another_task_is_refused_without_the_dataset(tmp_path: Path) -> None:
+    said: list[str] = []
+    score_file(
+        load_task("gsm8k"),
+        write(tmp_path / "samples_gsm8k_2024-05-01T12-34-56.123456.jsonl", log_rows()),
+        note=said.append,
+    )
+    assert "unchecked (--data checks them)" in said[0]
+    other = write(tmp_path / "samples_gsm8k_cot_2024-05-01T12-34-56.123456.jsonl", log_rows())
+    with pytest.raises(InputError, match=r"lm-eval's log of task gsm8k_cot, not gsm8k: score it with --task"):
+        score_file(load_task("gsm8k"), other)
+
+
+def test_an_lm_eval_doc_with_several_responses_is_refused_not_read_as_its_first(tmp_path: Path) -> None:
+    rows = log_rows()
+    rows[0]["resps"] = [["It is $18.\n#### 18", "It is $17.\n#### 17"]]  # lm-eval's repeats: 2 answers of doc 0
+    with pytest.raises(InputError, match=r"r.jsonl:1: field 'resps': the doc holds 2 responses"):
+        score_file(load_task("gsm8k"), write(tmp_path / "r.jsonl", rows), read=ReadOptions(fmt="lm-eval"))
+    rows[0]["resps"] = [["#### 18"], ["#### 17"]]
+    with pytest.raises(InputError, match=r"r.jsonl:1: field 'resps': the doc holds 2 requests"):
+        score_file(load_task("gsm8k"), write(tmp_path / "r.jsonl", rows), read=ReadOptions(fmt="lm-eval"))
