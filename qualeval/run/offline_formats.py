@@ -20,6 +20,7 @@ import orjson
 from pydantic import BaseModel, ValidationError, field_validator
 
 from qualeval.errors import InputError, validation_problem
+from qualeval.reasoning import FINISH_REASONS, known_finish
 
 __all__ = ["Line", "Parsed", "is_batch", "is_lm_eval", "lm_eval_task_of", "read_batch", "read_lm_eval"]
 
@@ -41,6 +42,21 @@ class Line(BaseModel):
     """The question as the line gives it: checked against the sample an id was matched to by its number."""
     error: str | None = None
     """The endpoint's reason, when the request failed (a Batch line's `error` or non-200 status): no answer."""
+
+    @field_validator("finish_reason", mode="before")
+    @classmethod
+    def _known_finish(cls, value: Any) -> Any:
+        # an unknown word read as no finish reason would make an answer cut off at the budget a finished one
+        if not isinstance(value, str) or not value.strip():
+            return value or None
+        known = known_finish(value)
+        if known is None:
+            names = ", ".join(sorted(set(FINISH_REASONS.values())))
+            raise ValueError(
+                f"'{value}' is no finish reason qualeval knows ({names}, or their other spellings such as "
+                "max_tokens): whether the answer was cut off is not known"
+            )
+        return known
 
     @field_validator("id", mode="before")
     @classmethod

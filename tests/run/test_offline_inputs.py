@@ -57,3 +57,16 @@ def test_an_lm_eval_doc_with_several_responses_is_refused_not_read_as_its_first(
     rows[0]["resps"] = [["#### 18"], ["#### 17"]]
     with pytest.raises(InputError, match=r"r.jsonl:1: field 'resps': the doc holds 2 requests"):
         score_file(load_task("gsm8k"), write(tmp_path / "r.jsonl", rows), read=ReadOptions(fmt="lm-eval"))
+
+
+def test_finish_reasons_are_read_in_any_spelling_and_an_unknown_one_is_refused(tmp_path: Path) -> None:
+    rows = [
+        {"id": "knowledge_qa/test/0", "content": "Answer: Paris", "finish_reason": "LENGTH"},
+        {"id": "knowledge_qa/test/1", "content": "Answer: Tokyo", "finish_reason": "MAX_TOKENS"},
+        {"id": "knowledge_qa/test/2", "content": "Answer: Canberra", "finish_reason": "STOP"},
+    ]
+    items, _ = score_file(load_task("knowledge_qa"), write(tmp_path / "r.jsonl", rows))
+    assert [i.status for i in items] == ["answer_truncated", "answer_truncated", "ok"]
+    rows[2]["finish_reason"] = "weird"
+    with pytest.raises(InputError, match=r"r.jsonl:3: field 'finish_reason': 'weird' is no finish reason qualeval"):
+        score_file(load_task("knowledge_qa"), write(tmp_path / "r.jsonl", rows))
