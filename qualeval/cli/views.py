@@ -71,7 +71,8 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
     for row in _accuracy_rows(summary, levels or {}):
         table.add_row(*row)
     if summary.endpoint_errors:
-        reason = next(iter(summary.error_reasons), "no reason given")
+        # every distinct reason with its count: one shown alone would hide the others
+        reason = "; ".join(f"{n}× {why}" for why, n in summary.error_reasons.items()) or "no reason given"
         unanswered = f", {summary.error_items} items unanswered" if summary.error_items else ""
         table.add_row(
             "endpoint errors (not in the accuracy)", f"{summary.endpoint_errors} requests{unanswered}: {reason}"

@@ -22,6 +22,7 @@ __all__ = [
     "OFFLINE",
     "PER_LEVEL",
     "context_refused",
+    "errors_again",
     "errors_cell",
     "has_linked",
     "markdown_report",
@@ -79,7 +80,7 @@ def published_where(t: TaskReport) -> str:
 def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
     """`offline`: scored by `qualeval score`, from responses made elsewhere (no timing)."""
     lines = _header(summary, offline) + drop_markdown(summary)
-    lines += _accuracy(summary)
+    lines += _accuracy(summary, offline)
     lines += _statuses(summary)
     lines += _faults(summary)
     lines += _speed(summary)
@@ -118,7 +119,7 @@ def _header(summary: RunSummary, offline: bool) -> list[str]:
     return lines
 
 
-def _accuracy(summary: RunSummary) -> list[str]:
+def _accuracy(summary: RunSummary, offline: bool) -> list[str]:
     """The accuracy table, then each task's notes: published figure, scorer's figures, judge, repeats."""
     lines = [
         "## Accuracy",
@@ -146,7 +147,7 @@ def _accuracy(summary: RunSummary) -> list[str]:
     for name, t in summary.tasks.items():
         if t.summary.per_level:
             lines += ["", f"{name}: {PER_LEVEL}"]
-        lines += _errors(name, t)
+        lines += _errors(name, t, offline)
         unknown = unknown_line(t.summary)
         lines += ["", f"{name}: **{unknown}**."] if unknown else []
         if t.scored:  # a published figure, a judge, repeated samples: all accuracy, which synthetic prompts lack
@@ -178,22 +179,33 @@ def unknown_line(m: TaskSummary) -> str | None:
     )
 
 
-def _errors(name: str, t: TaskReport) -> list[str]:
+def errors_again(m: TaskSummary, offline: bool) -> str:
+    """What to do about a task's endpoint errors, as it is true for the report: a run sends them again on a rerun,
+    but for a prompt longer than the server's context; offline scoring sent nothing, and cannot."""
+    if offline:
+        return (
+            "Scored offline, nothing was sent: to count them, make those requests again where the file was made "
+            "and score the new file."
+        )
+    too_long = sum(count for reason, count in m.error_reasons.items() if context_refused(reason))
+    if not too_long:
+        return "Rerunning with the same --out sends them again."
+    # sending a prompt longer than the server's context again only fails again (as the CLI says)
+    return (
+        f"{too_long} of them are longer than the server's context and would fail again on a rerun: use a "
+        "shorter length, or serve a longer context."
+    ) + (" Rerunning with the same --out sends the others again." if too_long < m.endpoint_errors else "")
+
+
+def _errors(name: str, t: TaskReport, offline: bool) -> list[str]:
     m = t.summary
     if not m.endpoint_errors:
         return []
     reasons = "; ".join(f"{count}× {reason}" for reason, count in m.error_reasons.items())
-    too_long = sum(count for reason, count in m.error_reasons.items() if context_refused(reason))
-    again = "Rerunning with the same --out sends them again."
-    if too_long:  # sending a prompt longer than the server's context again only fails again (as the CLI says)
-        again = (
-            f"{too_long} of them are longer than the server's context and would fail again on a rerun: use a "
-            "shorter length, or serve a longer context."
-        ) + (" Rerunning with the same --out sends the others again." if too_long < m.endpoint_errors else "")
     return [
         "",
         f"{name}: {m.endpoint_errors} requests failed at the endpoint and are left out of the accuracy, never "
-        f"counted as wrong answers: {reasons}. {again}",
+        f"counted as wrong answers: {reasons}. {errors_again(m, offline)}",
     ]
 
 

@@ -70,3 +70,26 @@ def test_finish_reasons_are_read_in_any_spelling_and_an_unknown_one_is_refused(t
     rows[2]["finish_reason"] = "weird"
     with pytest.raises(InputError, match=r"r.jsonl:3: field 'finish_reason': 'weird' is no finish reason qualeval"):
         score_file(load_task("knowledge_qa"), write(tmp_path / "r.jsonl", rows))
+
+
+def test_offline_endpoint_errors_list_every_reason_and_say_what_is_true_offline(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    failed = {"status_code": 500, "body": {"error": {"message": "boom"}}}
+    answer = {"status_code": 200, "body": {"choices": [{"message": {"content": "Answer: Canberra"}}]}}
+    rows = [
+        {"custom_id": "knowledge_qa/test/0", "response": failed},
+        {"custom_id": "knowledge_qa/test/1", "error": {"message": "rate limited"}},
+        {"custom_id": "knowledge_qa/test/2", "response": answer},
+    ]
+    out = tmp_path / "o"
+    args = ["score", "--task", "knowledge_qa", "--responses", str(write(tmp_path / "b.jsonl", rows)), "--out", str(out)]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.stderr
+    assert "2 requests, 2 items unanswered: 1× HTTP 500: boom; 1× rate limited" in result.stdout
+    for name in ("report.md", "report.html"):
+        text = (out / name).read_text()
+        assert "1× HTTP 500: boom; 1× rate limited" in text and "Rerunning" not in text
+        assert "Scored offline, nothing was sent: to count them, make those requests again" in text
