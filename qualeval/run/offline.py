@@ -23,7 +23,7 @@ from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Reco
 from qualeval.run.offline_formats import Parsed, lm_eval_task_of
 from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
-from qualeval.scoring import Verdict, check_scorers, decide, model_judge_for, wants_model_judge
+from qualeval.scoring import Verdict, check_scorers, decide, gold_is_number, model_judge_for, wants_model_judge
 from qualeval.tasks import Sample, Task, load_task, sample_from_doc
 from qualeval.wire import Message
 
@@ -100,12 +100,31 @@ def _sample_of(task: Task, parsed: Parsed, index: Index) -> Sample:
             sample = _with_data(task, sample, index, parsed)
     if parsed.prompt is not None:  # what was sent, not qualeval's rendering of the doc: what an echo repeats
         sample = sample.model_copy(update={"messages": (Message(role="user", content=parsed.prompt),)})
+    _check_gold(task, sample, parsed)
     if task.spec.answer.type == "choice" and not sample.choices:
         raise InputError(
             f"{where}: task {task.name} is multiple choice but item '{key}' has no choices: give \"choices\" on "
             "the line, or --data so they are read from the dataset"
         )
     return sample
+
+
+def _check_gold(task: Task, sample: Sample, parsed: Parsed) -> None:
+    """A gold no answer can match is refused, naming the line: an empty target, or one that is not a number in a
+    task scored by number, would score every answer to it wrong, unseen."""
+    target, where = parsed.line.target, parsed.where
+    if isinstance(target, str) and not target.strip():
+        raise InputError(f"{where}: field 'target': empty, so no answer could be right: give the gold, or leave it out")
+    if task.spec.scorer.kind != "numeric" or gold_is_number(sample.gold):
+        return
+    if target is not None:
+        raise InputError(
+            f"{where}: field 'target': '{target}' is not a number, and task {task.name} is scored by number"
+        )
+    raise InputError(
+        f"{where}: item '{sample.id}': its gold '{sample.gold}' is not a number, and task {task.name} is scored "
+        "by number"
+    )
 
 
 def _with_data(task: Task, sample: Sample, index: Index, parsed: Parsed) -> Sample:

@@ -93,3 +93,44 @@ def test_offline_endpoint_errors_list_every_reason_and_say_what_is_true_offline(
         text = (out / name).read_text()
         assert "1× HTTP 500: boom; 1× rate limited" in text and "Rerunning" not in text
         assert "Scored offline, nothing was sent: to count them, make those requests again" in text
+
+
+@pytest.mark.parametrize(
+    ("target", "said"), [("", "field 'target': empty"), ("five", "field 'target': 'five' is not a")]
+)
+def test_a_target_no_answer_could_match_is_refused_naming_the_line(tmp_path: Path, target: str, said: str) -> None:
+    rows = [{"id": "a", "content": "The answer is 5", "target": "5"}, {"id": "b", "content": "5", "target": target}]
+    with pytest.raises(InputError, match=rf"r.jsonl:2: {said}"):
+        score_file(load_task("gsm8k"), write(tmp_path / "r.jsonl", rows))
+
+
+def test_a_numeric_tasks_gold_that_is_not_one_number_is_refused_naming_the_item(tmp_path: Path) -> None:
+    data = write(tmp_path / "d.jsonl", [{"question": "2 + 3?", "answer": "It is 2 + 3 = 5.\n#### 5"}])
+    rows = [{"id": "0", "content": "The answer is 5"}]
+    items, _ = score_file(load_task("gsm8k"), write(tmp_path / "r.jsonl", rows), data=data)
+    assert [(i.gold, i.correct) for i in items] == [("5", True)]
+    write(data, [{"question": "2 + 3?", "answer": "It is 2 + 3 = 5.\n#### five"}])
+    with pytest.raises(InputError, match=r"r.jsonl:1: item 'gsm8k/test/0': its gold '.*' is not a number"):
+        score_file(load_task("gsm8k"), tmp_path / "r.jsonl", data=data)
+
+
+def test_a_utf8_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "knowledge_qa/test/0", "content": "Answer: Paris"}\n')
+    items, _ = score_file(load_task("knowledge_qa"), path)
+    assert [(i.id, i.correct) for i in items] == [("knowledge_qa/test/0", True)]
+
+
+def test_a_file_that_is_one_json_array_is_read_record_by_record(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text('[\n {"id": "0", "content": "Answer: Paris"},\n {"id": "1",\n  "content": "Answer: Kyoto"}\n]\n')
+    said: list[str] = []
+    items, _ = score_file(load_task("knowledge_qa"), path, note=said.append)
+    assert [(i.id, i.correct) for i in items] == [("knowledge_qa/test/0", True), ("knowledge_qa/test/1", False)]
+    assert "the file is one JSON array" in said[0]
+    path.write_text('[\n {"id": "0", "content": "Answer: Paris"},\n "Answer: Kyoto"\n]\n')
+    with pytest.raises(InputError, match=r"r.json:3: each record of the JSON array must be a JSON object"):
+        score_file(load_task("knowledge_qa"), path)
+    path.write_text('[\n {"id": "0", "content": "Answer: Paris"},\n {"id": "1"\n]\n')
+    with pytest.raises(InputError, match=r"r.json:3: not valid JSON \(the file starts with '\['"):
+        score_file(load_task("knowledge_qa"), path)
