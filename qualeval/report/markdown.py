@@ -22,6 +22,7 @@ __all__ = [
     "OFFLINE",
     "PER_LEVEL",
     "context_refused",
+    "cut_correct_line",
     "errors_again",
     "errors_cell",
     "has_linked",
@@ -148,8 +149,9 @@ def _accuracy(summary: RunSummary, offline: bool) -> list[str]:
         if t.summary.per_level:
             lines += ["", f"{name}: {PER_LEVEL}"]
         lines += _errors(name, t, offline)
-        unknown = unknown_line(t.summary)
+        unknown, cut = unknown_line(t.summary), cut_correct_line(t.summary)
         lines += ["", f"{name}: **{unknown}**."] if unknown else []
+        lines += ["", f"{name}: {cut}."] if cut and t.scored else []
         if t.scored:  # a published figure, a judge, repeated samples: all accuracy, which synthetic prompts lack
             lines += _figures(name, t) + _judged(name, t) + _repeated(name, t)
     return lines
@@ -167,6 +169,17 @@ def errors_cell(records: int, items: int) -> str:
     if not records:
         return "0"
     return f"{records} ({items} items unanswered)" if items else str(records)
+
+
+def cut_correct_line(m: TaskSummary) -> str | None:
+    """How many answers cut off by the budget count as correct, said in every report; None when none was cut."""
+    cut = m.statuses.get("answer_truncated", 0)
+    if not cut:
+        return None
+    return (
+        f"{m.truncated_correct} of the {cut} answers cut off by the budget (answer_truncated) are counted correct: "
+        "each states the right answer before the cut"
+    )
 
 
 def unknown_line(m: TaskSummary) -> str | None:

@@ -134,3 +134,26 @@ def test_a_file_that_is_one_json_array_is_read_record_by_record(tmp_path: Path) 
     path.write_text('[\n {"id": "0", "content": "Answer: Paris"},\n {"id": "1"\n]\n')
     with pytest.raises(InputError, match=r"r.json:3: not valid JSON \(the file starts with '\['"):
         score_file(load_task("knowledge_qa"), path)
+
+
+def test_the_reports_say_how_many_answers_cut_off_by_the_budget_are_counted_correct(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from qualeval.cli import app
+
+    rows = [
+        {"id": "knowledge_qa/test/0", "content": "Answer: Paris. It has been the capital", "finish_reason": "length"},
+        {"id": "knowledge_qa/test/1", "content": "Answer: Kyoto, which", "finish_reason": "length"},
+        {"id": "knowledge_qa/test/2", "content": "Answer: Canberra", "finish_reason": "stop"},
+    ]
+    items, summary = score_file(load_task("knowledge_qa"), write(tmp_path / "r.jsonl", rows))
+    assert [(i.status, i.correct) for i in items] == [("answer_truncated", True), ("answer_truncated", False),
+                                                       ("ok", True)]  # fmt: skip
+    assert summary.truncated_correct == 1
+    out = tmp_path / "o"
+    args = ["score", "--task", "knowledge_qa", "--responses", str(tmp_path / "r.jsonl"), "--out", str(out)]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
+    said = "1 of the 2 answers cut off by the budget (answer_truncated) are counted correct"
+    assert said in result.stdout
+    for name in ("report.md", "report.html"):
+        assert said in (out / name).read_text()
