@@ -10,6 +10,7 @@ line's error) is counted apart, as a live run's endpoint error is, never as a wr
 from __future__ import annotations
 
 import asyncio
+import string
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -100,21 +101,30 @@ def _sample_of(task: Task, parsed: Parsed, index: Index) -> Sample:
             sample = _with_data(task, sample, index, parsed)
     if parsed.prompt is not None:  # what was sent, not qualeval's rendering of the doc: what an echo repeats
         sample = sample.model_copy(update={"messages": (Message(role="user", content=parsed.prompt),)})
-    _check_gold(task, sample, parsed)
     if task.spec.answer.type == "choice" and not sample.choices:
         raise InputError(
             f"{where}: task {task.name} is multiple choice but item '{key}' has no choices: give \"choices\" on "
             "the line, or --data so they are read from the dataset"
         )
+    _check_gold(task, sample, parsed)
     return sample
 
 
 def _check_gold(task: Task, sample: Sample, parsed: Parsed) -> None:
-    """A gold no answer can match is refused, naming the line: an empty target, or one that is not a number in a
-    task scored by number, would score every answer to it wrong, unseen."""
+    """A gold no answer can match is refused, naming the line: an empty target, one that is not a number in a task
+    scored by number, or one that is not an option's letter in a multiple-choice task (an option's index, `E` of
+    four) would score every answer to it wrong, unseen."""
     target, where = parsed.line.target, parsed.where
     if isinstance(target, str) and not target.strip():
         raise InputError(f"{where}: field 'target': empty, so no answer could be right: give the gold, or leave it out")
+    what = f"field 'target': '{target}'" if target is not None else f"item '{sample.id}': its gold '{sample.gold}'"
+    if task.spec.scorer.kind == "choice":
+        letters = string.ascii_uppercase[: len(sample.choices)]
+        gold = sample.gold.strip().upper()
+        if len(gold) != 1 or gold not in letters:
+            raise InputError(
+                f"{where}: {what} is not the letter of one of its {len(letters)} options (A-{letters[-1]})"
+            )
     if task.spec.scorer.kind != "numeric" or gold_is_number(sample.gold):
         return
     if target is not None:

@@ -4,6 +4,7 @@ responses per doc, finish reasons of other spellings, unreadable targets, a BOM 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,15 @@ def test_the_reports_say_how_many_answers_cut_off_by_the_budget_are_counted_corr
     assert said in result.stdout
     for name in ("report.md", "report.html"):
         assert said in (out / name).read_text()
+
+
+@pytest.mark.parametrize("target", ["E", 1, "b)"])
+def test_a_multiple_choice_target_that_is_not_an_options_letter_is_refused(tmp_path: Path, target: object) -> None:
+    rows = [{"id": "q1", "content": "Answer: B", "target": "b", "choices": ["a", "b", "c", "d"]}]
+    items, _ = score_file(load_task("mmlu"), write(tmp_path / "r.jsonl", rows))
+    assert [i.correct for i in items] == [True]
+    rows.append({"id": "q2", "content": "Answer: B", "target": target, "choices": ["a", "b", "c", "d"]})
+    with pytest.raises(
+        InputError, match=rf"r.jsonl:2: field 'target': '{re.escape(str(target))}' is not the letter of one of its 4 op"
+    ):
+        score_file(load_task("mmlu"), write(tmp_path / "r.jsonl", rows))
