@@ -174,7 +174,8 @@ def build_response(
     """Split the attempt's text into reasoning and answer, and time and count it. `told`: the unknown finish
     reasons already warned of (the client's, so a server's word is said once, not once per response)."""
     picked = next(((n, got.fields[n]) for n in (*REASONING_FIELDS, "reasoning_details") if n in got.fields), None)
-    error = "the server aborted the generation (finish_reason 'abort')" if got.finish == "abort" else None
+    aborted = known_finish(got.finish) == "abort" if got.finish else False
+    error = f"the server aborted the generation (finish_reason '{got.finish}')" if aborted else None
     split = split_completion(
         content=got.content,
         field=picked,

@@ -66,3 +66,12 @@ def test_an_unknown_finish_reason_is_a_warning_once_never_a_silent_ok() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # said once per client: a second response with the same word is quiet
         build_response(request, got, resolve_formats(None), opened=False, attempts=1, queued=None, told=told)
+
+
+def test_an_abort_in_any_case_is_an_endpoint_error() -> None:
+    got = Attempt(content="The answer is", fields={}, finish="ABORT", usage=None, timings=None, sent=0.0,
+                  first_byte=0.1, end=0.2)  # fmt: skip
+    response = build_response(ask("q", max_tokens=64, stream=False), got, resolve_formats(None), opened=False,
+                              attempts=1, queued=None)  # fmt: skip
+    assert response.completion.status == "transport_error"
+    assert response.error == "the server aborted the generation (finish_reason 'ABORT')"
