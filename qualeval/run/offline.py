@@ -90,7 +90,8 @@ def _sample_of(task: Task, parsed: Parsed, index: Index) -> Sample:
     line, where = parsed.line, parsed.where
     key = str(line.id)
     if parsed.doc is not None:
-        sample = sample_from_doc(task, parsed.doc, key)
+        subsets = task.subsets()  # one subset (mmlu:anatomy): rendered, and named, as a live run does
+        sample = sample_from_doc(task, parsed.doc, key, subset=subsets[0] if len(subsets) == 1 else None)
         if index.at_hand:
             index.check_document(key, where, sample)
     elif line.target is None:

@@ -12,7 +12,7 @@ import pytest
 from qualeval.errors import InputError
 from qualeval.run.offline import ReadOptions, score_file
 from qualeval.tasks import load_task
-from tests.conftest import DATA, GSM8K, needs_gsm8k
+from tests.conftest import DATA, GSM8K, SHARED, needs_gsm8k
 
 LOG = DATA / "offline" / "samples_gsm8k_filters.jsonl"
 
@@ -170,3 +170,23 @@ def test_a_multiple_choice_target_that_is_not_an_options_letter_is_refused(tmp_p
         InputError, match=rf"r.jsonl:2: field 'target': '{re.escape(str(target))}' is not the letter of one of its 4 op"
     ):
         score_file(load_task("mmlu"), write(tmp_path / "r.jsonl", rows))
+
+
+MMLU = SHARED / "mmlu"
+
+
+@pytest.mark.skipif(not MMLU.exists(), reason="../shared/data/mmlu missing")
+def test_an_lm_eval_log_of_another_subject_is_refused_and_a_many_subject_task_is_not(tmp_path: Path) -> None:
+    import csv
+
+    with (MMLU / "test" / "anatomy_test.csv").open() as f:
+        question, a, b, c, d, answer = next(csv.reader(f))
+    doc = {"question": question, "A": a, "B": b, "C": c, "D": d, "answer": answer}
+    row = {"doc_id": 0, "doc": doc, "resps": [[f"Answer: {answer}"]], "filtered_resps": [answer]}
+    path = write(tmp_path / "log.jsonl", [row])
+    items, _ = score_file(load_task("mmlu:anatomy"), path, data=MMLU)
+    assert [i.correct for i in items] == [True]
+    with pytest.raises(InputError, match=r"log.jsonl:1: doc_id 0: the log's document is not document 0 of task mmlu"):
+        score_file(load_task("mmlu:abstract_algebra"), path, data=MMLU)
+    items, _ = score_file(load_task("mmlu"), path, data=MMLU)  # doc 0 of every subject: no one to check against
+    assert [i.correct for i in items] == [True]
