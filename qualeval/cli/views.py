@@ -71,16 +71,19 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
     for row in _accuracy_rows(summary, levels or {}):
         table.add_row(*row)
     if summary.endpoint_errors:
-        reason = next(iter(summary.error_reasons), "no reason given")
+        # every distinct reason with its count: one shown alone would hide the others
+        reason = "; ".join(f"{n}× {why}" for why, n in summary.error_reasons.items()) or "no reason given"
         unanswered = f", {summary.error_items} items unanswered" if summary.error_items else ""
         table.add_row(
             "endpoint errors (not in the accuracy)", f"{summary.endpoint_errors} requests{unanswered}: {reason}"
         )
-    from qualeval.report import unknown_line
+    from qualeval.report import cut_correct_line, unknown_line
 
-    unknown = unknown_line(summary)
+    unknown, cut = unknown_line(summary), cut_correct_line(summary)
     if unknown:
         table.add_row("not the model's answers", unknown)
+    if cut and summary.n:
+        table.add_row("cut off, counted correct", cut)
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
     for name, cell in summary.measures.items():

@@ -1,9 +1,11 @@
 """Accuracy: per-task summaries with a Wilson interval, statuses, extraction rungs, breakdowns; and repeated
 sampling (mean, maj@K, pass@K) when each item is asked K times.
 
-Accuracy counts every item the model answered: a truncated or empty answer is not correct. Because those are
-serving problems rather than wrong answers, the summary also counts them per status and gives the accuracy over
-answered items (`accuracy_answered`, status ok or answer_truncated) beside it. A request the endpoint failed
+Accuracy counts every item the model answered: an empty answer, or thinking cut off before any answer, is not
+correct; an answer cut off by the budget after it began (answer_truncated) is judged on the answer it states, and
+is correct when that is right (`truncated_correct` counts them). Because cut-offs are serving problems rather
+than wrong answers, the summary also counts them per status and gives the accuracy over answered items
+(`accuracy_answered`, status ok or answer_truncated) beside it. A request the endpoint failed
 (connection, timeout, 429, 5xx, a 4xx such as context exceeded) got no answer at all: it is never counted as
 wrong, but counted apart (`endpoint_errors`, with the server's reasons). Nor is a reference server's refusal of a
 question not in its answer key (status `unknown_question`, counted in `unknown_questions`): not the model's answer.
@@ -136,6 +138,7 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         naive_accuracy=sum(naive) / len(naive) if naive else None,
         rescued=sum(r.rescued for r in rows),
         rescue_correct=sum(r.rescue_correct for r in rows),
+        truncated_correct=sum(r.correct for r in rows if r.status == "answer_truncated"),
         records=len(every),
     )
     if any(r.rung == "judge" for r in rows):

@@ -153,11 +153,14 @@ def _efficient(points: Mapping[str, tuple[float, float] | None]) -> dict[str, bo
 
 
 def _smallest_within(levels: Mapping[str, FrontierLevel], within: float) -> tuple[str | None, str | None]:
-    """The most accurate level, and the one with the fewest mean output tokens within `within` of it."""
+    """The most accurate level, and the one with the fewest mean output tokens within `within` of it; neither
+    when no level got any item right: the cheapest of levels that all score 0% is no budget to recommend."""
     answered = [(lv, lv.accuracy.accuracy) for lv in levels.values() if lv.accuracy.accuracy is not None]
     if not answered:
         return None, None
     best, top = max(answered, key=lambda pair: pair[1])  # max keeps the first of equals: run order
+    if top <= 0:
+        return None, None
     close = [lv for lv, share in answered if lv.output_tokens is not None and share >= top - within - 1e-12]
     cheapest = min(close, key=lambda lv: lv.output_tokens.mean) if close else None  # type: ignore[union-attr]
     return best.level, cheapest.level if cheapest else None

@@ -7,13 +7,22 @@ formats     the inline formats, as data (`parsers/*.yaml`), and a user's own
 
 from qualeval.reasoning.completion import Completion
 from qualeval.reasoning.formats import ReasoningFormat, builtin_formats, resolve_formats
-from qualeval.reasoning.split import REASONING_FIELDS, pick_reasoning, split_completion, split_inline
+from qualeval.reasoning.split import (
+    FINISH_REASONS,
+    REASONING_FIELDS,
+    known_finish,
+    pick_reasoning,
+    split_completion,
+    split_inline,
+)
 
 __all__ = [
+    "FINISH_REASONS",
     "REASONING_FIELDS",
     "Completion",
     "ReasoningFormat",
     "builtin_formats",
+    "known_finish",
     "pick_reasoning",
     "resolve_formats",
     "split_completion",

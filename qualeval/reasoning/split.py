@@ -25,12 +25,30 @@ __all__ = [
     "InlineSplit",
     "apply_stops",
     "completion_status",
+    "known_finish",
     "pick_reasoning",
     "split_completion",
     "split_inline",
 ]
 
 REASONING_FIELDS = ("reasoning", "reasoning_content")
+
+FINISH_REASONS = {
+    **dict.fromkeys(("stop", "end_turn", "eos", "eos_token", "stop_sequence"), "stop"),
+    **dict.fromkeys(("length", "max_tokens", "max_output_tokens"), "length"),
+    **dict.fromkeys(("content_filter", "safety", "recitation"), "content_filter"),
+    **dict.fromkeys(("tool_calls", "tool_use"), "tool_calls"),
+    "function_call": "function_call",
+    "abort": "abort",
+}
+"""Finish reasons by the names servers and APIs give them, in any case (Gemini's `MAX_TOKENS`, Anthropic's
+`max_tokens` and `end_turn`, TGI's `eos_token`), to OpenAI's: the split judges a cut-off answer by `length`."""
+
+
+def known_finish(value: str) -> str | None:
+    """`value` in OpenAI's spelling, or None when it is none qualeval knows: whether the answer was cut off is
+    then not known, and the caller says so rather than read it as finished."""
+    return FINISH_REASONS.get(value.strip().lower())
 
 
 def pick_reasoning(obj: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -69,6 +69,9 @@ class TaskSummary(BaseModel):
     rescued: int = 0
     """Items with empty content whose reasoning held an answer (rescue on); never in `accuracy`."""
     rescue_correct: int = 0
+    truncated_correct: int = 0
+    """Responses cut off by the budget after the answer began (status answer_truncated) that state the right
+    answer: counted correct, as the answer was given before the cut. `statuses` has how many were cut off."""
     breakdowns: dict[str, dict[str, Cell]] = Field(default_factory=dict)
     macro_accuracy: dict[str, float] = Field(default_factory=dict)
     """Per breakdown: the unweighted mean of its groups' accuracies (micro is `accuracy`)."""

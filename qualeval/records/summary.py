@@ -127,7 +127,7 @@ class Frontier(BaseModel):
     within: float
     """The share (0.01 = 1 point) by which `smallest_within` may fall short of `best` (--within, in points)."""
     best: str | None
-    """The most accurate level (the first in run order on a tie)."""
+    """The most accurate level (the first in run order on a tie); None when no level got any item right."""
     smallest_within: str | None
     """The level with the fewest mean output tokens whose accuracy is within `within` of the best's."""
 

@@ -102,6 +102,8 @@ def smallest_line(frontier: Frontier) -> str:
     """The smallest budget within --within points of the best, said with both levels' figures."""
     by = {lv.level: lv for lv in frontier.levels}
     points = f"{100 * frontier.within:g} point{'' if frontier.within == 0.01 else 's'}"
+    if frontier.best is None and any(lv.accuracy.accuracy is not None for lv in frontier.levels):
+        return "no budget recommended: no level got any item right"
     if frontier.best is None or frontier.smallest_within is None:
         return f"the smallest budget within {points} of the best: – (no level answered with a token count)"
     best, small = by[frontier.best], by[frontier.smallest_within]

@@ -36,6 +36,8 @@ from qualeval.report.frontier_sections import (
 from qualeval.report.markdown import (
     OFFLINE,
     PER_LEVEL,
+    cut_correct_line,
+    errors_again,
     errors_cell,
     has_linked,
     markdown_report,
@@ -97,7 +99,7 @@ def _environment() -> Environment:
     )
     env.globals.update(at_k=at_k, pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
     env.globals.update(timed=timed, has_linked=has_linked, unscored=_unscored, offline_note=OFFLINE)
-    env.globals.update(unknown_line=unknown_line)
+    env.globals.update(unknown_line=unknown_line, errors_again=errors_again, cut_correct_line=cut_correct_line)
     env.globals.update(frontier_rows=frontier_rows, load_rows=load_rows, smallest_line=smallest_line)
     env.globals.update(truncation_line=truncation_line)
     env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)

@@ -22,6 +22,8 @@ __all__ = [
     "OFFLINE",
     "PER_LEVEL",
     "context_refused",
+    "cut_correct_line",
+    "errors_again",
     "errors_cell",
     "has_linked",
     "markdown_report",
@@ -79,7 +81,7 @@ def published_where(t: TaskReport) -> str:
 def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
     """`offline`: scored by `qualeval score`, from responses made elsewhere (no timing)."""
     lines = _header(summary, offline) + drop_markdown(summary)
-    lines += _accuracy(summary)
+    lines += _accuracy(summary, offline)
     lines += _statuses(summary)
     lines += _faults(summary)
     lines += _speed(summary)
@@ -118,7 +120,7 @@ def _header(summary: RunSummary, offline: bool) -> list[str]:
     return lines
 
 
-def _accuracy(summary: RunSummary) -> list[str]:
+def _accuracy(summary: RunSummary, offline: bool) -> list[str]:
     """The accuracy table, then each task's notes: published figure, scorer's figures, judge, repeats."""
     lines = [
         "## Accuracy",
@@ -146,9 +148,10 @@ def _accuracy(summary: RunSummary) -> list[str]:
     for name, t in summary.tasks.items():
         if t.summary.per_level:
             lines += ["", f"{name}: {PER_LEVEL}"]
-        lines += _errors(name, t)
-        unknown = unknown_line(t.summary)
+        lines += _errors(name, t, offline)
+        unknown, cut = unknown_line(t.summary), cut_correct_line(t.summary)
         lines += ["", f"{name}: **{unknown}**."] if unknown else []
+        lines += ["", f"{name}: {cut}."] if cut and t.scored else []
         if t.scored:  # a published figure, a judge, repeated samples: all accuracy, which synthetic prompts lack
             lines += _figures(name, t) + _judged(name, t) + _repeated(name, t)
     return lines
@@ -168,6 +171,17 @@ def errors_cell(records: int, items: int) -> str:
     return f"{records} ({items} items unanswered)" if items else str(records)
 
 
+def cut_correct_line(m: TaskSummary) -> str | None:
+    """How many answers cut off by the budget count as correct, said in every report; None when none was cut."""
+    cut = m.statuses.get("answer_truncated", 0)
+    if not cut:
+        return None
+    return (
+        f"{m.truncated_correct} of the {cut} answers cut off by the budget (answer_truncated) are counted correct: "
+        "each states the right answer before the cut"
+    )
+
+
 def unknown_line(m: TaskSummary) -> str | None:
     """What a reference server answered in the model's place, said in every report; None when it did not."""
     if not m.unknown_questions:
@@ -178,22 +192,33 @@ def unknown_line(m: TaskSummary) -> str | None:
     )
 
 
-def _errors(name: str, t: TaskReport) -> list[str]:
+def errors_again(m: TaskSummary, offline: bool) -> str:
+    """What to do about a task's endpoint errors, as it is true for the report: a run sends them again on a rerun,
+    but for a prompt longer than the server's context; offline scoring sent nothing, and cannot."""
+    if offline:
+        return (
+            "Scored offline, nothing was sent: to count them, make those requests again where the file was made "
+            "and score the new file."
+        )
+    too_long = sum(count for reason, count in m.error_reasons.items() if context_refused(reason))
+    if not too_long:
+        return "Rerunning with the same --out sends them again."
+    # sending a prompt longer than the server's context again only fails again (as the CLI says)
+    return (
+        f"{too_long} of them are longer than the server's context and would fail again on a rerun: use a "
+        "shorter length, or serve a longer context."
+    ) + (" Rerunning with the same --out sends the others again." if too_long < m.endpoint_errors else "")
+
+
+def _errors(name: str, t: TaskReport, offline: bool) -> list[str]:
     m = t.summary
     if not m.endpoint_errors:
         return []
     reasons = "; ".join(f"{count}× {reason}" for reason, count in m.error_reasons.items())
-    too_long = sum(count for reason, count in m.error_reasons.items() if context_refused(reason))
-    again = "Rerunning with the same --out sends them again."
-    if too_long:  # sending a prompt longer than the server's context again only fails again (as the CLI says)
-        again = (
-            f"{too_long} of them are longer than the server's context and would fail again on a rerun: use a "
-            "shorter length, or serve a longer context."
-        ) + (" Rerunning with the same --out sends the others again." if too_long < m.endpoint_errors else "")
     return [
         "",
         f"{name}: {m.endpoint_errors} requests failed at the endpoint and are left out of the accuracy, never "
-        f"counted as wrong answers: {reasons}. {again}",
+        f"counted as wrong answers: {reasons}. {errors_again(m, offline)}",
     ]
 
 

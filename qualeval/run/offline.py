@@ -10,6 +10,7 @@ line's error) is counted apart, as a live run's endpoint error is, never as a wr
 from __future__ import annotations
 
 import asyncio
+import string
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -20,10 +21,10 @@ from qualeval.errors import InputError
 from qualeval.figures import summarize
 from qualeval.reasoning import Completion, ReasoningFormat, resolve_formats, split_completion, split_inline
 from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
-from qualeval.run.offline_formats import Parsed
+from qualeval.run.offline_formats import Parsed, lm_eval_task_of
 from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
-from qualeval.scoring import Verdict, check_scorers, decide, model_judge_for, wants_model_judge
+from qualeval.scoring import Verdict, check_scorers, decide, gold_is_number, model_judge_for, wants_model_judge
 from qualeval.tasks import Sample, Task, load_task, sample_from_doc
 from qualeval.wire import Message
 
@@ -89,13 +90,15 @@ def _sample_of(task: Task, parsed: Parsed, index: Index) -> Sample:
     line, where = parsed.line, parsed.where
     key = str(line.id)
     if parsed.doc is not None:
-        sample = sample_from_doc(task, parsed.doc, key)
+        subsets = task.subsets()  # one subset (mmlu:anatomy): rendered, and named, as a live run does
+        sample = sample_from_doc(task, parsed.doc, key, subset=subsets[0] if len(subsets) == 1 else None)
+        if index.at_hand:
+            index.check_document(key, where, sample)
     elif line.target is None:
         sample = index.find(key, where, line.question, parsed.numbered)
     else:
         sample = _target_sample(task, key, line.target, line.choices)
-        # the task's own samples or generator, or --data, build the samples offline; a hub dataset is not fetched
-        if index.data is not None or task.spec.samples or task.spec.generator:
+        if index.at_hand:
             sample = _with_data(task, sample, index, parsed)
     if parsed.prompt is not None:  # what was sent, not qualeval's rendering of the doc: what an echo repeats
         sample = sample.model_copy(update={"messages": (Message(role="user", content=parsed.prompt),)})
@@ -104,7 +107,35 @@ def _sample_of(task: Task, parsed: Parsed, index: Index) -> Sample:
             f"{where}: task {task.name} is multiple choice but item '{key}' has no choices: give \"choices\" on "
             "the line, or --data so they are read from the dataset"
         )
+    _check_gold(task, sample, parsed)
     return sample
+
+
+def _check_gold(task: Task, sample: Sample, parsed: Parsed) -> None:
+    """A gold no answer can match is refused, naming the line: an empty target, one that is not a number in a task
+    scored by number, or one that is not an option's letter in a multiple-choice task (an option's index, `E` of
+    four) would score every answer to it wrong, unseen."""
+    target, where = parsed.line.target, parsed.where
+    if isinstance(target, str) and not target.strip():
+        raise InputError(f"{where}: field 'target': empty, so no answer could be right: give the gold, or leave it out")
+    what = f"field 'target': '{target}'" if target is not None else f"item '{sample.id}': its gold '{sample.gold}'"
+    if task.spec.scorer.kind == "choice":
+        letters = string.ascii_uppercase[: len(sample.choices)]
+        gold = sample.gold.strip().upper()
+        if len(gold) != 1 or gold not in letters:
+            raise InputError(
+                f"{where}: {what} is not the letter of one of its {len(letters)} options (A-{letters[-1]})"
+            )
+    if task.spec.scorer.kind != "numeric" or gold_is_number(sample.gold):
+        return
+    if target is not None:
+        raise InputError(
+            f"{where}: field 'target': '{target}' is not a number, and task {task.name} is scored by number"
+        )
+    raise InputError(
+        f"{where}: item '{sample.id}': its gold '{sample.gold}' is not a number, and task {task.name} is scored "
+        "by number"
+    )
 
 
 def _with_data(task: Task, sample: Sample, index: Index, parsed: Parsed) -> Sample:
@@ -123,6 +154,18 @@ def _with_data(task: Task, sample: Sample, index: Index, parsed: Parsed) -> Samp
     if needs_options:
         update |= {"choices": found.choices, "meta": found.meta}
     return sample.model_copy(update=update)
+
+
+def _check_log_name(task: Task, path: Path, parsed: list[Parsed], index: Index) -> None:
+    """An lm-eval log whose file name names another task is refused when its documents cannot be checked
+    against the task's own (no dataset at hand offline): each document would be scored under this task's ids."""
+    named = lm_eval_task_of(path) if parsed[0].numbered else None
+    if named is None or named == task.spec.name or index.at_hand:
+        return
+    raise InputError(
+        f"{path}: the file's name says it is lm-eval's log of task {named}, not {task.spec.name}: score it with "
+        f"--task lm_eval:{named}, or give --data so each document is checked against the task's"
+    )
 
 
 def _completion(parsed: Parsed, split: SplitOptions) -> Completion:
@@ -231,6 +274,9 @@ def decide_lines(
     id_map = load_id_map(read.id_map) if read.id_map is not None else None
     parsed, said = read_responses(path, read)
     index = Index(task, data, read.match_by, id_map)
+    _check_log_name(task, path, parsed, index)
+    if parsed[0].doc is not None and not index.at_hand:
+        said += "; each doc_id is taken as the task's document of that number, unchecked (--data checks them)"
     opened, inferred = _opened_by_template(parsed, split)
     split = replace(split, opened=opened)
     if inferred is not None:

@@ -11,6 +11,7 @@ openai-batch  the output file of an OpenAI Batch of /v1/chat/completions request
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,9 @@ import orjson
 from pydantic import BaseModel, ValidationError, field_validator
 
 from qualeval.errors import InputError, validation_problem
+from qualeval.reasoning import FINISH_REASONS, known_finish
 
-__all__ = ["Line", "Parsed", "is_batch", "is_lm_eval", "read_batch", "read_lm_eval"]
+__all__ = ["Line", "Parsed", "is_batch", "is_lm_eval", "lm_eval_task_of", "read_batch", "read_lm_eval"]
 
 Rows = list[tuple[int, dict[str, Any]]]
 
@@ -40,6 +42,21 @@ class Line(BaseModel):
     """The question as the line gives it: checked against the sample an id was matched to by its number."""
     error: str | None = None
     """The endpoint's reason, when the request failed (a Batch line's `error` or non-200 status): no answer."""
+
+    @field_validator("finish_reason", mode="before")
+    @classmethod
+    def _known_finish(cls, value: Any) -> Any:
+        # an unknown word read as no finish reason would make an answer cut off at the budget a finished one
+        if not isinstance(value, str) or not value.strip():
+            return value or None
+        known = known_finish(value)
+        if known is None:
+            names = ", ".join(sorted(set(FINISH_REASONS.values())))
+            raise ValueError(
+                f"'{value}' is no finish reason qualeval knows ({names}, or their other spellings such as "
+                "max_tokens): whether the answer was cut off is not known"
+            )
+        return known
 
     @field_validator("id", mode="before")
     @classmethod
@@ -118,6 +135,8 @@ def _sent_prompt(arguments: Any) -> str | None:
 
 
 def _raw_response(resps: Any, where: str) -> str:
+    """The one generated text of a doc. A doc with several (lm-eval's `repeats`, several requests) is refused:
+    keeping one of them would score a sample of the model's answers as if it were all of them."""
     first = resps[0] if isinstance(resps, list) and resps else None
     text = first[0] if isinstance(first, list) and first else None
     if not isinstance(text, str):
@@ -125,7 +144,25 @@ def _raw_response(resps: Any, where: str) -> str:
             f"{where}: field 'resps': no generated text at resps[0][0] (a log-likelihood task's log holds "
             "scores, and qualeval scores generated answers)"
         )
+    assert isinstance(resps, list) and isinstance(first, list)  # as checked above
+    if len(resps) > 1 or len(first) > 1:
+        held = f"{len(first)} responses" if len(resps) == 1 else f"{len(resps)} requests"
+        raise InputError(
+            f"{where}: field 'resps': the doc holds {held}, and qualeval score reads one response per doc "
+            "(lm-eval's repeats are not read): log one response per doc, or write each one as a line of "
+            "qualeval's own JSONL and score them apart"
+        )
     return text
+
+
+_LOG_NAME = re.compile(r"samples_(?P<task>.+?)_\d{4}-\d{2}-\d{2}(?:T[0-9.:-]+)?\.jsonl")
+"""lm-eval's name for a samples log: `samples_<task>_<date>T<time>.jsonl`."""
+
+
+def lm_eval_task_of(path: Path) -> str | None:
+    """The lm-eval task a samples log's file name says it is of, when it has lm-eval's name."""
+    named = _LOG_NAME.fullmatch(path.name)
+    return named.group("task") if named else None
 
 
 def read_batch(rows: Rows, path: Path) -> tuple[list[Parsed], str]:

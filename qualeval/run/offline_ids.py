@@ -60,12 +60,8 @@ class Index:
 
     def find(self, key: str, where: str, question: str | None = None, numbered: bool = False) -> Sample:
         """The sample `key` names. `numbered`: the format defines the id as the sample's number (lm-eval)."""
-        if self._by_id is None:
-            samples = build_samples(self.task, data=self.data)
-            self._by_id = {s.id: s for s in samples}
-            for s in samples:
-                short = s.id.rsplit("/", 1)[-1]
-                self._short[short] = None if short in self._short else s  # None marks an ambiguous short id
+        self._build()
+        assert self._by_id is not None
         if self.id_map is not None:
             if key not in self.id_map:
                 raise InputError(f"{where}: id '{key}' is not in the --id-map file")
@@ -79,6 +75,39 @@ class Index:
                 f"the id of the sample it answers"
             )
         return hit
+
+    def _build(self) -> None:
+        if self._by_id is None:
+            samples = build_samples(self.task, data=self.data)
+            self._by_id = {s.id: s for s in samples}
+            for s in samples:
+                short = s.id.rsplit("/", 1)[-1]
+                self._short[short] = None if short in self._short else s  # None marks an ambiguous short id
+
+    @property
+    def at_hand(self) -> bool:
+        """Whether the task's samples can be built offline: from --data, or the task's own samples or generator
+        (a hub dataset is not fetched)."""
+        return self.data is not None or bool(self.task.spec.samples or self.task.spec.generator)
+
+    def check_document(self, key: str, where: str, logged: Sample) -> None:
+        """An lm-eval log's document against the task's own document numbered `key` (its doc_id), by the question
+        each renders to. The log's document carries its gold, so a log of another task or subject, or with its
+        ids shifted, would be scored right under ids that name other items: compared or merged against a run,
+        each answer would be paired with another question's."""
+        if key.isdigit() and self._ambiguous(key):
+            return  # a task of several subsets numbers each subset's documents: a bare doc_id names none of them
+        hit = self.find(key, where, numbered=True)
+        if not _asks(logged.messages[-1].content if logged.messages else None, hit):
+            raise InputError(
+                f"{where}: doc_id {key}: the log's document is not document {key} of task {self.task.name} (its "
+                "question differs): the log is of another task or subject, or its doc_ids are shifted"
+            )
+
+    def _ambiguous(self, key: str) -> bool:
+        """Whether `key` is the last part of several samples' ids (one per subset)."""
+        self._build()
+        return key in self._short and self._short[key] is None
 
     def _named(self, key: str, where: str, what: str, hint: str = "") -> Sample:
         assert self._by_id is not None  # find built the index first

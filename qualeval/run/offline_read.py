@@ -10,8 +10,10 @@ auto          the default: by the file's suffix (.csv) and the shape of its firs
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,9 +74,19 @@ def read_responses(path: Path, read: ReadOptions) -> tuple[list[Parsed], str]:
     fmt = read.fmt
     if fmt == "auto" and path.suffix.lower() == ".csv":
         fmt = "csv"
-    rows = list(_csv_rows(raw, path) if fmt == "csv" else jsonl_objects(raw, path))
+    raw = raw.removeprefix(codecs.BOM_UTF8)  # Windows tools write UTF-8 with a byte-order mark: still UTF-8
+    array = fmt != "csv" and raw.lstrip()[:1] == b"["
+    rows = list(_csv_rows(raw, path) if fmt == "csv" else _array_rows(raw, path) if array else jsonl_objects(raw, path))
     if not rows:
         raise InputError(f"{path}: no responses in the file")
+    parsed, said = _read_rows(rows, path, fmt, read)
+    return parsed, said + ("; the file is one JSON array, each of its records read as a line" if array else "")
+
+
+def _read_rows(
+    rows: list[tuple[int, dict[str, Any]]], path: Path, fmt: Format, read: ReadOptions
+) -> tuple[list[Parsed], str]:
+    """The rows read as their format: by the first row's shape when it is not given."""
     if fmt == "auto":
         first = rows[0][1]
         fmt = "openai-batch" if is_batch(first) else "lm-eval" if is_lm_eval(first) else "qualeval"
@@ -88,6 +100,49 @@ def read_responses(path: Path, read: ReadOptions) -> tuple[list[Parsed], str]:
     fields = _fields_of(rows[0][1], read, str(path) if csv_file else f"{path}:{rows[0][0]}", csv_file)
     parsed = [_parse(obj, fields, f"{path}:{number}") for number, obj in rows]
     return parsed, f"{path.name}: read the response text from '{fields.text}' and the ids from '{fields.id}'"
+
+
+def _array_rows(raw: bytes, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """A file that is one JSON array (`[{...}, {...}]`, as many tools save a list) read record by record, each with
+    the line it starts on, so a message names a line as for JSONL."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    decoder = json.JSONDecoder()
+    at, first = text.index("[") + 1, True
+    while True:
+        at = _past_space(text, at)
+        if text.startswith("]", at) and first:
+            at += 1
+            break
+        line = text.count("\n", 0, at) + 1
+        try:
+            record, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            raise InputError(
+                f"{path}:{line}: not valid JSON (the file starts with '[', so it is read as a JSON array)"
+            ) from None
+        if not isinstance(record, dict):
+            raise InputError(f"{path}:{line}: each record of the JSON array must be a JSON object")
+        yield line, record
+        at, first = _past_space(text, at), False
+        if text.startswith("]", at):
+            at += 1
+            break
+        if not text.startswith(",", at):
+            raise InputError(
+                f"{path}:{text.count(chr(10), 0, at) + 1}: not valid JSON (expected ',' or ']' in the array)"
+            )
+        at += 1
+    if text[at:].strip():
+        raise InputError(f"{path}:{text.count(chr(10), 0, at) + 1}: more after the JSON array's closing ']'")
+
+
+def _past_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
 
 
 def _csv_rows(raw: bytes, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

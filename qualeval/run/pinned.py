@@ -40,16 +40,33 @@ def resolve_opened(config: RunConfig, found: ProbeResult | None) -> tuple[bool, 
     """Whether to split as `--thinking-opened` though the flag was not given, and a note: the probe saw only a
     closing marker on the transport the run uses (streaming or not). Where it saw one on the other transport and no
     marker at all on this one, the server drops the marker there (vLLM's qwen3 parser <= 0.16 streaming): thinking
-    and answer cannot be told apart, which is an InputError rather than a guess."""
-    if config.thinking_opened or found is None:
+    and answer cannot be told apart, which is an InputError rather than a guess.
+
+    The probe has one reply per transport: the note says which replies the reading rests on, and a reply on the
+    other transport that shows the model's own opening marker or a reasoning field contradicts it, so nothing is
+    applied. The user's word wins: `--no-thinking-opened` (or `thinking_opened: false` in a profile) is never
+    overridden by the probe."""
+    if config.thinking_opened or "thinking_opened" in config.model_fields_set or found is None:
         return False, None
     here, there = found.stream_reasoning_source, found.reasoning_source
+    way, other = ("streamed", "non-streamed") if config.stream else ("non-streamed", "streamed")
     if not config.stream:
         here, there = there, here
     if here == "inline:close-only":
+        if there not in ("inline:close-only", "none"):  # the model's own <think>, or a field: no template opened it
+            return False, (
+                f"--thinking-opened not applied: the probe's {way} reply showed only a closing thinking marker, but "
+                f"its {other} reply showed {there}; give --thinking-opened if the chat template opens the block"
+            )
+        rests = (
+            "both probe replies (streamed and not) showed"
+            if there == "inline:close-only"
+            else f"the probe's one {way} reply showed (its {other} reply no marker)"
+        )
         return True, (
-            "--thinking-opened applied: the probe saw only a closing thinking marker (inline:close-only), so the "
-            "chat template opens the block; a response without that marker is thinking cut off, never an answer"
+            f"--thinking-opened applied: {rests} only a closing thinking marker (inline:close-only), so the chat "
+            "template opens the block; a response without that marker is thinking cut off, never an answer "
+            "(--no-thinking-opened if it is not)"
         )
     unsure = ("stream reasoning" if config.stream else "reasoning") in found.inconclusive  # cut off, not dropped
     if there == "inline:close-only" and here == "none" and not unsure:

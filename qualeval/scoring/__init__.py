@@ -16,7 +16,7 @@ from qualeval.scoring.code import REFUSAL
 from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, request_params
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
-from qualeval.scoring.rules import constraint_cuts
+from qualeval.scoring.rules import constraint_cuts, gold_is_number
 from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER, check_scorers, runs_code
 
@@ -33,6 +33,7 @@ __all__ = [
     "decide",
     "echoed",
     "followup_prompt",
+    "gold_is_number",
     "model_judge_for",
     "request_params",
     "runs_code",

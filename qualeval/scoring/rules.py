@@ -14,7 +14,14 @@ from qualeval.scoring.constrain import constraint_for
 from qualeval.scoring.extract import find_number, math_equal, normalize
 from qualeval.tasks import Sample
 
-__all__ = ["SCORERS", "ValueScorer", "constraint_cuts", "reads_math", "score"]
+__all__ = ["SCORERS", "ValueScorer", "constraint_cuts", "gold_is_number", "reads_math", "score"]
+
+
+def gold_is_number(gold: str) -> bool:
+    """Whether a numeric task's gold states one number: not empty, not a word, not a worked solution whose first
+    number (the one the scorer reads) is not its result."""
+    first = find_number(gold)
+    return first is not None and first == find_number(gold, last=True)
 
 
 def _numeric(value: str, sample: Sample, spec: ScorerSpec) -> Score:

@@ -109,6 +109,7 @@ class ChatClient:
         self._transport = transport
         self._endpoint: Endpoint | HttpxEndpoint | None = None
         self._slots = asyncio.Semaphore(self.config.concurrency)
+        self._unknown_finish: set[str] = set()  # finish reasons warned of: each said once per client
 
     async def __aenter__(self) -> ChatClient:
         cfg = self.config
@@ -159,7 +160,9 @@ class ChatClient:
         # a template that opens the thinking block does so only when thinking is on: a request that switched it
         # off gets an answer with no block to close, which must not be read as reasoning cut off
         opened = self.config.thinking_opened and request.thinking is not False
-        done = build_response(request, got, self.formats, opened=opened, attempts=attempts, queued=queued)
+        done = build_response(
+            request, got, self.formats, opened=opened, attempts=attempts, queued=queued, told=self._unknown_finish
+        )
         done.retried, done.sent_at = failures, sent_at
         if failures:
             _from_first_attempt(done.timing, (got.sent - first) * 1000.0)

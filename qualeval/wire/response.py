@@ -5,6 +5,7 @@ Runs once per request, after the body ended, so nothing here is on the per-chunk
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from email.utils import parsedate_to_datetime
@@ -13,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from qualeval.reasoning import REASONING_FIELDS, ReasoningFormat, split_completion
+from qualeval.errors import QualevalWarning
+from qualeval.reasoning import REASONING_FIELDS, ReasoningFormat, known_finish, split_completion
 from qualeval.records import ItlSummary, Timing, Usage
 from qualeval.wire.histogram import bucket_of, interpolated
 from qualeval.wire.models import ChatRequest, ChatResponse
@@ -139,12 +141,22 @@ def _stream_timing(timing: Timing, got: Attempt, request: ChatRequest, split: An
     timing.itl = itl_of(got.gaps)
 
 
-def _finish(request: ChatRequest, got: Attempt) -> str | None:
-    """The finish reason the split judges by: a reply that made exactly `max_tokens` tokens and says "stop" was
-    cut by the budget (some budget enforcers answer so), the same truncation as "length". The server's own
-    word is kept on the response as it sent it."""
-    if got.finish != "stop" or not request.max_tokens:
-        return got.finish
+def _finish(request: ChatRequest, got: Attempt, told: set[str]) -> str | None:
+    """The finish reason the split judges by, in OpenAI's spelling (`MAX_TOKENS` is `length`): a reply that made
+    exactly `max_tokens` tokens and says "stop" was cut by the budget (some budget enforcers answer so), the same
+    truncation as "length". A word qualeval does not know is a warning, once per word in `told`, and the answer is
+    judged by its text alone. The server's own word is kept on the response as it sent it."""
+    finish = known_finish(got.finish) if got.finish else None
+    if got.finish and finish is None and got.finish not in told:
+        told.add(got.finish)
+        warnings.warn(
+            f"the server ended a response with finish_reason '{got.finish}', which qualeval does not know: whether "
+            "such answers were cut off is not known, so they are judged as ended (their records keep the word)",
+            QualevalWarning,
+            stacklevel=2,
+        )
+    if finish != "stop" or not request.max_tokens:
+        return finish
     made = usage_of(got.usage, got.timings, "", "")  # counted by the server, never estimated from text
     return "length" if not made.completion_estimated and made.completion_tokens == request.max_tokens else "stop"
 
@@ -157,14 +169,17 @@ def build_response(
     opened: bool,
     attempts: int,
     queued: float | None,
+    told: set[str] | None = None,
 ) -> ChatResponse:
-    """Split the attempt's text into reasoning and answer, and time and count it."""
+    """Split the attempt's text into reasoning and answer, and time and count it. `told`: the unknown finish
+    reasons already warned of (the client's, so a server's word is said once, not once per response)."""
     picked = next(((n, got.fields[n]) for n in (*REASONING_FIELDS, "reasoning_details") if n in got.fields), None)
-    error = "the server aborted the generation (finish_reason 'abort')" if got.finish == "abort" else None
+    aborted = known_finish(got.finish) == "abort" if got.finish else False
+    error = f"the server aborted the generation (finish_reason '{got.finish}')" if aborted else None
     split = split_completion(
         content=got.content,
         field=picked,
-        finish_reason=_finish(request, got),
+        finish_reason=_finish(request, got, set() if told is None else told),
         formats=formats,
         thinking=request.thinking,
         opened=opened,

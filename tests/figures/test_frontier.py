@@ -262,3 +262,12 @@ def test_steps_are_said_in_points() -> None:
     assert result is not None
     text = paired_text(result.levels[1].vs_previous)
     assert "+50.0 points" in text and "max_tokens=256" in text and "%" not in text
+
+
+def test_no_budget_is_recommended_when_no_level_got_any_item_right() -> None:
+    from qualeval.report.frontier_sections import smallest_line
+
+    records = [*_level("max_tokens=5", 0, 10, 5, 50.0), *_level("max_tokens=64", 0, 10, 60, 300.0)]
+    result = _frontier(records, within=0.05)
+    assert result is not None and (result.best, result.smallest_within) == (None, None)  # not the cheapest of 0%s
+    assert smallest_line(result) == "no budget recommended: no level got any item right"

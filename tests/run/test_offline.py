@@ -150,7 +150,7 @@ def test_short_ids_and_the_lm_eval_log_format(tmp_path: Path) -> None:
             "qualeval",
             "r.jsonl:2: no 'doc_id' field (the file's id, as on its first line)",
         ),
-        (["[1]"], "qualeval", "r.jsonl:1: each line must be a JSON object"),
+        (["[1]"], "qualeval", "r.jsonl:1: each record of the JSON array must be a JSON object"),
         ([], "qualeval", "r.jsonl: no responses in the file"),
         (['{"id": "a", "content": "x"}'], "lm-eval", "r.jsonl:1: not an lm-eval sample log line"),
     ],

@@ -117,3 +117,21 @@ def test_what_the_probe_saw_where_the_run_reads_decides(
     config = RunConfig(base_url="http://x/v1", model="m", tasks=["gsm8k"], out=tmp_path, stream=stream)
     assert resolve_opened(config, found)[0] is opened
     assert resolve_opened(config.model_copy(update={"thinking_opened": True}), found) == (False, None)
+
+
+def test_the_users_no_thinking_opened_wins_and_the_note_says_what_the_reading_rests_on(tmp_path: Path) -> None:
+    def probe(whole: str, streamed: str) -> ProbeResult:
+        return ProbeResult(
+            base_url="http://x/v1", model="m", simulated=True, reasoning_source=whole, stream_reasoning_source=streamed
+        )
+
+    both = probe("inline:close-only", "inline:close-only")
+    config = RunConfig(base_url="http://x/v1", model="m", tasks=["gsm8k"], out=tmp_path, stream=True)
+    opened, note = resolve_opened(config, both)
+    assert opened is True and note is not None and "both probe replies (streamed and not)" in note
+    said_no = RunConfig(base_url="http://x/v1", model="m", tasks=["gsm8k"], out=tmp_path, thinking_opened=False)
+    assert resolve_opened(said_no, both) == (False, None)  # --no-thinking-opened: the user's word, not the probe's
+    opened, note = resolve_opened(config, probe("none", "inline:close-only"))
+    assert opened is True and note is not None and "the probe's one streamed reply showed" in note
+    opened, note = resolve_opened(config, probe("inline:paired", "inline:close-only"))  # the model's own <think>
+    assert opened is False and note is not None and "not applied" in note and "inline:paired" in note
