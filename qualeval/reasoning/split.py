@@ -39,10 +39,12 @@ FINISH_REASONS = {
     **dict.fromkeys(("content_filter", "safety", "recitation"), "content_filter"),
     **dict.fromkeys(("tool_calls", "tool_use"), "tool_calls"),
     "function_call": "function_call",
-    "abort": "abort",
+    **dict.fromkeys(("abort", "error"), "abort"),
 }
 """Finish reasons by the names servers and APIs give them, in any case (Gemini's `MAX_TOKENS`, Anthropic's
-`max_tokens` and `end_turn`, TGI's `eos_token`), to OpenAI's: the split judges a cut-off answer by `length`."""
+`max_tokens` and `end_turn`, TGI's `eos_token`), to OpenAI's: the split judges a cut-off answer by `length`. A
+generation that ended in an error (`error`, as some servers and recorders write it) is an aborted one: an endpoint
+error, never an answer."""
 
 
 def known_finish(value: str) -> str | None:

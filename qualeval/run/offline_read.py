@@ -23,6 +23,7 @@ import orjson
 from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem
+from qualeval.reasoning import known_finish
 from qualeval.run.offline_formats import Line, Parsed, is_batch, is_lm_eval, read_batch, read_lm_eval
 from qualeval.run.offline_ids import MatchBy
 from qualeval.tasks import jsonl_objects
@@ -219,6 +220,9 @@ def _failure(obj: dict[str, Any]) -> str | None:
         return str(error)
     if isinstance(status, str) and status.lower() in _FAILED:
         return f"the line's status is {status}"
+    finish = obj.get("finish_reason")
+    if isinstance(finish, str) and known_finish(finish) == "abort":  # as a live run reads it
+        return f"the server aborted the generation (finish_reason '{finish}')"
     return None
 
 

@@ -68,6 +68,10 @@ def test_finish_reasons_are_read_in_any_spelling_and_an_unknown_one_is_refused(t
     ]
     items, _ = score_file(load_task("knowledge_qa"), write(tmp_path / "r.jsonl", rows))
     assert [i.status for i in items] == ["answer_truncated", "answer_truncated", "ok"]
+    # a generation that ended in an error is an endpoint error, not an answer scored wrong
+    rows[2]["finish_reason"] = "ERROR"
+    items, _ = score_file(load_task("knowledge_qa"), write(tmp_path / "r.jsonl", rows))
+    assert items[2].status == "transport_error" and "aborted" in (items[2].error or "")
     rows[2]["finish_reason"] = "weird"
     with pytest.raises(InputError, match=r"r.jsonl:3: field 'finish_reason': 'weird' is no finish reason qualeval"):
         score_file(load_task("knowledge_qa"), write(tmp_path / "r.jsonl", rows))
