@@ -176,11 +176,16 @@ def test_output_budgets_are_levels_of_the_same_items(smollm2: LlamaServer, tmp_p
 
 
 def test_sampled_reruns_measure_their_own_noise(smollm2: LlamaServer, tmp_path: Path) -> None:
-    for name in ("a", "a2"):
+    # B is a third run of the same config: A2 must be another run than B (B as its own rerun is refused)
+    for name in ("a", "a2", "b"):
         run(smollm2, tmp_path / name, "--constraint", "off", "--temperature", "1.0")
-    done = qualeval("compare", str(tmp_path / "a"), str(tmp_path / "a2"), str(tmp_path / "a2"))
+    done = qualeval("compare", str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "a2"))
     assert done.returncode == 0, done.stderr
-    result = json.loads((tmp_path / "a2" / "compare" / "compare.json").read_text())
+    result = json.loads((tmp_path / "a2" / "compare" / "compare.json").read_text())  # beside the last run given
     noise = result["noise"]["knowledge_qa"]
     assert noise["pairs"] == CAPITALS and noise["identical"] < 1  # sampled: the words differ run to run
-    assert noise["detectable"] is not None and result["tasks"]["knowledge_qa"]["within_noise"] is True
+    task = result["tasks"]["knowledge_qa"]
+    # one config sampled three times: B - A is read as noise unless McNemar itself rejects (a 5% chance)
+    assert noise["detectable"] is not None and task["within_noise"] in (True, False)
+    if task["p_value"] >= 0.05:
+        assert task["within_noise"] is True
