@@ -261,7 +261,9 @@ class RunConfig(BaseModel):
     def _url(cls, value: Any) -> Any:
         for url in value if isinstance(value, list) else [value]:
             if url and not url.startswith(("http://", "https://")):
-                raise ValueError(f"must start with http:// or https://, got '{url}'")
+                # a replica comes from --endpoint or from --base-url given again: say both, as the user typed one
+                which = "a replica's URL (--endpoint, or --base-url given again) " if isinstance(value, list) else ""
+                raise ValueError(f"{which}must start with http:// or https://, got '{url}'")
         return value
 
     @field_validator("concurrency", "request_rate", "tasks", "reasoning_format", "workload_set", "context_lengths",

@@ -89,6 +89,11 @@ def test_probe_table_and_json_file(tmp_path) -> None:  # type: ignore[no-untyped
         (["serve-sim", "--answers", "/nonexistent/key.jsonl"], 2, "/nonexistent/key.jsonl: cannot read answer key"),
         (["serve-sim", "--port", "70000"], 2, "--port must be between 0 and 65535"),
         (["probe", "--base-url", "ftp://example"], 2, "base URL must start with http:// or https://"),
+        (
+            ["run", "--base-url", "http://127.0.0.1:9/v1", "--base-url", "notaurl", "--model", "m"],
+            2,
+            "a replica's URL (--endpoint, or --base-url given again) must start with http:// or https://, got 'notaurl'",
+        ),
         (["probe", "--base-url", "http://127.0.0.1:9/v1", "--format", "xml"], 2, "--format must be 'table' or 'json'"),
         (["probe", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"], 3, "127.0.0.1:9"),
         (["probe", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0"], 2, "--timeout: must be positive"),
