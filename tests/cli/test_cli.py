@@ -92,7 +92,8 @@ def test_probe_table_and_json_file(tmp_path) -> None:  # type: ignore[no-untyped
         (
             ["run", "--base-url", "http://127.0.0.1:9/v1", "--base-url", "notaurl", "--model", "m"],
             2,
-            "a replica's URL (--endpoint, or --base-url given again) must start with http:// or https://, got 'notaurl'",
+            "a replica's URL (--endpoint, or --base-url given again) must start with http:// or https://, "
+            "got 'notaurl'",
         ),
         (["probe", "--base-url", "http://127.0.0.1:9/v1", "--format", "xml"], 2, "--format must be 'table' or 'json'"),
         (["probe", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"], 3, "127.0.0.1:9"),
