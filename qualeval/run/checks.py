@@ -74,12 +74,16 @@ def data_keys(config: RunConfig, tasks: list[Task]) -> list[str]:
 def one_task_data(data: Path | None, ref: str, task: Task) -> Path | None:
     """`--data` of a command about one task (`score`, `tasks show`): PATH, or TASK=PATH as `run` takes it, TASK
     naming this task; an existing file or folder is a PATH even with `=` in its name."""
-    if data is None or data.exists() or "=" not in str(data):
+    if data is None or data.exists():
         return data
+    if "=" not in str(data):  # a path that is not there would be passed over, the task read from elsewhere unsaid
+        raise InputError(f"--data {data}: no such file or folder")
     name, _, path = str(data).partition("=")
     keys = list(dict.fromkeys((ref, *_names(task))))
     if name not in keys:
         raise InputError(f"--data {data}: '{name}' is not this task (its keys: {', '.join(keys)}; or PATH alone)")
+    if not Path(path).exists():
+        raise InputError(f"--data {data}: no such file or folder: {path}")
     return Path(path)
 
 

@@ -89,6 +89,12 @@ def test_probe_table_and_json_file(tmp_path) -> None:  # type: ignore[no-untyped
         (["serve-sim", "--answers", "/nonexistent/key.jsonl"], 2, "/nonexistent/key.jsonl: cannot read answer key"),
         (["serve-sim", "--port", "70000"], 2, "--port must be between 0 and 65535"),
         (["probe", "--base-url", "ftp://example"], 2, "base URL must start with http:// or https://"),
+        (["tasks", "show", "gsm8k", "--data", "/nonexistent"], 2, "--data /nonexistent: no such file or folder"),
+        (
+            ["tasks", "show", "gsm8k", "--data", "gsm8k=/nonexistent"],
+            2,
+            "--data gsm8k=/nonexistent: no such file or folder: /nonexistent",
+        ),
         (
             ["run", "--base-url", "http://127.0.0.1:9/v1", "--base-url", "notaurl", "--model", "m"],
             2,
