@@ -137,3 +137,16 @@ def test_a_dash_is_a_sign_only_where_it_signs_a_number(text: str, want: float | 
 def test_an_expression_in_a_variable_states_no_number(content: str) -> None:
     """ZeroEval GSM8K, Mixtral item 214 and command-r item 338 answer with an expression: -16/3 and -10 before."""
     assert extract(content, NUMBER).value is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        (r"\boxed{\frac{9}{2}}", 4.5),  # was 9: the numerator, counted right against a gold of 9
+        (r"$\boxed{-\frac{3}{4}}$", -0.75),
+        (r"\boxed{\dfrac{3}{4}}", 0.75),
+        (r"#### \tfrac{1}{2}", 0.5),
+    ],
+)
+def test_a_latex_fraction_is_the_fraction_not_its_numerator(text: str, value: float) -> None:
+    assert find_number(text, last=True) == value

@@ -127,9 +127,15 @@ def _value(found: re.Match[str]) -> float | None:
     return plain * _SCALES[found["scale"].lower()] if plain is not None and found["scale"] else plain
 
 
+# LaTeX's fraction (`\frac{9}{2}`, `\dfrac`, `\tfrac`) is the fraction 9/2: read as digits alone it was its
+# numerator. A mixed number (`2\frac{1}{2}`) is left as it is.
+_LATEX_FRACTION = re.compile(r"(?<![\d}])\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+
+
 def find_number(text: str, *, last: bool = False) -> float | None:
     """The first (or last) number in text, in any of the forms of _NUMBER, that the text does not take back
     ("not 12"): None when that one is ambiguous."""
+    text = _LATEX_FRACTION.sub(r"\1/\2", text)
     found = [m for m in _NUMBER.finditer(text) if not _TAKEN_BACK.search(text, 0, m.start())]
     if not found:
         return None
