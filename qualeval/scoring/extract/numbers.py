@@ -19,6 +19,9 @@ _SPACED = rf"(?<![\d.,])[1-9]\d{{0,2}}(?:{_SPACE}\d{{3}})+(?!\d|,\d|-\w)"
 _DIGITS = rf"{_SPACED}(?:\.\d+)?|\d+(?:,\d+)*(?:\.\d+)?|\.\d+"
 _SPACES = re.compile(_SPACE)
 _SIGN = r"(?P<sign>[-−]?)\$?\s*"
+# LaTeX's fraction (`\frac{9}{2}`, `\dfrac`, `\tfrac`) is the fraction 9/2: read as digits alone it was its
+# numerator. A mixed number (`2\frac{1}{2}`) is left as it is.
+_LATEX_FRACTION = re.compile(r"(?<![\d}])\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 # the forms a number takes, the longest first: 2.5 × 10^3, 2.5e3, 10^3, 1 1/2, 3/4, 1,000.5; a slash between
 # two numbers that a third follows or precedes is a date (3/4/2020), never a fraction
 _NUMBER = re.compile(
@@ -125,11 +128,6 @@ def _value(found: re.Match[str]) -> float | None:
         return int(found["top"]) / bottom if bottom else None
     plain = _digits(found["plain"])
     return plain * _SCALES[found["scale"].lower()] if plain is not None and found["scale"] else plain
-
-
-# LaTeX's fraction (`\frac{9}{2}`, `\dfrac`, `\tfrac`) is the fraction 9/2: read as digits alone it was its
-# numerator. A mixed number (`2\frac{1}{2}`) is left as it is.
-_LATEX_FRACTION = re.compile(r"(?<![\d}])\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 
 
 def find_number(text: str, *, last: bool = False) -> float | None:
