@@ -131,7 +131,8 @@ def _check(mode: str, resp: ChatResponse) -> ModeResult:
 
 
 Sample = Callable[[int, int], Awaitable[tuple[str, str, bool]]]
-"""(seed, token budget) -> (verdict, detail, starved): one sample of a check; starved means the budget ran out."""
+"""(seed, token budget) -> (verdict, detail, starved): one sample of a check; starved means it showed nothing to
+judge by (the budget ran out, or the model wrote nothing at all)."""
 
 
 def _kind(verdict: str) -> str:
@@ -199,7 +200,8 @@ def _switch_sample(ask: Ask, off_body: dict[str, Any], on: Callable[[int, int], 
     async def sample(seed: int, budget: int) -> tuple[str, str, bool]:
         with_thinking, off = await asyncio.gather(on(seed, budget), ask(QUESTION, seed, budget, body=off_body))
         verdict = _switch_verdict(with_thinking, off)
-        return verdict, verdict, False
+        # a sampled model that wrote nothing with its thinking on shows nothing a switch could turn off: no verdict
+        return verdict, verdict, with_thinking.error is None and _said_nothing(with_thinking)
 
     return sample
 
@@ -243,7 +245,11 @@ async def probe(
     # of result keeps each one's type, where one gather over them all would type every result as `object`
     switched = asyncio.gather(*(settle(_switch_sample(ask, b, on), max_tokens, seed=seed) for b in _SWITCHES.values()))
     checked = asyncio.gather(*(settle(_mode_sample(ask, m), max_tokens, seed=seed) for m in modes))
-    switches, checks = await asyncio.gather(switched, checked)
+    heard = asyncio.gather(
+        _heard(base, lambda s: on(s, max_tokens), seed),
+        _heard(streamed, lambda s: ask(QUESTION, s, max_tokens, stream=True), seed),
+    )
+    switches, checks, (base, streamed) = await asyncio.gather(switched, checked, heard)
     result = ProbeResult(
         base_url=client.config.base_url,
         model=model,
@@ -278,6 +284,18 @@ def unanswered(base_url: str, model: str, error: str, seconds: float = PROBE_TIM
     result.structured_outputs = {m: ModeResult(verdict="inconclusive", detail=error) for m in _MODES}
     result.inconclusive = _inconclusive(result, None, None)
     return result
+
+
+async def _heard(first: ChatResponse, again: Callable[[int], Awaitable[ChatResponse]], seed: int) -> ChatResponse:
+    """The first reply to the probe's question that said something, asking again with the next seeds (REPEATS
+    replies in all): a reply with neither thinking nor answer is no evidence of where reasoning comes back. Seen
+    here: SmolLM2 under Qwen3.5's template, sampled, stops at once on some seeds and thinks aloud on others."""
+    resp = first
+    for step in range(1, REPEATS):
+        if resp.error is not None or not _said_nothing(resp):
+            break
+        resp = await again(seed + step)
+    return resp
 
 
 def _said_nothing(resp: ChatResponse) -> bool:

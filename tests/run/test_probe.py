@@ -201,3 +201,37 @@ def test_a_check_with_no_answer_advises_more_tokens_only_when_the_budget_cut_it(
     assert (cut.verdict, stopped.verdict) == ("inconclusive", "inconclusive")
     assert "raise the token budget" in cut.detail  # the model was still thinking when the budget ran out
     assert "raise the token budget" not in stopped.detail and "stopped" in stopped.detail  # it ended in its thinking
+
+
+def test_a_reply_that_says_nothing_is_asked_again_and_never_decides_a_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sampled thinking model that stops at once on some seeds (SmolLM2 under Qwen3.5's template, llama.cpp
+    b11434: nothing at all on seed 1234, its thinking in `reasoning_content` on 1235): the probe asks again with the
+    next seed, and a check is decided by the replies that said something."""
+    silent = {probe_module.SEED, probe_module.SEED + 2}
+
+    async def sampled(self: ChatClient, request: ChatRequest) -> ChatResponse:
+        off = request.extra_body.get("chat_template_kwargs") == {"enable_thinking": False}
+        thought = None if off or request.seed in silent else ("reasoning_content", "The capital is Paris.")
+        content = "Paris" if off else ""
+        formats = builtin_formats().values()
+        done = split_completion(content=content, field=thought, finish_reason="stop", formats=formats)
+        raw = dict([thought]) if thought else {}
+        return ChatResponse(
+            completion=done.completion, raw_content=content, raw_reasoning=raw, finish_reason="stop", http_status=200
+        )
+
+    async def listing(self: ChatClient) -> dict[str, Any]:
+        return {"data": [{"id": "smollm2"}]}
+
+    monkeypatch.setattr(ChatClient, "chat", sampled)
+    monkeypatch.setattr(ChatClient, "models", listing)
+
+    async def go() -> ProbeResult:
+        async with ChatClient(ClientConfig(base_url="http://127.0.0.1:9/v1", api_key=None)) as client:
+            return await probe(client, "smollm2", seconds=30)
+
+    found = asyncio.run(go())
+    assert (found.reasoning_source, found.stream_reasoning_source) == ("field:reasoning_content",) * 2
+    assert found.reasoning_fields == ["reasoning_content"]
+    assert not {"reasoning", "stream reasoning"} & set(found.inconclusive)
+    assert found.thinking_switch["chat_template_kwargs"] == "works"
