@@ -2,7 +2,8 @@
 
 The ladder, first rung that yields a value of the answer's type wins:
   json     the answer field of a JSON object anywhere in the content, fenced or not, repaired when broken; an object
-           the content ends inside of, cut off before its answer field, holds working: nothing in it is read
+           of working alone that ends the content (cut off before its answer field, or closed without one) holds
+           working: nothing in it is read. A bare value (`42`) is no JSON: the last rung reads it
   anchor   an answer marker: `#### N`, `Answer: X`, `\\boxed{X}`, "the answer is X", `"answer": "X"`; the last
            marker whose span holds a value (the first, for `pick: first`), because models restate and correct
            themselves; a span runs to the end of its sentence. A marker states no value where it holds a

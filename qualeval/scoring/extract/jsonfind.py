@@ -125,20 +125,11 @@ def _restore_latex(value: str) -> str:
     return _SWALLOWED.sub(lambda m: _LATEX_ESCAPES[m.group(0)], value)
 
 
-def _whole(text: str) -> str | None:
-    """The content as one JSON scalar (`42`, `"B"`)."""
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
-    return str(value) if _scalar(value) else None
-
-
 def json_answer(content: str) -> str | None:
     """The answer field of the last JSON object in the content that has one (fenced or not)."""
     text = content.strip()
-    if "{" not in text:
-        return _whole(text)
+    if "{" not in text:  # a bare `42` or `"B"` is the model's plain answer, not JSON: the other rungs read it
+        return None
     fenced = [body for body in _FENCE.findall(text) if "{" in body]
     for candidate in [*reversed(fenced), *reversed(_objects(text))]:
         answer = _answer_of(_load(candidate.strip()))
@@ -148,20 +139,35 @@ def json_answer(content: str) -> str | None:
 
 
 def open_working(content: str) -> int | None:
-    """Where a JSON object begins that the content ends inside of with no answer field in it (`{"reasoning": "... so
-    7 remain, then`: cut off before its answer field); None when there is none. Its numbers and letters are the
-    working's, not an answer. Models break their JSON (a quote inside the reasoning, a string never closed), so an
-    object counts as cut off only where nothing closes it: no brace, quotes aside, and no fence after it; and one
-    whose text names an answer field is the anchor's to read."""
+    """Where a JSON object begins that holds working and no answer and that the content ends with; None when there
+    is none. Its numbers and letters are the working's, not an answer. Two shapes:
+
+    - cut off: the content ends inside it (`{"reasoning": "... so 7 remain, then`, the budget ran out before its
+      answer field). Models break their JSON (a quote inside the reasoning, a string never closed), so an object
+      counts as cut off only where nothing closes it: no brace, quotes aside, and no fence after it; and one whose
+      text names an answer field is the anchor's to read;
+    - closed with only working in it (`{"reasoning": "... 3 + 9 = 12"}`, at most a closing fence after it): every
+      key is a working key. One whose text names an answer field (`answer": "-15"`, `Answer: "-4"`: a quote the
+      model got wrong swallowed the field into its working) is the anchor's to read, as when cut off."""
     spans = _object_spans(content)
-    if not spans or _close(content, spans[-1][0]) is not None:
+    if not spans:
         return None
-    start = spans[-1][0]
+    start, stop = spans[-1]
+    if _close(content, start) is not None:
+        return start if _closed_working(content[start:stop], content[stop:]) else None
     rest = content[start:]
     if _FENCE_CLOSE.search(rest) or _ANSWER_FIELD.search(rest) or _braces_close(rest):
         return None
     answer = _answer_of(_load(rest.strip()))
     return start if answer is None or not answer.strip() else None
+
+
+def _closed_working(body: str, after: str) -> bool:
+    """Whether a closed object, with `after` the content after it, ends the content holding only working."""
+    if after.strip().strip("`").strip() or _ANSWER_FIELD.search(body):
+        return False
+    obj = _load(body)
+    return isinstance(obj, dict) and bool(obj) and all(str(k).strip().lower() in _WORKING_KEYS for k in obj)
 
 
 def _braces_close(text: str) -> bool:
