@@ -4,6 +4,7 @@ verdict     decide(): the one verdict a live run, `rescore` and `score` reach fr
 extract/    the extraction ladder and its rungs
 rules       the scorers of an extracted value (SCORERS, by a task's `scorer.kind`)
 aliases     alias_match: a free-form answer against the accepted ones, rejected only on evidence in the answer
+retract     the names a free-form answer rejects ("rather than") or takes back ("No wait — ...")
 forms       one written form of an answer and its aliases: dates, numbers, amounts, "&"
 whole       the scorers of the whole content (WHOLE_SCORERS: code, ifeval; code + sandbox, ifeval modules), and
             the refusal of a task whose whole-answer scorer is given a typed answer (check_scorers)

@@ -1,7 +1,8 @@
 """The `alias_match` scorer: is a free-form answer one of the accepted answers?
 
 An answer that holds an accepted answer as whole words, or that is part of one, is right unless the answer itself
-gives specific evidence against it: a negation right before it, a regnal number right after it, another number or
+gives specific evidence against it: a negation or a rejection ("rather than") right before it, a correction after
+it ("No wait — Canberra": qualeval.scoring.retract), a regnal number right after it, another number or
 candidate offered beside it in the same clause, or, for an answer that is only part of the accepted one, a first
 name, a kind of thing, the question's own words or a number that is part of another. Clauses matter: "No, Paris"
 and "It ended in 1945, and 1946 saw the trials begin" take nothing back.
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from qualeval.records import AnswerSpec, Score, ScorerSpec
 from qualeval.scoring.extract import find_number, token_f1
 from qualeval.scoring.forms import clauses, date_years, month_words, plain_amount, written_form
+from qualeval.scoring.retract import SKIPPED, rejected, retracted
 from qualeval.tasks import Sample
 
 __all__ = ["alias_score", "close_enough"]
@@ -65,6 +67,7 @@ _AND = re.compile(r"\s+(?:and|&)\s+")
 # a proper name as written: capitalised words, with the particles names hold ("Vincent van Gogh", "Leonardo da Vinci")
 _NAME = r"(?:[A-Z][\w'’.-]*)(?:\s+(?:[A-Z][\w'’.-]*|of|the|de|da|van|von|del|la|le)){0,3}"
 _PROPER = re.compile(_NAME)
+_NAMED = re.compile(r"\b[A-Z0-9][\w'’.-]*")
 _LISTED = re.compile(rf"(?<![\w'’.-]){_NAME}[\s,]*$")
 # what may follow the last name of a list: its end, or a verb that says the names go together
 _LIST_ENDS = re.compile(r"\s*(?:$|[.,;:!?)\]\n]|\s(?:are|were|both|respectively)\b)")
@@ -82,10 +85,12 @@ def close_enough(a: float, b: float, spec: ScorerSpec) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Said:
-    """An answer in written form: all its words, and the words of each of its clauses."""
+    """An answer in written form: all its words, the words of each of its clauses, and the words it writes as a
+    name or a number (capitalised, or digits), which alone may stand as a correction's new candidate."""
 
     words: list[str]
     parts: list[list[str]]
+    named: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, words: list[str]) -> _Said:
@@ -139,20 +144,37 @@ def _taken_back(clause: list[str], alias: list[str], at: int, question: frozense
     after = clause[at + len(alias) : at + len(alias) + 1]
     return (
         bool(_NEGATIONS & set(clause[max(at - 1, 0) : at]))
+        or rejected(clause, at)
         or (bool(after) and after[0] in _ORDINALS and not alias[-1].isdigit())
         or _hedged(clause, alias, at)
         or _offered(clause, alias, at, question, accepts)
     )
 
 
+def _replaces(said: _Said, question: frozenset[str], accepts: Accepts) -> Callable[[list[str]], bool]:
+    """Whether the words after a correction's marker are a new candidate no alias accepts: after the words that
+    lead up to it ("it's", "I mean"), up to four words with no function word among them, the first written as a
+    name or a number ("No wait — Canberra"), not "it's a lovely city"."""
+
+    def replaces(words: list[str]) -> bool:
+        other = list(itertools.dropwhile(lambda w: w in _FILLER or w in SKIPPED or w in question, words))
+        if not other or len(other) > 4 or other[0] not in said.named or all(w in _GENERIC for w in other):
+            return False
+        return not any(w in _FILLER or w in _NEGATIONS for w in other[1:]) and not accepts(other)
+
+    return replaces
+
+
 def _holds(said: _Said, alias: list[str], question: frozenset[str], accepts: Accepts) -> bool:
-    """The alias stands in one of the answer's clauses with nothing there taking it back; an alias that only a
-    clause break splits ("Paris, France") is judged on the whole answer."""
+    """The alias stands in one of the answer's clauses with nothing there taking it back, nor a correction after
+    it; an alias that only a clause break splits ("Paris, France") is judged on the whole answer."""
     found = False
-    for clause in said.parts:
+    replaces = _replaces(said, question, accepts)
+    for number, clause in enumerate(said.parts):
         for at in _at(clause, alias):
             found = True
-            if not _taken_back(clause, alias, at, question, accepts):
+            gone = _taken_back(clause, alias, at, question, accepts)
+            if not gone and not retracted(said.parts, number, at + len(alias), replaces):
                 return True
     if found:
         return False
@@ -354,7 +376,8 @@ def alias_score(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec
     accepted = [sample.gold, *sample.aliases]
     steps = answer.normalize
     offered = _OR_IDIOM.sub("", _SLASH.sub(" or ", value))
-    said = _Said(written_form(offered, steps).split(), _joined(clauses(offered, steps)))
+    named = frozenset(written_form(w, steps) for w in _NAMED.findall(offered))
+    said = _Said(written_form(offered, steps).split(), _joined(clauses(offered, steps)), named)
     known = frozenset(a.strip().lower() for a in accepted)
     amount = plain_amount(value)
     # normalising drops "$" and "%": "$25" is not "25%"

@@ -277,3 +277,36 @@ def test_a_rejection_needs_evidence_in_the_answer(
     item: tuple[str, str, tuple[str, ...]], answer: str, right: bool
 ) -> None:
     assert _judged(*item, answer)[0] is right
+
+
+SYDNEY = ("What is the capital of Australia?", "Sydney", ())  # a wrong gold: the answer's own words decide
+
+
+@pytest.mark.parametrize(
+    ("item", "answer", "right"),
+    [
+        # a name the answer takes back, or sets aside for another, is not its answer
+        (SYDNEY, "Sydney. No wait — Canberra", False),
+        (SYDNEY, "Sydney. No wait, the capital is Canberra.", False),
+        (SYDNEY, "Sydney, no, actually Canberra", False),
+        (SYDNEY, "Sydney - sorry, I mean Canberra", False),
+        (SYDNEY, "Sydney. Correction: Canberra.", False),
+        (SYDNEY, "Sydney. That's wrong.", False),
+        (SYDNEY, "It's Canberra, not Sydney", False),
+        (SYDNEY, "Canberra rather than Sydney", False),
+        (SYDNEY, "Canberra instead of Sydney", False),
+        (SYDNEY, "Canberra, as opposed to Sydney", False),
+        # the name said again after the correction, or a correction that corrects something else, keeps it
+        (SYDNEY, "Canberra. No wait — Sydney", True),
+        (SYDNEY, "Sydney. Wait, is that right? Yes, Sydney.", True),
+        (SYDNEY, "Sydney rather than Canberra", True),
+        (SYDNEY, "Sydney. No, it's not Canberra.", True),
+        (FRANCE, "Paris. No other city comes close.", True),
+        (FRANCE, "Paris. Actually, it's a beautiful city.", True),
+        (FRANCE, "Paris. Sorry, I can't be more specific.", True),
+    ],
+)
+def test_a_name_the_answer_rejects_or_takes_back_is_not_its_answer(
+    item: tuple[str, str, tuple[str, ...]], answer: str, right: bool
+) -> None:
+    assert _judged(*item, answer)[0] is right
