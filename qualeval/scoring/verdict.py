@@ -17,7 +17,7 @@ from qualeval.reasoning import Completion
 from qualeval.records import ANSWERED, ConstraintRecord, Grade, Score, Status
 from qualeval.scoring.constrain import constraint_for, validate
 from qualeval.scoring.extract import Extraction, echoes, extract, naive_extract, typed_value
-from qualeval.scoring.extract.echo import Turns, unechoed
+from qualeval.scoring.extract.echo import Turns, answers_after, unechoed
 from qualeval.scoring.followup import reconcile
 from qualeval.scoring.rules import reads_math, score
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
@@ -57,9 +57,12 @@ def echoed(task: Task, sample: Sample, done: Completion) -> bool:
     if done.status not in ANSWERED or not sample.scored or task.spec.scorer.kind in WHOLE_ANSWER:
         return False
     spec = task.spec
-    truncated = done.status == "answer_truncated"
+    prompt = prompt_of(sample)
+    # a reply cut off after it answered the question it repeated ("Q: ... A: Paris") is judged as any other reply:
+    # an echo only where nothing of its own is left that states an answer
+    truncated = done.status == "answer_truncated" and not answers_after(done.content, prompt, sample.choices)
     math = reads_math(spec.scorer.kind)
-    return echoes(done.content, spec.answer, sample.choices, prompt=prompt_of(sample), truncated=truncated, math=math)
+    return echoes(done.content, spec.answer, sample.choices, prompt=prompt, truncated=truncated, math=math)
 
 
 def _reply(task: Task, sample: Sample, constraint: ConstraintRecord) -> tuple[str | None, bool | None]:

@@ -277,3 +277,38 @@ def test_premises_restated_with_only_a_fragment_beside_them_are_an_echo() -> Non
     content = f"So every {' '.join(premise.split()[3:])} {conclusion} The conclusion does not"
     verdict = decide(task, sample, Completion(content=content, status="ok"))
     assert (verdict.status, verdict.extraction.rung, verdict.score.correct) == ("echoed", "none", False)
+
+
+KNOWLEDGE_QUESTION = "Which river flows through the city of Paris, the capital of France, and into the English Channel?"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        f"Q: {KNOWLEDGE_QUESTION}\nA: The Seine",
+        f"{KNOWLEDGE_QUESTION}\nAnswer: Seine",
+        f"{KNOWLEDGE_QUESTION} The Seine.",
+    ],
+    ids=["q-a", "answer-marker", "after-the-question"],
+)
+def test_a_question_repeated_then_answered_and_cut_off_is_an_answer(content: str) -> None:
+    """A reply that writes the question back, answers it and is then cut off by its budget states an answer of its
+    own: it is read and scored, not `echoed`."""
+    task = load_task("knowledge_qa")
+    sample = Sample(
+        id="q/0", task="q", messages=(Message(role="user", content=KNOWLEDGE_QUESTION),), gold="Seine", aliases=()
+    )
+    verdict = decide(task, sample, Completion(content=content, status="answer_truncated"))
+    assert (verdict.status, verdict.score.correct) == (None, True)
+
+
+@pytest.mark.parametrize("cut", [10, 45])
+def test_a_question_repeated_and_cut_off_with_nothing_of_its_own_is_an_echo(cut: int) -> None:
+    """The budget cut the reply while it wrote the question back a second time: nothing in it is the model's."""
+    task = load_task("knowledge_qa")
+    sample = Sample(
+        id="q/0", task="q", messages=(Message(role="user", content=KNOWLEDGE_QUESTION),), gold="Seine", aliases=()
+    )
+    content = f"{KNOWLEDGE_QUESTION}\n{KNOWLEDGE_QUESTION}"[:-cut]
+    verdict = decide(task, sample, Completion(content=content, status="answer_truncated"))
+    assert (verdict.status, verdict.score.correct) == ("echoed", False)

@@ -30,7 +30,7 @@ from itertools import pairwise
 
 from qualeval.scoring.extract.anchors import anchored_spans
 
-__all__ = ["ECHO_SHARE", "ECHO_WORDS", "Turns", "unechoed"]
+__all__ = ["ECHO_SHARE", "ECHO_WORDS", "Turns", "answers_after", "unechoed"]
 
 ECHO_WORDS = 8
 """The shortest run of the prompt's words read as an echo: a sentence of the prompt, not a phrase it shares."""
@@ -290,28 +290,82 @@ def _extent(run: _Run, found: list[re.Match[str]], said: list[str], prompt: _Pro
     return spans
 
 
+@dataclass(frozen=True, slots=True)
+class _Masking:
+    """The content's words as found and as keyed, the prompt indexed, the runs that repeat it cut into pieces, and
+    the pieces masked as echoes."""
+
+    found: list[re.Match[str]]
+    said: list[str]
+    prompt: _Prompt
+    pieces: list[_Run]
+    runs: list[_Run]
+
+
+def _masking(content: str, turns: Turns, choices: tuple[str, ...]) -> _Masking | None:
+    """What of the content echoes the prompt; None where nothing does (the prompt indexed only where some may)."""
+    text = "\n\n".join(said for _, said in turns)
+    found = list(_WORD.finditer(content))
+    said = [_key(m.group(0)) for m in found]
+    if len(said) < ECHO_WORDS or not _may_echo(said, text):
+        return None
+    indexed = _indexed(turns, choices)
+    pieces = [piece for run in _runs(said, indexed) for piece in _pieces(run, indexed)]
+    runs = _masked(content, found, pieces, indexed)
+    return _Masking(found, said, indexed, pieces, runs) if runs else None
+
+
+def _turns(prompt: str | Turns) -> Turns:
+    return (("user", prompt),) if isinstance(prompt, str) else prompt
+
+
 def unechoed(content: str, prompt: str | Turns, choices: tuple[str, ...] = ()) -> tuple[str, float]:
     """The content with every run that repeats the prompt blanked (its lines kept, so the last-line rung still
     reads the model's own last line), and the share of the content's characters that copy the prompt: a premise
     restated in a sentence of the model's own is masked but not counted there (`_restated`). `prompt`: its text,
     or its messages (an assistant message is an example's answer)."""
-    turns = (("user", prompt),) if isinstance(prompt, str) else prompt
-    text = "\n\n".join(said for _, said in turns)
-    found = list(_WORD.finditer(content))
-    said = [_key(m.group(0)) for m in found]
-    if len(said) < ECHO_WORDS or not _may_echo(said, text):
-        return content, 0.0
-    indexed = _indexed(turns, choices)
-    pieces = [piece for run in _runs(said, indexed) for piece in _pieces(run, indexed)]
-    runs = _masked(content, found, pieces, indexed)
-    if not runs:
+    masking = _masking(content, _turns(prompt), choices)
+    if masking is None:
         return content, 0.0
     blanked = list(content)
-    after = {piece.at: before.end for before, piece in pairwise([_Run(0, 0, 0, 0), *pieces])}
+    after = {piece.at: before.end for before, piece in pairwise([_Run(0, 0, 0, 0), *masking.pieces])}
     copied = 0
-    for run in runs:
-        spans = _extent(run, found, said, indexed)
+    for run in masking.runs:
+        spans = _extent(run, masking.found, masking.said, masking.prompt)
         for start, end in spans:
             blanked[start:end] = " " * (end - start)
-        copied += 0 if _restated(run, after[run.at], indexed) else sum(end - start for start, end in spans)
+        copied += 0 if _restated(run, after[run.at], masking.prompt) else sum(end - start for start, end in spans)
     return "".join(blanked), copied / sum(len(w) for w in content.split())
+
+
+def answers_after(content: str, prompt: str | Turns, choices: tuple[str, ...] = ()) -> bool:
+    """Whether words of the model's own follow its echo that the prompt does not hold as they stand: a reply that
+    repeats the question, then answers it ("Q: ... A: Paris"), and is cut off. A copy the budget cut short, or a
+    few of the prompt's words between two copies, are pieces of the prompt: nothing of the model's own."""
+    masking = _masking(content, _turns(prompt), choices)
+    if masking is None:
+        return False
+    said, runs = masking.said, masking.runs
+    masked = {i for run in runs for i in range(run.at, run.end)}
+    own = [i for i in range(runs[0].end, len(said)) if i not in masked]
+    return any(not _inside([said[i] for i in chunk], masking.prompt.words) for chunk in _consecutive(own))
+
+
+def _consecutive(indices: list[int]) -> list[list[int]]:
+    chunks: list[list[int]] = []
+    for i in indices:
+        if chunks and chunks[-1][-1] == i - 1:
+            chunks[-1].append(i)
+        else:
+            chunks.append([i])
+    return chunks
+
+
+def _inside(chunk: list[str], words: tuple[str, ...]) -> bool:
+    """Whether the words stand in the prompt in this order, one after another; the last may be cut short."""
+    *whole, last = chunk
+    n = len(whole)
+    return any(
+        list(words[i : i + n]) == whole and i + n < len(words) and words[i + n].startswith(last)
+        for i in range(len(words) - n)
+    )
