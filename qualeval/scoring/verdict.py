@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from qualeval.reasoning import Completion
 from qualeval.records import ANSWERED, ConstraintRecord, Grade, Score, Status
 from qualeval.scoring.constrain import constraint_for, validate
-from qualeval.scoring.extract import Extraction, echoes, extract, naive_extract, typed_value
+from qualeval.scoring.extract import Extraction, echoes, extract, naive_extract, typed_value, unfinished_dropped
 from qualeval.scoring.extract.echo import Turns, answers_after, unechoed
 from qualeval.scoring.followup import reconcile
 from qualeval.scoring.rules import reads_math, score
@@ -85,25 +85,27 @@ def _answer(
     task: Task, sample: Sample, done: Completion, constraint: ConstraintRecord | None
 ) -> tuple[Extraction, ConstraintRecord | None]:
     """The answer to score, and the constraint record with what became of the constraint. The ladder never reads
-    text that repeats the prompt, nor does a follow-up find its answer there."""
+    text that repeats the prompt, nor does a follow-up find its answer there, nor a number the budget may have cut
+    (the digits a truncated answer ends on: `unfinished_dropped`)."""
     spec = task.spec
     math = reads_math(spec.scorer.kind)
     prompt = prompt_of(sample)
+    content = unfinished_dropped(done.content) if done.status == "answer_truncated" else done.content
     if constraint is None or constraint.kind is None or constraint.mode == "off":
-        return extract(done.content, spec.answer, sample.choices, math=math, prompt=prompt), constraint
+        return extract(content, spec.answer, sample.choices, math=math, prompt=prompt), constraint
     if constraint.mode == "single":
-        if not done.content.strip():
-            return extract(done.content, spec.answer, sample.choices, math=math), constraint
-        satisfied, span = validate(constraint_for(spec.answer, sample.choices), constraint.kind, done.content)
+        if not content.strip():
+            return extract(content, spec.answer, sample.choices, math=math), constraint
+        satisfied, span = validate(constraint_for(spec.answer, sample.choices), constraint.kind, content)
         judged = constraint.model_copy(update={"held": satisfied, "valid": satisfied})
         if satisfied and span is not None and (value := typed_value(span, spec.answer, sample.choices)) is not None:
             return Extraction(value=value, rung="constraint", raw=span), judged
-        return extract(done.content, spec.answer, sample.choices, math=math, prompt=prompt), judged
-    found = extract(done.content, spec.answer, sample.choices, math=math, prompt=prompt)
+        return extract(content, spec.answer, sample.choices, math=math, prompt=prompt), judged
+    found = extract(content, spec.answer, sample.choices, math=math, prompt=prompt)
     if constraint.followup is None:  # the main request brought no answer to follow up
         return found, constraint
     reply, valid = _reply(task, sample, constraint)
-    own, _ = unechoed(done.content, prompt, sample.choices)
+    own, _ = unechoed(content, prompt, sample.choices)
     scored, agreement = reconcile(found, reply, own, spec.answer, sample.choices, math=math)
     held = None if valid is None else bool(valid and agreement in ("agrees", "filled"))
     return scored, constraint.model_copy(update={"held": held, "valid": valid, "agreement": agreement})

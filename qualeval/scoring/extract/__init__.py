@@ -20,9 +20,12 @@ the examples) is masked (echo); an option of the item quoted, and a closing sent
 working of the model's own, are the model's and stay (qualeval.scoring.extract.echo). `echoes` says whether the
 content is an echo: mostly the prompt's text, cut off or with no answer of its own, or the prompt's text with no
 more than a fragment of the model's own beside it that states no answer.
+A response the budget cut off is read less the number it ends on, which may be cut short (cutoff: "... is 12" where
+the next token was "5"); the verdict drops it before the ladder reads.
 The published GSM8K 3/10 came from reading numbers off the reasoning trace; nothing here looks at it.
 """
 
+from qualeval.scoring.extract.cutoff import unfinished_dropped
 from qualeval.scoring.extract.ladder import Extraction, Rung, echoes, extract, naive_extract, typed_value
 from qualeval.scoring.extract.maths import math_equal, math_parse, math_timeout
 from qualeval.scoring.extract.normalize import normalize, token_f1
@@ -41,5 +44,6 @@ __all__ = [
     "normalize",
     "token_f1",
     "typed_value",
+    "unfinished_dropped",
     "words_to_digits",
 ]
