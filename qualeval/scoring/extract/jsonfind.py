@@ -162,9 +162,14 @@ def open_working(content: str) -> int | None:
     return start if answer is None or not answer.strip() else None
 
 
+# working that ends on its own statement of the answer ("Therefore, the answer is 50%.") states it: ZeroEval's Yi
+# outputs close such an object with no answer field, and the anchor reads the statement
+_STATED = re.compile(r"\banswer\s+is\b", re.IGNORECASE)
+
+
 def _closed_working(body: str, after: str) -> bool:
     """Whether a closed object, with `after` the content after it, ends the content holding only working."""
-    if after.strip().strip("`").strip() or _ANSWER_FIELD.search(body):
+    if after.strip().strip("`").strip() or _ANSWER_FIELD.search(body) or _STATED.search(body):
         return False
     obj = _load(body)
     return isinstance(obj, dict) and bool(obj) and all(str(k).strip().lower() in _WORKING_KEYS for k in obj)
