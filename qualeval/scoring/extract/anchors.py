@@ -11,6 +11,10 @@ A marker takes a value only where it states one:
 - a marker whose value opens a fenced block on a later line ("The answer is:\n```\n17\n```") states the block's
   text; a JSON object in the block is the json rung's to read.
 
+The model's last word counts: a correction right after a span ("12... no wait, 7", "Answer: 12? No, 7.") is read
+before the span; a span that asks ("Answer: A or B?") or denies ("the answer is not A") states nothing but what
+follows it says instead ("It's B."). "B is the answer." names its value first, and yields to a plain marker after.
+
 Boxes on one line joined only by separators (`\\boxed{1} and \\boxed{2}`, `$\\boxed{1}$, $\\boxed{2}$`, `x = \\boxed{1}
 \\quad x = \\boxed{2}`) state one answer and give one span, their values joined by commas; a box after prose or on
 a later line is a new statement, often a correction, and gives its own span.
