@@ -126,3 +126,10 @@ def test_an_option_written_off_with_no_other_named_is_still_read_as_the_authors_
     """MMLU-Pro's parser takes "the answer is (A)" in "The answer is (A) is false."; with no option turned to, the
     reading stays, so the letter agrees with the corpus' reference."""
     assert extract("The answer is (A) is false.", CHOICE, OPTIONS).value == "A"
+
+
+@pytest.mark.parametrize(
+    "opening", ["Before I answer, note the 5 cases.", "I'll answer in 3 steps.", "I will answer the 2 parts below."]
+)
+def test_saying_one_will_answer_is_no_answer(opening: str) -> None:
+    assert extract(f"{opening}\nThe answer is 7.", FIRST).value == "7"

@@ -44,17 +44,26 @@ _STATES = re.compile(
 """`the answer is X`: "the incorrect answer is (D)" names an option to reject."""
 _MARKERS = [
     re.compile(rf"####\s*{_LINE}"),
-    # `Answer: X`, `Answer = X` (not `answer == x` nor `my_answer = ...` in code), `Final: X`, "I'll answer X"
+    # `Answer: X`, `Answer = X` (not `answer == x` nor `my_answer = ...` in code), `Final: X`
     re.compile(
-        rf"(?:(?:final\s+)?answer\s*\**\s*(?:is\s*)?[:：]|(?<![\w.])(?:final\s+)?answer\s*=(?!=)|\bfinal\s*\**\s*[:：]"
-        rf"|\bI(?:'ll|\s+will|\s+would|'d)?\s+answer\b\s*[:：]?)\**[ \t]*{_LINE}",
+        rf"(?:(?:final\s+)?answer\s*\**\s*(?:is\s*)?[:：]|(?<![\w.])(?:final\s+)?answer\s*=(?!=)"
+        rf"|\bfinal\s*\**\s*[:：])\**[ \t]*{_LINE}",
         re.IGNORECASE,
     ),
     _STATES,
+    # "I'll answer B.": a value of a few words that ends the sentence; not "Before I answer, ...", "I'll answer in
+    # 3 steps", "I will answer the question below"
+    re.compile(
+        rf"\bI(?:'ll|\s+will|\s+would|'d)?\s+answer\b[ \t]*[:：]?[ \t]*"
+        rf"(?!(?:in|with|by|the|this|that|these|it|each|all|your|my|as|after|before|when|now|first|briefly|below"
+        rf"|following|step|based|using|from|to|for|on|carefully|honestly)\b)"
+        rf"(?=[^\s,;:.!?][^\s.!?]*(?:[ \t]+[^\s.!?]+){{0,2}}[ \t]*(?:[.!]|$)){_LINE}",
+        re.IGNORECASE | re.MULTILINE,
+    ),
     _FIELD,
     _UNQUOTED,
 ]
-_PROSE = _MARKERS[:3]
+_PROSE = _MARKERS[:4]
 """The markers whose span is prose the model goes on writing, which a correction may follow."""
 # `B is the answer.`, "So, (B) is the correct answer.": the value comes first. Not a sentence that only points at
 # the answer ("Here is the answer in JSON", "The value of A is the answer to the problem"): a pronoun or an
