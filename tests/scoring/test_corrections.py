@@ -133,3 +133,24 @@ def test_an_option_written_off_with_no_other_named_is_still_read_as_the_authors_
 )
 def test_saying_one_will_answer_is_no_answer(opening: str) -> None:
     assert extract(f"{opening}\nThe answer is 7.", FIRST).value == "7"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The answer is Paris. Sorry for the confusion.",
+        "The answer is Paris.\nWait a moment.",
+        "The answer is Paris. Actually, quite simple.",
+        "Answer: Paris? Yes.",
+        "The answer is Paris. Wait, no.",
+    ],
+)
+def test_a_text_answer_is_not_replaced_by_a_remark_or_a_yes(content: str) -> None:
+    assert extract(content, TEXT).value == "Paris"
+
+
+@pytest.mark.parametrize(
+    ("content", "want"), [("Answer: 12?", "12"), ("Answer: 3/4?", "0.75"), ("Answer: 12? Yes.", "12")]
+)
+def test_a_single_value_asked_is_still_the_answer(content: str, want: str) -> None:
+    assert extract(content, NUMBER).value == want

@@ -12,8 +12,8 @@ A marker takes a value only where it states one:
   text; a JSON object in the block is the json rung's to read.
 
 The model's last word counts: a correction right after a span ("12... no wait, 7", "Answer: 12? No, 7.") is read
-before the span; a span that asks ("Answer: A or B?") or denies ("the answer is not A") states nothing but what
-follows it says instead ("It's B."). "B is the answer." names its value first, and yields to a plain marker after.
+before the span; a span that asks between values ("Answer: A or B?") or denies one ("the answer is not A") states
+nothing but what follows it says instead ("It's B."). "B is the answer." names its value first, and yields to a plain marker after.
 
 Boxes on one line joined only by separators (`\\boxed{1} and \\boxed{2}`, `$\\boxed{1}$, $\\boxed{2}$`, `x = \\boxed{1}
 \\quad x = \\boxed{2}`) state one answer and give one span, their values joined by commas; a box after prose or on
@@ -222,7 +222,7 @@ def placeholder(span: str) -> bool:
 # A correction: the model takes back what it just said and says it again ("12... no wait, 7", "12? No, 7.",
 # "(B). Actually, (C)."). A cue follows the end of a clause; "no" is one only before more words ("No, 7"): alone
 # ("Yes? No.") it is the answer.
-_CUE = r"(?:no[,!]?\s+wait|wait|actually|correction|i\s+mean|sorry|oops|scratch\s+that|no(?=[,!:—–]\s*\S))"
+_CUE = r"(?:no[,!]?\s+wait|wait|actually|correction|i\s+mean|scratch\s+that|no(?=[,!:—–]\s*\S))"
 _SAYS = r"(?:it'?s|it\s+is|it\s+must\s+be|make\s+that|(?:so\s+)?the\s+(?:(?:correct|right|final)\s+)?answer\s+is)"
 _AFTER_CUE = rf"\b[\s,:!—–-]*(?:{_SAYS}\b[\s:]*)?"
 _RETRACTION = re.compile(rf"(?:(?<=[.…,;:!—–\n])|(?<=\s[-–—]))\s*{_CUE}{_AFTER_CUE}", re.IGNORECASE)
@@ -236,12 +236,17 @@ _DENIAL = re.compile(
     re.IGNORECASE,
 )
 # what a restatement is: a value, a few words with no verb; not a remark ("Actually, let me check", "No, because
-# ...", "Actually, 7 is also possible") nor another denial ("..., so the answer is not (D)")
+# ...", "Actually, 7 is also possible", "Wait a moment", "No, really") nor another denial ("..., so the answer is
+# not (D)")
 _REMARK = re.compile(
-    r"^(?:let|i|we|this|that|there|here|hmm|because|since|as|so|but|if|then|to|not|never|none)\b"
+    r"^(?:let|i|we|this|that|there|here|hmm|because|since|as|so|but|if|then|to|for|about|again|my|a|an|just"
+    r"|quite|really|well|ok|okay|not|never|none)\b"
     r"|\b(?:is|are|was|were|be|been|seems?|could|might|may|also|would|should|will|can|does|do|did|has|have|had)\b",
     re.IGNORECASE,
 )
+
+
+_ALTERNATIVES = re.compile(r"\s(?:or|vs\.?|versus)\s", re.IGNORECASE)
 
 
 def _restating(tail: str) -> bool:
@@ -280,7 +285,7 @@ class _Mark:
     weak: bool = False
     """The value comes before the words "is the answer": a plain marker after it wins."""
     asked: bool = False
-    """The span is a question ("Answer: A or B?"): it states no value."""
+    """The span is a question ("Answer: 12?"); one between values ("Answer: A or B?") states none of them."""
     correction: str | None = None
     """What the model says instead, right after the span ("12? No, 7.")."""
 
@@ -337,7 +342,7 @@ def anchored_spans(content: str) -> list[tuple[int, str]]:
 def stated_spans(content: str) -> list[tuple[int, tuple[str, ...]]]:
     """Each marker that states an answer, with what it states, the best reading first: a correction right after
     it ("12? No, 7."), then its own span. Not a judgement of one ("this answer is not correct because 5 is too
-    big" states no 5) nor a question ("A or B?"), unless corrected ("The answer is not A. It's B."); a
+    big" states no 5) nor a question between values ("A or B?"), unless corrected ("The answer is not A. It's B."); a
     conditional ("would be") or a value before "is the answer" only where no plain marker follows it. "The
     closest answer would be (E) ... The answer is (D)." weighs an option, then answers."""
     found = _found(content)
@@ -346,7 +351,7 @@ def stated_spans(content: str) -> list[tuple[int, tuple[str, ...]]]:
         if not mark.plain and any(later.plain for later in found[n + 1 :]):
             continue
         readings = [mark.correction] if mark.correction else []
-        readings += [] if mark.judged or mark.asked else [mark.span]
+        readings += [] if mark.judged or (mark.asked and _ALTERNATIVES.search(mark.span)) else [mark.span]
         if readings:
             stated.append((mark.start, tuple(readings)))
     return stated

@@ -39,6 +39,9 @@ _DISOWNED = re.compile(
     r"\d+(?:[.,/]\d+)*[ \t]*\.?\s*",
     re.IGNORECASE,
 )
+_AFFIRMATION = re.compile(
+    r"(?:yes|yeah|yep|definitely|certainly|correct|right|exactly|indeed|sure|no|nope)", re.IGNORECASE
+)
 # a text answer's closing clause that disowns another value: "Paris, not London" is Paris
 _DISOWNING_TAIL = re.compile(
     r"(?<=\S)(?:\s*,\s*(?:but\s+|and\s+)?not|\s+(?:rather\s+than|instead\s+of))\s+\S[^,;]*$", re.IGNORECASE
@@ -133,11 +136,17 @@ def _anchored(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extra
     marks = stated_spans(content)
     for _, readings in marks if spec.pick == "first" else reversed(marks):
         for span in readings:  # a correction right after the marker first ("12? No, 7."), then its own span
-            value = _typed(span, spec, choices, "anchor")
+            value = None if _affirms(span, spec) else _typed(span, spec, choices, "anchor")
             if value is not None:
                 return Extraction(value=value, rung="anchor", raw=span.strip())
     said = anchored_spans(content)  # a judgement of an answer ("the answer is not among the options") says it answered
     return Extraction(value=None, rung="anchor", raw=said[-1][1].strip()) if said else None
+
+
+def _affirms(reading: str, spec: AnswerSpec) -> bool:
+    """Whether a text answer's restatement only confirms or retracts what the model said ("Answer: Paris? Yes.",
+    "Paris. Wait, no."): the text answer is no "Yes" nor "no"."""
+    return spec.type == "text" and _AFFIRMATION.fullmatch(reading.strip().rstrip(".!")) is not None
 
 
 def _disowned_dropped(content: str) -> str:
@@ -175,7 +184,7 @@ def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extr
     if _looping(last) or unfilled(last):  # a loop, or a marker with no value (`Answer:`, `Answer: <answer>`)
         return None
     said = restatement(last)  # the model's last word on the line: "Yes? No.", "A or B? It's B."
-    for reading in [said, last] if said else [last]:
+    for reading in [said, last] if said and not _affirms(said, spec) else [last]:
         value = _typed(reading, spec, choices, "line")
         if value is not None:
             return Extraction(value=value, rung="last", raw=last)
