@@ -8,11 +8,14 @@ The ladder, first rung that yields a value of the answer's type wins:
            marker whose span holds a value (the first, for `pick: first`), because models restate and correct
            themselves; a span runs to the end of its sentence. A marker states no value where it holds a
            placeholder (`Answer: <answer>`), nothing, or a judgement ("this answer is not correct because ...");
-           a conditional ("would be") yields to a plain statement after it (qualeval.scoring.extract.anchors)
+           a conditional ("would be") or a value before "is the answer" yields to a plain marker after it; a
+           correction right after the value wins ("12... no wait, 7", "12? No, 7."), and a value asked about or
+           denied is no answer unless what follows says what it is (qualeval.scoring.extract.anchors)
   math     for math-scored tasks, what math-verify parses out of the whole content
   last     a line that is only an option marker; else an option a closing statement names ("So C."), the last
-           number, option or yes/no of the last line, or the last line itself for text; nothing from a line that
-           loops or whose answer marker states no value
+           number, option or yes/no of the last line (what it says last after a question or a retraction: "Yes?
+           No."), or the last line itself for text; nothing from a line that loops or whose answer marker states
+           no value
 A held structured-output constraint gives the `constraint` rung before all of these, and a follow-up's answer the
 content holds the `followup` rung after them (qualeval.scoring.verdict).
 Before any rung, text that repeats the prompt (a run of eight or more of its words: the instruction, the options,

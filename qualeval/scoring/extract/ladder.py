@@ -6,7 +6,7 @@ import re
 from typing import Literal
 
 from qualeval.records import AnswerSpec, Extraction, Rung
-from qualeval.scoring.extract.anchors import anchored_spans, stated_spans, unfilled
+from qualeval.scoring.extract.anchors import anchored_spans, restatement, stated_spans, unfilled
 from qualeval.scoring.extract.echo import ECHO_SHARE, ECHO_WORDS, Turns, unechoed
 from qualeval.scoring.extract.jsonfind import json_answer, open_working
 from qualeval.scoring.extract.letters import letter_in_anchor, letter_on_line, option_letters
@@ -30,6 +30,22 @@ _NEGATIONS = frozenset(
 _COPULAS = ("be", "is", "are", "was", "were", "been", "a", "an", "the")
 _DEGREES = ("necessarily", "deductively", "logically", "really", "actually", "entirely", "completely", "strictly")
 _BETWEEN = frozenset((*_COPULAS, *_DEGREES, "always", "definitely", "quite"))
+# a reply that is a value (no words) and one it disowns ("7, not 12", "x = 7 rather than 12") states the value:
+# math-verify, reading it as an expression, made "7, not" a list of 7 and a product of letters. In prose the
+# disowned number alone is dropped (taken_back_dropped), and math-verify reads the prose's value
+_DISOWNED = re.compile(
+    r"\s*(?P<v>(?:\\[A-Za-z]+|(?![A-Za-z]{2})[^\n])+?)(?:[ \t]*,)?[ \t]*"
+    r"\b(?:not|rather\s+than|instead\s+of)[ \t]+(?:be[ \t]+)?[-−]?\$?[ \t]?"
+    r"\d+(?:[.,/]\d+)*[ \t]*\.?\s*",
+    re.IGNORECASE,
+)
+_AFFIRMATION = re.compile(
+    r"(?:yes|yeah|yep|definitely|certainly|correct|right|exactly|indeed|sure|no|nope)", re.IGNORECASE
+)
+# a text answer's closing clause that disowns another value: "Paris, not London" is Paris
+_DISOWNING_TAIL = re.compile(
+    r"(?<=\S)(?:\s*,\s*(?:but\s+|and\s+)?not|\s+(?:rather\s+than|instead\s+of))\s+\S[^,;]*$", re.IGNORECASE
+)
 
 
 def _choice_text(span: str, spec: AnswerSpec, choices: tuple[str, ...], *, last: bool) -> str | None:
@@ -87,6 +103,7 @@ def _boolean(span: str, spec: AnswerSpec, *, last: bool) -> str | None:
 def _text(span: str) -> str | None:
     value = span.strip().strip("*_`").strip()
     value = _REMARK.sub("", value).strip()
+    value = _DISOWNING_TAIL.sub("", value).strip()
     value = value.rstrip(".").strip().strip("*_`").strip()
     if value.count('"') == 1 and value.endswith('"'):  # `answer: 163"`: the quote closes the JSON string it stood in
         value = value[:-1].rstrip(".").strip()
@@ -116,13 +133,26 @@ def _anchored(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extra
     """The answer an answer marker introduces; with no value of the answer's type, the marker's span still
     says the model answered (value None): "Cannot be determined" is an answer, just not a number. A conditional
     ("the closest answer would be (E)") is no answer where a plain statement follows it (`stated_spans`)."""
-    spans = stated_spans(content)
-    for _, span in spans if spec.pick == "first" else reversed(spans):
-        value = _typed(span, spec, choices, "anchor")
-        if value is not None:
-            return Extraction(value=value, rung="anchor", raw=span.strip())
+    marks = stated_spans(content)
+    for _, readings in marks if spec.pick == "first" else reversed(marks):
+        for span in readings:  # a correction right after the marker first ("12? No, 7."), then its own span
+            value = None if _affirms(span, spec) else _typed(span, spec, choices, "anchor")
+            if value is not None:
+                return Extraction(value=value, rung="anchor", raw=span.strip())
     said = anchored_spans(content)  # a judgement of an answer ("the answer is not among the options") says it answered
     return Extraction(value=None, rung="anchor", raw=said[-1][1].strip()) if said else None
+
+
+def _affirms(reading: str, spec: AnswerSpec) -> bool:
+    """Whether a text answer's restatement only confirms or retracts what the model said ("Answer: Paris? Yes.",
+    "Paris. Wait, no."): the text answer is no "Yes" nor "no"."""
+    return spec.type == "text" and _AFFIRMATION.fullmatch(reading.strip().rstrip(".!")) is not None
+
+
+def _disowned_dropped(content: str) -> str:
+    """The content without the values it disowns, as the math rung reads it."""
+    whole = _DISOWNED.fullmatch(content)
+    return whole.group("v") if whole else taken_back_dropped(content)
 
 
 def _looping(line: str, times: int = 4, longest: int = 15) -> bool:
@@ -153,8 +183,12 @@ def _last_line(content: str, spec: AnswerSpec, choices: tuple[str, ...]) -> Extr
     last = lines[-1] if lines else ""
     if _looping(last) or unfilled(last):  # a loop, or a marker with no value (`Answer:`, `Answer: <answer>`)
         return None
-    value = _typed(last, spec, choices, "line")
-    return Extraction(value=value, rung="last", raw=last) if value is not None else None
+    said = restatement(last)  # the model's last word on the line: "Yes? No.", "A or B? It's B."
+    for reading in [said, last] if said and not _affirms(said, spec) else [last]:
+        value = _typed(reading, spec, choices, "line")
+        if value is not None:
+            return Extraction(value=value, rung="last", raw=last)
+    return None
 
 
 def _refused_there(anchored: Extraction | None, last: Extraction) -> bool:
@@ -193,7 +227,7 @@ def extract(
     if anchored is not None and anchored.value is not None:
         return anchored
     runs_out = _runs_out(content)
-    if math and not runs_out and (parsed := math_parse(taken_back_dropped(content))):
+    if math and not runs_out and (parsed := math_parse(_disowned_dropped(content))):
         return Extraction(value=str(parsed[-1]), rung="math", raw=str(parsed[-1]))
     # an option or a plain text answer keeps the last line's own rules (a loop within that line)
     last = None if runs_out and (math or spec.type in ("number", "boolean")) else _last_line(content, spec, choices)

@@ -18,8 +18,12 @@ __all__ = ["letter_in_anchor", "letter_on_line", "option_letters"]
 
 _EMPHASIS = "*_`'\" \t"
 _REJECTED = re.compile(r"(?:rules?\s+out|not|except|eliminate)\s*$", re.IGNORECASE)
-_WRITTEN_OFF = re.compile(r"\s*(?:is|are|was)\s+(?:not\b|incorrect|wrong|false|out\b|eliminated)", re.IGNORECASE)
-"""What follows an option that the working rejects: "(A) is wrong"."""
+_WRITTEN_OFF = re.compile(
+    r"\s*(?:(?:is|are|was)\s+(?:not\b|incorrect|wrong|false|out\b|eliminated|ruled\s+out)|isn't|wasn't"
+    r"|can(?:'t|not)\s+be\b|(?:does|do)(?:n't|\s+not)\s+(?:fit|apply|work|hold)\b)",
+    re.IGNORECASE,
+)
+"""What follows an option that the working rejects: "(A) is wrong", "(A) can't be right"."""
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|textrm|mathrm|mathbf|mbox)\s*\{([^{}]*)\}")
 _CLOSING = r"\b(?:so|thus|therefore|hence|overall|finally)\b[,:]?\s*"
 
@@ -82,6 +86,9 @@ def letter_in_anchor(span: str, letters: str) -> str | None:
     """A letter right after an answer marker: `Answer: B`, `answer is (B)`, `answer is B because ...`,
     `\\boxed{\\text{B}}`, `Answer: (b)`, `Answer: Mercury (B)`."""
     span = _LATEX_TEXT.sub(r"\1", span)
+    opening = re.match(rf"[\s*_]*[(\[]?([{letters}])[)\]]?(?=[\s,;:.]|$)", span)
+    if opening and _WRITTEN_OFF.match(span, opening.end()) and (turned := _concluded(span, letters)):
+        return turned  # "(A) is wrong, so B": the option it turns to
     found = _bare(span, letters) or _leading(span, letters) or _lower(span, letters)
     if found:
         return found
