@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from qualeval.records import AnswerSpec
+from qualeval.records import AnswerSpec, ScorerSpec
 from qualeval.scoring.extract.ladder import extract
 from qualeval.scoring.extract.numbers import find_number, result_number
+from qualeval.scoring.rules import score
+from qualeval.tasks.sample import Sample
 
 NUMBER = AnswerSpec(type="number")
 
@@ -150,3 +152,34 @@ def test_an_expression_in_a_variable_states_no_number(content: str) -> None:
 )
 def test_a_latex_fraction_is_the_fraction_not_its_numerator(text: str, value: float) -> None:
     assert find_number(text, last=True) == value
+
+
+def _scored(value: str, gold: str) -> bool:
+    sample = Sample(id="t/0", task="t", messages=(), gold=gold)
+    return score(value, sample, ScorerSpec(kind="numeric"), NUMBER).correct
+
+
+@pytest.mark.parametrize(
+    ("value", "gold", "correct"),
+    [
+        ("12345678901234567891", "12345678901234567890", False),  # one float: equal before
+        ("12345678901234567890", "12345678901234567890", True),
+        ("12345678901234567.5", "12345678901234567", False),
+        ("0.000001", "0", True),  # the tolerance (1e-6) is the decimal the task writes, not its float
+    ],
+)
+def test_numbers_past_a_floats_precision_compare_exactly(value: str, gold: str, correct: bool) -> None:
+    assert _scored(value, gold) is correct
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 12345678901234567891", "12345678901234567891"),  # 12345678901234567168 before
+        ("The answer is 0.1 + 0.2", "0.3"),  # 0.30000000000000004 before
+        ("Answer: 2^70", "1180591620717411303424"),
+        ("Answer: 12345678901234567.5", "12345678901234567.5"),
+    ],
+)
+def test_an_extracted_number_is_written_back_exactly(content: str, want: str) -> None:
+    assert extract(content, NUMBER).value == want

@@ -6,10 +6,20 @@ that is an arithmetic expression states its result."""
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
+from fractions import Fraction
 
-__all__ = ["find_number", "fmt_number", "line_number", "result_number", "taken_back_dropped", "words_to_digits"]
+__all__ = [
+    "Number",
+    "find_number",
+    "fmt_number",
+    "line_number",
+    "result_number",
+    "taken_back_dropped",
+    "words_to_digits",
+]
 
 _SPACE = "[ \u00a0\u202f\u2009]"
 # thousands grouped by spaces, as some locales and models write them ("$9 500", "1 000 000"): only groups of exactly
@@ -42,7 +52,7 @@ _ALGEBRA = re.compile(
     r"(?<![A-Za-z\\])(?![aI]\b)[A-Za-z](?![A-Za-z])\s*(?:[-+*/^÷×]|\\times|\\cdot)"
     r"|(?:[-+*/^÷×]|\\times|\\cdot)\s*\d*(?<![A-Za-z\\])(?![aI]\b)[A-Za-z](?![A-Za-z])"
 )
-_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 # a number the text takes back is none it states: "7, not 12", "isn't 12", "12 rather than 7" gives 12
 _TAKEN_BACK = re.compile(r"(?:(?:\bnot|n't|\bcannot)(?:\s+be)?|\binstead of|\brather than)\s*$", re.IGNORECASE)
 # thousands grouped in threes (1,000,000) or the Indian way (1,00,000); any other comma is ambiguous: "3,5" is
@@ -57,6 +67,7 @@ _NOT_ARITHMETIC = re.compile(r"\d-\d|\d\s*/\s*\d+\s*/\s*\d|(?<![\d.])0\d")
 _PYTHON_OPERATORS = [("**", "**"), ("^", "**"), ("\\times", "*"), ("\\cdot", "*"), ("\\div", "/")]
 _PYTHON_OPERATORS += [("×", "*"), ("x", "*"), ("÷", "/"), ("−", "-"), ("$", "")]
 _MAX_POWER = 400
+_MAX_BITS = 4000  # a power past this is far past any float: refused before it is computed
 
 _UNITS = (
     "zero",
@@ -89,48 +100,72 @@ _WORD_NUMBER = re.compile(
 )
 
 
-def _digits(text: str) -> float | None:
+class Number(float):
+    """A number as the text writes it: a float to every reader, and its exact value, a Fraction, for a reader that
+    compares it or writes it back past a float's precision (12345678901234567891 and ...890 are one float)."""
+
+    __slots__ = ("exact",)
+    exact: Fraction
+
+
+def _number(exact: Fraction | None) -> Number | None:
+    """The Number of an exact value; None for none, or one past any float (10^400)."""
+    if exact is None:
+        return None
+    try:
+        made = Number(exact)
+    except OverflowError:
+        return None
+    made.exact = exact
+    return made
+
+
+def _digits(text: str) -> Fraction | None:
     """1,000.5 and 1 000.5 as 1000.5; None for a comma that does not group thousands."""
     text = _SPACES.sub("", text)
     if "," in text and not _GROUPED.fullmatch(text):
         return None
-    return float(text.replace(",", ""))
+    return Fraction(text.replace(",", ""))
 
 
-def _power(base: float, exponent: float) -> float | None:
-    if abs(exponent) > _MAX_POWER:
+def _power(base: Fraction, exponent: Fraction) -> Fraction | None:
+    """base ** exponent, exactly for a whole exponent; None when undefined, not real or past any float."""
+    if abs(exponent) > _MAX_POWER or (base == 0 and exponent < 0):
         return None
+    if exponent.denominator == 1:
+        if abs(exponent) * max(base.numerator.bit_length(), base.denominator.bit_length()) > _MAX_BITS:
+            return None
+        return base ** int(exponent)
     try:
-        return float(base**exponent)
+        result = float(base) ** float(exponent)
     except (OverflowError, ZeroDivisionError):
         return None
+    return Fraction(result) if isinstance(result, float) and math.isfinite(result) else None
 
 
-def _value(found: re.Match[str]) -> float | None:
+def _value(found: re.Match[str]) -> Fraction | None:
     """The number one match of _NUMBER writes, unsigned; None when its form is ambiguous or undefined."""
-    if found["mant"] is not None:
-        mantissa = _digits(found["mant"])
-        scale = _power(10.0, int(found["exp10"].replace("−", "-")))
-        return None if mantissa is None or scale is None else mantissa * scale
-    if found["sci"] is not None:
-        mantissa_text, _, exponent = found["sci"].lower().partition("e")
+    if found["mant"] is not None or found["sci"] is not None:
+        mantissa_text, exponent = (
+            (found["mant"], found["exp10"]) if found["mant"] is not None else found["sci"].lower().split("e")
+        )
         mantissa = _digits(mantissa_text)
-        scale = _power(10.0, int(exponent.replace("−", "-")))
+        scale = _power(Fraction(10), Fraction(int(exponent.replace("−", "-"))))
         return None if mantissa is None or scale is None else mantissa * scale
     if found["base"] is not None:
-        return _power(float(found["base"]), int(found["power"]))
+        return _power(Fraction(int(found["base"])), Fraction(int(found["power"])))
     if found["whole"] is not None:
         num, den = int(found["num"]), int(found["den"])
         # "3 10/5" is no mixed number; 0 < num < den is what one is written as
-        return int(found["whole"]) + num / den if 0 < num < den else None
+        return int(found["whole"]) + Fraction(num, den) if 0 < num < den else None
     if found["top"] is not None:
         bottom = int(found["bottom"])
-        return int(found["top"]) / bottom if bottom else None
+        return Fraction(int(found["top"]), bottom) if bottom else None
     plain = _digits(found["plain"])
     return plain * _SCALES[found["scale"].lower()] if plain is not None and found["scale"] else plain
 
 
-def find_number(text: str, *, last: bool = False) -> float | None:
+def find_number(text: str, *, last: bool = False) -> Number | None:
     """The first (or last) number in text, in any of the forms of _NUMBER, that the text does not take back
     ("not 12"): None when that one is ambiguous."""
     text = _LATEX_FRACTION.sub(r"\1/\2", text)
@@ -140,7 +175,7 @@ def find_number(text: str, *, last: bool = False) -> float | None:
     return _signed(text, found[-1 if last else 0])
 
 
-def _signed(text: str, match: re.Match[str]) -> float | None:
+def _signed(text: str, match: re.Match[str]) -> Number | None:
     """The value of one match with its sign, where the dash is a sign: not a hyphen joining it to a word ("item-3"
     is 3), nor a minus between two operands ("8 - 3" ends in 3). A number a hyphen joins to another number is a
     piece of a range or a date ("5-7 days", "2020-03-04"): neither end is a number the text states."""
@@ -149,9 +184,9 @@ def _signed(text: str, match: re.Match[str]) -> float | None:
     if value is None or _PIECE_AFTER.match(text, match.end()) or (match["sign"] and _PIECE_BEFORE.search(before)):
         return None
     if not match["sign"] or before[-1:].isalpha():
-        return value
+        return _number(value)
     binary = _OPERAND_BEFORE.search(before) and _SPACED_SIGN.match(match.group())
-    return value if binary else -value
+    return _number(value if binary else -value)
 
 
 def taken_back_dropped(text: str) -> str:
@@ -160,16 +195,17 @@ def taken_back_dropped(text: str) -> str:
     return _NUMBER.sub(lambda m: "" if _TAKEN_BACK.search(text, 0, m.start()) else m.group(), text)
 
 
-def _arithmetic(node: ast.AST) -> float | None:
-    """The value of a parsed expression of numbers, + - * / ** and parentheses; None for anything else."""
+def _arithmetic(node: ast.AST, source: str) -> Fraction | None:
+    """The exact value of a parsed expression of numbers, + - * / ** and parentheses (a decimal is the one
+    written: 0.1 + 0.2 is 0.3); None for anything else."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return float(node.value)
+        return Fraction(ast.get_source_segment(source, node) or repr(node.value))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        inner = _arithmetic(node.operand)
+        inner = _arithmetic(node.operand, source)
         return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
     if not isinstance(node, ast.BinOp):
         return None
-    left, right = _arithmetic(node.left), _arithmetic(node.right)
+    left, right = _arithmetic(node.left, source), _arithmetic(node.right, source)
     if left is None or right is None:
         return None
     if isinstance(node.op, ast.Pow):
@@ -178,10 +214,10 @@ def _arithmetic(node: ast.AST) -> float | None:
     operation = operations.get(type(node.op))
     if operation is None or (isinstance(node.op, ast.Div) and right == 0):
         return None
-    return float(operation(left, right))
+    return Fraction(operation(left, right))
 
 
-def _evaluate(expression: str) -> float | None:
+def _evaluate(expression: str) -> Number | None:
     """The result of a plain arithmetic expression (`3 * 4`, `(150 * 2) + 240`, `10^3`); None for a date, a range
     or anything that is not one."""
     numbers = [_digits(n) for n in re.findall(_DIGITS, expression)]
@@ -191,13 +227,14 @@ def _evaluate(expression: str) -> float | None:
     text = re.sub(r"(?<=\d),(?=\d)", "", text)
     for written, python in _PYTHON_OPERATORS:
         text = text.replace(written, python)
+    text = text.strip()
     try:
-        return _arithmetic(ast.parse(text.strip(), mode="eval").body)
+        return _number(_arithmetic(ast.parse(text, mode="eval").body, text))
     except (SyntaxError, ValueError):
         return None
 
 
-def line_number(line: str) -> float | None:
+def line_number(line: str) -> Number | None:
     """The number a last line states: the value of a line that is wholly an expression (`3 * 4`), else its last
     number."""
     whole = _EXPRESSION.fullmatch(line.strip())
@@ -205,7 +242,7 @@ def line_number(line: str) -> float | None:
     return value if value is not None else find_number(line, last=True)
 
 
-def result_number(span: str) -> float | None:
+def result_number(span: str) -> Number | None:
     """The number an answer span states: for a worked expression (`30 - 20 = 10`), its result after the last
     `=`; for an expression with no result (`(150 * 2) + 240`, `3 * 4`), its value, and nothing when that is not
     plain arithmetic or it runs on into more (`3 * 4 + x`): its first number is not the answer. An expression in
@@ -224,7 +261,22 @@ def result_number(span: str) -> float | None:
 
 
 def fmt_number(number: float) -> str:
-    return str(int(number)) if number.is_integer() else repr(number)
+    """The number as digits: exactly, for a Number a float would round (12345678901234567891, 0.1 + 0.2 as 0.3);
+    a fraction no decimal ends (1/3) as its float."""
+    exact = number.exact if isinstance(number, Number) else Fraction(number)
+    if exact.denominator == 1:
+        return str(exact.numerator)
+    if Fraction(repr(float(exact))) == exact:
+        return repr(float(exact))
+    rest, places = exact.denominator, 0
+    while rest % 2 == 0 or rest % 5 == 0:  # 1 / (2^a 5^b) ends within a + b places
+        rest //= 2 if rest % 2 == 0 else 5
+        places += 1
+    if rest != 1:
+        return repr(float(exact))
+    whole, fraction = divmod(abs(exact.numerator) * 10**places // exact.denominator, 10**places)
+    sign = "-" if exact < 0 else ""
+    return f"{sign}{whole}.{str(fraction).rjust(places, '0').rstrip('0')}"
 
 
 def _word_value(match: re.Match[str]) -> str:
