@@ -8,6 +8,7 @@ import pytest
 
 from qualeval.records import AnswerSpec, ScorerSpec
 from qualeval.scoring.extract.ladder import extract
+from qualeval.scoring.extract.maths import math_equal
 from qualeval.scoring.extract.numbers import find_number, result_number
 from qualeval.scoring.rules import score
 from qualeval.tasks.sample import Sample
@@ -183,3 +184,26 @@ def test_numbers_past_a_floats_precision_compare_exactly(value: str, gold: str, 
 )
 def test_an_extracted_number_is_written_back_exactly(content: str, want: str) -> None:
     assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 1{,}234", "1234"),  # 1 before: the digits before the separator
+        ("Answer: 1\\,234", "1234"),
+        ("Answer: 1,\\!234", "1234"),
+        ("The answer is $\\boxed{1\\,000}$.", "1000"),
+        ("$\\boxed{12{,}345{,}678}$", "12345678"),
+        ("Answer: 3{,}14", None),  # a decimal comma or a list, as 3,14 is
+        ("The mass is $5\\,\\text{kg}$", "5"),  # a thin space before a unit joins nothing
+    ],
+)
+def test_latex_thousands_separators_group_thousands(content: str, want: str | None) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer"), [("1000", "\\boxed{1\\,000}"), ("1234567", "$1\\,234\\,567$"), ("1\\,000", "1000")]
+)
+def test_math_verify_reads_a_thin_space_between_thousands(gold: str, answer: str) -> None:
+    assert math_equal(gold, answer)[0]

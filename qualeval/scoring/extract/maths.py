@@ -26,6 +26,9 @@ _UNICODE = [
     (re.compile("−"), "-"),
     (re.compile("∞"), r"\\infty "),
 ]
+# a thin space between groups of three digits groups thousands (`1\,000`, as MATH writes them); math-verify reads
+# `1{,}000` and `1,\!000` but not this
+_THIN_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:\\,\d{3})+(?![\d,])")
 _COMMAND = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})?")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _COPULA = re.compile(r"\b(?:is|are|was|equals|gives|gets?|becomes|yields)\b|=|:")
@@ -54,7 +57,7 @@ def math_timeout() -> int | None:
 def _latex(text: str) -> str:
     for pattern, replacement in _UNICODE:
         text = pattern.sub(replacement, text)
-    return text
+    return _THIN_GROUPED.sub(lambda grouped: grouped.group().replace("\\,", ""), text)
 
 
 def _prose(text: str) -> bool:

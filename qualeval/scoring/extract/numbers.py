@@ -32,6 +32,9 @@ _SIGN = r"(?P<sign>[-−]?)\$?\s*"
 # LaTeX's fraction (`\frac{9}{2}`, `\dfrac`, `\tfrac`) is the fraction 9/2: read as digits alone it was its
 # numerator. A mixed number (`2\frac{1}{2}`) is left as it is.
 _LATEX_FRACTION = re.compile(r"(?<![\d}])\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+# LaTeX's ways of grouping thousands (`1{,}234`, `1,\!234`, a thin space `1\,234`) are a comma, which groups them
+# or is refused as any comma is (`3{,}14` is a decimal comma or a list); a thin space before a unit joins nothing
+_LATEX_SEPARATOR = re.compile(r"(?<=\d)(?:\{,\}|,\\!|\\,)(?=\d)")
 # the forms a number takes, the longest first: 2.5 × 10^3, 2.5e3, 10^3, 1 1/2, 3/4, 1,000.5; a slash between
 # two numbers that a third follows or precedes is a date (3/4/2020), never a fraction
 _NUMBER = re.compile(
@@ -165,10 +168,15 @@ def _value(found: re.Match[str]) -> Fraction | None:
     return plain * _SCALES[found["scale"].lower()] if plain is not None and found["scale"] else plain
 
 
+def _plain(text: str) -> str:
+    """LaTeX's forms of a number as plain text writes them: `1{,}234` as 1,234 and `\frac{9}{2}` as 9/2."""
+    return _LATEX_FRACTION.sub(r"\1/\2", _LATEX_SEPARATOR.sub(",", text))
+
+
 def find_number(text: str, *, last: bool = False) -> Number | None:
     """The first (or last) number in text, in any of the forms of _NUMBER, that the text does not take back
     ("not 12"): None when that one is ambiguous."""
-    text = _LATEX_FRACTION.sub(r"\1/\2", text)
+    text = _plain(text)
     found = [m for m in _NUMBER.finditer(text) if not _TAKEN_BACK.search(text, 0, m.start())]
     if not found:
         return None
@@ -237,6 +245,7 @@ def _evaluate(expression: str) -> Number | None:
 def line_number(line: str) -> Number | None:
     """The number a last line states: the value of a line that is wholly an expression (`3 * 4`), else its last
     number."""
+    line = _plain(line)
     whole = _EXPRESSION.fullmatch(line.strip())
     value = _evaluate(whole.group()) if whole else None
     return value if value is not None else find_number(line, last=True)
@@ -247,6 +256,7 @@ def result_number(span: str) -> Number | None:
     `=`; for an expression with no result (`(150 * 2) + 240`, `3 * 4`), its value, and nothing when that is not
     plain arithmetic or it runs on into more (`3 * 4 + x`): its first number is not the answer. An expression in
     a variable (`x - 10`, `S - 16/3`) states no number at all."""
+    span = _plain(span)
     parts = _EQUALS.split(span)
     if _ALGEBRA.search(parts[-1]):
         return None
