@@ -207,3 +207,30 @@ def test_latex_thousands_separators_group_thousands(content: str, want: str | No
 )
 def test_math_verify_reads_a_thin_space_between_thousands(gold: str, answer: str) -> None:
     assert math_equal(gold, answer)[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 1.234,5", "1234.5"),  # 1.234 before: a piece of it
+        ("Answer: 1.234.567,25 €", "1234567.25"),
+        ("Answer: 1 234,5", "1234.5"),  # 1 before
+        ("Answer: 1.234.567", None),  # dots alone: a grouping, a version or a date (1.234 before)
+        ("It was on 03.04.2020", None),
+        ("Answer: 1.234", "1.234"),  # one dot is a decimal point
+        ("Answer: 1\u2009234", "1234"),
+        ("Answer: 1_000", "1000"),  # 1 before
+        ("Answer: 1_000_000", "1000000"),
+        ("Answer: 0x10", "16"),  # 0 before
+        ("Answer: 0xFF", "255"),
+        ("Answer: 0x10 + 5", None),  # no arithmetic in another base
+        ("Answer: 2:30", None),  # 2 before
+        ("It took 2:30 hours", None),  # 30 before
+        ("The ratio is 3:2", None),
+        ('"answer": "2:00 pm"', "2"),  # a time on the hour is its hour (GSM8K item 1001's gold is 2)
+        ("Answer: 15:00:00", "15"),
+        ("Answer: 1.5 + 1.234,5", "1236"),
+    ],
+)
+def test_a_number_with_separators_is_read_whole_or_not_at_all(content: str, want: str | None) -> None:
+    assert extract(content, NUMBER).value == want

@@ -26,7 +26,18 @@ _SPACE = "[ \u00a0\u202f\u2009]"
 # three after a first group that starts with no 0, so a list ("1 2 3", "3 4", "0 135") stays a list; "2 135-degree"
 # names a kind of thing, not 2135
 _SPACED = rf"(?<![\d.,])[1-9]\d{{0,2}}(?:{_SPACE}\d{{3}})+(?!\d|,\d|-\w)"
-_DIGITS = rf"{_SPACED}(?:\.\d+)?|\d+(?:,\d+)*(?:\.\d+)?|\.\d+"
+# a decimal comma after thousands grouped by dots or spaces (1.234,5 and 1 234,5 are 1234.5): both separators
+# say which is which. Dots alone (1.234.567) are a grouping, a version or a date: no number. 1_000 groups thousands.
+_EUROPEAN = re.compile(rf"(?<![\d.,])[1-9]\d{{0,2}}(?:(?:\.\d{{3}})+|(?:{_SPACE}\d{{3}})+),\d+(?![\d,]|\.\d)")
+_DOTTED = r"(?<![\d.])\d+(?:\.\d+){2,}"
+_UNDERSCORED = r"(?<![\w.])[1-9]\d{0,2}(?:_\d{3})+(?![\w.])"
+_DIGITS = rf"{_EUROPEAN.pattern}|{_DOTTED}|{_UNDERSCORED}|{_SPACED}(?:\.\d+)?|\d+(?:,\d+)*(?:\.\d+)?|\.\d+"
+# a number in another base, as code writes it (0x10 is 16), and a time or a ratio (2:30, 3:2): one form, never
+# its first or last digits. A time on the hour is its hour ("2:00 pm" is 2, as GSM8K's golds write it, and 2 of
+# whatever unit 2:00 counts); any other (2:30: 2.5 hours, 150 minutes?) or a ratio is no one number: none
+_RADIX = r"(?<![\w.])0(?:[xX][0-9a-fA-F]+|[bB][01]+|[oO][0-7]+)(?![\w.])"
+_CLOCK = r"(?<![\d:])\d+(?::\d+)+"
+_ON_THE_HOUR = re.compile(r"00(?::00)*")
 _SPACES = re.compile(_SPACE)
 _SIGN = r"(?P<sign>[-−]?)\$?\s*"
 # LaTeX's fraction (`\frac{9}{2}`, `\dfrac`, `\tfrac`) is the fraction 9/2: read as digits alone it was its
@@ -38,8 +49,8 @@ _LATEX_SEPARATOR = re.compile(r"(?<=\d)(?:\{,\}|,\\!|\\,)(?=\d)")
 # the forms a number takes, the longest first: 2.5 × 10^3, 2.5e3, 10^3, 1 1/2, 3/4, 1,000.5; a slash between
 # two numbers that a third follows or precedes is a date (3/4/2020), never a fraction
 _NUMBER = re.compile(
-    rf"{_SIGN}(?:"
-    rf"(?P<mant>{_DIGITS})\s*(?:[x×*·]|\\times|\\cdot)\s*10\s*\^\s*\{{?\s*(?P<exp10>[-−+]?\d+)\s*\}}?"
+    rf"{_SIGN}(?:(?P<radix>{_RADIX})|(?P<clock>{_CLOCK})"
+    rf"|(?P<mant>{_DIGITS})\s*(?:[x×*·]|\\times|\\cdot)\s*10\s*\^\s*\{{?\s*(?P<exp10>[-−+]?\d+)\s*\}}?"
     rf"|(?<![\w.])(?P<sci>(?:{_DIGITS})[eE][-−+]?\d+)(?![\w.])"
     rf"|(?P<base>\d+)\s*\^\s*\{{?\s*(?P<power>\d+)\s*\}}?"
     rf"|(?<![\d/.,])(?P<whole>\d+)[ \t]+(?P<num>\d+)/(?P<den>\d+)(?![\d/])"
@@ -63,10 +74,11 @@ _TAKEN_BACK = re.compile(r"(?:(?:\bnot|n't|\bcannot)(?:\s+be)?|\binstead of|\bra
 _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,2}(?:,\d{2})+,\d{3}(?:\.\d+)?")
 _EQUALS = re.compile(r"=|≈|\\approx")
 _OPERATOR = r"(?:\*\*|[-+*×x÷/^]|\\times|\\cdot|\\div)"
-_OPERAND = rf"\(*\s*[-−]?\$?\s*(?:{_DIGITS})\s*\)*"
+_OPERAND = rf"\(*\s*[-−]?\$?\s*(?:{_RADIX}|(?!{_RADIX})(?:{_DIGITS}))\s*\)*"  # 0x10 is no 0 times 10
 _EXPRESSION = re.compile(rf"\s*{_OPERAND}(?:\s*{_OPERATOR}\s*{_OPERAND})+")
-# what an expression is not: a date (3/4/2020, 2020-03-04), a range or a phone number (5-7), a zero-padded part
-_NOT_ARITHMETIC = re.compile(r"\d-\d|\d\s*/\s*\d+\s*/\s*\d|(?<![\d.])0\d")
+# what an expression is not: a date (3/4/2020, 2020-03-04), a range or a phone number (5-7), a zero-padded part,
+# a number in another base
+_NOT_ARITHMETIC = re.compile(rf"\d-\d|\d\s*/\s*\d+\s*/\s*\d|(?<![\d.])0\d|{_RADIX}")
 _PYTHON_OPERATORS = [("**", "**"), ("^", "**"), ("\\times", "*"), ("\\cdot", "*"), ("\\div", "/")]
 _PYTHON_OPERATORS += [("×", "*"), ("x", "*"), ("÷", "/"), ("−", "-"), ("$", "")]
 _MAX_POWER = 400
@@ -123,12 +135,20 @@ def _number(exact: Fraction | None) -> Number | None:
     return made
 
 
-def _digits(text: str) -> Fraction | None:
-    """1,000.5 and 1 000.5 as 1000.5; None for a comma that does not group thousands."""
-    text = _SPACES.sub("", text)
-    if "," in text and not _GROUPED.fullmatch(text):
+def _canonical(text: str) -> str | None:
+    """1,000.5, 1 000.5, 1_000.5 and 1.000,5 as 1000.5; None for a comma that does not group thousands or for
+    dots alone (1.234.567)."""
+    if _EUROPEAN.fullmatch(text):
+        return _SPACES.sub("", text).replace(".", "").replace(",", ".")
+    text = _SPACES.sub("", text).replace("_", "")
+    if text.count(".") > 1 or ("," in text and not _GROUPED.fullmatch(text)):
         return None
-    return Fraction(text.replace(",", ""))
+    return text.replace(",", "")
+
+
+def _digits(text: str) -> Fraction | None:
+    canonical = _canonical(text)
+    return None if canonical is None else Fraction(canonical)
 
 
 def _power(base: Fraction, exponent: Fraction) -> Fraction | None:
@@ -148,6 +168,11 @@ def _power(base: Fraction, exponent: Fraction) -> Fraction | None:
 
 def _value(found: re.Match[str]) -> Fraction | None:
     """The number one match of _NUMBER writes, unsigned; None when its form is ambiguous or undefined."""
+    if found["radix"] is not None:
+        return Fraction(int(found["radix"], 0))
+    if found["clock"] is not None:
+        hour, _, minutes = found["clock"].partition(":")
+        return Fraction(int(hour)) if _ON_THE_HOUR.fullmatch(minutes) else None
     if found["mant"] is not None or found["sci"] is not None:
         mantissa_text, exponent = (
             (found["mant"], found["exp10"]) if found["mant"] is not None else found["sci"].lower().split("e")
@@ -228,11 +253,11 @@ def _arithmetic(node: ast.AST, source: str) -> Fraction | None:
 def _evaluate(expression: str) -> Number | None:
     """The result of a plain arithmetic expression (`3 * 4`, `(150 * 2) + 240`, `10^3`); None for a date, a range
     or anything that is not one."""
-    numbers = [_digits(n) for n in re.findall(_DIGITS, expression)]
-    text = re.sub(_DIGITS, lambda n: _SPACES.sub("", n.group()), expression)  # "1 000" is 1000, not "0" padded
+    numbers = [_canonical(n.group()) for n in re.finditer(_DIGITS, expression)]
+    # each number as Python writes it: "1 000" is 1000, not "0" padded, and 1.234,5 is 1234.5
+    text = re.sub(_DIGITS, lambda n: _canonical(n.group()) or "", expression)
     if any(n is None for n in numbers) or _NOT_ARITHMETIC.search(text):
         return None
-    text = re.sub(r"(?<=\d),(?=\d)", "", text)
     for written, python in _PYTHON_OPERATORS:
         text = text.replace(written, python)
     text = text.strip()
