@@ -234,3 +234,33 @@ def test_math_verify_reads_a_thin_space_between_thousands(gold: str, answer: str
 )
 def test_a_number_with_separators_is_read_whole_or_not_at_all(content: str, want: str | None) -> None:
     assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 3k", "3000"),  # 3 before: the bare coefficient
+        ("Answer: $3K", "3000"),
+        ("Answer: 2.5M", "2500000"),
+        ("Answer: 1.2bn", "1200000000"),
+        ("Answer: $3B.", "3000000000"),
+        ("Answer: 3 hundred", "300"),
+        ("Answer: 2 dozen", "24"),
+        ("Answer: a dozen", "12"),
+        ("Answer: A dozen eggs", "12"),
+        ("Answer: 3 hundred thousand", "300000"),
+        ("Answer: half a dozen", None),  # never 12
+        ("Answer: 2 hundred and 50", None),  # never 200
+        ("Answer: a dozen and a half", None),
+        ("Answer: 5 km", "5"),  # a unit, not a scale
+        ("Answer: 3 kg", "3"),
+        ("Answer: 3kg", "3"),
+        ("Answer: 2 min", "2"),
+        ("Answer: 10 m", "10"),
+        ("Answer: 10m", "10"),
+        ("Answer: 5 K", "5"),  # a scale is written against its number
+        ("Answer: 7 hundredths", "7"),
+    ],
+)
+def test_a_scale_scales_and_a_unit_does_not(content: str, want: str | None) -> None:
+    assert extract(content, NUMBER).value == want

@@ -48,6 +48,10 @@ _LATEX_FRACTION = re.compile(r"(?<![\d}])\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\
 _LATEX_SEPARATOR = re.compile(r"(?<=\d)(?:\{,\}|,\\!|\\,)(?=\d)")
 # the forms a number takes, the longest first: 2.5 × 10^3, 2.5e3, 10^3, 1 1/2, 3/4, 1,000.5; a slash between
 # two numbers that a third follows or precedes is a date (3/4/2020), never a fraction
+# a scale scales: a word after the number (3 hundred, 2 dozen, "a dozen", 1.5 million) or a letter written against
+# it and followed by no other (3k, 2.5M, 1.2bn, $3B); "5 km", "3kg" and "10 m" are units. A scale that runs on
+# ("2 hundred and 50", "a dozen and a half") is read as none rather than its first part
+_SCALE_WORDS = "hundred|thousand|million|billion|trillion|dozen"
 _NUMBER = re.compile(
     rf"{_SIGN}(?:(?P<radix>{_RADIX})|(?P<clock>{_CLOCK})"
     rf"|(?P<mant>{_DIGITS})\s*(?:[x×*·]|\\times|\\cdot)\s*10\s*\^\s*\{{?\s*(?P<exp10>[-−+]?\d+)\s*\}}?"
@@ -55,7 +59,8 @@ _NUMBER = re.compile(
     rf"|(?P<base>\d+)\s*\^\s*\{{?\s*(?P<power>\d+)\s*\}}?"
     rf"|(?<![\d/.,])(?P<whole>\d+)[ \t]+(?P<num>\d+)/(?P<den>\d+)(?![\d/])"
     rf"|(?<![\d/.,])(?P<top>\d+)/(?P<bottom>\d+)(?![\d/])"
-    rf"|(?P<plain>{_DIGITS})(?:\s+(?P<scale>thousand|million|billion|trillion)s?\b)?)"
+    rf"|(?P<plain>{_DIGITS})(?:(?P<suffix>[kKMB]|bn)(?!\w)|(?P<scale>(?:\s+(?i:{_SCALE_WORDS})s?\b)+))?"
+    rf"|(?<![\w-])(?<!half )(?P<dozen>(?i:a\s+dozen))\b(?!s))"
 )
 _PIECE_AFTER = re.compile(r"[-−]\d")
 _PIECE_BEFORE = re.compile(r"\d$")
@@ -66,7 +71,9 @@ _ALGEBRA = re.compile(
     r"(?<![A-Za-z\\])(?![aI]\b)[A-Za-z](?![A-Za-z])\s*(?:[-+*/^÷×]|\\times|\\cdot)"
     r"|(?:[-+*/^÷×]|\\times|\\cdot)\s*\d*(?<![A-Za-z\\])(?![aI]\b)[A-Za-z](?![A-Za-z])"
 )
-_SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12, "dozen": 12}
+_SUFFIXES = {"k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "bn": 10**9}
+_RUNS_ON = re.compile(r"\s+(?:and\b|\d)", re.IGNORECASE)
 # a number the text takes back is none it states: "7, not 12", "isn't 12", "12 rather than 7" gives 12
 _TAKEN_BACK = re.compile(r"(?:(?:\bnot|n't|\bcannot)(?:\s+be)?|\binstead of|\brather than)\s*$", re.IGNORECASE)
 # thousands grouped in threes (1,000,000) or the Indian way (1,00,000); any other comma is ambiguous: "3,5" is
@@ -189,8 +196,17 @@ def _value(found: re.Match[str]) -> Fraction | None:
     if found["top"] is not None:
         bottom = int(found["bottom"])
         return Fraction(int(found["top"]), bottom) if bottom else None
-    plain = _digits(found["plain"])
-    return plain * _SCALES[found["scale"].lower()] if plain is not None and found["scale"] else plain
+    scaled = found["dozen"] or found["scale"]
+    if scaled and _RUNS_ON.match(found.string, found.end()):
+        return None
+    plain = Fraction(1) if found["dozen"] else _digits(found["plain"])
+    if plain is None or not (scaled or found["suffix"]):
+        return plain
+    if found["suffix"]:
+        return plain * _SUFFIXES[found["suffix"]]
+    for word in scaled.lower().split()[-1 if found["dozen"] else 0 :]:
+        plain *= _SCALES[word.removesuffix("s")]
+    return plain
 
 
 def _plain(text: str) -> str:
