@@ -264,3 +264,30 @@ def test_a_number_with_separators_is_read_whole_or_not_at_all(content: str, want
 )
 def test_a_scale_scales_and_a_unit_does_not(content: str, want: str | None) -> None:
     assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 2\\frac{1}{2}", "2.5"),  # 2 before: the whole part alone
+        ("The answer is $\\boxed{-2\\frac{1}{2}}$", "-2.5"),
+        ("Answer: $2\\tfrac{3}{4}$ cups", "2.75"),
+        ("Answer: 2\\frac12", "2.5"),
+        ("Answer: \\frac34", "0.75"),
+        ("Answer: 2\\frac{3}{2}", None),  # improper: 2 times 3/2, or a mistake; never 2
+        ("Answer: 2\u00a01/2", "2.5"),
+        ("Answer: 2½", "2.5"),
+        ("Answer: 2 ¾ cups", "2.75"),
+        ("Answer: ½", "0.5"),
+    ],
+)
+def test_a_mixed_number_is_its_whole_and_its_fraction(content: str, want: str | None) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer"),
+    [("\\frac{5}{2}", "2 1/2"), ("2.5", "The answer is 2 1/2."), ("\\frac{9}{4}", "\\boxed{2 1/4}"), ("2.5", "2½")],
+)
+def test_math_verify_reads_a_mixed_number_as_one(gold: str, answer: str) -> None:
+    assert math_equal(gold, answer)[0]

@@ -18,6 +18,7 @@ __all__ = [
     "line_number",
     "result_number",
     "taken_back_dropped",
+    "vulgar_slashed",
     "words_to_digits",
 ]
 
@@ -40,9 +41,17 @@ _CLOCK = r"(?<![\d:])\d+(?::\d+)+"
 _ON_THE_HOUR = re.compile(r"00(?::00)*")
 _SPACES = re.compile(_SPACE)
 _SIGN = r"(?P<sign>[-−]?)\$?\s*"
-# LaTeX's fraction (`\frac{9}{2}`, `\dfrac`, `\tfrac`) is the fraction 9/2: read as digits alone it was its
-# numerator. A mixed number (`2\frac{1}{2}`) is left as it is.
-_LATEX_FRACTION = re.compile(r"(?<![\d}])\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+# LaTeX's fraction (`\frac{9}{2}`, `\dfrac`, `\tfrac`, `\frac92`) is the fraction 9/2: read as digits alone it was
+# its numerator. After a whole number (`2\frac{1}{2}`) it is a mixed number, 2 1/2.
+_LATEX_FRACTION = re.compile(
+    r"(?:(?<![\d.,])(?P<whole>\d+) ?)?(?(whole)|(?<![\d}]))\\[dt]?frac"
+    r"\s*(?:\{\s*(?P<num>\d+)\s*\}|(?P<num1>\d))\s*(?:\{\s*(?P<den>\d+)\s*\}|(?P<den1>\d))"
+)
+# unicode's fractions: 2½ is 2 1/2
+_VULGAR = {"½": "1/2", "⅓": "1/3", "⅔": "2/3", "¼": "1/4", "¾": "3/4", "⅕": "1/5", "⅖": "2/5", "⅗": "3/5"}
+_VULGAR |= {"⅘": "4/5", "⅙": "1/6", "⅚": "5/6", "⅐": "1/7", "⅛": "1/8", "⅜": "3/8", "⅝": "5/8", "⅞": "7/8"}
+_VULGAR |= {"⅑": "1/9", "⅒": "1/10"}
+_VULGAR_FRACTION = re.compile(rf"(?:(\d){_SPACE}?)?([{''.join(_VULGAR)}])")
 # LaTeX's ways of grouping thousands (`1{,}234`, `1,\!234`, a thin space `1\,234`) are a comma, which groups them
 # or is refused as any comma is (`3{,}14` is a decimal comma or a list); a thin space before a unit joins nothing
 _LATEX_SEPARATOR = re.compile(r"(?<=\d)(?:\{,\}|,\\!|\\,)(?=\d)")
@@ -57,7 +66,7 @@ _NUMBER = re.compile(
     rf"|(?P<mant>{_DIGITS})\s*(?:[x×*·]|\\times|\\cdot)\s*10\s*\^\s*\{{?\s*(?P<exp10>[-−+]?\d+)\s*\}}?"
     rf"|(?<![\w.])(?P<sci>(?:{_DIGITS})[eE][-−+]?\d+)(?![\w.])"
     rf"|(?P<base>\d+)\s*\^\s*\{{?\s*(?P<power>\d+)\s*\}}?"
-    rf"|(?<![\d/.,])(?P<whole>\d+)[ \t]+(?P<num>\d+)/(?P<den>\d+)(?![\d/])"
+    rf"|(?<![\d/.,])(?P<whole>\d+){_SPACE}(?P<num>\d+)/(?P<den>\d+)(?![\d/])"
     rf"|(?<![\d/.,])(?P<top>\d+)/(?P<bottom>\d+)(?![\d/])"
     rf"|(?P<plain>{_DIGITS})(?:(?P<suffix>[kKMB]|bn)(?!\w)|(?P<scale>(?:\s+(?i:{_SCALE_WORDS})s?\b)+))?"
     rf"|(?<![\w-])(?<!half )(?P<dozen>(?i:a\s+dozen))\b(?!s))"
@@ -209,9 +218,20 @@ def _value(found: re.Match[str]) -> Fraction | None:
     return plain
 
 
+def _fraction(found: re.Match[str]) -> str:
+    fraction = f"{found['num'] or found['num1']}/{found['den'] or found['den1']}"
+    return f"{found['whole']} {fraction}" if found["whole"] else fraction
+
+
 def _plain(text: str) -> str:
-    """LaTeX's forms of a number as plain text writes them: `1{,}234` as 1,234 and `\frac{9}{2}` as 9/2."""
-    return _LATEX_FRACTION.sub(r"\1/\2", _LATEX_SEPARATOR.sub(",", text))
+    """LaTeX's and unicode's forms of a number as plain text writes them: `1{,}234` as 1,234, `\frac{9}{2}` as 9/2,
+    `2\frac{1}{2}` and 2½ as 2 1/2."""
+    return _LATEX_FRACTION.sub(_fraction, _LATEX_SEPARATOR.sub(",", vulgar_slashed(text)))
+
+
+def vulgar_slashed(text: str) -> str:
+    """Unicode's fractions with a slash: 2½ as 2 1/2, ½ as 1/2."""
+    return _VULGAR_FRACTION.sub(lambda v: f"{v[1]} {_VULGAR[v[2]]}" if v[1] else _VULGAR[v[2]], text)
 
 
 def find_number(text: str, *, last: bool = False) -> Number | None:
