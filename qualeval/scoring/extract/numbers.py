@@ -1,7 +1,9 @@
 """Numbers in answer text: 18, 18.0, $18, 18.00, "18 dollars" and 1,800 read alike; 1 800 (a space, no-break or
-thin space between groups of three) and 1.8 thousand are 1800; 3/4, 1 1/2, 2.5e3, 2.5 × 10^3 and 10^3 are the
-numbers they write; a number the text takes back ("7, not 12") is none it states; number words as digits; an answer
-that is an arithmetic expression states its result."""
+thin space between groups of three), 1{,}800, 1\\,800, 1_800, 1.8 thousand and 1.8k are 1800; 1.234,5 is 1234.5;
+3/4, ¾, \\frac{3}{4}, 1 1/2, 1\\frac{1}{2}, 2.5e3, 2.5 × 10^3, 10^3 and 0x10 are the numbers they write. A form
+is read whole or not at all (2:30, 1.2.3 and 2 hundred and 50 are none), and exactly: a Number is a float that
+carries its exact value. A number the text takes back ("7, not 12") is none it states; number words as digits; an
+answer that is an arithmetic expression states its result."""
 
 from __future__ import annotations
 
@@ -133,7 +135,8 @@ _WORD_NUMBER = re.compile(
 
 class Number(float):
     """A number as the text writes it: a float to every reader, and its exact value, a Fraction, for a reader that
-    compares it or writes it back past a float's precision (12345678901234567891 and ...890 are one float)."""
+    compares it or writes it back past a float's precision (12345678901234567891 and ...890 are one float). orjson
+    refuses a float subclass: give it float(number)."""
 
     __slots__ = ("exact",)
     exact: Fraction
