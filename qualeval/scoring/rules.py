@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import orjson
 
 from qualeval.records import AnswerSpec, ConstraintKind, Score, ScorerSpec, TaskSpec
-from qualeval.scoring.aliases import alias_score, close_enough
+from qualeval.scoring.aliases import alias_score
 from qualeval.scoring.constrain import constraint_for
-from qualeval.scoring.extract import find_number, math_equal, normalize
+from qualeval.scoring.extract import Number, find_number, fmt_number, math_equal, normalize
 from qualeval.tasks import Sample
 
 __all__ = ["SCORERS", "ValueScorer", "constraint_cuts", "gold_is_number", "reads_math", "score"]
@@ -30,7 +31,14 @@ def _numeric(value: str, sample: Sample, spec: ScorerSpec) -> Score:
         return Score(correct=False, detail=f"gold '{sample.gold}' is not a number")
     if got is None:
         return Score(correct=False, detail="no number in the answer")
-    return Score(correct=close_enough(got, gold, spec), detail=f"{got:g} vs {gold:g}")
+    return Score(correct=_exactly_close(got, gold, spec), detail=f"{fmt_number(got)} vs {fmt_number(gold)}")
+
+
+def _exactly_close(got: Number, gold: Number, spec: ScorerSpec) -> bool:
+    """Within the tolerance, compared exactly: 12345678901234567891 is not 12345678901234567890, though the two
+    are one float; the tolerance is the decimal the task writes (1e-6), not its float."""
+    tolerance = max(Fraction(repr(spec.tolerance)), Fraction(repr(spec.relative_tolerance)) * abs(gold.exact))
+    return abs(got.exact - gold.exact) <= tolerance
 
 
 def _math(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec) -> Score:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from qualeval.records import AnswerSpec
+from qualeval.records import AnswerSpec, ScorerSpec
 from qualeval.scoring.extract.ladder import extract
+from qualeval.scoring.extract.maths import math_equal
 from qualeval.scoring.extract.numbers import find_number, result_number
+from qualeval.scoring.rules import score
+from qualeval.tasks.sample import Sample
 
 NUMBER = AnswerSpec(type="number")
 
@@ -150,3 +153,141 @@ def test_an_expression_in_a_variable_states_no_number(content: str) -> None:
 )
 def test_a_latex_fraction_is_the_fraction_not_its_numerator(text: str, value: float) -> None:
     assert find_number(text, last=True) == value
+
+
+def _scored(value: str, gold: str) -> bool:
+    sample = Sample(id="t/0", task="t", messages=(), gold=gold)
+    return score(value, sample, ScorerSpec(kind="numeric"), NUMBER).correct
+
+
+@pytest.mark.parametrize(
+    ("value", "gold", "correct"),
+    [
+        ("12345678901234567891", "12345678901234567890", False),  # one float: equal before
+        ("12345678901234567890", "12345678901234567890", True),
+        ("12345678901234567.5", "12345678901234567", False),
+        ("0.000001", "0", True),  # the tolerance (1e-6) is the decimal the task writes, not its float
+    ],
+)
+def test_numbers_past_a_floats_precision_compare_exactly(value: str, gold: str, correct: bool) -> None:
+    assert _scored(value, gold) is correct
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 12345678901234567891", "12345678901234567891"),  # 12345678901234567168 before
+        ("The answer is 0.1 + 0.2", "0.3"),  # 0.30000000000000004 before
+        ("Answer: 2^70", "1180591620717411303424"),
+        ("Answer: 12345678901234567.5", "12345678901234567.5"),
+    ],
+)
+def test_an_extracted_number_is_written_back_exactly(content: str, want: str) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 1{,}234", "1234"),  # 1 before: the digits before the separator
+        ("Answer: 1\\,234", "1234"),
+        ("Answer: 1,\\!234", "1234"),
+        ("The answer is $\\boxed{1\\,000}$.", "1000"),
+        ("$\\boxed{12{,}345{,}678}$", "12345678"),
+        ("Answer: 3{,}14", None),  # a decimal comma or a list, as 3,14 is
+        ("The mass is $5\\,\\text{kg}$", "5"),  # a thin space before a unit joins nothing
+    ],
+)
+def test_latex_thousands_separators_group_thousands(content: str, want: str | None) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer"), [("1000", "\\boxed{1\\,000}"), ("1234567", "$1\\,234\\,567$"), ("1\\,000", "1000")]
+)
+def test_math_verify_reads_a_thin_space_between_thousands(gold: str, answer: str) -> None:
+    assert math_equal(gold, answer)[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 1.234,5", "1234.5"),  # 1.234 before: a piece of it
+        ("Answer: 1.234.567,25 €", "1234567.25"),
+        ("Answer: 1 234,5", "1234.5"),  # 1 before
+        ("Answer: 1.234.567", None),  # dots alone: a grouping, a version or a date (1.234 before)
+        ("It was on 03.04.2020", None),
+        ("Answer: 1.234", "1.234"),  # one dot is a decimal point
+        ("Answer: 1\u2009234", "1234"),
+        ("Answer: 1_000", "1000"),  # 1 before
+        ("Answer: 1_000_000", "1000000"),
+        ("Answer: 0x10", "16"),  # 0 before
+        ("Answer: 0xFF", "255"),
+        ("Answer: 0x10 + 5", None),  # no arithmetic in another base
+        ("Answer: 2:30", None),  # 2 before
+        ("It took 2:30 hours", None),  # 30 before
+        ("The ratio is 3:2", None),
+        ('"answer": "2:00 pm"', "2"),  # a time on the hour is its hour (GSM8K item 1001's gold is 2)
+        ("Answer: 15:00:00", "15"),
+        ("Answer: 1.5 + 1.234,5", "1236"),
+    ],
+)
+def test_a_number_with_separators_is_read_whole_or_not_at_all(content: str, want: str | None) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 3k", "3000"),  # 3 before: the bare coefficient
+        ("Answer: $3K", "3000"),
+        ("Answer: 2.5M", "2500000"),
+        ("Answer: 1.2bn", "1200000000"),
+        ("Answer: $3B.", "3000000000"),
+        ("Answer: 3 hundred", "300"),
+        ("Answer: 2 dozen", "24"),
+        ("Answer: a dozen", "12"),
+        ("Answer: A dozen eggs", "12"),
+        ("Answer: 3 hundred thousand", "300000"),
+        ("Answer: half a dozen", None),  # never 12
+        ("Answer: 2 hundred and 50", None),  # never 200
+        ("Answer: a dozen and a half", None),
+        ("Answer: 5 km", "5"),  # a unit, not a scale
+        ("Answer: 3 kg", "3"),
+        ("Answer: 3kg", "3"),
+        ("Answer: 2 min", "2"),
+        ("Answer: 10 m", "10"),
+        ("Answer: 10m", "10"),
+        ("Answer: 5 K", "5"),  # a scale is written against its number
+        ("Answer: 7 hundredths", "7"),
+    ],
+)
+def test_a_scale_scales_and_a_unit_does_not(content: str, want: str | None) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("content", "want"),
+    [
+        ("Answer: 2\\frac{1}{2}", "2.5"),  # 2 before: the whole part alone
+        ("The answer is $\\boxed{-2\\frac{1}{2}}$", "-2.5"),
+        ("Answer: $2\\tfrac{3}{4}$ cups", "2.75"),
+        ("Answer: 2\\frac12", "2.5"),
+        ("Answer: \\frac34", "0.75"),
+        ("Answer: 2\\frac{3}{2}", None),  # improper: 2 times 3/2, or a mistake; never 2
+        ("Answer: 2\u00a01/2", "2.5"),
+        ("Answer: 2½", "2.5"),
+        ("Answer: 2 ¾ cups", "2.75"),
+        ("Answer: ½", "0.5"),
+    ],
+)
+def test_a_mixed_number_is_its_whole_and_its_fraction(content: str, want: str | None) -> None:
+    assert extract(content, NUMBER).value == want
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer"),
+    [("\\frac{5}{2}", "2 1/2"), ("2.5", "The answer is 2 1/2."), ("\\frac{9}{4}", "\\boxed{2 1/4}"), ("2.5", "2½")],
+)
+def test_math_verify_reads_a_mixed_number_as_one(gold: str, answer: str) -> None:
+    assert math_equal(gold, answer)[0]

@@ -32,14 +32,16 @@ from qualeval.scoring.extract.cutoff import unfinished_dropped
 from qualeval.scoring.extract.ladder import Extraction, Rung, echoes, extract, naive_extract, typed_value
 from qualeval.scoring.extract.maths import math_equal, math_parse, math_timeout
 from qualeval.scoring.extract.normalize import normalize, token_f1
-from qualeval.scoring.extract.numbers import find_number, words_to_digits
+from qualeval.scoring.extract.numbers import Number, find_number, fmt_number, words_to_digits
 
 __all__ = [
     "Extraction",
+    "Number",
     "Rung",
     "echoes",
     "extract",
     "find_number",
+    "fmt_number",
     "math_equal",
     "math_parse",
     "math_timeout",

@@ -14,6 +14,8 @@ import re
 import threading
 from typing import Any
 
+from qualeval.scoring.extract.numbers import vulgar_slashed
+
 __all__ = ["math_equal", "math_parse", "math_timeout"]
 
 _DELIMITED = re.compile(r"(?<!\\)\$|\\\(|\\\[|\\boxed|\\fbox")  # `\$` is a dollar sign, not a delimiter
@@ -26,6 +28,11 @@ _UNICODE = [
     (re.compile("−"), "-"),
     (re.compile("∞"), r"\\infty "),
 ]
+# a thin space between groups of three digits groups thousands (`1\,000`, as MATH writes them); math-verify reads
+# `1{,}000` and `1,\!000` but not this
+_THIN_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:\\,\d{3})+(?![\d,])")
+# a mixed number as prose writes it (2 1/2, 2½): math-verify reads no mixed number in it (2 1/2 was 3/2)
+_MIXED = re.compile(r"(?<![\d.,/^_])(\d+)[ \u00a0](\d+)/(\d+)(?![\d/])")
 _COMMAND = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})?")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 _COPULA = re.compile(r"\b(?:is|are|was|equals|gives|gets?|becomes|yields)\b|=|:")
@@ -54,7 +61,14 @@ def math_timeout() -> int | None:
 def _latex(text: str) -> str:
     for pattern, replacement in _UNICODE:
         text = pattern.sub(replacement, text)
-    return text
+    text = _MIXED.sub(_mixed, vulgar_slashed(text))
+    return _THIN_GROUPED.sub(lambda grouped: grouped.group().replace("\\,", ""), text)
+
+
+def _mixed(found: re.Match[str]) -> str:
+    """2 1/2 as `2\\frac{1}{2}`, which math-verify reads as 5/2; an improper "2 3/2" is no mixed number."""
+    whole, num, den = found.groups()
+    return f"{whole}\\frac{{{num}}}{{{den}}}" if 0 < int(num) < int(den) else found.group()
 
 
 def _prose(text: str) -> bool:
