@@ -241,7 +241,10 @@ def test_a_number_with_separators_is_read_whole_or_not_at_all(content: str, want
     [
         ("Answer: 3k", "3000"),  # 3 before: the bare coefficient
         ("Answer: $3K", "3000"),
-        ("Answer: 2.5M", "2500000"),
+        ("Answer: $2.5M", "2500000"),
+        ("Answer: 2.5M", None),  # a capital alone scales money only: 0.5M molar, 300K kelvin read nothing
+        ("Answer: 300K", None),
+        ("Answer: 2B", None),
         ("Answer: 1.2bn", "1200000000"),
         ("Answer: $3B.", "3000000000"),
         ("Answer: 3 hundred", "300"),

@@ -60,7 +60,8 @@ _LATEX_SEPARATOR = re.compile(r"(?<=\d)(?:\{,\}|,\\!|\\,)(?=\d)")
 # the forms a number takes, the longest first: 2.5 × 10^3, 2.5e3, 10^3, 1 1/2, 3/4, 1,000.5; a slash between
 # two numbers that a third follows or precedes is a date (3/4/2020), never a fraction
 # a scale scales: a word after the number (3 hundred, 2 dozen, "a dozen", 1.5 million) or a letter written against
-# it and followed by no other (3k, 2.5M, 1.2bn, $3B); "5 km", "3kg" and "10 m" are units. A scale that runs on
+# it and followed by no other (3k, 1.2bn; K, M and B after a currency sign only: $2.5M, $3B, while 300K and 0.5M
+# read nothing, a kelvin or molar as likely as a scale); "5 km", "3kg" and "10 m" are units. A scale that runs on
 # ("2 hundred and 50", "a dozen and a half") is read as none rather than its first part
 _SCALE_WORDS = "hundred|thousand|million|billion|trillion|dozen"
 _NUMBER = re.compile(
@@ -215,6 +216,10 @@ def _value(found: re.Match[str]) -> Fraction | None:
     if plain is None or not (scaled or found["suffix"]):
         return plain
     if found["suffix"]:
+        # a capital alone is a unit as often as a scale (300K kelvin, 0.5M molar, 2B a grade): it scales money only
+        money = "$" in found.group(0) or found.string[: found.start()].rstrip().endswith(("$", "€", "£", "¥"))
+        if found["suffix"] in "KMB" and not money:
+            return None
         return plain * _SUFFIXES[found["suffix"]]
     for word in scaled.lower().split()[-1 if found["dozen"] else 0 :]:
         plain *= _SCALES[word.removesuffix("s")]
