@@ -13,7 +13,8 @@ A marker takes a value only where it states one:
 
 The model's last word counts: a correction right after a span ("12... no wait, 7", "Answer: 12? No, 7.") is read
 before the span; a span that asks between values ("Answer: A or B?") or denies one ("the answer is not A") states
-nothing but what follows it says instead ("It's B."). "B is the answer." names its value first, and yields to a plain marker after.
+nothing but what follows it says instead ("It's B."). "B is the answer." names its value first, and yields to a
+plain marker after.
 
 Boxes on one line joined only by separators (`\\boxed{1} and \\boxed{2}`, `$\\boxed{1}$, $\\boxed{2}$`, `x = \\boxed{1}
 \\quad x = \\boxed{2}`) state one answer and give one span, their values joined by commas; a box after prose or on
