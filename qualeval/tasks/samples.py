@@ -266,9 +266,11 @@ def build_samples(
             "fewshot_split or fewshot_samples"
         )
     out: list[Sample] = []
+    seen: dict[str, str] = {}
     for subset in task.subsets():
         docs = _documents(task, spec.test_split, subset, data)
-        _check_fields(task, renderer, docs[0], source_label(spec, spec.test_split, subset, data))
+        source = source_label(spec, spec.test_split, subset, data)
+        _check_fields(task, renderer, docs[0], source)
         if limit_per_subset is not None and subset is not None:  # tasks without subsets ignore it
             docs = docs[:limit_per_subset]
         split = spec.fewshot_split or "fewshot"
@@ -279,9 +281,23 @@ def build_samples(
         for index, doc in enumerate(docs):
             item = f"document {index} of split '{spec.test_split}'" + (f" ({subset})" if subset else "")
             out.append(_sample(task, renderer, doc, index, subset, scope, shots.of(doc, item), item, others))
+            _check_unique(task, out[-1].id, item, seen, source if data or spec.dataset_path else None)
             if limit is not None and len(out) >= limit:
                 return out
     return out
+
+
+def _check_unique(task: Task, sample_id: str, item: str, seen: dict[str, str], source: str | None) -> None:
+    """Two documents under one id would be one item: a run would skip the second as done, and every record,
+    comparison and rescore would pair it with the first one's question."""
+    first = seen.setdefault(sample_id, item)
+    if first != item:
+        key = "doc_to_id" if task.spec.doc_to_id else "samples"
+        raise InputError(
+            f"{task.where}: field '{key}': {first} and {item}"
+            + (f" of {source}" if source else "")
+            + f" have the same id '{sample_id}': give each document its own id"
+        )
 
 
 def _documents(task: Task, split: str, subset: str | None, data: Path | None) -> list[Doc]:
