@@ -92,7 +92,7 @@ def _sample_of(task: Task, parsed: Parsed, index: Index, others: Callable[[], Ki
     elif line.target is None:
         sample = index.find(key, where, line.question, parsed.numbered)
     else:
-        sample = target_sample(task, key, line.target, line_choices(task, parsed))
+        sample = target_sample(task, index.mapped(key, where), line.target, line_choices(task, parsed))
         if index.at_hand:
             sample = _with_data(task, sample, index, parsed)
         sample = read_target(task, sample, parsed, others)
@@ -109,19 +109,22 @@ def _sample_of(task: Task, parsed: Parsed, index: Index, others: Callable[[], Ki
 
 def _with_data(task: Task, sample: Sample, index: Index, parsed: Parsed) -> Sample:
     """A line with its own target, when the dataset is at hand: the sample its id names gives the prompt (so an
-    echo of it is masked, as in a live run) and, when the line has none, the options; the gold stays the line's.
-    A line whose id names no sample keeps its target alone, unless the task needs options only --data has."""
+    echo of it is masked, as in a live run), its values (what breakdowns group by) and, when the line has none,
+    the options; the gold stays the line's. A line whose id names no sample keeps its target alone, unless the
+    task needs options only --data has, or --id-map named that sample."""
     line = parsed.line
     needs_options = task.spec.answer.type == "choice" and not sample.choices
     try:
         found = index.find(str(line.id), parsed.where, line.question, parsed.numbered)
     except InputError:
-        if needs_options and index.data is not None:  # the options were to come from that data
+        if (needs_options and index.data is not None) or index.id_map is not None:  # what was to name the sample
             raise
         return sample
-    update: dict[str, Any] = {"messages": found.messages}
+    update: dict[str, Any] = {"messages": found.messages, "meta": found.meta}
+    if index.id_map is not None:  # the map names the sample: its id, as for a line without a target
+        update["id"] = found.id
     if needs_options:
-        update |= {"choices": found.choices, "meta": found.meta}
+        update["choices"] = found.choices
     return sample.model_copy(update=update)
 
 

@@ -80,6 +80,26 @@ def test_an_id_map_names_each_sample(tmp_path: Path) -> None:
         score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
 
 
+def test_an_id_map_names_the_samples_of_lines_that_carry_their_target(tmp_path: Path) -> None:
+    rows = [{"id": "q-a", "content": "Answer: Paris", "target": "Paris"}, {"id": "q-b", "content": "5", "target": "5"}]
+    path = write(tmp_path / "r.jsonl", rows)
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps({"q-a": "knowledge_qa/test/0", "q-b": "knowledge_qa/test/1"}))
+    items, summary = score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+    assert [i.id for i in items] == ["knowledge_qa/test/0", "knowledge_qa/test/1"]  # the map's, not the file's
+    assert "None" not in summary.breakdowns["topic"]  # the named samples' own values: what breakdowns group by
+    ids.write_text(json.dumps({"q-a": "knowledge_qa/test/0"}))
+    with pytest.raises(InputError, match=r"r.jsonl:2: id 'q-b' is not in the --id-map file"):
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+    ids.write_text(json.dumps({"q-a": "knowledge_qa/test/0", "q-b": "knowledge_qa/test/0"}))
+    with pytest.raises(InputError, match=r"r.jsonl:2: id 'q-b' names sample knowledge_qa/test/0, which appears twice"):
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+    ids.write_text(json.dumps({"q-a": "gsm8k/test/3", "q-b": "gsm8k/test/4"}))  # no dataset at hand: the map's ids
+    write(path, [{**row, "target": "5"} for row in rows])
+    items, _ = score_file(load_task("gsm8k"), path, read=ReadOptions(id_map=ids))
+    assert [i.id for i in items] == ["gsm8k/test/3", "gsm8k/test/4"]
+
+
 def test_a_line_with_two_candidate_texts_is_refused_naming_both(tmp_path: Path) -> None:
     # ZeroEval-like files echo the prompt under `output`; reading it instead of `response` scored 0%, exit 0
     rows = [{"id": "0", "output": "Question 1 of 5: the capital of France?", "response": "Answer: Paris"}]
