@@ -115,7 +115,9 @@ def test_a_numeric_tasks_gold_that_is_not_one_number_is_refused_naming_the_item(
     items, _ = score_file(load_task("gsm8k"), write(tmp_path / "r.jsonl", rows), data=data)
     assert [(i.gold, i.correct) for i in items] == [("5", True)]
     write(data, [{"question": "2 + 3?", "answer": "It is 2 + 3 = 5.\n#### five"}])
-    with pytest.raises(InputError, match=r"r.jsonl:1: id '0' names gsm8k/test/0, whose gold \(its doc_to_target\) '.*' is not a number"):
+    with pytest.raises(
+        InputError, match=r"r.jsonl:1: id '0' names gsm8k/test/0, whose gold \(its doc_to_target\) '.*' is not a number"
+    ):
         score_file(load_task("gsm8k"), tmp_path / "r.jsonl", data=data)
 
 

@@ -32,30 +32,30 @@ def _golds(tmp_path: Path, samples: list[str], labels: str = "letters") -> list[
 
 
 def test_a_target_that_is_an_options_text_names_that_option(tmp_path: Path) -> None:
-    golds = _golds(tmp_path, ['[London, Paris], answer: Paris', '["3", "7", "1", "0"], answer: "7"'])
+    golds = _golds(tmp_path, ["[London, Paris], answer: Paris", '["3", "7", "1", "0"], answer: "7"'])
     assert golds == ["B", "B"]  # "7" is no index of four options: it is option B's text
-    assert _golds(tmp_path, ['[London, Paris], answer: Paris'], labels="text") == ["Paris"]
+    assert _golds(tmp_path, ["[London, Paris], answer: Paris"], labels="text") == ["Paris"]
 
 
 def test_a_target_that_reads_two_ways_follows_the_tasks_other_targets(tmp_path: Path) -> None:
-    texts = ['[London, Paris], answer: Paris', '["3", "7", "1", "0"], answer: "1"', '[B, C], answer: B']
+    texts = ["[London, Paris], answer: Paris", '["3", "7", "1", "0"], answer: "1"', "[B, C], answer: B"]
     assert _golds(tmp_path, texts) == ["B", "C", "A"]  # the others are option texts: "1" and "B" are texts too
-    letters = ['[London, Paris], answer: B', '[A, "~A", B, "~B"], answer: B', '[L, R, 1/C, C], answer: C']
+    letters = ["[London, Paris], answer: B", '[A, "~A", B, "~B"], answer: B', "[L, R, 1/C, C], answer: C"]
     assert _golds(tmp_path, letters) == ["B", "B", "C"]  # MMLU's own: letters elsewhere, so B is the letter B
 
 
 def test_a_target_nothing_disambiguates_is_one_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"document 0 of split 'test': 'B' is both the letter of option B and the "
                        r"text of option A, and no other target says which"):  # fmt: skip
-        _golds(tmp_path, ['[B, C], answer: B'])
+        _golds(tmp_path, ["[B, C], answer: B"])
 
 
 def test_a_number_is_an_index_and_one_out_of_range_says_so(tmp_path: Path) -> None:
     assert _golds(tmp_path, ['["3", "7", "1", "0"], answer: 1']) == ["B"]  # a number: the index, from 0
     (tmp_path / "mc.yaml").write_text("")
-    _golds(tmp_path, ['[a, b], answer: a'])
+    _golds(tmp_path, ["[a, b], answer: a"])
     path = tmp_path / "mc.yaml"
-    path.write_text(path.read_text().replace("answer: a}", 'answer: 7}').replace("[a, b]", '["3", "7", "1", "0"]'))
+    path.write_text(path.read_text().replace("answer: a}", "answer: 7}").replace("[a, b]", '["3", "7", "1", "0"]'))
     done = subprocess.run(
         [sys.executable, "-m", "qualeval", "tasks", "show", str(path)], capture_output=True, text=True, timeout=120
     )

@@ -24,7 +24,7 @@ scorer: {kind: exact}
 
 def test_two_inline_documents_with_one_id_are_refused_naming_both(tmp_path: Path) -> None:
     path = tmp_path / "dup.yaml"
-    rows = '[{qid: q1, question: a, answer: x}, {qid: q2, question: b, answer: y}, {qid: q1, question: c, answer: z}]'
+    rows = "[{qid: q1, question: a, answer: x}, {qid: q2, question: b, answer: y}, {qid: q1, question: c, answer: z}]"
     path.write_text(TASK.replace("SOURCE", f"samples: {rows}"), encoding="utf-8")
     with pytest.raises(InputError) as caught:
         build_samples(load_task(str(path)))
