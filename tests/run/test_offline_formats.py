@@ -163,6 +163,10 @@ def test_an_lm_eval_log_holds_each_doc_once_per_filter_and_is_read_once(tmp_path
     changed = write(tmp_path / "samples.jsonl", rows)
     with pytest.raises(InputError, match=r"samples.jsonl:4: doc 1 has another response than on .*samples.jsonl:3"):
         score_file(load_task("gsm8k"), changed, read=ReadOptions(fmt="lm-eval"))
+    twice = write(tmp_path / "twice.jsonl", rows[:2] + rows[:1])  # a log joined to itself: doc 0 read twice
+    with pytest.raises(InputError, match=r"twice.jsonl:3: doc 0 appears twice under filter 'strict-match' \(first on "
+                       r".*twice.jsonl:1\)"):  # fmt: skip
+        score_file(load_task("gsm8k"), twice)
     rows[3]["resps"] = [[["-4.25", "False"]]]  # a log-likelihood request's scores, not text
     with pytest.raises(InputError, match=r"ll.jsonl:4: field 'resps': no generated text"):
         score_file(load_task("gsm8k"), write(tmp_path / "ll.jsonl", rows))
