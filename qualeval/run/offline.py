@@ -81,12 +81,15 @@ class JudgedLine:
         )
 
 
-def _sample_of(task: Task, parsed: Parsed, index: Index, others: Callable[[], Kinds]) -> Sample:
+def _sample_of(
+    task: Task, parsed: Parsed, index: Index, others: Callable[[], Kinds], docs: list[dict[str, Any]]
+) -> Sample:
     line, where = parsed.line, parsed.where
     key = str(line.id)
     if parsed.doc is not None:
         subsets = task.subsets()  # one subset (mmlu:anatomy): rendered, and named, as a live run does
-        sample = sample_from_doc(task, parsed.doc, key, subset=subsets[0] if len(subsets) == 1 else None)
+        one = subsets[0] if len(subsets) == 1 else None
+        sample = sample_from_doc(task, parsed.doc, key, subset=one, docs=docs)
         if index.at_hand:
             index.check_document(key, where, sample)
     elif line.target is None:
@@ -256,8 +259,9 @@ def decide_lines(
     seen: dict[str, str] = {}
     out: list[JudgedLine] = []
     others = target_kinds(task, parsed)
+    docs = [entry.doc for entry in parsed if entry.doc is not None]
     for entry in parsed:
-        sample = _sample_of(task, entry, index, others)
+        sample = _sample_of(task, entry, index, others, docs)
         if sample.id in seen:
             first = seen[sample.id].rsplit(":", 1)[-1]
             named = "" if str(entry.line.id) == sample.id else f" names sample {sample.id}, which"

@@ -370,11 +370,15 @@ def _sample(
     )
 
 
-def sample_from_doc(task: Task, doc: dict[str, Any], index: int | str, *, subset: str | None = None) -> Sample:
-    """Render one document on its own (no few-shot prefix): offline scoring of logged documents."""
+def sample_from_doc(
+    task: Task, doc: dict[str, Any], index: int | str, *, subset: str | None = None, docs: list[Doc] | None = None
+) -> Sample:
+    """Render one document on its own (no few-shot prefix): offline scoring of logged documents. `docs`: the
+    other logged documents, which say how a choice target that reads two ways is written."""
     spec = task.spec
     scope = f"{spec.name}/{subset}" if subset else spec.name
     item = f"document {index}"
     renderer = _Renderer(task)
-    sample = _sample(task, renderer, doc, 0, subset, scope, ([], []), item)
+    others = renderer.kinds(docs or [doc], subset, "the log")
+    sample = _sample(task, renderer, doc, 0, subset, scope, ([], []), item, others)
     return sample.model_copy(update={"id": f"{scope}/{spec.test_split}/{index}"})

@@ -223,3 +223,16 @@ def test_an_lm_eval_log_of_another_subject_is_refused_and_a_many_subject_task_is
         score_file(load_task("mmlu:abstract_algebra"), path, data=MMLU)
     items, _ = score_file(load_task("mmlu"), path, data=MMLU)  # doc 0 of every subject: no one to check against
     assert [i.correct for i in items] == [True]
+
+
+def test_an_lm_eval_logs_choice_target_that_reads_two_ways_is_read_as_its_other_docs_are(tmp_path: Path) -> None:
+    def row(n: int, options: list[str], answer: str) -> dict[str, object]:
+        doc = {"question": f"Question {n}?", **dict(zip("ABCD", options, strict=True)), "answer": answer}
+        return {"doc_id": n, "doc": doc, "resps": [["Answer: B"]], "filtered_resps": ["B"]}
+
+    ambiguous = row(0, ["A", "~A", "B", "~B"], "B")  # MMLU formal_logic: the letter B (~A), or the option 'B'?
+    rows = [ambiguous, row(1, ["red", "blue", "green", "grey"], "B")]
+    items, _ = score_file(load_task("mmlu"), write(tmp_path / "log.jsonl", rows))
+    assert [(i.gold, i.correct) for i in items] == [("B", True), ("B", True)]  # the other doc's answer is a letter
+    with pytest.raises(InputError, match=r"document 0: 'B' is both the letter of option B and the text of option C"):
+        score_file(load_task("mmlu"), write(tmp_path / "log.jsonl", rows[:1]))
