@@ -10,6 +10,10 @@ than wrong answers, the summary also counts them per status and gives the accura
 wrong, but counted apart (`endpoint_errors`, with the server's reasons). Nor is a reference server's refusal of a
 question not in its answer key (status `unknown_question`, counted in `unknown_questions`): not the model's answer.
 
+The naive extractor's accuracy (`naive_accuracy`) has the same denominator: every item in `accuracy`, a response
+with no naive reading (content_filter, an echo of the prompt) counted as not right. A breakdown's items without a
+value for it are its row `(no <name>)`, left out of its macro average.
+
 Accuracy counts each item once, however many records it has (one per load level of a sweep and per sample of
 `--samples-per-item`): an item's score is the mean correctness of its records, accuracy is the mean score, and
 the Wilson interval uses n = distinct items. With one record per item that is the plain share right. Statuses,
@@ -119,7 +123,9 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
     failed = [r for r in every if r.status in ENDPOINT_FAILED]
     cell = cell_of(item_scores((r.item, r.correct) for r in rows))
     answered = [r.correct for r in rows if r.status in ANSWERED]
-    naive = [r.naive_correct for r in rows if r.naive_correct is not None]
+    # over the same items as `accuracy`: a response with no naive reading (content_filter, an echo) is not right
+    naive = cell_of(item_scores((r.item, bool(r.naive_correct)) for r in rows))
+    naive_read = any(r.naive_correct is not None for r in rows)  # free-text and whole-answer tasks have none
     summary = TaskSummary(
         task=task,
         n=cell.n,
@@ -135,7 +141,7 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
         error_reasons=dict(Counter(r.error or "no reason given" for r in failed).most_common(5)),
         constraint_held=dict(Counter("held" if r.held else "broken" for r in rows if r.held is not None)),
         followup=dict(Counter(r.agreement for r in rows if r.agreement is not None)),
-        naive_accuracy=sum(naive) / len(naive) if naive else None,
+        naive_accuracy=naive.accuracy if naive_read else None,
         rescued=sum(r.rescued for r in rows),
         rescue_correct=sum(r.rescue_correct for r in rows),
         truncated_correct=sum(r.correct for r in rows if r.status == "answer_truncated"),
@@ -149,13 +155,24 @@ def summarize(task: str, outcomes: Iterable[Outcome], breakdowns: Sequence[str] 
     for name in breakdowns if rows else ():  # nothing answered: no breakdown, rather than a macro accuracy of 0
         groups: dict[str, list[tuple[str | None, bool]]] = defaultdict(list)
         for r in rows:
-            groups[str(r.meta.get(name))].append((r.item, r.correct))
+            groups[_group(r.meta.get(name), name)].append((r.item, r.correct))
         cells = {value: cell_of(item_scores(answers)) for value, answers in sorted(groups.items())}
         summary.breakdowns[name] = cells
-        shares = [c.accuracy for c in cells.values() if c.accuracy is not None]
+        # the macro average is over the groups the task names: the items without a value are no group of them
+        shares = [c.accuracy for value, c in cells.items() if c.accuracy is not None and value != _none(name)]
         if shares:
             summary.macro_accuracy[name] = sum(shares) / len(shares)
     return summary
+
+
+def _none(name: str) -> str:
+    """The row of a breakdown's items that have no value for it (a line scored with its own target, a
+    document without the field): `(no subject)`, never a group named `None`."""
+    return f"(no {name})"
+
+
+def _group(value: Any, name: str) -> str:
+    return _none(name) if value is None or (isinstance(value, str) and not value.strip()) else str(value)
 
 
 def below(summary: RunSummary, share: float) -> list[str]:

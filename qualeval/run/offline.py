@@ -10,7 +10,6 @@ line's error) is counted apart, as a live run's endpoint error is, never as a wr
 from __future__ import annotations
 
 import asyncio
-import string
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -22,18 +21,14 @@ from qualeval.figures import summarize
 from qualeval.reasoning import Completion, ReasoningFormat, resolve_formats, split_completion, split_inline
 from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
 from qualeval.run.offline_formats import Parsed, lm_eval_task_of
+from qualeval.run.offline_gold import check_gold, line_choices, read_target, target_kinds, target_sample
 from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
-from qualeval.scoring import Verdict, check_scorers, decide, gold_is_number, model_judge_for, wants_model_judge
-from qualeval.tasks import Sample, Task, load_task, sample_from_doc
+from qualeval.scoring import Verdict, check_scorers, decide, model_judge_for, wants_model_judge
+from qualeval.tasks import Kinds, Sample, Task, load_task, sample_from_doc
 from qualeval.wire import Message
 
 __all__ = ["JudgedLine", "ReadOptions", "SplitOptions", "check_out", "score_file"]
-
-
-def _target_sample(task: Task, key: str, target: Any, choices: list[str] | None) -> Sample:
-    gold = ("yes" if target else "no") if isinstance(target, bool) else str(target).strip()
-    return Sample(id=key, task=task.name, messages=(), gold=gold, choices=tuple(choices or ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,20 +81,24 @@ class JudgedLine:
         )
 
 
-def _sample_of(task: Task, parsed: Parsed, index: Index) -> Sample:
+def _sample_of(
+    task: Task, parsed: Parsed, index: Index, others: Callable[[], Kinds], docs: list[dict[str, Any]]
+) -> Sample:
     line, where = parsed.line, parsed.where
     key = str(line.id)
     if parsed.doc is not None:
         subsets = task.subsets()  # one subset (mmlu:anatomy): rendered, and named, as a live run does
-        sample = sample_from_doc(task, parsed.doc, key, subset=subsets[0] if len(subsets) == 1 else None)
+        one = subsets[0] if len(subsets) == 1 else None
+        sample = sample_from_doc(task, parsed.doc, key, subset=one, docs=docs)
         if index.at_hand:
             index.check_document(key, where, sample)
     elif line.target is None:
         sample = index.find(key, where, line.question, parsed.numbered)
     else:
-        sample = _target_sample(task, key, line.target, line.choices)
+        sample = target_sample(task, index.mapped(key, where), line.target, line_choices(task, parsed))
         if index.at_hand:
             sample = _with_data(task, sample, index, parsed)
+        sample = read_target(task, sample, parsed, others)
     if parsed.prompt is not None:  # what was sent, not qualeval's rendering of the doc: what an echo repeats
         sample = sample.model_copy(update={"messages": (Message(role="user", content=parsed.prompt),)})
     if task.spec.answer.type == "choice" and not sample.choices:
@@ -107,52 +106,28 @@ def _sample_of(task: Task, parsed: Parsed, index: Index) -> Sample:
             f"{where}: task {task.name} is multiple choice but item '{key}' has no choices: give \"choices\" on "
             "the line, or --data so they are read from the dataset"
         )
-    _check_gold(task, sample, parsed)
+    check_gold(task, sample, parsed)
     return sample
-
-
-def _check_gold(task: Task, sample: Sample, parsed: Parsed) -> None:
-    """A gold no answer can match is refused, naming the line: an empty target, one that is not a number in a task
-    scored by number, or one that is not an option's letter in a multiple-choice task (an option's index, `E` of
-    four) would score every answer to it wrong, unseen."""
-    target, where = parsed.line.target, parsed.where
-    if isinstance(target, str) and not target.strip():
-        raise InputError(f"{where}: field 'target': empty, so no answer could be right: give the gold, or leave it out")
-    what = f"field 'target': '{target}'" if target is not None else f"item '{sample.id}': its gold '{sample.gold}'"
-    if task.spec.scorer.kind == "choice":
-        letters = string.ascii_uppercase[: len(sample.choices)]
-        gold = sample.gold.strip().upper()
-        if len(gold) != 1 or gold not in letters:
-            raise InputError(
-                f"{where}: {what} is not the letter of one of its {len(letters)} options (A-{letters[-1]})"
-            )
-    if task.spec.scorer.kind != "numeric" or gold_is_number(sample.gold):
-        return
-    if target is not None:
-        raise InputError(
-            f"{where}: field 'target': '{target}' is not a number, and task {task.name} is scored by number"
-        )
-    raise InputError(
-        f"{where}: item '{sample.id}': its gold '{sample.gold}' is not a number, and task {task.name} is scored "
-        "by number"
-    )
 
 
 def _with_data(task: Task, sample: Sample, index: Index, parsed: Parsed) -> Sample:
     """A line with its own target, when the dataset is at hand: the sample its id names gives the prompt (so an
-    echo of it is masked, as in a live run) and, when the line has none, the options; the gold stays the line's.
-    A line whose id names no sample keeps its target alone, unless the task needs options only --data has."""
+    echo of it is masked, as in a live run), its values (what breakdowns group by) and, when the line has none,
+    the options; the gold stays the line's. A line whose id names no sample keeps its target alone, unless the
+    task needs options only --data has, or --id-map named that sample."""
     line = parsed.line
     needs_options = task.spec.answer.type == "choice" and not sample.choices
     try:
         found = index.find(str(line.id), parsed.where, line.question, parsed.numbered)
     except InputError:
-        if needs_options and index.data is not None:  # the options were to come from that data
+        if (needs_options and index.data is not None) or index.id_map is not None:  # what was to name the sample
             raise
         return sample
-    update: dict[str, Any] = {"messages": found.messages}
+    update: dict[str, Any] = {"messages": found.messages, "meta": found.meta}
+    if index.id_map is not None:  # the map names the sample: its id, as for a line without a target
+        update["id"] = found.id
     if needs_options:
-        update |= {"choices": found.choices, "meta": found.meta}
+        update["choices"] = found.choices
     return sample.model_copy(update=update)
 
 
@@ -283,8 +258,10 @@ def decide_lines(
         said += f"; {inferred}"
     seen: dict[str, str] = {}
     out: list[JudgedLine] = []
+    others = target_kinds(task, parsed)
+    docs = [entry.doc for entry in parsed if entry.doc is not None]
     for entry in parsed:
-        sample = _sample_of(task, entry, index)
+        sample = _sample_of(task, entry, index, others, docs)
         if sample.id in seen:
             first = seen[sample.id].rsplit(":", 1)[-1]
             named = "" if str(entry.line.id) == sample.id else f" names sample {sample.id}, which"

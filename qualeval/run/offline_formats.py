@@ -101,6 +101,7 @@ def read_lm_eval(rows: Rows, path: Path) -> tuple[list[Parsed], str]:
     same response (another filter's reading of it); a different one is refused, naming the doc."""
     out: list[Parsed] = []
     first: dict[str, tuple[str, str]] = {}
+    filters: dict[str, dict[Any, str]] = {}  # per doc, the line each filter's reading of it is on
     repeats = 0
     for number, obj in rows:
         where = f"{path}:{number}"
@@ -108,6 +109,12 @@ def read_lm_eval(rows: Rows, path: Path) -> tuple[list[Parsed], str]:
             raise InputError(f"{where}: not an lm-eval sample log line (needs 'doc_id' and 'resps')")
         text = _raw_response(obj["resps"], where)
         key = str(obj["doc_id"])
+        seen = filters.setdefault(key, {}).setdefault(str(obj.get("filter")), where)
+        if seen != where:  # the same doc under the same filter again: two logs joined, or one written twice
+            raise InputError(
+                f"{where}: doc {key} appears twice under filter '{obj.get('filter')}' (first on {seen}): each doc "
+                "is logged once per filter; score each log on its own"
+            )
         if key in first:
             if first[key][1] != text:
                 raise InputError(

@@ -63,9 +63,8 @@ class Index:
         self._build()
         assert self._by_id is not None
         if self.id_map is not None:
-            if key not in self.id_map:
-                raise InputError(f"{where}: id '{key}' is not in the --id-map file")
-            hit = self._named(self.id_map[key], where, f"--id-map gives '{self.id_map[key]}' for id '{key}': it")
+            named = self.mapped(key, where)
+            hit = self._named(named, where, f"--id-map gives '{named}' for id '{key}': it")
         else:
             found = self._by_id.get(key) or self._short.get(key)
             hit = found or self._by_number(key, where, question, numbered or _plain_number(key))
@@ -75,6 +74,15 @@ class Index:
                 f"the id of the sample it answers"
             )
         return hit
+
+    def mapped(self, key: str, where: str) -> str:
+        """The id a line's sample goes by: with --id-map, the one the map gives (a line the map leaves out is
+        refused, whatever else the line carries); else the line's own."""
+        if self.id_map is None:
+            return key
+        if key not in self.id_map:
+            raise InputError(f"{where}: id '{key}' is not in the --id-map file")
+        return self.id_map[key]
 
     def _build(self) -> None:
         if self._by_id is None:

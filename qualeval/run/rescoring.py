@@ -5,10 +5,11 @@ where the id now names another question than the one the record sent)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, QualevalWarning
 from qualeval.reasoning import Completion
 from qualeval.records import Manifest, Record, RunConfig, RunStore, RunSummary, TaskEntry
 from qualeval.run.checks import check_code_allowed
@@ -200,10 +201,34 @@ def rescore(
                 yield _rejudged(task, record, fresh, use_rescue, allow_code=allow_code).model_dump_json().encode()
 
     out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
+    torn = _torn_line(store)
+    notes = [torn] if torn else []
+    if torn:
+        warnings.warn(torn, QualevalWarning, stacklevel=2)
     summary = write_summary(
-        out, config, list(tasks.values()), manifest, series=root, rescored=True, started=manifest.started
+        out, config, list(tasks.values()), manifest, series=root, rescored=True, started=manifest.started, notes=notes
     )
     return summary, out
+
+
+def _torn_line(store: RunStore) -> str | None:
+    """What to say of a last line cut off mid-write (no newline ends it: a run killed while writing it), which
+    the store's reader skips: the rescore judges the records before it, and must not pass them off as the run."""
+    path = store.records_path
+    if not path.exists() or not path.stat().st_size:
+        return None
+    lines = 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    if last == b"\n":
+        return None
+    return (
+        f"{path}:{lines + 1}: 1 line could not be read (cut off mid-write, as a killed run leaves it) and is left "
+        f"out: this rescore judges the {lines} lines before it, not the whole run; resuming the run (qualeval run "
+        "with the same --out) sends that request again"
+    )
 
 
 def sample_of(record: Record) -> Sample:

@@ -1,5 +1,6 @@
 """Tasks: YAML task files, their datasets, and the samples they render (a `Sample`, a task's item)."""
 
+from qualeval.tasks.choices import LETTERS, Kinds, choice_index, kinds_of
 from qualeval.tasks.load import Task, builtin_dir, builtin_tasks, load_task, load_tasks, parse_task
 from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.sample import Sample
@@ -7,12 +8,16 @@ from qualeval.tasks.samples import build_samples, sample_from_doc
 from qualeval.tasks.sources import jsonl_objects
 
 __all__ = [
+    "LETTERS",
+    "Kinds",
     "Sample",
     "Task",
     "build_samples",
     "builtin_dir",
     "builtin_tasks",
+    "choice_index",
     "jsonl_objects",
+    "kinds_of",
     "load_task",
     "load_tasks",
     "parse_task",

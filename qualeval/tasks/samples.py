@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
-import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Undefined
 
 from qualeval.errors import InputError
+from qualeval.tasks.choices import LETTERS, Kinds, choice_index, kinds_of
 from qualeval.tasks.prompts import instruction_of, user_template_of, warn_once
 from qualeval.tasks.sample import Sample
 from qualeval.tasks.sources import read_split, source_label
@@ -19,8 +21,6 @@ from qualeval.tasks.templates import Value, compile_value, function_value
 from qualeval.wire import Message
 
 __all__ = ["build_samples", "sample_from_doc"]
-
-LETTERS = string.ascii_uppercase
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,28 +102,12 @@ def _as_list(value: Any, where: str, item: str) -> list[str]:
     return [str(v) for v in value]
 
 
-def _choice_index(target: Any, choices: list[str], where: str, item: str) -> int:
-    if isinstance(target, bool):
-        raise InputError(f"{where}: field 'doc_to_target': {item}: a choice target cannot be a boolean")
-    if isinstance(target, int) or (isinstance(target, str) and target.strip().isdigit()):
-        index = int(target)
-    elif isinstance(target, str) and len(target.strip()) == 1 and target.strip().upper() in LETTERS:
-        index = LETTERS.index(target.strip().upper())
-    elif str(target) in choices:
-        index = choices.index(str(target))
-    else:
-        raise InputError(
-            f"{where}: field 'doc_to_target': {item}: '{target}' is neither an index, a letter nor one of the choices"
-        )
-    if not 0 <= index < len(choices):
-        raise InputError(f"{where}: field 'doc_to_target': {item}: index {index} is outside the {len(choices)} choices")
-    return index
-
-
-def _gold(task: Task, target: Any, choices: list[str], item: str) -> str:
+def _gold(task: Task, target: Any, choices: list[str], item: str, others: Callable[[], Kinds] | None = None) -> str:
+    """The sample's gold from its target: for a choice task the option it names (qualeval.tasks.choices; `others`
+    tells how the task's other targets are written), as the task's labels give it."""
     kind = task.spec.answer.type
     if kind == "choice":
-        index = _choice_index(target, choices, task.where, item)
+        index = choice_index(target, choices, f"{task.where}: field 'doc_to_target': {item}", others=others)
         return LETTERS[index] if task.spec.answer.labels == "letters" else choices[index]
     if kind == "boolean":
         if isinstance(target, bool):
@@ -174,7 +158,8 @@ class _Renderer:
         self.c = _compile(task)
         self.instruction = instruction_of(task.spec)
 
-    def scopes(self, doc: dict[str, Any], subset: str | None, item: str, text: Value | None = None) -> _Scopes:
+    def fields(self, doc: dict[str, Any], subset: str | None, item: str) -> tuple[dict[str, Any], list[str]]:
+        """What the doc_to_* keys see, and the document's options."""
         c = self.c
         base: dict[str, Any] = {"subset": subset, "instruction": self.instruction, **doc, "doc": doc}
         options = (
@@ -185,16 +170,35 @@ class _Renderer:
             else []
         )
         ours = {"choices": options, "options": options, "letters": list(LETTERS[: len(options)])}
-        fields = {**ours, **base}
-        prompt = {**fields, **ours, "instruction": self.instruction, "text": (text or c.text)(fields, item)}
+        return {**ours, **base}, options
+
+    def scopes(self, doc: dict[str, Any], subset: str | None, item: str, text: Value | None = None) -> _Scopes:
+        fields, options = self.fields(doc, subset, item)
+        ours = {"choices": options, "options": options, "letters": list(LETTERS[: len(options)])}
+        prompt = {**fields, **ours, "instruction": self.instruction, "text": (text or self.c.text)(fields, item)}
         return _Scopes(fields, prompt, options)
 
-    def shot(self, doc: dict[str, Any], subset: str | None, item: str) -> dict[str, Any]:
+    def kinds(self, docs: list[dict[str, Any]], subset: str | None, split: str) -> Callable[[], Kinds]:
+        """How the choice targets of `docs` are written (qualeval.tasks.choices), read only when asked: a target
+        that reads two ways is read as the others are."""
+
+        def read() -> Kinds:
+            pairs = []
+            for index, doc in enumerate(docs):
+                fields, options = self.fields(doc, subset, f"document {index} of split '{split}'")
+                pairs.append((self.c.target(fields, f"document {index} of split '{split}'"), options))
+            return kinds_of(pairs)
+
+        return cache(read)
+
+    def shot(
+        self, doc: dict[str, Any], subset: str | None, item: str, others: Callable[[], Kinds] | None = None
+    ) -> dict[str, Any]:
         """A few-shot document's prompt scope, with its `target` (the gold label for choice and yes/no tasks)."""
         scopes = self.scopes(doc, subset, item, self.c.shot_text)
         target, _ = _several(self.task, (self.c.shot_target or self.c.target)(scopes.fields, item), self.task.where)
         if self.task.spec.answer.type in ("choice", "boolean"):
-            target = _gold(self.task, target, scopes.options, item)
+            target = _gold(self.task, target, scopes.options, item, others)
         return {**scopes.prompt, "target": target}
 
     def turns(self, shots: list[dict[str, Any]], item: str) -> list[Message]:
@@ -235,8 +239,9 @@ class _Shots:
                     f"{self.renderer.task.where}: only {len(chosen)} of {self.wanted} few-shot examples in split "
                     f"'{self.split}'" + (f" for {by} '{value}'" if by else ""),
                 )
+            others = self.renderer.kinds(self.pool, self.subset, self.split)
             shots = [
-                self.renderer.shot(d, self.subset, f"few-shot document {i} of split '{self.split}'")
+                self.renderer.shot(d, self.subset, f"few-shot document {i} of split '{self.split}'", others)
                 for i, d in enumerate(chosen)
             ]
             self.cache[value] = (self.renderer.turns(shots, item), []) if spec.fewshot_turns else ([], shots)
@@ -261,21 +266,38 @@ def build_samples(
             "fewshot_split or fewshot_samples"
         )
     out: list[Sample] = []
+    seen: dict[str, str] = {}
     for subset in task.subsets():
         docs = _documents(task, spec.test_split, subset, data)
-        _check_fields(task, renderer, docs[0], source_label(spec, spec.test_split, subset, data))
+        source = source_label(spec, spec.test_split, subset, data)
+        _check_fields(task, renderer, docs[0], source)
         if limit_per_subset is not None and subset is not None:  # tasks without subsets ignore it
             docs = docs[:limit_per_subset]
         split = spec.fewshot_split or "fewshot"
         pool = _shot_pool(task, subset, data) if shots_wanted else []
         shots = _Shots(renderer, pool, shots_wanted, subset, split)
         scope = f"{spec.name}/{subset}" if subset else spec.name
+        others = renderer.kinds(docs, subset, spec.test_split)
         for index, doc in enumerate(docs):
             item = f"document {index} of split '{spec.test_split}'" + (f" ({subset})" if subset else "")
-            out.append(_sample(task, renderer, doc, index, subset, scope, shots.of(doc, item), item))
+            out.append(_sample(task, renderer, doc, index, subset, scope, shots.of(doc, item), item, others))
+            _check_unique(task, out[-1].id, item, seen, source if data or spec.dataset_path else None)
             if limit is not None and len(out) >= limit:
                 return out
     return out
+
+
+def _check_unique(task: Task, sample_id: str, item: str, seen: dict[str, str], source: str | None) -> None:
+    """Two documents under one id would be one item: a run would skip the second as done, and every record,
+    comparison and rescore would pair it with the first one's question."""
+    first = seen.setdefault(sample_id, item)
+    if first != item:
+        key = "doc_to_id" if task.spec.doc_to_id else "samples"
+        raise InputError(
+            f"{task.where}: field '{key}': {first} and {item}"
+            + (f" of {source}" if source else "")
+            + f" have the same id '{sample_id}': give each document its own id"
+        )
 
 
 def _documents(task: Task, split: str, subset: str | None, data: Path | None) -> list[Doc]:
@@ -306,11 +328,12 @@ def _sample(
     scope: str,
     shots: tuple[list[Message], list[dict[str, Any]]],
     item: str,
+    others: Callable[[], Kinds] | None = None,
 ) -> Sample:
     spec, c = task.spec, r.c
     at = r.scopes(doc, subset, item)
     target, aliases = _several(task, c.target(at.fields, item), f"{task.where}: field 'doc_to_target': {item}")
-    gold = _gold(task, target, at.options, item)
+    gold = _gold(task, target, at.options, item, others)
     own = c.own_id(at.fields, item) if c.own_id else None
     if own is None or str(own).strip() in ("", "None"):
         own = index
@@ -347,11 +370,15 @@ def _sample(
     )
 
 
-def sample_from_doc(task: Task, doc: dict[str, Any], index: int | str, *, subset: str | None = None) -> Sample:
-    """Render one document on its own (no few-shot prefix): offline scoring of logged documents."""
+def sample_from_doc(
+    task: Task, doc: dict[str, Any], index: int | str, *, subset: str | None = None, docs: list[Doc] | None = None
+) -> Sample:
+    """Render one document on its own (no few-shot prefix): offline scoring of logged documents. `docs`: the
+    other logged documents, which say how a choice target that reads two ways is written."""
     spec = task.spec
     scope = f"{spec.name}/{subset}" if subset else spec.name
     item = f"document {index}"
     renderer = _Renderer(task)
-    sample = _sample(task, renderer, doc, 0, subset, scope, ([], []), item)
+    others = renderer.kinds(docs or [doc], subset, "the log")
+    sample = _sample(task, renderer, doc, 0, subset, scope, ([], []), item, others)
     return sample.model_copy(update={"id": f"{scope}/{spec.test_split}/{index}"})

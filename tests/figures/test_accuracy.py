@@ -86,3 +86,30 @@ def test_a_sweep_reports_distinct_items_per_level_and_pooled(tmp_path: Path) -> 
         by_level.setdefault(row["level"], set()).add(row["sample_id"])
     assert len(by_level) == 3 and all(ids == by_level["c=1"] for ids in by_level.values())  # the same items
     assert tuple(summary["interval"]) == pytest.approx(wilson(summary["correct"], 20))
+
+
+def test_the_naive_accuracy_has_the_accuracys_denominator() -> None:
+    def said(item: str, status: str, correct: bool, naive: bool | None) -> Outcome:
+        return Outcome(status=status, correct=correct, rung="anchor", naive_correct=naive, item=item)  # type: ignore[arg-type]
+
+    rows = [
+        said("a", "ok", True, True),
+        said("b", "ok", True, True),
+        said("c", "ok", False, False),
+        said("d", "content_filter", False, None),  # no answer to read, naively or not: not right
+        said("e", "transport_error", False, None),  # no answer of the model's: in neither
+    ]
+    summary = summarize("t", rows)
+    assert (summary.n, summary.accuracy, summary.naive_accuracy) == (4, 0.5, 0.5)  # 2 of 4, not 2 of 3
+    assert summarize("t", [said("a", "ok", True, None)]).naive_accuracy is None  # a free-text task has none
+
+
+def test_items_without_a_breakdowns_value_are_a_named_row_out_of_the_macro_average() -> None:
+    rows = [
+        Outcome(status="ok", correct=False, rung="anchor", item="a", meta={"subject": "law"}),
+        Outcome(status="ok", correct=True, rung="anchor", item="b", meta={"subject": None}),
+        Outcome(status="ok", correct=True, rung="anchor", item="c"),
+    ]
+    summary = summarize("t", rows, ["subject"])
+    assert list(summary.breakdowns["subject"]) == ["(no subject)", "law"]
+    assert summary.breakdowns["subject"]["(no subject)"].n == 2 and summary.macro_accuracy["subject"] == 0.0

@@ -80,6 +80,26 @@ def test_an_id_map_names_each_sample(tmp_path: Path) -> None:
         score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
 
 
+def test_an_id_map_names_the_samples_of_lines_that_carry_their_target(tmp_path: Path) -> None:
+    rows = [{"id": "q-a", "content": "Answer: Paris", "target": "Paris"}, {"id": "q-b", "content": "5", "target": "5"}]
+    path = write(tmp_path / "r.jsonl", rows)
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps({"q-a": "knowledge_qa/test/0", "q-b": "knowledge_qa/test/1"}))
+    items, summary = score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+    assert [i.id for i in items] == ["knowledge_qa/test/0", "knowledge_qa/test/1"]  # the map's, not the file's
+    assert "None" not in summary.breakdowns["topic"]  # the named samples' own values: what breakdowns group by
+    ids.write_text(json.dumps({"q-a": "knowledge_qa/test/0"}))
+    with pytest.raises(InputError, match=r"r.jsonl:2: id 'q-b' is not in the --id-map file"):
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+    ids.write_text(json.dumps({"q-a": "knowledge_qa/test/0", "q-b": "knowledge_qa/test/0"}))
+    with pytest.raises(InputError, match=r"r.jsonl:2: id 'q-b' names sample knowledge_qa/test/0, which appears twice"):
+        score_file(load_task("knowledge_qa"), path, read=ReadOptions(id_map=ids))
+    ids.write_text(json.dumps({"q-a": "gsm8k/test/3", "q-b": "gsm8k/test/4"}))  # no dataset at hand: the map's ids
+    write(path, [{**row, "target": "5"} for row in rows])
+    items, _ = score_file(load_task("gsm8k"), path, read=ReadOptions(id_map=ids))
+    assert [i.id for i in items] == ["gsm8k/test/3", "gsm8k/test/4"]
+
+
 def test_a_line_with_two_candidate_texts_is_refused_naming_both(tmp_path: Path) -> None:
     # ZeroEval-like files echo the prompt under `output`; reading it instead of `response` scored 0%, exit 0
     rows = [{"id": "0", "output": "Question 1 of 5: the capital of France?", "response": "Answer: Paris"}]
@@ -143,6 +163,10 @@ def test_an_lm_eval_log_holds_each_doc_once_per_filter_and_is_read_once(tmp_path
     changed = write(tmp_path / "samples.jsonl", rows)
     with pytest.raises(InputError, match=r"samples.jsonl:4: doc 1 has another response than on .*samples.jsonl:3"):
         score_file(load_task("gsm8k"), changed, read=ReadOptions(fmt="lm-eval"))
+    twice = write(tmp_path / "twice.jsonl", rows[:2] + rows[:1])  # a log joined to itself: doc 0 read twice
+    with pytest.raises(InputError, match=r"twice.jsonl:3: doc 0 appears twice under filter 'strict-match' \(first on "
+                       r".*twice.jsonl:1\)"):  # fmt: skip
+        score_file(load_task("gsm8k"), twice)
     rows[3]["resps"] = [[["-4.25", "False"]]]  # a log-likelihood request's scores, not text
     with pytest.raises(InputError, match=r"ll.jsonl:4: field 'resps': no generated text"):
         score_file(load_task("gsm8k"), write(tmp_path / "ll.jsonl", rows))

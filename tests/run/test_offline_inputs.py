@@ -115,7 +115,9 @@ def test_a_numeric_tasks_gold_that_is_not_one_number_is_refused_naming_the_item(
     items, _ = score_file(load_task("gsm8k"), write(tmp_path / "r.jsonl", rows), data=data)
     assert [(i.gold, i.correct) for i in items] == [("5", True)]
     write(data, [{"question": "2 + 3?", "answer": "It is 2 + 3 = 5.\n#### five"}])
-    with pytest.raises(InputError, match=r"r.jsonl:1: item 'gsm8k/test/0': its gold '.*' is not a number"):
+    with pytest.raises(
+        InputError, match=r"r.jsonl:1: id '0' names gsm8k/test/0, whose gold \(its doc_to_target\) '.*' is not a number"
+    ):
         score_file(load_task("gsm8k"), tmp_path / "r.jsonl", data=data)
 
 
@@ -164,16 +166,43 @@ def test_the_reports_say_how_many_answers_cut_off_by_the_budget_are_counted_corr
         assert said in (out / name).read_text()
 
 
-@pytest.mark.parametrize("target", ["E", 1, "b)"])
-def test_a_multiple_choice_target_that_is_not_an_options_letter_is_refused(tmp_path: Path, target: object) -> None:
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("E", "'E' names none of the 4 options: expected an option's letter (A-D) or its text"),
+        (1, "1 names none of the 4 options: a number is not read here (whether it counts from 0 or 1 is not known)"),
+        ("b)", "'b)' names none of the 4 options"),
+    ],
+)
+def test_a_multiple_choice_target_that_names_no_option_is_refused(tmp_path: Path, target: object, said: str) -> None:
     rows = [{"id": "q1", "content": "Answer: B", "target": "b", "choices": ["a", "b", "c", "d"]}]
     items, _ = score_file(load_task("mmlu"), write(tmp_path / "r.jsonl", rows))
     assert [i.correct for i in items] == [True]
     rows.append({"id": "q2", "content": "Answer: B", "target": target, "choices": ["a", "b", "c", "d"]})
-    with pytest.raises(
-        InputError, match=rf"r.jsonl:2: field 'target': '{re.escape(str(target))}' is not the letter of one of its 4 op"
-    ):
+    with pytest.raises(InputError, match=rf"r.jsonl:2: field 'target': {re.escape(said)}"):
         score_file(load_task("mmlu"), write(tmp_path / "r.jsonl", rows))
+
+
+def test_a_multiple_choice_target_that_is_an_options_text_is_that_option(tmp_path: Path) -> None:
+    rows = [
+        {"id": "q1", "content": "Answer: B", "target": "Paris", "choices": ["London", "Paris"]},
+        {"id": "q2", "content": "Answer: B", "target": "7", "choices": ["3", "7", "1", "0"]},
+        {"id": "q3", "content": "Answer: A", "target": "B", "choices": ["B", "C"]},  # the others are texts
+    ]
+    items, _ = score_file(load_task("mmlu"), write(tmp_path / "r.jsonl", rows))
+    assert [(i.gold, i.correct) for i in items] == [("B", True), ("B", True), ("A", True)]
+    with pytest.raises(InputError, match=r"r.jsonl:1: field 'target': 'B' is both the letter of option B and the "
+                       r"text of option A, and no other target says which"):  # fmt: skip
+        score_file(load_task("mmlu"), write(tmp_path / "r.jsonl", rows[2:]))
+
+
+def test_a_text_labelled_choice_task_takes_its_options_texts_and_its_fixed_options(tmp_path: Path) -> None:
+    rows = [
+        {"id": "a", "content": "Answer: entailment", "target": "entailment"},
+        {"id": "b", "content": "Answer: neutral", "target": "C", "choices": ["entailment", "contradiction", "neutral"]},
+    ]
+    items, _ = score_file(load_task("neubaroco"), write(tmp_path / "r.jsonl", rows))
+    assert [(i.gold, i.correct) for i in items] == [("entailment", True), ("neutral", True)]
 
 
 MMLU = SHARED / "mmlu"
@@ -194,3 +223,16 @@ def test_an_lm_eval_log_of_another_subject_is_refused_and_a_many_subject_task_is
         score_file(load_task("mmlu:abstract_algebra"), path, data=MMLU)
     items, _ = score_file(load_task("mmlu"), path, data=MMLU)  # doc 0 of every subject: no one to check against
     assert [i.correct for i in items] == [True]
+
+
+def test_an_lm_eval_logs_choice_target_that_reads_two_ways_is_read_as_its_other_docs_are(tmp_path: Path) -> None:
+    def row(n: int, options: list[str], answer: str) -> dict[str, object]:
+        doc = {"question": f"Question {n}?", **dict(zip("ABCD", options, strict=True)), "answer": answer}
+        return {"doc_id": n, "doc": doc, "resps": [["Answer: B"]], "filtered_resps": ["B"]}
+
+    ambiguous = row(0, ["A", "~A", "B", "~B"], "B")  # MMLU formal_logic: the letter B (~A), or the option 'B'?
+    rows = [ambiguous, row(1, ["red", "blue", "green", "grey"], "B")]
+    items, _ = score_file(load_task("mmlu"), write(tmp_path / "log.jsonl", rows))
+    assert [(i.gold, i.correct) for i in items] == [("B", True), ("B", True)]  # the other doc's answer is a letter
+    with pytest.raises(InputError, match=r"document 0: 'B' is both the letter of option B and the text of option C"):
+        score_file(load_task("mmlu"), write(tmp_path / "log.jsonl", rows[:1]))

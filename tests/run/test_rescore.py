@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, QualevalWarning
 from qualeval.records import Manifest, Record, RunConfig, ScorerSpec, TaskEntry
 from qualeval.records.store import RunStore
 from qualeval.run.rescoring import rescore, sample_of
@@ -319,3 +319,21 @@ def test_qualeval_compare_says_which_verdicts_in_one_note_line(tmp_path: Path) -
     assert notes == [f"note: {a}: read with the verdicts of its rescore ({a / 'rescore'}); name "
                      f"{a / 'records.jsonl'} for the verdicts the run gave"]  # fmt: skip
     assert json.loads((tmp_path / "cmp" / "compare.json").read_text())["tasks"]["tagged"]["accuracy_a"] == 1.0
+
+
+def test_a_torn_last_record_is_a_warning_naming_the_line_and_the_summary_says_it_is_not_the_whole_run(
+    tmp_path: Path,
+) -> None:
+    root, _ = _counts_run(tmp_path, INLINE)
+    records = root / "records.jsonl"
+    whole = records.read_bytes()
+    records.write_bytes(whole + whole.split(b"\n")[0][:80])  # a run killed while writing its third record
+    with pytest.warns(QualevalWarning) as said:
+        summary, _ = rescore(root)
+    message = f"{records}:3: 1 line could not be read (cut off mid-write"
+    assert [str(w.message) for w in said if message in str(w.message)], [str(w.message) for w in said]
+    assert summary.records == 2 and any("not the whole run" in n and message in n for n in summary.notes)
+    done = subprocess.run([sys.executable, "-m", "qualeval", "rescore", str(root)], capture_output=True, text=True)
+    assert done.returncode == 0 and f"warning: {message}" in done.stderr and "Traceback" not in done.stderr
+    records.write_bytes(whole)
+    assert rescore(root)[0].notes == []
