@@ -43,6 +43,7 @@ from qualeval.run.checks import (
     check_code_allowed,
     check_published,
     check_run_tasks,
+    data_task,
     keyless,
     unread_data_error,
     warn_unlisted,
@@ -64,8 +65,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _samples(task: Task, ref: str, config: RunConfig, tasks: list[Task]) -> list[Sample]:
+def _samples(task: Task, ref: str, config: RunConfig, tasks: list[Task]) -> tuple[Task, list[Sample]]:
     data = config.data_for(task.name, ref)  # --data is keyed by what --task said, or by the task's name
+    if data is not None:
+        key = next(k for k in (ref, task.name, task.name.split(":", 1)[0], "*") if config.data.get(k) == data)
+        task = data_task(task, data, str(data) if key == "*" else f"{key}={data}")
     try:
         samples = build_samples(
             task, data=data, limit_per_subset=config.limit_per_subject, num_fewshot=config.num_fewshot
@@ -74,7 +78,7 @@ def _samples(task: Task, ref: str, config: RunConfig, tasks: list[Task]) -> list
         raise (exc if data else unread_data_error(exc, config, tasks)) from None
     if config.sample_seed is not None:
         samples = random.Random(config.sample_seed).sample(samples, len(samples))
-    return samples[: config.limit] if config.limit else samples
+    return task, samples[: config.limit] if config.limit else samples
 
 
 def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
@@ -82,7 +86,7 @@ def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
     tasks = [task for _, task in refs]
     check_scorers(tasks)
     check_code_allowed(tasks, config.allow_code_execution)  # refused before any data is read
-    loaded = [(task, _samples(task, ref, config, tasks)) for ref, task in refs]
+    loaded = [_samples(task, ref, config, tasks) for ref, task in refs]  # each task as it reads its --data
     check_run_tasks(config, tasks)  # the warnings: --data for no task of the run, sampling cards advise against
     names = [t.name for t, _ in loaded]
     if len(set(names)) != len(names):
