@@ -193,13 +193,15 @@ def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
         warnings.warn(line, QualevalWarning, stacklevel=2)
 
 
-def warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
-    """A model the server does not list may be refused, or (llama.cpp) silently served by another one."""
+def warn_unlisted(model: str, models: dict[str, Any] | None, scored: bool = True) -> None:
+    """A model the server does not list may be refused, or (llama.cpp) silently served by another one. A
+    reference server without an answer key is said only to a run that scores something (`scored`): a
+    workload's synthetic prompts have no accuracy to be 0."""
     listed = [str(m.get("id")) for m in (models or {}).get("data") or () if isinstance(m, dict)]
     if listed and model not in listed:
         shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
         warnings.warn(f"model '{model}' is not among the server's models ({shown})", QualevalWarning, stacklevel=2)
-    if keyless(models):
+    if scored and keyless(models):
         warnings.warn(KEYLESS, QualevalWarning, stacklevel=2)
 
 

@@ -173,11 +173,11 @@ def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -
 
 
 async def _preflight(
-    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool]
+    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool], scored: bool
 ) -> tuple[dict[str, Any] | None, ProbeResult | None, Pinned, bool]:
     """The server's /models answer, the probe result, and the pinned resolution (a resumed run's own, with its
     probe: never probed again, never nulled); the flag says whether it was resolved now. `bare`: per task,
-    whether its prompt asks for the answer alone."""
+    whether its prompt asks for the answer alone; `scored`: whether any item is scored (an accuracy to warn of)."""
     pinned = old.pinned if old else None
     fresh = pinned is None
     if fresh and not config.probe:
@@ -194,7 +194,7 @@ async def _preflight(
             if exc.status in (401, 403):
                 raise EndpointError(f"{config.base_url} refused us: {exc}") from None
             models = None  # some servers have no /models; the chat requests will tell
-        warn_unlisted(config.model, models)
+        warn_unlisted(config.model, models, scored)
         if pinned is not None:
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
@@ -245,8 +245,9 @@ async def execute(
     store.check(manifest)  # local mistakes surface before the endpoint is contacted
     started = time.perf_counter()
     bare = {t.name: t.spec.prompt.bare for t, _ in work}
-    models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old, bare)
-    notes = [KEYLESS] if keyless(models) else []
+    scored = any(s.scored for _, samples in work for s in samples)  # a workload's synthetic prompts are not
+    models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old, bare, scored)
+    notes = [KEYLESS] if scored and keyless(models) else []
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,
