@@ -8,7 +8,6 @@ import json
 import logging
 import re
 from pathlib import Path
-
 from typing import Any
 
 import httpx
