@@ -207,9 +207,9 @@ def _all_failed(summary: RunSummary) -> None:
     unknown = sum(st.get("unknown_question", 0) for st in scored.values())
     failed = sum(st.get("transport_error", 0) for st in scored.values())
     if unknown and unknown + failed == asked:
-        errors = f", {failed} failed at the endpoint" if failed else ""
+        also = f", {failed} failed at the endpoint" if failed else ""
         raise EndpointError(
             f"no item was answered by the model: {unknown} of {asked} requests were questions the reference "
-            f"server's answer key does not hold (unknown_question){errors}; start it with this run's tasks "
+            f"server's answer key does not hold (unknown_question){also}; start it with this run's tasks "
             f"(serve-sim --task {next(iter(scored))}) or --answers FILE"
         )
