@@ -126,6 +126,10 @@ def score_and_write(
     from qualeval.run import SplitOptions, check_out, data_task, one_task_data, score_lines, write_offline
     from qualeval.tasks import load_task
 
+    if responses.is_dir():  # a run directory's records are rescored, not scored as a file of responses
+        run = (responses / "records.jsonl").exists()
+        hint = f"a run directory is rescored with `qualeval rescore {responses}`" if run else "give the file"
+        raise InputError(f"--responses {responses}: a folder, not a file of responses; {hint}")
     try:
         check_out(out)  # before any line is judged (or graded by a model judge)
         own = resolve_formats([str(p) for p in reasoning_formats]) if reasoning_formats else ()

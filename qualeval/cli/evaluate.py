@@ -117,7 +117,7 @@ def score_cmd(
     except QualevalError as exc:
         fail(exc)
     print_summary(summary)
-    note(f"wrote {out / 'items.jsonl'}, summary.json and report.html in {out}")
+    note(f"wrote items.jsonl, summary.json, report.md and report.html in {out}")
 
 
 def compare_cmd(
