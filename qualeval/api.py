@@ -190,7 +190,9 @@ def open_run(root: str | Path) -> RunResult:
 
 
 def _all_failed(summary: RunSummary) -> None:
-    """A run whose every request failed says so, with the error, rather than reporting 0% accuracy."""
+    """A run whose every request failed says so, with the error, rather than reporting 0% accuracy; so does one
+    whose scored tasks got no answer of the model's at all (a reference server that knows none of their
+    questions): an accuracy of "–" and exit 0 would look like a run that worked."""
     statuses = [t.summary.statuses for t in summary.tasks.values()]
     total = sum(sum(st.values()) for st in statuses)
     failed = sum(st.get("transport_error", 0) for st in statuses)
@@ -200,3 +202,14 @@ def _all_failed(summary: RunSummary) -> None:
             errors.update(t.summary.error_reasons)
         message = errors.most_common(1)[0][0] if errors else "no response"
         raise EndpointError(f"every request failed ({failed} of {total}): {message}")
+    scored = {name: t.summary.statuses for name, t in summary.tasks.items() if t.scored}
+    asked = sum(sum(st.values()) for st in scored.values())
+    unknown = sum(st.get("unknown_question", 0) for st in scored.values())
+    failed = sum(st.get("transport_error", 0) for st in scored.values())
+    if unknown and unknown + failed == asked:
+        also = f", {failed} failed at the endpoint" if failed else ""
+        raise EndpointError(
+            f"no item was answered by the model: {unknown} of {asked} requests were questions the reference "
+            f"server's answer key does not hold (unknown_question){also}; start it with this run's tasks "
+            f"(serve-sim --task {next(iter(scored))}) or --answers FILE"
+        )

@@ -152,6 +152,14 @@ def yaml_mapping(path: Path, what: str) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(f"{path}{f':{mark.line + 1}' if mark else ''}: invalid YAML") from None
+    if loaded is None:  # nothing but blank lines and comments: say so, not only what it should be
+        raise InputError(
+            f"{path}: the {what} file is empty (no keys, only blank lines or comments): a {what} "
+            "file must be a mapping of keys to values"
+        )
     if not isinstance(loaded, dict):
-        raise InputError(f"{path}: a {what} file must be a mapping")
+        kind = {list: "a list", str: "text", int: "a number", float: "a number", bool: "a boolean"}
+        raise InputError(
+            f"{path}: a {what} file must be a mapping of keys to values, not {kind.get(type(loaded), 'a value')}"
+        )
     return loaded

@@ -222,7 +222,16 @@ def test_a_wrongly_typed_option_is_refused_not_read_as_another_setting(
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("limit", "5"), ("temperature", "0.7"), ("fail_under", "0.5"), ("samples_per_item", "3"), ("concurrency", ["4"])],
+    [
+        ("limit", "5"),
+        ("temperature", "0.7"),
+        ("fail_under", "0.5"),
+        ("samples_per_item", "3"),
+        ("concurrency", ["4"]),
+        ("concurrency", "4"),  # ran at [4]: text is no number in a list option either
+        ("concurrency", "4,16"),  # the flag's text, ran as [4, 16]
+        ("max_tokens", "512,2048"),
+    ],
 )
 def test_text_for_a_number_is_refused_not_converted(tmp_path: Path, option: str, value: object) -> None:
     # evaluate(limit="5") ran 5 items: a keyword or a profile's value is typed; only the flags arrive as text

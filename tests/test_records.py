@@ -18,6 +18,7 @@ from qualeval.records import (
     Manifest,
     Record,
     RunSummary,
+    Score,
     SentBody,
     SeriesPoint,
     ServerTimings,
@@ -290,5 +291,46 @@ def test_a_record_with_no_answer_of_the_models_is_neither_right_nor_wrong_in_the
         }
     )
     assert record.frame_row()["correct"] is None
-    answered = record.model_copy(update={"status": "ok"})
+    answered = Record.model_validate({**record.model_dump(), "status": "ok", "score": {"correct": False}})
     assert answered.frame_row()["correct"] is False
+
+
+def _line(**changes: Any) -> str:
+    line = json.loads(OLD_RECORD)
+    line.update(changes)
+    return json.dumps(line)
+
+
+def test_a_record_in_no_accuracy_stores_correct_null_and_an_older_false_reads_as_it() -> None:
+    """A summer of `score.correct` in records.jsonl must not count an endpoint error or a synthetic prompt as a
+    wrong answer: null there, in every record written, older runs' false read as null; every figure counts the
+    same, since none counted them."""
+    failed = _line(status="transport_error", score={"correct": False, "detail": "not scored: transport_error"})
+    synthetic = _line(scored=False, score={"correct": False, "detail": "not scored: synthetic"})
+    wrong = _line(score={"correct": False, "detail": "no alias matches"})
+    for line, correct in ((failed, None), (synthetic, None), (wrong, False)):
+        record = Record.model_validate_json(line)
+        assert record.score.correct is correct and record.right is False
+        assert json.loads(record.model_dump_json())["score"]["correct"] is correct
+        assert record.outcome().correct is False and record.timed().correct is False  # the figures' views
+    rejudged = Record.model_validate_json(failed).model_copy(update={"score": Score(correct=False)})  # a rescore's
+    assert json.loads(rejudged.model_dump_json())["score"]["correct"] is None
+
+
+def test_a_run_written_with_false_for_its_endpoint_errors_compares_and_summarises_the_same(tmp_path: Path) -> None:
+    from qualeval.figures.compare import compare_runs
+
+    def run(name: str, lines: list[str]) -> Path:
+        root = tmp_path / name
+        root.mkdir()
+        config = {"tasks": ["knowledge_qa"], "model": "m", "base_url": "http://127.0.0.1:1/v1", "out": str(root)}
+        (root / "manifest.json").write_text(json.dumps({"fingerprint": "x", "config": config}))
+        (root / "records.jsonl").write_text("".join(line + "\n" for line in lines))
+        return root
+
+    right = {"correct": True, "detail": ""}
+    failed = {"correct": False, "detail": "not scored: transport_error"}
+    a = [_line(sample_id=f"knowledge_qa/test/{i}", score=right) for i in range(3)]
+    b = [*a[:2], _line(sample_id="knowledge_qa/test/2", status="transport_error", score=failed)]
+    compared = compare_runs(run("a", a), run("b", b)).tasks["knowledge_qa"]
+    assert (compared.accuracy_a, compared.accuracy_b, compared.a_right_b_wrong) == (1.0, 1.0, 0)

@@ -90,13 +90,15 @@ async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
 
 def task_sample(task: str, *, data: Path | None, index: int, num_fewshot: int | None) -> Sample:
     """Sample number `index` of a task, rendered as it would be sent."""
-    from qualeval.run import one_task_data
+    from qualeval.run import data_task, one_task_data
     from qualeval.scoring import check_scorers
     from qualeval.tasks import build_samples, load_task
 
     loaded = load_task(task)
     check_scorers([loaded])
+    given = str(data)
     data = one_task_data(data, task, loaded)  # TASK=PATH, as `run` takes it, works here too
+    loaded = data_task(loaded, data, given)  # the user's file, never the bundled samples in its place
     samples = build_samples(loaded, data=data, limit=index + 1, num_fewshot=num_fewshot)
     if index >= len(samples):
         raise InputError(f"--index {index}: task {loaded.name} has only {len(samples)} samples")
@@ -121,15 +123,21 @@ def score_and_write(
     `options` are score_lines' (data, rescue, judge_*, note).
     """
     from qualeval.reasoning import resolve_formats
-    from qualeval.run import SplitOptions, check_out, one_task_data, score_lines, write_offline
+    from qualeval.run import SplitOptions, check_out, data_task, one_task_data, score_lines, write_offline
     from qualeval.tasks import load_task
 
+    if responses.is_dir():  # a run directory's records are rescored, not scored as a file of responses
+        run = (responses / "records.jsonl").exists()
+        hint = f"a run directory is rescored with `qualeval rescore {responses}`" if run else "give the file"
+        raise InputError(f"--responses {responses}: a folder, not a file of responses; {hint}")
     try:
         check_out(out)  # before any line is judged (or graded by a model judge)
         own = resolve_formats([str(p) for p in reasoning_formats]) if reasoning_formats else ()
         split = SplitOptions(formats=(*own, *resolve_formats(None)), thinking=thinking, opened=thinking_opened)
         loaded = load_task(task)
+        given = str(options.get("data"))
         options["data"] = one_task_data(options.get("data"), task, loaded)  # TASK=PATH, as `run` takes it
+        loaded = data_task(loaded, options["data"], given)  # the user's file, never the bundled samples
         items, summary, scored = score_lines(
             loaded, responses, read=read, split=split, allow_code=allow_code, **options
         )

@@ -14,7 +14,7 @@ from qualeval.cli.output import fail, note, stdout, stopped_by, take_options
 from qualeval.cli.views import print_comparison, print_run, print_summary, print_task_scores
 from qualeval.errors import InputError, QualevalError
 from qualeval.records import ENDPOINT_FAILED, Record
-from qualeval.report import context_refused
+from qualeval.report import context_claimed, context_refused
 from qualeval.run import cli_parameters, given_or_default
 
 __all__ = ["register"]
@@ -117,7 +117,7 @@ def score_cmd(
     except QualevalError as exc:
         fail(exc)
     print_summary(summary)
-    note(f"wrote {out / 'items.jsonl'}, summary.json and report.html in {out}")
+    note(f"wrote items.jsonl, summary.json, report.md and report.html in {out}")
 
 
 def compare_cmd(
@@ -182,7 +182,15 @@ def run_cmd(config: _Profile = None, **flags: Any) -> None:
                 f"error: {count} requests {where} are longer than the server's context ({reason}); they are not in "
                 f"the accuracy and would fail again on a rerun: use a shorter length, or serve a longer context"
             )
-        again = errors - sum(count for count, _ in too_long.values())
+        claimed = _claimed(result.records)
+        if claimed:
+            count, reason = claimed
+            note(
+                f"error: {count} requests the server refused as longer than its context ({reason}), though its own "
+                "figures put them within it: that is the server's claim, not the prompts' length; they are not in "
+                f"the accuracy. Rerun with the same --out ({result.root}) to send them again"
+            )
+        again = errors - sum(count for count, _ in too_long.values()) - (claimed[0] if claimed else 0)
         if again:
             note(
                 f"error: {again} requests ended in an endpoint error and have no answer; they are not in the "
@@ -203,6 +211,13 @@ def _too_long(records: Iterable[Record]) -> dict[int, tuple[int, str]]:
             count, reason = out.get(length, (0, r.error))
             out[length] = (count + 1, reason)
     return dict(sorted(out.items()))
+
+
+def _claimed(records: Iterable[Record]) -> tuple[int, str] | None:
+    """The requests refused as longer than the server's context whose own figures put them within it (a server
+    that says so under load, say), and the first reason: a rerun may well have them answered."""
+    refused = [r.error for r in records if r.status in ENDPOINT_FAILED and r.error and context_claimed(r.error)]
+    return (len(refused), refused[0]) if refused else None
 
 
 def rescore_cmd(

@@ -202,10 +202,10 @@ def _accuracy(pairs: list[Pair], rng: Any) -> dict[str, Any]:
             "flipped_to_right": [],
         }
         return {**dict.fromkeys(_ACCURACY), **flips, "scored": False}
-    flags = [(float(ra.score.correct), float(rb.score.correct)) for ra, rb in pairs]
+    flags = [(float(ra.right), float(rb.right)) for ra, rb in pairs]
     low, high = _bootstrap(flags, "difference", rng)
-    to_wrong = [ra.sample_id for ra, rb in pairs if ra.score.correct and not rb.score.correct]
-    to_right = [ra.sample_id for ra, rb in pairs if rb.score.correct and not ra.score.correct]
+    to_wrong = [ra.sample_id for ra, rb in pairs if ra.right and not rb.right]
+    to_right = [ra.sample_id for ra, rb in pairs if rb.right and not ra.right]
     return {
         "accuracy_a": sum(f[0] for f in flags) / len(flags),
         "accuracy_b": sum(f[1] for f in flags) / len(flags),

@@ -57,7 +57,7 @@ class Answer:
 
 def answer_of(record: Record) -> Answer:
     answered = record.status not in NOT_THE_MODELS  # an unknown question is no wrong answer of the model's
-    return Answer(record.level, (record.sample_id, record.repeat), record.score.correct, answered)
+    return Answer(record.level, (record.sample_id, record.repeat), record.right, answered)
 
 
 def _by_level(answers: Iterable[Answer]) -> dict[str, dict[tuple[str, int], bool]]:

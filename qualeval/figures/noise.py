@@ -155,8 +155,8 @@ def run_noise(
     out = {}
     for task, pairs in by_task.items():
         same = sum(a.content == b.content and a.reasoning == b.reasoning for a, b in pairs)
-        up = sum(b.score.correct and not a.score.correct for a, b in pairs)
-        down = sum(a.score.correct and not b.score.correct for a, b in pairs)
+        up = sum(b.right and not a.right for a, b in pairs)
+        down = sum(a.right and not b.right for a, b in pairs)
         out[task] = Noise(
             pairs=len(pairs),
             identical=same / len(pairs),

@@ -24,14 +24,22 @@ _EXAMPLES = {
 }
 
 
+def _kind(value: Any) -> str:
+    names = {list: "list", str: "text", bool: "boolean", int: "number", float: "number"}
+    return names.get(type(value), type(value).__name__)
+
+
 def _refuse_empty(path: Path, raw: dict[str, Any]) -> None:
     """A task or clause left empty (its values commented out: YAML reads null) would be no clause, and in a task's
     block it would replace the default's clause with none: a loss would pass unsaid."""
     for task, block in raw.items():
         if block is None:
             raise InputError(f"{path}: '{task}' is empty: give its clauses ({', '.join(_EXAMPLES)}) or remove it")
-        if not isinstance(block, dict):
-            continue  # pydantic names what it should be
+        if not isinstance(block, dict):  # pydantic would say "a valid dictionary or instance of Clauses"
+            raise InputError(
+                f"{path}: {task}: {block!r} is a {_kind(block)}, not clauses: give them as keys under it, "
+                f"such as accuracy: {_EXAMPLES['accuracy']}"
+            )
         for key, value in block.items():
             if value is None and key in _EXAMPLES:
                 raise InputError(

@@ -60,7 +60,7 @@ def said_of(record: Record) -> Said | None:
     asked = record.request.model_dump_json(exclude={"model", "stream", "stream_options"})
     return Said(
         record.level, (record.sample_id, record.repeat), _digest(asked), _digest(record.reasoning, record.content),
-        record.score.correct,
+        record.right,
     )  # fmt: skip
 
 

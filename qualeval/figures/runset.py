@@ -110,8 +110,8 @@ def paired(base: Loaded, other: Loaded, keys: Sequence[Key]) -> PairCounts:
     """McNemar's counts over the items both runs answered (an endpoint error is no wrong answer)."""
     both = [(base.records[k], other.records[k]) for k in keys]
     both = [(a, b) for a, b in both if a.status not in NOT_THE_MODELS and b.status not in NOT_THE_MODELS]
-    down = sum(a.score.correct and not b.score.correct for a, b in both)
-    up = sum(b.score.correct and not a.score.correct for a, b in both)
+    down = sum(a.right and not b.right for a, b in both)
+    up = sum(b.right and not a.right for a, b in both)
     return PairCounts(len(both), down, up)
 
 
@@ -146,7 +146,7 @@ def figures(run: Loaded, keys: Sequence[Key]) -> Group:
         answered=len(answered),
         endpoint_errors=sum(r.status in ENDPOINT_FAILED for r in records),
         unknown_questions=sum(r.status in NOT_THE_MODELS and r.status not in ENDPOINT_FAILED for r in records),
-        accuracy=cell_of([r.score.correct for r in answered]) if scored else None,
+        accuracy=cell_of([r.right for r in answered]) if scored else None,
         truncated=sum(r.status in TRUNCATED for r in answered) / len(answered) if answered else 0.0,
         output_tokens=sum(tokens) / len(tokens) if tokens else None,
         speed=measured,

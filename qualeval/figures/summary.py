@@ -58,7 +58,7 @@ class _Rows:
             outcome = replace(outcome, item=outcome.item.removesuffix(f"@{length}"))
         self.outcomes.append(outcome)
         if record.status not in NOT_THE_MODELS:  # a sample the model never answered is no wrong sample
-            self.repeats.append(Repeat(record.sample_id, record.score.correct, record.extraction.value))
+            self.repeats.append(Repeat(record.sample_id, record.right, record.extraction.value))
         self.timed.append(record.timed())
         self.answers.append(answer_of(record))
         self.said.append(said_of(record))

@@ -126,6 +126,9 @@ class ProbeResult(BaseModel):
     tokens` and `hidden reasoning` (None above), `thinking switch NAME`, and the structured-output checks
     (`guided.json`...)."""
     notes: list[str] = Field(default_factory=list)
+    failed: str | None = None
+    """Why no check could conclude when every chat request of the probe failed at the endpoint (its error); None
+    when the endpoint answered: an inconclusive check is then one the time, or the answers, left open."""
 
     def styles(self) -> list[Style]:
         """The structured-output conventions found enforced, best first."""

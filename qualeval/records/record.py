@@ -11,6 +11,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    field_serializer,
     model_serializer,
     model_validator,
 )
@@ -173,7 +174,11 @@ class ConstraintRecord(BaseModel):
 
 
 class Score(BaseModel):
-    correct: bool
+    correct: bool | None
+    """None: not scored, so in no accuracy: no answer of the model's (an endpoint error, a question a reference
+    server did not know) or no right answer to find (a workload's synthetic prompt). A record says so (Record
+    writes and reads it null), never false, which anyone summing `correct` would count as a wrong answer; runs
+    written before stored false there, and load as null."""
     detail: str = ""
     f1: float | None = None
     """Free-form answers: the best token F1 against the gold and its aliases, kept beside the verdict."""
@@ -272,11 +277,35 @@ class Record(BaseModel):
             "shape": shape or None,
         }
 
+    @model_validator(mode="after")
+    def _not_scored_is_null(self) -> Record:
+        # the verdict of a record no accuracy counts is no verdict: null, however it was written (older runs, a
+        # scorer's false)
+        if self.score.correct is not None and not self.judged:
+            self.score = self.score.model_copy(update={"correct": None})
+        return self
+
+    @field_serializer("score", mode="wrap")
+    def _score(self, score: Score, handler: SerializerFunctionWrapHandler) -> Any:
+        # a copy made with model_copy (a rescore's) is not validated again: written as null all the same
+        return handler(score if self.judged else score.model_copy(update={"correct": None}))
+
+    @property
+    def judged(self) -> bool:
+        """Whether the record is in the accuracy: an answer of the model's to a question with a right answer."""
+        return self.scored and self.status not in NOT_THE_MODELS
+
+    @property
+    def right(self) -> bool:
+        """The answer was judged right; False for a record not scored (`score.correct` is None there), as every
+        figure counting right answers wants it."""
+        return bool(self.score.correct) and self.judged
+
     def outcome(self) -> Outcome:
         """The summary's view: one final answer of one item."""
         return Outcome(
             status=self.status,
-            correct=self.score.correct,
+            correct=self.right,
             rung=self.extraction.rung,
             meta=self.meta,
             naive_correct=self.naive_correct,
@@ -303,7 +332,7 @@ class Record(BaseModel):
             "repeat": self.repeat,
             "status": self.status,
             # no right answer (unscored) or no answer of the model's (endpoint error): neither right nor wrong
-            "correct": self.score.correct if self.scored and self.status not in NOT_THE_MODELS else None,
+            "correct": self.score.correct if self.judged else None,
             "extracted": self.extraction.value,
             "rung": self.extraction.rung,
             "gold": self.gold,
@@ -339,7 +368,7 @@ class Record(BaseModel):
             warmup=self.warmup,
             session=self.session,
             sent_at=self.sent_at,
-            correct=self.score.correct,
+            correct=self.right,
             status=self.status,
             ttft=t.ttft,
             first_reasoning=t.first_reasoning,

@@ -14,8 +14,9 @@ from qualeval.report.board_pages import HEAD, beyond_line, board_markdown, heads
 from qualeval.report.board_web import board_html
 from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
 from qualeval.report.html import compare_html, write_reports_or_warn
-from qualeval.report.markdown import context_refused, cut_correct_line, published_where, unknown_line
+from qualeval.report.markdown import cut_correct_line, published_where, unknown_line
 from qualeval.report.numbers import dist, num, pct
+from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import terminal_lines
 
@@ -27,6 +28,7 @@ __all__ = [
     "cache_lines",
     "compare_html",
     "compare_lines",
+    "context_claimed",
     "context_refused",
     "cut_correct_line",
     "dist",

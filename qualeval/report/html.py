@@ -120,7 +120,7 @@ def _ordered(records: Iterable[Record], cap: int) -> list[Record]:
     bad: list[Record] = []
     good: list[Record] = []
     for record in records:
-        bucket = good if record.score.correct else bad
+        bucket = good if record.right else bad
         if len(bucket) < cap:  # bounded memory however large the run
             bucket.append(record)
     return (bad + good)[:cap]
@@ -167,7 +167,7 @@ def _latencies(records: Iterable[Record], into: dict[str, dict[bool, list[float]
     for record in records:
         end = record.timing.end
         if end is not None and record.status not in NOT_THE_MODELS and not record.warmup and not _unscored(record):
-            into.setdefault(record.task, {}).setdefault(record.score.correct, []).append(end)
+            into.setdefault(record.task, {}).setdefault(record.right, []).append(end)
         yield record
 
 

@@ -7,7 +7,6 @@ false) have no right answer, so nothing derived from correctness is shown for th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TypeVar
 
@@ -15,13 +14,13 @@ from qualeval.figures import judged
 from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, truncation_line
 from qualeval.report.numbers import at_k, dist, num, pct
+from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, identical_lines
 from qualeval.report.serving_sections import serving_markdown
 
 __all__ = [
     "OFFLINE",
     "PER_LEVEL",
-    "context_refused",
     "cut_correct_line",
     "errors_again",
     "errors_cell",
@@ -201,8 +200,15 @@ def errors_again(m: TaskSummary, offline: bool) -> str:
             "and score the new file."
         )
     too_long = sum(count for reason, count in m.error_reasons.items() if context_refused(reason))
+    claimed = sum(count for reason, count in m.error_reasons.items() if context_claimed(reason))
+    said = (
+        f"{claimed} of them the server refused as longer than its context though its own figures put them within"
+        " it: its claim, not the prompts' length. "
+        if claimed
+        else ""
+    )
     if not too_long:
-        return "Rerunning with the same --out sends them again."
+        return said + "Rerunning with the same --out sends them again."
     # sending a prompt longer than the server's context again only fails again (as the CLI says)
     return (
         f"{too_long} of them are longer than the server's context and would fail again on a rerun: use a "
@@ -220,16 +226,6 @@ def _errors(name: str, t: TaskReport, offline: bool) -> list[str]:
         f"{name}: {m.endpoint_errors} requests failed at the endpoint and are left out of the accuracy, never "
         f"counted as wrong answers: {reasons}. {errors_again(m, offline)}",
     ]
-
-
-# a server's refusal of a prompt longer than its context: vLLM and OpenAI ("maximum context length", newer vLLM
-# "maximum model length"), SGLang ("the model's context length"), llama.cpp ("exceeds the available context size")
-_CONTEXT_REFUSED = re.compile(r"context[ _](length|size|window)|maximum (context|model) length|max_model_len", re.I)
-
-
-def context_refused(reason: str) -> bool:
-    """Whether an endpoint error's reason is the server refusing a prompt longer than its context."""
-    return _CONTEXT_REFUSED.search(reason) is not None
 
 
 def _judged(name: str, t: TaskReport) -> list[str]:

@@ -19,7 +19,7 @@ written     the summary.json a run, a rescore and a merge end with
 progress    the run's progress bar, for the CLI and the API alike (here, so the API needs nothing of the CLI)
 """
 
-from qualeval.run.checks import one_task_data
+from qualeval.run.checks import data_task, one_task_data
 from qualeval.run.driver import execute
 from qualeval.run.keywords import RunOptions
 from qualeval.run.merge import merge_runs
@@ -40,6 +40,7 @@ __all__ = [
     "check_kinds",
     "check_out",
     "cli_parameters",
+    "data_task",
     "execute",
     "given_or_default",
     "load_config",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ __all__ = [
     "check_run_tasks",
     "check_task_names",
     "data_keys",
+    "data_task",
     "keyless",
     "limit_per_subject_warnings",
     "one_task_data",
@@ -85,6 +87,27 @@ def one_task_data(data: Path | None, ref: str, task: Task) -> Path | None:
     if not Path(path).exists():
         raise InputError(f"--data {data}: no such file or folder: {path}")
     return Path(path)
+
+
+def data_task(task: Task, data: Path | None, given: str) -> Task:
+    """The task as it reads `data` (`given` is the --data value, for messages). A task's inline samples would
+    otherwise win over the user's file unsaid: the file's documents take their place (the test split, as a
+    single file is for every task). A generated task takes no data: refused rather than passed over."""
+    if data is None:
+        return task
+    if not data.exists():
+        raise InputError(f"--data {given}: no such file or folder")
+    spec = task.spec
+    if spec.generator:
+        raise InputError(f"--data {given}: task {task.name} generates its items ({spec.generator}) and reads no data")
+    if not spec.samples:
+        return task
+    if not data.is_file():
+        raise InputError(
+            f"--data {given}: task {task.name} reads one file in place of its bundled samples, not a folder"
+        )
+    fields = spec.model_dump() | {"samples": (), "data_files": {spec.test_split: data.name}}
+    return replace(task, spec=type(spec).model_validate(fields))
 
 
 def _unread(config: RunConfig, tasks: list[Task]) -> list[str]:
@@ -170,13 +193,15 @@ def check_run_tasks(config: RunConfig, tasks: list[Task]) -> None:
         warnings.warn(line, QualevalWarning, stacklevel=2)
 
 
-def warn_unlisted(model: str, models: dict[str, Any] | None) -> None:
-    """A model the server does not list may be refused, or (llama.cpp) silently served by another one."""
+def warn_unlisted(model: str, models: dict[str, Any] | None, scored: bool = True) -> None:
+    """A model the server does not list may be refused, or (llama.cpp) silently served by another one. A
+    reference server without an answer key is said only to a run that scores something (`scored`): a
+    workload's synthetic prompts have no accuracy to be 0."""
     listed = [str(m.get("id")) for m in (models or {}).get("data") or () if isinstance(m, dict)]
     if listed and model not in listed:
         shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
         warnings.warn(f"model '{model}' is not among the server's models ({shown})", QualevalWarning, stacklevel=2)
-    if keyless(models):
+    if scored and keyless(models):
         warnings.warn(KEYLESS, QualevalWarning, stacklevel=2)
 
 

@@ -43,6 +43,7 @@ from qualeval.run.checks import (
     check_code_allowed,
     check_published,
     check_run_tasks,
+    data_task,
     keyless,
     unread_data_error,
     warn_unlisted,
@@ -64,8 +65,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _samples(task: Task, ref: str, config: RunConfig, tasks: list[Task]) -> list[Sample]:
+def _samples(task: Task, ref: str, config: RunConfig, tasks: list[Task]) -> tuple[Task, list[Sample]]:
     data = config.data_for(task.name, ref)  # --data is keyed by what --task said, or by the task's name
+    if data is not None:
+        key = next(k for k in (ref, task.name, task.name.split(":", 1)[0], "*") if config.data.get(k) == data)
+        task = data_task(task, data, str(data) if key == "*" else f"{key}={data}")
     try:
         samples = build_samples(
             task, data=data, limit_per_subset=config.limit_per_subject, num_fewshot=config.num_fewshot
@@ -74,7 +78,7 @@ def _samples(task: Task, ref: str, config: RunConfig, tasks: list[Task]) -> list
         raise (exc if data else unread_data_error(exc, config, tasks)) from None
     if config.sample_seed is not None:
         samples = random.Random(config.sample_seed).sample(samples, len(samples))
-    return samples[: config.limit] if config.limit else samples
+    return task, samples[: config.limit] if config.limit else samples
 
 
 def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
@@ -82,7 +86,7 @@ def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
     tasks = [task for _, task in refs]
     check_scorers(tasks)
     check_code_allowed(tasks, config.allow_code_execution)  # refused before any data is read
-    loaded = [(task, _samples(task, ref, config, tasks)) for ref, task in refs]
+    loaded = [_samples(task, ref, config, tasks) for ref, task in refs]  # each task as it reads its --data
     check_run_tasks(config, tasks)  # the warnings: --data for no task of the run, sampling cards advise against
     names = [t.name for t, _ in loaded]
     if len(set(names)) != len(names):
@@ -169,11 +173,11 @@ def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -
 
 
 async def _preflight(
-    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool]
+    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool], scored: bool
 ) -> tuple[dict[str, Any] | None, ProbeResult | None, Pinned, bool]:
     """The server's /models answer, the probe result, and the pinned resolution (a resumed run's own, with its
     probe: never probed again, never nulled); the flag says whether it was resolved now. `bare`: per task,
-    whether its prompt asks for the answer alone."""
+    whether its prompt asks for the answer alone; `scored`: whether any item is scored (an accuracy to warn of)."""
     pinned = old.pinned if old else None
     fresh = pinned is None
     if fresh and not config.probe:
@@ -190,7 +194,7 @@ async def _preflight(
             if exc.status in (401, 403):
                 raise EndpointError(f"{config.base_url} refused us: {exc}") from None
             models = None  # some servers have no /models; the chat requests will tell
-        warn_unlisted(config.model, models)
+        warn_unlisted(config.model, models, scored)
         if pinned is not None:
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
@@ -241,8 +245,9 @@ async def execute(
     store.check(manifest)  # local mistakes surface before the endpoint is contacted
     started = time.perf_counter()
     bare = {t.name: t.spec.prompt.bare for t, _ in work}
-    models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old, bare)
-    notes = [KEYLESS] if keyless(models) else []
+    scored = any(s.scored for _, samples in work for s in samples)  # a workload's synthetic prompts are not
+    models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old, bare, scored)
+    notes = [KEYLESS] if scored and keyless(models) else []
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,

@@ -3,7 +3,9 @@ one key per field of qualeval.records.RunConfig (where each is described, and wh
 the four `evaluate` names itself (model, tasks, base_url, out). A test holds the keys to RunConfig's fields.
 
 The types are what a caller may give: where the command line takes a comma list or a repeated flag (`1,4,16`,
-`TASK=PATH`), Python takes one value or a list, a mapping, or the same text.
+`TASK=PATH`), Python takes one value or a list, a mapping, or the same text; but text is never a number, so an
+option of numbers takes a number or a list of them (`concurrency=[4, 16]`), never `"4"` or `"4,16"` (the one rule
+of qualeval.run.options.check_kinds, for keywords and profiles alike).
 """
 
 from __future__ import annotations
@@ -27,13 +29,13 @@ class RunOptions(TypedDict, total=False):
     sample_seed: int | None
     num_fewshot: int | None
     samples_per_item: int
-    concurrency: int | str | Sequence[int]
-    request_rate: float | str | Sequence[float] | None
+    concurrency: int | Sequence[int]
+    request_rate: float | Sequence[float] | None
     burstiness: float
     arrival_seed: int
     warmup: int
     slo: str | Mapping[str, float]
-    max_tokens: int | str | Sequence[int]
+    max_tokens: int | Sequence[int]
     max_tokens_field: MaxTokensField
     temperature: float | None
     top_p: float | None
@@ -44,7 +46,7 @@ class RunOptions(TypedDict, total=False):
     thinking: bool | None
     thinking_pair: bool
     reasoning_effort: str | Sequence[str]
-    thinking_budget: int | str | Sequence[int]
+    thinking_budget: int | Sequence[int]
     thinking_switch: Literal["auto"] | ThinkingSwitch
     thinking_opened: bool
     reasoning_format: str | Sequence[str]
@@ -64,7 +66,7 @@ class RunOptions(TypedDict, total=False):
     within: float
     workload: str | None
     workload_set: str | Sequence[str]
-    context_lengths: int | str | Sequence[int]
+    context_lengths: int | Sequence[int]
     context_depth: float
     filler: str | Path | None
     tokenizer: str | Path | None

@@ -295,7 +295,7 @@ def _outcome(entry: JudgedLine) -> Outcome:
     verdict = entry.verdict
     return Outcome(
         status=entry.done.status,
-        correct=verdict.score.correct,
+        correct=bool(verdict.score.correct),
         rung=verdict.extraction.rung,
         meta=entry.sample.meta,
         naive_correct=verdict.naive_correct,

@@ -80,7 +80,12 @@ def read_responses(path: Path, read: ReadOptions) -> tuple[list[Parsed], str]:
     rows = list(_csv_rows(raw, path) if fmt == "csv" else _array_rows(raw, path) if array else jsonl_objects(raw, path))
     if not rows:
         raise InputError(f"{path}: no responses in the file")
-    parsed, said = _read_rows(rows, path, fmt, read)
+    # a qualeval run's records.jsonl keeps a request that failed for good and was sent again as `"final": false`;
+    # its final record is the item's answer, as every summary of the run reads it
+    final = [(n, obj) for n, obj in rows if fmt == "csv" or obj.get("final", True) is not False]
+    superseded = len(rows) - len(final)
+    parsed, said = _read_rows(final, path, fmt, read)
+    said += f"; {superseded} records superseded by a later one (final: false) left out" if superseded else ""
     return parsed, said + ("; the file is one JSON array, each of its records read as a line" if array else "")
 
 

@@ -208,6 +208,12 @@ def _numeric(kind: Any) -> bool:
     return kind in (int, float) or any(_numeric(k) for k in typing.get_args(kind))
 
 
+def _listed(name: str) -> bool:
+    """An option that takes a list of numbers (a sweep's levels), which a caller may give as the flag's text."""
+    kind = get_type_hints(RunOptions)[name]
+    return any(typing.get_origin(k) is not None and _numeric(k) for k in typing.get_args(kind))
+
+
 def _has_text(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, list | tuple) and any(isinstance(v, str) for v in value))
 
@@ -224,7 +230,10 @@ def check_kinds(values: Mapping[str, Any], where: str) -> None:
             kinds[name].validate_python(value, strict=True)
         except ValidationError as exc:
             prefix = f"{where}: " if where else ""
-            raise InputError(f"{prefix}{flag_of(name)}: {value!r} is text: {validation_problem(exc).message}") from None
+            listed = "; several levels are a list of numbers ([4, 16]), never text" if _listed(name) else ""
+            raise InputError(
+                f"{prefix}{flag_of(name)}: {value!r} is text: {validation_problem(exc).message}{listed}"
+            ) from None
 
 
 def profiles() -> dict[str, Path]:

@@ -147,7 +147,12 @@ def resolve(
         style = style or own_style
     opened, seen = resolve_opened(config, found)
     notes += [seen] if seen else []
-    if found is not None and found.inconclusive:
+    if found is not None and found.failed:  # not the time: the endpoint answered none of the probe's requests
+        notes.append(
+            f"probe: every request failed at the endpoint ({found.failed.removeprefix('probe: ')}), so it learnt "
+            "nothing; the run goes on with the defaults (its own requests will show what the endpoint does)"
+        )
+    elif found is not None and found.inconclusive:
         notes.append(
             f"probe: inconclusive within {found.seconds:g}s: {', '.join(found.inconclusive)}; the run goes on with "
             "the defaults for those"
@@ -177,6 +182,8 @@ def _none_enforced(found: ProbeResult | None) -> str:
     """Why there is no structured-output convention to use."""
     if found is None:
         return "the probe is off: --no-probe"
+    if found.failed:
+        return "the probe got no answer: its every request failed at the endpoint"
     unsettled = [mode for mode in found.structured_outputs if mode in found.inconclusive]
     return (
         f"the probe found none enforced; {len(unsettled)} checks were inconclusive"

@@ -279,7 +279,7 @@ def unanswered(base_url: str, model: str, error: str, seconds: float = PROBE_TIM
     """The result of a probe whose every chat request failed at the endpoint: every check inconclusive, so that a
     run it served goes on with the defaults, saying so."""
     why = f"inconclusive: {error}"
-    result = ProbeResult(base_url=base_url, model=model, simulated=False, seconds=seconds, notes=[error])
+    result = ProbeResult(base_url=base_url, model=model, simulated=False, seconds=seconds, notes=[error], failed=error)
     result.thinking_switch = dict.fromkeys(_SWITCHES, why)
     result.structured_outputs = {m: ModeResult(verdict="inconclusive", detail=error) for m in _MODES}
     result.inconclusive = _inconclusive(result, None, None)

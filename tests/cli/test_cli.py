@@ -367,7 +367,8 @@ def test_run_data_is_keyed_by_what_task_says(tmp_path: Path) -> None:
 
     task, data = _data_task(tmp_path)
     runner = CliRunner()
-    with running_server(SimConfig(port=0, latency=Latency(burst=True))) as url:
+    # keyed with the task's questions: a run none of whose questions the server knows exits 3
+    with running_server(SimConfig(port=0, tasks=(str(task),), task_data=data, latency=Latency(burst=True))) as url:
         common = ["run", "--model", "sim", "--base-url", url, "--no-probe"]
         for key in (str(task), "mytask"):  # what --task said (a path: dots and slashes), and the task's own name
             out = tmp_path / f"run-{len(key)}"
@@ -392,7 +393,7 @@ def test_an_lm_eval_task_takes_data_under_its_lm_eval_name(tmp_path: Path) -> No
     from qualeval.cli import app
     from qualeval.sim import Latency, SimConfig, running_server
 
-    with running_server(SimConfig(port=0, latency=Latency(burst=True))) as url:
+    with running_server(SimConfig(port=0, answers=GSM8K, latency=Latency(burst=True))) as url:  # it knows them
         done = CliRunner().invoke(app, ["run", "--model", "sim", "--base-url", url, "--no-probe", "--task",
                                         "lm_eval:gsm8k", "--data", f"lm_eval:gsm8k={GSM8K.parent}", "--limit", "2",
                                         "--out", str(tmp_path / "o")])  # fmt: skip

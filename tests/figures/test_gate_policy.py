@@ -101,3 +101,19 @@ def test_a_policy_that_is_not_utf8_is_one_error_line_naming_the_file(tmp_path: P
     path.write_bytes("# règle d'équipe\ndefault:\n  accuracy: {max_drop: 0.05}\n".encode(encoding))
     line = one_error_line(cand, "--baseline", base, "--policy", path)
     assert str(path) in line and "not UTF-8" in line, line
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("default: [1, 2]\n", "default: [1, 2] is a list, not clauses: give them as keys under it"),
+        ("t: 0.02\n", "t: 0.02 is a number, not clauses"),
+        ("", "the policy file is empty (no keys, only blank lines or comments)"),
+        ("# accuracy: {max_drop: 0.02}\n", "the policy file is empty (no keys, only blank lines or comments)"),
+        ("- accuracy\n", "a policy file must be a mapping of keys to values, not a list"),
+    ],
+)
+def test_a_policy_of_the_wrong_shape_is_said_plainly(tmp_path: Path, text: str, said: str) -> None:
+    path = policy(tmp_path / "p", text)
+    assert refused(path).startswith(f"{path}: {said}")
+    assert "valid dictionary" not in refused(path)

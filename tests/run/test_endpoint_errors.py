@@ -135,3 +135,38 @@ def test_retried_requests_are_counted_and_timed_from_their_first_attempt(tmp_pat
         f"| knowledge_qa | 503 {sum(len(r['retried']) for r in retried)} | {len(retried)} |"
         in (tmp_path / "run" / "report.md").read_text()
     )
+
+
+def test_a_context_refusal_whose_own_figures_fit_is_said_to_be_the_servers_claim(tmp_path: Path) -> None:
+    """The simulated `context` fault refuses a 4126-token request with a 32768-token context: its own figures
+    put the request within it, so qualeval says it is the server's claim, and that a rerun sends it again
+    (on resume such requests were answered), never that the prompts are too long and would fail again."""
+    with running_server(_sim(faults={"context": 0.4})) as url:
+        code, stderr = _run(url, tmp_path / "run")
+    refused = [r for r in _records(tmp_path / "run") if r["status"] == "transport_error"]
+    assert code == 3 and refused
+    assert (
+        f"error: {len(refused)} requests the server refused as longer than its context (HTTP 400: This model's "
+        "maximum context length is 32768 tokens. However, you requested"
+    ) in stderr
+    assert "that is the server's claim, not the prompts' length" in stderr and "same --out" in stderr
+    assert "would fail again" not in stderr
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "its claim, not the prompts' length" in report and "would fail again" not in report
+
+
+@pytest.mark.parametrize(
+    ("reason", "claimed"),
+    [
+        ("This model's maximum context length is 32768 tokens. However, you requested 4126 tokens", True),
+        ("This model's maximum context length is 4096 tokens. However, you requested 9000 tokens", False),
+        ("request (812 tokens) exceeds the available context size (512 tokens), try increasing it", False),
+        ("request (200 tokens) exceeds the available context size (512 tokens), try increasing it", True),
+        ("The input (70000 tokens) is longer than the model's context length (32768 tokens).", False),
+        ("context length exceeded", False),
+    ],
+)
+def test_a_refusal_is_the_servers_claim_only_when_its_own_figures_fit(reason: str, claimed: bool) -> None:
+    from qualeval.report import context_claimed, context_refused
+
+    assert context_claimed(reason) is claimed and context_refused(reason) is not claimed

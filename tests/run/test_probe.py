@@ -154,7 +154,11 @@ def test_a_probe_that_fails_at_the_endpoint_says_so_and_the_run_goes_on(tmp_path
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
     assert "Traceback" not in done.stderr + alone.stderr
-    assert any(line.startswith("note: probe: inconclusive") for line in done.stderr.splitlines()), done.stderr
+    # the cause, not the time: every request failed at once, so "inconclusive within 90s" would mislead
+    told = [line for line in done.stderr.splitlines() if line.startswith("note: probe: ")]
+    assert len(told) == 1 and told[0].startswith("note: probe: every request failed at the endpoint ("), done.stderr
+    assert "HTTP 500" in told[0] and "within" not in told[0]
+    assert "its every request failed at the endpoint" in done.stderr  # why no structured-output convention
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     assert len(records) == 2 and {r["status"] for r in records} == {"transport_error"}  # the run's own requests
     assert done.returncode == 3  # for its own failed requests, as any run

@@ -8,6 +8,7 @@ import json
 import logging
 import re
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -84,3 +85,30 @@ def test_answers_the_server_did_not_know_are_not_the_models_and_not_in_the_accur
     assert task["speed"]["requests"] == KNOWN
     assert sum(cell["n"] for cell in task["linked"]["accuracy_by_reasoning_length"].values()) == KNOWN
     assert "wrong" not in task["linked"]["latency_by_outcome"]
+
+
+def _keyless_run(tmp_path: Path, *args: str) -> Any:
+    config = fast_sim(behaviour=Behaviour(reasoning_tokens=10))  # no answer key: every question is unknown
+    with sim_url(config) as url:
+        return CliRunner().invoke(
+            app,
+            ["run", "--base-url", url, "--model", config.model, "--warmup", "0", "--no-probe", "--constraint", "off",
+             "--out", str(tmp_path / "run"), *args],
+        )  # fmt: skip
+
+
+def test_a_run_whose_every_question_was_unknown_fails_rather_than_looking_done(tmp_path: Path) -> None:
+    done = _keyless_run(tmp_path, "--task", "knowledge_qa", "--limit", "4")
+    assert done.exit_code == 3
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: no item was answered by the model: 4 of 4 requests were questions the reference server's answer "
+        "key does not hold (unknown_question); start it with this run's tasks (serve-sim --task knowledge_qa) "
+        "or --answers FILE"
+    )
+    assert (tmp_path / "run" / "report.html").exists()  # the records and reports are kept, to be read
+
+
+def test_a_keyless_server_is_no_warning_to_a_run_that_scores_nothing(tmp_path: Path) -> None:
+    done = _keyless_run(tmp_path, "--workload", "benchy-pp1024-tg1024", "--workload-set", "num_prompts=2")
+    assert done.exit_code == 0, done.stderr
+    assert "accuracy measured here is 0" not in done.stderr

@@ -118,8 +118,8 @@ def test_a_server_without_an_answer_key_says_so_and_so_does_the_report(tmp_path:
         assert models[0]["answer_key"] is False
         done = CliRunner().invoke(app, ["run", "--base-url", url, "--model", "sim", "--task", "word_problems",
                                         "--limit", "2", "--no-probe", "--out", str(tmp_path / "run")])  # fmt: skip
-    assert done.exit_code == 0, done.stderr
-    assert "no answer key" in " ".join(done.stderr.split())
+    assert done.exit_code == 3, done.stderr  # no answer of the model's at all: not a run that worked
+    assert "no answer key" in " ".join(done.stderr.split()) and "no item was answered by the model" in done.stderr
     assert "no answer key" in (tmp_path / "run" / "report.md").read_text()
     assert "no answer key" in (tmp_path / "run" / "report.html").read_text()
     with running_server(SimConfig(port=0, tasks=("word_problems",), latency=Latency(burst=True))) as url:

@@ -240,7 +240,8 @@ def test_a_group_file_runs_as_its_tasks_and_rescores(tmp_path: Path) -> None:
     members = ["bbh_cot_zeroshot_boolean_expressions", "bbh_cot_zeroshot_web_of_lies"]
     group.write_text("group: two\ntask:\n" + "".join(f"  - {m}\n" for m in members), encoding="utf-8")
     data = {members[0]: SHARED / "bbh" / "boolean_expressions.json", members[1]: SHARED / "bbh" / "web_of_lies.json"}
-    with sim_process("--burst") as url:
+    keyed = [arg for m in members for arg in ("--task", f"lm_eval:{m}", "--data", f"{m}={data[m]}")]
+    with sim_process("--burst", *keyed) as url:  # it knows their questions: none known would be no run at all
         result = qualeval.evaluate(
             model="sim", tasks=[f"lm_eval:{group}"], base_url=url, out=tmp_path / "run", limit=3, data=data
         )
