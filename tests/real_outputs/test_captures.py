@@ -200,8 +200,8 @@ def _scan_truth(budget: int, body: bytes) -> tuple[str, str, str, str | None]:
 def test_each_budget_of_a_truncation_scan_has_the_status_split_and_answer_the_server_gave(name: str) -> None:
     """One generation cut at every max_tokens from 1 up: inside the opening tag, in the thinking, while
     `</think>` is spelt, in the answer, and whole. Status follows where the budget ran out; a cut answer that
-    ends on its number is read for none ("Answer: 14" of 148: the cut may have fallen inside it). Edge whitespace aside: cut right after `<think>\\n`, the client
-    keeps that newline as the thinking so far."""
+    ends on its number is read for none ("Answer: 14" of 148: the cut may have fallen inside it). Edge
+    whitespace aside: cut right after `<think>\\n`, the client keeps that newline as the thinking so far."""
     _present(CAPTURES / f"{name}.txt")
     rows = _scan_rows(name)
     assert len(rows) > 25
