@@ -343,27 +343,35 @@ def _server_means(summary: RunSummary | None) -> dict[str, float]:
     return {name: sum(v) / len(v) for name, v in figures.items()}
 
 
-def _no_metrics(summary: RunSummary | None) -> str:
-    """Why a run has no server figure."""
+def _why_none(summary: RunSummary | None, name: str) -> str:
+    """Why a run has no figure `name`: the reason its summary keeps (read from its timeseries.jsonl), else what
+    can be told without it."""
     if summary is None:
         return "no readable summary.json"
+    if summary.server_gaps and name in summary.server_gaps:
+        return summary.server_gaps[name]
     if summary.server is None:
-        return "its server gave no /metrics that qualeval reads (vLLM, SGLang, llama.cpp with --metrics)"
-    return (
-        "its server's /metrics was read only with no request in flight (a run shorter than the one-second "
-        "sampling interval), and an idle server's figures are not the run's"
-    )
+        return "its summary.json names no server metric and no reason (an older qualeval wrote it: see its timeseries.jsonl)"
+    return "its summary.json has no figure of it and no reason (an older qualeval wrote it: see its timeseries.jsonl)"
 
 
 def server_notes(a: RunSummary | None, b: RunSummary | None) -> list[str]:
-    """Why a run's server metrics are "–" in the table: said where the other run has some, or where a server
-    was read at all."""
+    """Why a server metric is "–" in the table, for each run and each metric the other run has (the metrics of
+    one reason said together); where neither has any, why for each run whose server was read."""
     have = (_server_means(a), _server_means(b))
-    asked = any(s is not None and s.server is not None for s in (a, b))
-    if not (any(have) or asked):
-        return []  # neither server has metrics: no table, nothing to explain
-    sides = (("A", a, have[0]), ("B", b, have[1]))
-    return [f"{side}: no server metric: {_no_metrics(summary)}" for side, summary, has in sides if not has]
+    notes = []
+    for side, summary, own, other in (("A", a, have[0], have[1]), ("B", b, have[1], have[0])):
+        grouped: dict[str, list[str]] = {}
+        for name in sorted(n for n in other if n not in own):
+            grouped.setdefault(_why_none(summary, name), []).append(name)
+        whole = not own and len(grouped) == 1
+        notes += [f"{side}: no {'server metric' if whole else ', '.join(names)}: {why}" for why, names in grouped.items()]
+    if not any(have):  # no table: say why where a server was read at all
+        for side, summary in (("A", a), ("B", b)):
+            if summary is not None and (summary.server is not None or summary.server_gaps):
+                reasons = list(dict.fromkeys((summary.server_gaps or {}).values())) or [_why_none(summary, "")]
+                notes.append(f"{side}: no server metric: {'; '.join(reasons)}")
+    return notes
 
 
 def side_by_side(
