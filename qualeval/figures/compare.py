@@ -350,9 +350,10 @@ def _why_none(summary: RunSummary | None, name: str) -> str:
         return "no readable summary.json"
     if summary.server_gaps and name in summary.server_gaps:
         return summary.server_gaps[name]
+    older = "(an older qualeval wrote it: see its timeseries.jsonl)"
     if summary.server is None:
-        return "its summary.json names no server metric and no reason (an older qualeval wrote it: see its timeseries.jsonl)"
-    return "its summary.json has no figure of it and no reason (an older qualeval wrote it: see its timeseries.jsonl)"
+        return f"its summary.json names no server metric and no reason {older}"
+    return f"its summary.json has no figure of it and no reason {older}"
 
 
 def server_notes(a: RunSummary | None, b: RunSummary | None) -> list[str]:
@@ -365,7 +366,7 @@ def server_notes(a: RunSummary | None, b: RunSummary | None) -> list[str]:
         for name in sorted(n for n in other if n not in own):
             grouped.setdefault(_why_none(summary, name), []).append(name)
         whole = not own and len(grouped) == 1
-        notes += [f"{side}: no {'server metric' if whole else ', '.join(names)}: {why}" for why, names in grouped.items()]
+        notes += [f"{side}: no {'server metric' if whole else ', '.join(ns)}: {why}" for why, ns in grouped.items()]
     if not any(have):  # no table: say why where a server was read at all
         for side, summary in (("A", a), ("B", b)):
             if summary is not None and (summary.server is not None or summary.server_gaps):

@@ -10,8 +10,8 @@ from typing import Any
 
 from qualeval.records import ClientConfig, MeanMax, RunConfig, RunStore, ServingFigures, Shaping
 from qualeval.serving.endpoints import Router
-from qualeval.serving.gaps import server_gaps
 from qualeval.serving.figures import collect
+from qualeval.serving.gaps import server_gaps
 from qualeval.serving.lengths import headers_of
 from qualeval.serving.timeseries import Sampler, server_summary
 

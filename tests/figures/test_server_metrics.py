@@ -46,7 +46,8 @@ def _idle(root: Path) -> Path:
     _series(root, (0, False, 0.0))
     summary = RunSummary.model_validate_json((root / "summary.json").read_text())
     gaps = server_gaps(root, server_summary(root))
-    (root / "summary.json").write_text(summary.model_copy(update={"server": {URL: {}}, "server_gaps": gaps}).model_dump_json())
+    idle = summary.model_copy(update={"server": {URL: {}}, "server_gaps": gaps})
+    (root / "summary.json").write_text(idle.model_dump_json())
     return root
 
 

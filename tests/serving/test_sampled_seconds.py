@@ -150,6 +150,7 @@ def test_each_dash_says_the_reason_that_held(tmp_path: Path) -> None:
     llama = SeriesPoint(t=1.0, wall=1.0, output_tokens_per_s=0.0, in_flight=3, queued=0, timed=True,
                         server={URL: ServerSample(server="llamacpp", running=3.0)}).model_dump_json()  # fmt: skip
     root = _series(tmp_path / "llama", llama)
-    assert "its server (llamacpp) exposes no prefix_cache_hit_rate" in server_gaps(root, server_summary(root))[
-        "prefix_cache_hit_rate"
-    ]
+    assert (
+        "its server (llamacpp) exposes no prefix_cache_hit_rate"
+        in server_gaps(root, server_summary(root))["prefix_cache_hit_rate"]
+    )
