@@ -23,7 +23,7 @@ from qualeval.figures.runset import Group, Key, Loaded
 from qualeval.figures.speeds import duration_of
 from qualeval.records import SpeedRatio, Timed
 
-__all__ = ["FIGURES", "output_rate", "speed_ratios"]
+__all__ = ["FIGURES", "output_rate", "paired_ratio", "speed_ratios"]
 
 BOOTSTRAP = 2000
 FIGURES = ("ttft_p50", "first_answer_p50", "latency_p50", "output_tps")
@@ -89,7 +89,7 @@ def _statistic(name: str, pairs: Pairs, per_request: bool) -> tuple[Any, Any, Ca
     return arrays[0], arrays[1], aggregate
 
 
-def _ratio(
+def paired_ratio(
     name: str, pairs: Pairs, again: Pairs | None, per_request: bool, seed: int
 ) -> tuple[float, float | None, float | None, float | None] | None:
     """(ratio, low, high, spread) of config over baseline; None where the figure is missing."""
@@ -149,7 +149,7 @@ def speed_ratios(
     rerun = _pairs(base, again, keys) if again is not None else None
     out = {}
     for name in FIGURES:
-        found = _ratio(name, pairs, rerun, per_request, seed)
+        found = paired_ratio(name, pairs, rerun, per_request, seed)
         if found is None:
             continue
         ratio, low, high, spread = found
