@@ -128,7 +128,7 @@ def _output_tps(clauses: Clauses, cand: Group, base: Group, again: Group | None,
     limit = clauses.output_tps.min_ratio
     if not per_request:
         rate = again.speed.output_throughput if again is not None else None
-        whys = [f"the {who}'s {g.untimed}" for who, g in (("baseline", base), ("candidate", cand)) if g.untimed]
+        whys = [f"the {who}: {g.untimed}" for who, g in (("baseline", base), ("candidate", cand)) if g.untimed]
         why = f" ({'; '.join(whys)})" if whys else ""
         what = "aggregate output tok/s (tokens over the time from the first request sent to the last finished): "
         cand_rate, base_rate = cand.speed.output_throughput, base.speed.output_throughput
