@@ -1,8 +1,9 @@
 """A board's speed ratios: each config against the baseline on TTFT, first-answer latency and latency p50 and on
-output tok/s, over the requests both answered (warm-ups aside, as every speed figure), read against noise as
-compare reads its ratios (qualeval.figures.noise.read_speed): faster or slower only where the ratio's paired
-bootstrap interval excludes 1 and, with a rerun of the baseline, the ratio is larger than the rerun moved on its
-own (noise.spread_factor, the gate's spread too).
+output tok/s, over the requests both answered (warm-ups aside, as every speed figure), read against noise by the
+rule compare reads its own by (qualeval.figures.noise.read_speed), on the p50 where compare reads means: faster or
+slower only where the ratio's paired bootstrap interval excludes 1 and, with a rerun of the baseline, the ratio is
+larger than the rerun moved on its own (noise.spread_factor, the gate's spread too). The aggregate output tok/s
+is one statistic for all three: compare reads it through `paired_ratio` too, with the same seed.
 
 Two cases are not read:
 - TTFT and first-answer latency where one side's prompts came from a prefix cache the other's did not (the test
