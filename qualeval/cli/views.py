@@ -246,9 +246,11 @@ def print_comparison(result: Comparison, show: int) -> None:
         _accuracy_against_noise(table, t)
         for metric, r in t.ratios.items():
             said = f"  {r.reading.partition(':')[0]}" if r.reading else ""  # within/beyond noise, not comparable
-            table.add_row(metric, f"{r.a:,.1f}", f"{r.b:,.1f}", f"×{r.ratio:.3f}  [{r.low:.3f}, {r.high:.3f}]{said}")
-        if t.throughput_ratio is not None:
-            table.add_row("output tokens/s (aggregate)", "", "", f"×{t.throughput_ratio:.3f}")
+            shown = f"×{r.ratio:.3f}" + (f"  [{r.low:.3f}, {r.high:.3f}]" if r.low is not None else "")
+            label = metric if r.statistic == "aggregate" else f"{metric} (mean)"  # which statistic: board reads p50
+            table.add_row(label, f"{r.a:,.1f}", f"{r.b:,.1f}", f"{shown}{said}")
+        for metric, why in t.unread.items():
+            table.add_row(metric if metric == "output tokens/s (aggregate)" else f"{metric} (mean)", "", "", why)
         if t.scored:
             table.add_row(
                 "flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}"

@@ -1,8 +1,9 @@
 """A board's speed ratios: each config against the baseline on TTFT, first-answer latency and latency p50 and on
-output tok/s, over the requests both answered (warm-ups aside, as every speed figure), read against noise as
-compare reads its ratios (qualeval.figures.noise.read_speed): faster or slower only where the ratio's paired
-bootstrap interval excludes 1 and, with a rerun of the baseline, the ratio is larger than the rerun moved on its
-own (noise.spread_factor, the gate's spread too).
+output tok/s, over the requests both answered (warm-ups aside, as every speed figure), read against noise by the
+rule compare reads its own by (qualeval.figures.noise.read_speed), on the p50 where compare reads means: faster or
+slower only where the ratio's paired bootstrap interval excludes 1 and, with a rerun of the baseline, the ratio is
+larger than the rerun moved on its own (noise.spread_factor, the gate's spread too). The aggregate output tok/s
+is one statistic for all three: compare reads it through `paired_ratio` too, with the same seed.
 
 Two cases are not read:
 - TTFT and first-answer latency where one side's prompts came from a prefix cache the other's did not (the test
@@ -23,7 +24,7 @@ from qualeval.figures.runset import Group, Key, Loaded
 from qualeval.figures.speeds import duration_of
 from qualeval.records import SpeedRatio, Timed
 
-__all__ = ["FIGURES", "output_rate", "speed_ratios"]
+__all__ = ["FIGURES", "output_rate", "paired_ratio", "speed_ratios"]
 
 BOOTSTRAP = 2000
 FIGURES = ("ttft_p50", "first_answer_p50", "latency_p50", "output_tps")
@@ -89,7 +90,7 @@ def _statistic(name: str, pairs: Pairs, per_request: bool) -> tuple[Any, Any, Ca
     return arrays[0], arrays[1], aggregate
 
 
-def _ratio(
+def paired_ratio(
     name: str, pairs: Pairs, again: Pairs | None, per_request: bool, seed: int
 ) -> tuple[float, float | None, float | None, float | None] | None:
     """(ratio, low, high, spread) of config over baseline; None where the figure is missing."""
@@ -149,7 +150,7 @@ def speed_ratios(
     rerun = _pairs(base, again, keys) if again is not None else None
     out = {}
     for name in FIGURES:
-        found = _ratio(name, pairs, rerun, per_request, seed)
+        found = paired_ratio(name, pairs, rerun, per_request, seed)
         if found is None:
             continue
         ratio, low, high, spread = found

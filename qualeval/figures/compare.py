@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError
+from qualeval.figures.board_speed import paired_ratio
+from qualeval.figures.compare_server import server_notes, side_by_side
 from qualeval.figures.gate_clauses import open_loop
 from qualeval.figures.noise import mcnemar_exact, minimum_detectable, read_noise, read_speed, run_noise, spread_factor
 from qualeval.figures.repeats import cached_share, cached_side, identical_pairs, said_of
@@ -37,7 +39,7 @@ from qualeval.figures.rundir import (
     refuse_same,
     run_settings,
 )
-from qualeval.figures.speeds import speed
+from qualeval.figures.speeds import speed, untimed
 from qualeval.records import (
     NOT_THE_MODELS,
     Comparison,
@@ -45,7 +47,6 @@ from qualeval.records import (
     Noise,
     Ratio,
     Record,
-    RunSummary,
     Speed,
     TaskComparison,
     Timed,
@@ -152,17 +153,54 @@ def _values(pairs: list[Pair], name: str) -> list[tuple[float, float]]:
     return [(va, vb) for va, vb in both if va is not None and vb is not None]
 
 
-def _ratios(pairs: list[Pair], rng: Any) -> dict[str, Ratio]:
-    """B / A of the paired means of each speed figure, warm-up requests left out."""
-    ratios = {}
+def _ratios(pairs: list[Pair], rng: Any) -> tuple[dict[str, Ratio], dict[str, str]]:
+    """B / A of the paired means of each speed figure, warm-up requests left out; and, per figure with no ratio
+    although both runs have it, why. A mean of 0 is a figure that was not measured (tokens that arrived in one
+    chunk have no time between them): a ratio to it, or of it, says nothing of the config."""
+    ratios, unread = {}, {}
     for name in _FIGURES:
         values = _values(pairs, name)
-        if len(values) >= 2 and sum(v[0] for v in values) > 0:
-            mean_a = sum(v[0] for v in values) / len(values)
-            mean_b = sum(v[1] for v in values) / len(values)
-            low, high = _bootstrap(values, "ratio", rng)
-            ratios[name] = Ratio(a=mean_a, b=mean_b, ratio=mean_b / mean_a, low=low, high=high, pairs=len(values))
-    return ratios
+        if len(values) < 2:
+            continue
+        mean_a = sum(v[0] for v in values) / len(values)
+        mean_b = sum(v[1] for v in values) / len(values)
+        if mean_a <= 0 or mean_b <= 0:
+            unread[name] = (
+                f"no ratio: A's mean is {mean_a:.3g}, B's {mean_b:.3g}, and a mean of 0 is a figure not measured "
+                "(tokens that arrived together have no time between them), so B / A says nothing"
+            )
+            continue
+        low, high = _bootstrap(values, "ratio", rng)
+        ratios[name] = Ratio(a=mean_a, b=mean_b, ratio=mean_b / mean_a, low=low, high=high, pairs=len(values))
+    return ratios, unread
+
+
+AGGREGATE = "output tokens/s (aggregate)"
+
+
+def _aggregate(
+    t: TaskComparison, pairs: list[Pair], again: list[Pair] | None, speeds: tuple[Speed, Speed]
+) -> TaskComparison:
+    """The aggregate output tok/s of the paired items, B / A, with the interval, rerun spread and reading board
+    and gate give output_tps (board_speed.paired_ratio, the same statistic, seed and rule): one reading of one
+    figure. Where there is none, why: a resumed run, whose requests span sessions, has no one duration."""
+    timed = [(ra.timed(), rb.timed()) for ra, rb in pairs if not ra.warmup and not rb.warmup]
+    rerun = [(ra.timed(), rb.timed()) for ra, rb in again if not ra.warmup and not rb.warmup] if again else None
+    whys = [(side, untimed([p[i] for p in timed])) for i, side in enumerate("AB")]
+    said = [f"{side}: {why}" for side, why in whys if why]
+    if said:
+        return t.model_copy(update={"unread": {**t.unread, AGGREGATE: "no ratio: " + "; ".join(said)}})
+    found = paired_ratio("output_tps", timed, rerun, False, 0)
+    rate_a, rate_b = (s.output_throughput for s in speeds)
+    if found is None or not rate_a or not rate_b:
+        return t
+    ratio, low, high, spread = found
+    reading = read_speed(ratio, low, high, spread)
+    entry = Ratio(
+        a=rate_a, b=rate_b, ratio=ratio, low=low, high=high, pairs=len(timed), statistic="aggregate", spread=spread,
+        within_spread=reading.within_spread, within_noise=reading.within, reading=reading.said,
+    )  # fmt: skip
+    return t.model_copy(update={"ratios": {**t.ratios, AGGREGATE: entry}})
 
 
 _CACHED = frozenset({"ttft", "first_answer"})
@@ -228,7 +266,7 @@ def _paired_speed(pairs: list[Pair]) -> tuple[Speed, Speed]:
 
 def _task(pairs: list[Pair], speeds: tuple[Speed, Speed], rng: Any, per_request: bool) -> TaskComparison:
     accuracy = _accuracy(pairs, rng)  # first: the bootstrap draws stay in the order they always had
-    ratios = _ratios(pairs, rng)
+    ratios, unread = _ratios(pairs, rng)
     # the paired items' own aggregate: a run's summary pools items the other run never ran (another --limit); at a
     # set arrival rate it is the rate's whatever the config (gate_clauses.open_loop), and none is given
     rate_a, rate_b = (s.output_throughput for s in speeds)
@@ -236,8 +274,9 @@ def _task(pairs: list[Pair], speeds: tuple[Speed, Speed], rng: Any, per_request:
     same = identical_pairs((said_of(ra), said_of(rb)) for ra, rb in pairs)
     cached = (cached_share(ra for ra, _ in pairs), cached_share(rb for _, rb in pairs))
     return TaskComparison(
-        pairs=len(pairs), ratios=ratios, throughput_ratio=throughput, identical=same, prompt_cache=cached, **accuracy
-    )
+        pairs=len(pairs), ratios=ratios, throughput_ratio=throughput, identical=same, prompt_cache=cached,
+        unread=unread, **accuracy,
+    )  # fmt: skip
 
 
 def _settings(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
@@ -315,6 +354,11 @@ def compare_runs(
         name: _read_speed(t, again_pairs.get(name, []) if again_pairs is not None else None)
         for name, t in _noisy(tasks, noise).items()
     }
+    if not per_request:  # open loop: the aggregate is the arrival rate's, and output_rate compares the runs
+        tasks = {
+            name: _aggregate(t, grouped[name], again_pairs.get(name) if again_pairs else None, speeds[name])
+            for name, t in tasks.items()
+        }
     return Comparison(
         a=str(root_a),
         b=str(root_b),
@@ -332,56 +376,3 @@ def compare_runs(
         server_notes=server_notes(a.summary, b.summary),
         settings=_settings(a.manifest, b.manifest),
     )
-
-
-def _server_means(summary: RunSummary | None) -> dict[str, float]:
-    """Each server figure's mean over the run's replicas; {} where none was sampled during the run."""
-    figures: dict[str, list[float]] = {}
-    for figs in ((summary.server if summary else None) or {}).values():
-        for name, value in figs.items():
-            figures.setdefault(name, []).append(value.mean)
-    return {name: sum(v) / len(v) for name, v in figures.items()}
-
-
-def _no_metrics(summary: RunSummary | None) -> str:
-    """Why a run has no server figure."""
-    if summary is None:
-        return "no readable summary.json"
-    if summary.server is None:
-        return "its server gave no /metrics that qualeval reads (vLLM, SGLang, llama.cpp with --metrics)"
-    return (
-        "its server's /metrics was read only with no request in flight (a run shorter than the one-second "
-        "sampling interval), and an idle server's figures are not the run's"
-    )
-
-
-def server_notes(a: RunSummary | None, b: RunSummary | None) -> list[str]:
-    """Why a run's server metrics are "–" in the table: said where the other run has some, or where a server
-    was read at all."""
-    have = (_server_means(a), _server_means(b))
-    asked = any(s is not None and s.server is not None for s in (a, b))
-    if not (any(have) or asked):
-        return []  # neither server has metrics: no table, nothing to explain
-    sides = (("A", a, have[0]), ("B", b, have[1]))
-    return [f"{side}: no server metric: {_no_metrics(summary)}" for side, summary, has in sides if not has]
-
-
-def side_by_side(
-    a: RunSummary | None,
-    b: RunSummary | None,
-    tasks: dict[str, TaskComparison],
-    speeds: dict[str, tuple[Speed, Speed]],
-) -> dict[str, list[float | None]]:
-    """For `qualeval compare`: each server metric (mean over the seconds sampled while the run had requests in
-    flight, and over the replicas: the server's own, of each run whole) of run A and run B, beside each compared
-    task's accuracy and TTFT p99 over its paired items, so a serving change's effect on both reads in one table.
-    None ("–"): a run without the metric (`server_notes` says why); {} when neither run has any."""
-    ma, mb = _server_means(a), _server_means(b)
-    if not ma and not mb:
-        return {}
-    rows: dict[str, list[float | None]] = {name: [ma.get(name), mb.get(name)] for name in sorted(set(ma) | set(mb))}
-    for name, t in tasks.items():
-        if t.scored:
-            rows[f"{name}: accuracy"] = [t.accuracy_a, t.accuracy_b]
-        rows[f"{name}: TTFT p99 (ms)"] = [s.ttft.p99 if s.ttft else None for s in speeds[name]]
-    return rows

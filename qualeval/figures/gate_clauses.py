@@ -8,6 +8,10 @@ INVALID: a figure one run lacks, and a TTFT p99 whose prompts one side took from
 the aggregate output tok/s is the arrival rate's whatever the config, so `output_tps` is judged on the mean
 output tok/s per request there, and says so.
 
+TTFT p99 is the p99 of each run's measured requests (numpy's linear interpolation). With fewer than 100 requests a
+side it lies between the two slowest, so one request decides it: the detail says so, and a miss is INCONCLUSIVE
+rather than NO-GO.
+
 Validity clauses (endpoint errors, truncated share, output tokens per item against the baseline's) are GO or
 NO-GO; with no endpoint errors clause, requests it would count make the task INVALID (the accuracy left them out,
 so a GO would pass them unsaid), and so do the baseline's failed requests past the clause's limit (its failed
@@ -31,16 +35,24 @@ def open_loop(*manifests: Manifest) -> bool:
 
 
 def _ratio(
-    name: str, cand: float | None, base: float | None, again: float | None, limit: float, most: bool, what: str = ""
+    name: str,
+    cand: float | None,
+    base: float | None,
+    again: float | None,
+    limit: float,
+    most: bool,
+    what: str = "",
+    why: str = "",
 ) -> ClauseVerdict:
-    """A speed clause: candidate / baseline at most (`most`) or at least `limit`, against a rerun's spread."""
+    """A speed clause: candidate / baseline at most (`most`) or at least `limit`, against a rerun's spread; `why`
+    says why a figure is missing where that is known."""
     if cand is None or not base:
         return ClauseVerdict(
             clause=name,
             verdict="INVALID",
             limit=limit,
             value=None,
-            detail=f"{what}not measured in both runs, so there is nothing to hold against the limit",
+            detail=f"{what}not measured in both runs{why}, so there is nothing to hold against the limit",
         )
     ratio = cand / base
     passes = ratio <= limit if most else ratio >= limit
@@ -84,7 +96,31 @@ def _ttft(clauses: Clauses, cand: Group, base: Group, again: Group | None) -> Cl
     def p99(g: Group | None) -> float | None:
         return g.speed.ttft.p99 if g is not None and g.speed.ttft else None
 
-    return _ratio("ttft_p99", p99(cand), p99(base), p99(again), limit, True)
+    counts = [g.speed.ttft.n if g.speed.ttft else 0 for g in (base, cand)]
+    what = f"TTFT p99 (of {counts[0]} baseline and {counts[1]} candidate requests): "
+    verdict = _ratio("ttft_p99", p99(cand), p99(base), p99(again), limit, True, what)
+    few = min(counts)
+    if verdict.value is None or few >= FEW_FOR_P99:
+        return verdict
+    return _few(verdict, few)
+
+
+FEW_FOR_P99 = 100
+"""Below this many requests a side, a p99 lies between the two slowest requests: one request decides it."""
+
+
+def _few(verdict: ClauseVerdict, few: int) -> ClauseVerdict:
+    """A p99 of too few requests said for what it is; a miss on it is INCONCLUSIVE, never NO-GO: a release is not
+    failed on one request (a pass stays GO: even the slowest requests kept within the limit)."""
+    top = 0.99 * (few - 1) % 1 if few > 1 else 1.0
+    said = (
+        f"; a p99 of {few} requests is {top:.0%} of the way from the second-slowest request to the slowest, so one "
+        f"request decides it ({FEW_FOR_P99} or more a side give a p99 that is not the slowest's)"
+    )
+    if verdict.verdict != "NO-GO":
+        return verdict.model_copy(update={"detail": verdict.detail + said})
+    detail = verdict.detail + said + ": INCONCLUSIVE, not NO-GO, on one request"
+    return verdict.model_copy(update={"verdict": "INCONCLUSIVE", "detail": detail})
 
 
 def _output_tps(clauses: Clauses, cand: Group, base: Group, again: Group | None, per_request: bool) -> ClauseVerdict:
@@ -92,7 +128,11 @@ def _output_tps(clauses: Clauses, cand: Group, base: Group, again: Group | None,
     limit = clauses.output_tps.min_ratio
     if not per_request:
         rate = again.speed.output_throughput if again is not None else None
-        return _ratio("output_tps", cand.speed.output_throughput, base.speed.output_throughput, rate, limit, False)
+        whys = [f"the {who}: {g.untimed}" for who, g in (("baseline", base), ("candidate", cand)) if g.untimed]
+        why = f" ({'; '.join(whys)})" if whys else ""
+        what = "aggregate output tok/s (tokens over the time from the first request sent to the last finished): "
+        cand_rate, base_rate = cand.speed.output_throughput, base.speed.output_throughput
+        return _ratio("output_tps", cand_rate, base_rate, rate, limit, False, what, why)
 
     def mean(g: Group | None) -> float | None:
         return g.speed.output_rate.mean if g is not None and g.speed.output_rate else None

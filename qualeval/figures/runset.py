@@ -15,7 +15,7 @@ from pathlib import Path
 from qualeval.errors import InputError
 from qualeval.figures.accuracy import cell_of
 from qualeval.figures.rundir import item_name, read_run, refuse_repeats
-from qualeval.figures.speeds import linked, speed
+from qualeval.figures.speeds import linked, speed, untimed
 from qualeval.records import ENDPOINT_FAILED, NOT_THE_MODELS, TRUNCATED, Cell, Manifest, Record, RunSummary, Speed
 
 __all__ = ["Group", "Key", "Loaded", "PairCounts", "figures", "groups", "load_runs", "paired"]
@@ -131,6 +131,8 @@ class Group:
     speed: Speed
     correct_per_minute: float | None
     spec_acceptance: float | None
+    untimed: str | None = None
+    """Why the measured requests have no one duration, so no aggregate rate (speeds.untimed); None: they have."""
 
 
 def figures(run: Loaded, keys: Sequence[Key]) -> Group:
@@ -152,6 +154,7 @@ def figures(run: Loaded, keys: Sequence[Key]) -> Group:
         speed=measured,
         correct_per_minute=link.correct_per_minute if scored else None,
         spec_acceptance=_acceptance(answered, run.summary),
+        untimed=untimed(timed),
     )
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "linked",
     "prompt_cache",
     "speed",
+    "untimed",
 ]
 
 
@@ -51,6 +52,23 @@ def duration_of(rows: Sequence[Timed]) -> float | None:
     start = min(at for at, _ in sent)
     finish = max(at + end / 1000.0 for at, end in sent)
     return max(finish - start, 1e-9)
+
+
+def untimed(rows: Sequence[Timed]) -> str | None:
+    """Why the measured rows have no duration, and so no aggregate rate (tok/s, requests/s); None when they have
+    one."""
+    timed = [r for r in rows if not r.warmup and r.the_models]
+    if not timed:
+        return "no measured request"
+    sessions = len({r.session for r in timed})
+    if sessions > 1:
+        return (
+            f"its requests span {sessions} sessions (the run was resumed), and the pause between sessions is no "
+            "part of any rate, so there is no one duration to divide by"
+        )
+    if any(r.sent_at is None or r.end is None for r in timed):
+        return "a request lacks its send time or its end, so the run has no duration"
+    return None
 
 
 def _meets(row: Timed, slo: Mapping[str, float]) -> bool:

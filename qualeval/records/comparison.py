@@ -28,6 +28,9 @@ class Ratio(BaseModel):
     a: float
     b: float
     ratio: float
+    statistic: str = "mean of paired requests"
+    """What each side's figure is: the mean over the paired requests, or `aggregate` (output tokens over the time
+    from the first request sent to the last finished, as board and gate read output tok/s)."""
     low: float | None = None
     high: float | None = None
     pairs: int
@@ -64,6 +67,8 @@ class TaskComparison(BaseModel):
     where it is the arrival rate's."""
     flipped_to_wrong: list[str]
     flipped_to_right: list[str]
+    unread: dict[str, str] = {}
+    """Per speed figure with no ratio: why (a side's figure is 0, a resumed run has no one duration...)."""
     endpoint_errors: tuple[int, int] = (0, 0)
     """Pairs left out because run A's (first) or run B's (second) request got no answer of the model's: it failed
     at the endpoint, or a reference server did not know the question (status `unknown_question`)."""

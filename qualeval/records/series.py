@@ -45,8 +45,16 @@ class SeriesPoint(BaseModel):
     correct: int = 0
     scored: int = 0
     warmup: bool = False
-    """The second belongs to a level's warm-up: left out of the server figures."""
+    """A level's warm-up was under way in the second (a warm-up finished in it, or one was in flight)."""
+    timed: bool | None = None
+    """The second held the level's measured work: a measured request finished in it, or measured requests were in
+    flight at its end. A warm-up second that also held them counts for the level. None in files written before
+    qualeval said so: `not warmup` is read instead."""
+    span: float | None = None
+    """The seconds the sample covers (the last one, taken as the run ends, covers part of one); None in older files."""
     server: dict[str, ServerSample] = Field(default_factory=dict)
     """Per replica URL."""
+    unread: dict[str, str] = Field(default_factory=dict)
+    """Per replica URL whose /metrics gave no figure this second: why (no /metrics there, timed out, ...)."""
     shard: int | None = None
     """Set by `qualeval merge`: which shard's run the second comes from."""

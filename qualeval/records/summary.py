@@ -314,3 +314,6 @@ class RunSummary(BaseModel):
     server: dict[str, dict[str, MeanMax]] | None = None
     """The server's own metrics per replica and figure over the run, from timeseries.jsonl
     (qualeval.serving.timeseries)."""
+    server_gaps: dict[str, str] | None = None
+    """Why the run has no figure of a server metric, per metric it lacks (its server exposes none, its /metrics
+    never answered, every sample read an idle server...): what `compare` and the report say beside a "–"."""

@@ -148,22 +148,27 @@ def _replicas(summary: RunSummary) -> dict[str, Any] | None:
 
 
 def _server(summary: RunSummary) -> dict[str, Any] | None:
-    if not summary.server:
+    gaps = summary.server_gaps or {}
+    if not summary.server and not (summary.server is not None and gaps):
         return None
     rows = [
         [url, name, _f(v.mean, 3), _f(v.max, 3)]
         for url, figs in summary.server.items()
         for name, v in sorted(figs.items())
-    ]
-    if not rows:  # scraped, but only with no request in flight: an idle server's figures are not the run's
-        notes = [
-            "The server's /metrics was read, but never while requests were in flight (a run shorter than the "
-            "one-second sampling interval): an idle server's zeros are not the run's figures, so none is shown; "
-            "see timeseries.jsonl."
-        ]
+    ] if summary.server else []  # fmt: skip
+    named = {name for figs in (summary.server or {}).values() for name in figs}
+    grouped: dict[str, list[str]] = {}
+    for name, why in sorted(gaps.items()):
+        grouped.setdefault(why, []).append(name)
+    missing = [f"No {', '.join(names)}: {why}." for why, names in grouped.items()]
+    if not rows:
+        notes = ["No figure of the server's own /metrics is the run's, so none is shown (an idle server's zeros "
+                 "are not the run's figures); see timeseries.jsonl.", *missing]  # fmt: skip
         return {"title": "Server metrics", "notes": notes, "tables": [], "plots": []}
-    notes = ["The server's own /metrics, sampled once a second while requests were in flight (warm-up left out); "
-             "see timeseries.jsonl."]  # fmt: skip
+    notes = ["The server's own /metrics, sampled once a second over the seconds of the run's measured work (a "
+             "second that held only a warm-up left out; gauges where requests were in flight; rates weighted by "
+             "the time each sample covers); see timeseries.jsonl.",
+             *(line for line in missing if named)]  # fmt: skip
     table = {"head": ["replica", "server metric", "mean", "max"], "rows": rows}
     return {"title": "Server metrics", "notes": notes, "tables": [table], "plots": []}
 

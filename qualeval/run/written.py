@@ -22,7 +22,7 @@ def write_summary(
     fields only its caller knows (`own`: when it started, how long it took, that it was rescored), written."""
     labels = [level.label for level in levels(config)]
     summary = summarize_records(store, config, tasks, labels, manifest.simulated)
-    serving, server = serving_figures(store, config, manifest.shaping, series=series)
-    summary = summary.model_copy(update={"serving": serving, "server": server, **own})
+    serving, server, gaps = serving_figures(store, config, manifest.shaping, series=series)
+    summary = summary.model_copy(update={"serving": serving, "server": server, "server_gaps": gaps, **own})
     write_summary_json(store, summary)
     return summary

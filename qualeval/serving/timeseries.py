@@ -27,7 +27,7 @@ from qualeval.errors import InputError
 from qualeval.records import MeanMax, SeriesPoint, ServerSample
 from qualeval.serving.lengths import root_of
 
-__all__ = ["Sampler", "metric_maps", "read_metrics", "read_series", "server_summary"]
+__all__ = ["Sampler", "counts", "metric_maps", "read_metrics", "read_series", "server_summary", "timed"]
 
 FIGURES = tuple(name for name in ServerSample.model_fields if name != "server")
 
@@ -136,7 +136,9 @@ def kind_of(now: dict[str, float], maps: dict[str, dict[str, Any]]) -> str | Non
 class Sampler:
     """Writes one line a second while the run lasts; `record()` is told of every finished request."""
 
-    def __init__(self, path: Path, urls: Sequence[str], headers: dict[str, str], interval: float = 1.0):
+    def __init__(
+        self, path: Path, urls: Sequence[str], headers: dict[str, str], interval: float = 1.0, warmup: int = 0
+    ):
         self.path, self.interval = path, interval
         self.router: Any = None
         """What is in flight and queued (qualeval.serving.endpoints.Router), from `start()` on."""
@@ -144,10 +146,19 @@ class Sampler:
         self.urls = list(urls)
         self.headers = headers
         self.counts = {"tokens": 0, "completed": 0, "errors": 0, "correct": 0, "scored": 0, "warmup": 0}
-        self.warming = False
+        self.measured = 0
+        """Measured (not warm-up) requests finished in the current second."""
+        self.warmup = warmup
+        self.level: str | None = None
+        self.warmed = 0
+        self.warming = warmup > 0
+        """A level's warm-up is under way: from the run's start, or a level's first warm-up, until its last
+        warm-up or its first measured request is done (warm-ups go one at a time, before the level's requests)."""
         self.first: dict[str, dict[str, float]] = {}
         self.last: dict[str, dict[str, float]] = {}
         self.kinds: dict[str, str | None] = {}
+        self.unread: dict[str, str] = {}
+        """Why a replica gave no figure: kept for good where it has no /metrics qualeval reads."""
         self._task: asyncio.Task[None] | None = None
         self._started = time.perf_counter()
 
@@ -160,20 +171,48 @@ class Sampler:
         self.counts["scored"] += scored
         self.counts["correct"] += bool(scored and row.score.correct)
         self.counts["warmup"] += bool(row.warmup)
-        self.warming = bool(row.warmup)  # from a level's warm-ups until its first measured request is done
+        if not row.warmup:
+            self.measured += 1
+            self.level, self.warming = row.level, False
+            return
+        if row.level != self.level:
+            self.level, self.warmed = row.level, 0
+        self.warmed += 1
+        self.warming = self.warmed < self.warmup
 
     async def _scrape(self, http: httpx.AsyncClient, url: str, root: str) -> dict[str, float] | None:
+        """The replica's metrics now; None, with the reason in `unread`, where it gave none. Only a server that
+        answered without metrics qualeval reads is given up on: a scrape that timed out or failed is tried again
+        the next second (a busy server can be slow to answer)."""
         if self.kinds.get(url, "") is None:
             return None  # no /metrics there: noted once
         try:
             reply = await http.get(f"{root}/metrics")
-            kind = reply.headers.get("content-type", "")
-            now = read_metrics(reply.text, kind) if reply.status_code == 200 else {}
-        except (httpx.HTTPError, ValueError):
+        except httpx.TimeoutException:
+            self.unread[url] = f"its /metrics did not answer within {http.timeout.read:g} s"
+            return None
+        except httpx.HTTPError as e:
+            self.unread[url] = f"its /metrics could not be read ({type(e).__name__})"
+            return None
+        if reply.status_code >= 500:
+            self.unread[url] = f"its /metrics answered HTTP {reply.status_code}"
+            return None
+        try:
+            now = read_metrics(reply.text, reply.headers.get("content-type", "")) if reply.status_code == 200 else {}
+        except ValueError:
             now = {}
         if url not in self.kinds:
             self.kinds[url] = kind_of(now, metric_maps())
-        return now if self.kinds[url] else None
+            if self.kinds[url] is None:
+                self.unread[url] = (
+                    f"its server has no /metrics (HTTP {reply.status_code})"
+                    if reply.status_code != 200
+                    else "its /metrics names none of the metrics qualeval/serving/servermetrics.yaml maps"
+                )
+        if self.kinds[url] is None:
+            return None
+        self.unread.pop(url, None)
+        return now
 
     async def _tick(self, http: httpx.AsyncClient, handle: Any, since: float) -> float:
         now = time.perf_counter()
@@ -189,24 +228,39 @@ class Sampler:
             server[url] = ServerSample.model_validate({"server": kind, **sampled})
             self.first.setdefault(url, got)
             self.last[url] = got
-        counts = dict(self.counts)
-        self.counts = dict.fromkeys(self.counts, 0)
+        counts, measured = dict(self.counts), self.measured
+        self.counts, self.measured = dict.fromkeys(self.counts, 0), 0
+        flight = self.router.running
         point = SeriesPoint(
             t=round(now - self._started, 3),
             wall=time.time(),
             output_tokens_per_s=counts["tokens"] / seconds,
-            in_flight=self.router.running,
+            in_flight=flight,
             queued=self.router.queued,
             **{**counts, "warmup": bool(counts["warmup"]) or self.warming},
+            # warm-ups go one at a time: more than one in flight, or one once the warm-up is over, is measured work
+            timed=bool(measured) or flight > 1 or (flight == 1 and not self.warming),
+            span=round(seconds, 3),
             server=server,
+            unread={url: why for url, why in self.unread.items() if url not in server},
         )
         handle.write(point.model_dump_json(exclude_none=True).encode() + b"\n")
         handle.flush()
         return now
 
+    async def _before(self, http: httpx.AsyncClient) -> None:
+        """One scrape before the run's first second, so that its counters' rates are read too (the busiest
+        second of a short run is often its first)."""
+        for url, root in zip(self.urls, self.roots, strict=True):
+            got = await self._scrape(http, url, root)
+            if got is not None:
+                self.first.setdefault(url, got)
+                self.last[url] = got
+
     async def _loop(self) -> None:
         async with httpx.AsyncClient(headers=self.headers, timeout=max(self.interval * 0.8, 0.2)) as http:
             with self.path.open("ab") as handle:
+                await self._before(http)
                 since = time.perf_counter()
                 try:
                     while True:
@@ -232,29 +286,46 @@ class Sampler:
             self._task = None
 
 
+def timed(point: SeriesPoint) -> bool:
+    """The second held the run's own measured work (files of an older qualeval: it was no warm-up second)."""
+    return point.timed if point.timed is not None else not point.warmup
+
+
+def counts(point: SeriesPoint, how: dict[str, Any]) -> bool:
+    """A figure of this sample is the run's: a gauge where requests were in flight when it was read, a figure
+    over the second where the second held measured work (in flight at its end, or finished in it)."""
+    if not timed(point):
+        return False
+    return bool(point.in_flight) if "gauge" in how else bool(point.in_flight or point.completed)
+
+
 def server_summary(root: Path) -> dict[str, dict[str, MeanMax]]:
-    """Per replica and figure: mean and max over the seconds of the run's own work (warm-up left out), as the
-    report and `compare` show them. A gauge (running, KV-cache usage) is the server's state when sampled: it
-    counts only where requests were in flight then. A figure over the second (a counter's rate, delta or ratio)
-    counts where the second held work: requests in flight at its end, or some that finished in it (a small model
-    finishes a request between two samples). A sample that meets neither (the last one, taken after the run
-    ended) reads an idle server: its zeros would pass for the run's figures. A replica scraped only so has no
-    figure: `{}` (qualeval.figures.compare says so)."""
+    """Per replica and figure: mean and max over the seconds of the run's own work, as the report and `compare`
+    show them. A second in which a warm-up ended and the level's measured requests ran counts for the level; one
+    that held only warm-up work does not. A gauge (running, KV-cache usage) is the server's state when sampled:
+    it counts only where requests were in flight then. A figure over the second (a counter's rate, delta or
+    ratio) counts where the second held work: requests in flight at its end, or some that finished in it (a small
+    model finishes a request between two samples). A sample that meets neither reads an idle server: its zeros
+    would pass for the run's figures. A rate's mean is over time, each sample weighted by the seconds it covers
+    (the last one, taken as the run ends, covers part of one), so it is the counter's growth over those seconds.
+    A replica with no figure is `{}` (`server_gaps` in qualeval.serving.gaps says why)."""
     maps = metric_maps()
-    values: dict[str, dict[str, list[float]]] = {}
+    values: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for point in read_series(root):
         for url, got in point.server.items():
             figures = values.setdefault(url, {})
-            if point.warmup:
-                continue
             for name, value in got.figures().items():
-                instant = "gauge" in maps.get(got.server, {}).get(name, {})
-                if point.in_flight or (point.completed and not instant):
-                    figures.setdefault(name, []).append(value)
-    return {
-        url: {name: MeanMax(mean=sum(v) / len(v), max=max(v), n=len(v)) for name, v in figs.items()}
-        for url, figs in values.items()
-    }
+                how = maps.get(got.server, {}).get(name, {})
+                if counts(point, how):
+                    weight = (point.span or 1.0) if "rate" in how else 1.0
+                    figures.setdefault(name, []).append((value, weight))
+    return {url: {name: _mean_max(v) for name, v in figs.items()} for url, figs in values.items()}
+
+
+def _mean_max(values: list[tuple[float, float]]) -> MeanMax:
+    total = sum(w for _, w in values)
+    mean = sum(v * w for v, w in values) / total if total > 0 else sum(v for v, _ in values) / len(values)
+    return MeanMax(mean=mean, max=max(v for v, _ in values), n=len(values))
 
 
 def read_series(root: Path) -> Iterator[SeriesPoint]:

@@ -11,6 +11,7 @@ from typing import Any
 from qualeval.records import ClientConfig, MeanMax, RunConfig, RunStore, ServingFigures, Shaping
 from qualeval.serving.endpoints import Router
 from qualeval.serving.figures import collect
+from qualeval.serving.gaps import server_gaps
 from qualeval.serving.lengths import headers_of
 from qualeval.serving.timeseries import Sampler, server_summary
 
@@ -31,7 +32,7 @@ async def serving_client(
     and the record callback that tells both the sampler and the caller's own callback."""
     urls = endpoints_of(config)
     assert config.out is not None
-    sampler = Sampler(config.out / "timeseries.jsonl", urls, headers_of(config.api_key))
+    sampler = Sampler(config.out / "timeseries.jsonl", urls, headers_of(config.api_key), warmup=config.warmup)
     async with Router(urls, lambda url: client_config.model_copy(update={"base_url": url.rstrip("/")}), cap) as router:
 
         def recorded(record: Any) -> None:
@@ -48,7 +49,10 @@ async def serving_client(
 
 def serving_figures(
     store: RunStore, config: RunConfig, shaping: Shaping | None, series: Path | None = None
-) -> tuple[ServingFigures | None, dict[str, dict[str, MeanMax]] | None]:
-    """The summary's `serving` (workload, context lengths, replicas) and `server` (the server's own metrics), from
-    the records in `store` and the time series in `series` (the store's own by default)."""
-    return collect(store.records(), shaping, config.slo), server_summary(series or store.root) or None
+) -> tuple[ServingFigures | None, dict[str, dict[str, MeanMax]] | None, dict[str, str] | None]:
+    """The summary's `serving` (workload, context lengths, replicas), `server` (the server's own metrics) and
+    `server_gaps` (why a metric has no figure), from the records in `store` and the time series in `series` (the
+    store's own by default)."""
+    root = series or store.root
+    server = server_summary(root) or None
+    return collect(store.records(), shaping, config.slo), server, server_gaps(root, server) or None

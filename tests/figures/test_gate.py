@@ -133,7 +133,7 @@ def test_a_task_clause_replaces_the_default(tmp_path: Path) -> None:
 
 
 def test_speed_within_the_rerun_spread_is_inconclusive(tmp_path: Path) -> None:
-    right = flags(50, set())
+    right = flags(120, set())  # 100 requests or more a side: a p99 that is not the slowest request's
     base = write_run(tmp_path / "base", right, ttft=100.0)
     again = write_run(tmp_path / "again", right, ttft=140.0)
     slow = write_run(tmp_path / "slow", right, ttft=130.0)
@@ -145,7 +145,7 @@ def test_speed_within_the_rerun_spread_is_inconclusive(tmp_path: Path) -> None:
 
 
 def test_a_speed_miss_is_held_against_the_rerun_move_as_a_factor_either_way(tmp_path: Path) -> None:
-    right = flags(50, set())
+    right = flags(120, set())
     base = write_run(tmp_path / "base", right, ttft=179.0)
     quicker = write_run(tmp_path / "quicker", right, ttft=100.0)  # the rerun moved × 1.79, downwards
     slow = write_run(tmp_path / "slow", right, ttft=179.0 * 1.507)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from qualeval.figures import compare_runs
 from qualeval.records import RunSummary, SeriesPoint, ServerSample
+from qualeval.serving.gaps import server_gaps
 from qualeval.serving.timeseries import server_summary
 from tests.figures.test_board import write_run
 from tests.figures.test_compare import compare_cli, with_summary
@@ -40,9 +41,13 @@ def test_a_sample_after_the_run_ended_is_no_figure(tmp_path: Path) -> None:
 
 
 def _idle(root: Path) -> Path:
-    """A summary whose server was read only with no request in flight."""
+    """A summary whose server was read only with no request in flight (one sample, after the run), with the
+    reasons a run keeps."""
+    _series(root, (0, False, 0.0))
     summary = RunSummary.model_validate_json((root / "summary.json").read_text())
-    (root / "summary.json").write_text(summary.model_copy(update={"server": {URL: {}}}).model_dump_json())
+    gaps = server_gaps(root, server_summary(root))
+    idle = summary.model_copy(update={"server": {URL: {}}, "server_gaps": gaps})
+    (root / "summary.json").write_text(idle.model_dump_json())
     return root
 
 
@@ -73,7 +78,7 @@ def test_neither_run_sampled_during_it_is_said_not_tabled_as_zeros(tmp_path: Pat
 def test_a_server_without_metrics_beside_one_with_is_said(tmp_path: Path) -> None:
     a = write_run(tmp_path / "a", [True, False, True])  # no summary.json at all
     b = with_summary(write_run(tmp_path / "b", [True, True, True]), server=2.0)
-    assert compare_runs(a, b).server_notes == ["A: no server metric: no readable summary.json"]
+    assert compare_runs(a, b).server_notes == ["A: no server metric: no readable summary.json"]  # B's one metric
     c, d = write_run(tmp_path / "c", [True]), write_run(tmp_path / "d", [True])
     assert compare_runs(c, d).server_notes == []  # neither has any: no table, nothing to explain
 
@@ -93,3 +98,18 @@ def test_a_rate_counts_in_a_second_whose_requests_finished_between_two_samples(t
     figures = server_summary(root)[URL]
     assert figures["generation_throughput"].mean == 118.0 and figures["generation_throughput"].n == 1
     assert "running" not in figures and "kv_cache_usage" not in figures
+
+
+def test_every_dash_carries_its_reason(tmp_path: Path) -> None:
+    """B has running but no KV-cache figure (its server exposes none): the "–" says so, not nothing."""
+    a = with_summary(write_run(tmp_path / "a", [True, False, True]), server=1.0)
+    b = with_summary(write_run(tmp_path / "b", [True, True, True]), server=2.0)
+    summary = RunSummary.model_validate_json((a / "summary.json").read_text())
+    assert summary.server is not None
+    ((url, figs),) = summary.server.items()
+    server = {url: {**figs, "kv_cache_usage": figs["running"]}}
+    (a / "summary.json").write_text(summary.model_copy(update={"server": server}).model_dump_json())
+    own = RunSummary.model_validate_json((b / "summary.json").read_text())
+    gaps = {"kv_cache_usage": "its server (llamacpp) exposes no kv_cache_usage"}
+    (b / "summary.json").write_text(own.model_copy(update={"server_gaps": gaps}).model_dump_json())
+    assert compare_runs(a, b).server_notes == ["B: no kv_cache_usage: its server (llamacpp) exposes no kv_cache_usage"]
