@@ -77,10 +77,16 @@ _LISTING = _word_set("and or nor either maybe perhaps possibly probably between"
 _HEDGES = _word_set("maybe perhaps possibly probably likely even")
 # "or" in a phrase that offers no other answer: "whether or not", "20 or so", "or more"
 _OR_IDIOM = re.compile(r"\bor (?=(?:not|so|more|less|fewer|thereabouts|otherwise|else)\b)", re.IGNORECASE)
+_DECIMAL = re.compile(r"(?<![\d.])(\d[\d,]*)\.(?=\d)(\d*?)0*(?!\.?\d)")  # not "3.1.4"
 
 
 def close_enough(a: float, b: float, spec: ScorerSpec) -> bool:
     return abs(a - b) <= max(spec.tolerance, spec.relative_tolerance * abs(b))
+
+
+def _decimals(text: str) -> str:
+    """A decimal as one word normalising keeps, less its trailing zeros: "3.66" is "3p66", not 366; "1.00" is 1."""
+    return _DECIMAL.sub(lambda m: f"{m[1]}p{m[2]}" if m[2] else m[1], text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +145,12 @@ def _offered(clause: list[str], alias: list[str], at: int, question: frozenset[s
 
 
 def _taken_back(clause: list[str], alias: list[str], at: int, question: frozenset[str], accepts: Accepts) -> bool:
-    """Whether the clause holding the alias at `at` says something else than the alias: "not Paris", "Elizabeth II"
-    for "Elizabeth", "1945 and 1946", "Sydney or Canberra"."""
+    """Whether the clause holding the alias at `at` says something else than the alias: "not Paris", "Paris is
+    wrong", "Elizabeth II" for "Elizabeth", "1945 and 1946", "Sydney or Canberra"."""
     after = clause[at + len(alias) : at + len(alias) + 1]
     return (
         bool(_NEGATIONS & set(clause[max(at - 1, 0) : at]))
-        or rejected(clause, at)
+        or rejected(clause, at, at + len(alias), _FILLER | question)
         or (bool(after) and after[0] in _ORDINALS and not alias[-1].isdigit())
         or _hedged(clause, alias, at)
         or _offered(clause, alias, at, question, accepts)
@@ -231,8 +237,7 @@ def _within(got: list[str], alias: list[str], question: frozenset[str]) -> bool:
 
 
 def _alias_hit(said: _Said, alias: str, question: frozenset[str], accepts: Accepts) -> str | None:
-    """How a written answer matches a written alias: exactly, holding it, inside it, naming it, or giving the year
-    of the date it is."""
+    """How a written answer matches an alias: exactly, holding it, inside it, naming it, or by its date's year."""
     words, form = said.words, alias.split()
     if words == form:
         return "matches"
@@ -249,8 +254,7 @@ def _alias_hit(said: _Said, alias: str, question: frozenset[str], accepts: Accep
 
 
 def _kept(alias: str, form: str) -> bool:
-    """An alias that normalising reduced to nothing or to one letter ("O-" to "o") has lost what it says; a number
-    written as a word ("six" to "6") has not."""
+    """An alias normalised to nothing or one letter ("O-" to "o") lost what it says; "six" to "6" did not."""
     return len(form) > 1 or form.isdigit() or (len(form) == 1 and len(alias.strip()) == 1)
 
 
@@ -318,8 +322,7 @@ def _first_hit(said: _Said, forms: list[tuple[str, str]], question: frozenset[st
 
 
 def _match(said: _Said, forms: list[tuple[str, str]], question: frozenset[str]) -> str | None:
-    """The detail of the first alias the answer matches; else, with alternatives ("X or Y") none of which holds an
-    alias whole, every one must match ("Tolstoy or Lev Tolstoy")."""
+    """The first alias matched; else, of alternatives ("Tolstoy or Lev Tolstoy") holding none whole, each."""
     if hit := _first_hit(said, forms, question):
         return hit
     norm = " ".join(said.words)
@@ -375,14 +378,14 @@ def alias_score(value: str, sample: Sample, spec: ScorerSpec, answer: AnswerSpec
     """The verdict on a free-form answer against the gold and its aliases."""
     accepted = [sample.gold, *sample.aliases]
     steps = answer.normalize
-    offered = _OR_IDIOM.sub("", _SLASH.sub(" or ", value))
+    offered = _OR_IDIOM.sub("", _SLASH.sub(" or ", _decimals(value)))
     named = frozenset(written_form(w, steps) for w in _NAMED.findall(offered))
     said = _Said(written_form(offered, steps).split(), _joined(clauses(offered, steps)), named)
     known = frozenset(a.strip().lower() for a in accepted)
     amount = plain_amount(value)
     # normalising drops "$" and "%": "$25" is not "25%"
     kept = [a for a in accepted if amount is None or _units_agree(amount, plain_amount(a))]
-    forms = [(alias, form) for alias in kept for form in _forms(alias, steps, known)]
+    forms = [(alias, form) for alias in kept for form in _forms(_decimals(alias), steps, known)]
     f1 = max((token_f1(" ".join(said.words), form) for _, form in forms), default=0.0)
     # as written, for the aliases normalising would empty ("O-")
     if whole := next((alias for alias in accepted if value.strip().lower() == alias.strip().lower()), None):
