@@ -16,7 +16,8 @@ class OfflineItem(BaseModel):
     extracted: str | None
     method: Rung
     """The extraction rung that produced the answer."""
-    correct: bool
+    correct: bool | None
+    """None where the line is in no accuracy: the endpoint failed (`error`), so there is no answer to judge."""
     gold: str
     naive_correct: bool | None = None
     rescue: str | None = None
@@ -24,4 +25,4 @@ class OfflineItem(BaseModel):
     grade: Grade | None = None
     error: str | None = None
     """The endpoint's reason when the request failed (status `transport_error`, an OpenAI Batch line's error):
-    the model never answered, so the item is counted apart and `correct` means nothing."""
+    the model never answered, so the item is counted apart and `correct` is None."""

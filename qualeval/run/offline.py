@@ -217,7 +217,7 @@ def _item(
         status=done.status,
         extracted=verdict.extraction.value,
         method=verdict.extraction.rung,
-        correct=verdict.score.correct,
+        correct=None if error is not None else verdict.score.correct,
         gold=sample.gold,
         naive_correct=verdict.naive_correct,
         rescue=verdict.rescue.value if verdict.rescue else None,

@@ -123,8 +123,8 @@ def test_openai_batch_output_reads_custom_ids_messages_and_endpoint_errors(tmp_p
     assert [(i.id, i.status, i.correct) for i in items] == [
         ("knowledge_qa/test/0", "ok", True),
         ("knowledge_qa/test/1", "ok", False),
-        ("knowledge_qa/test/2", "transport_error", False),
-        ("knowledge_qa/test/3", "transport_error", False),
+        ("knowledge_qa/test/2", "transport_error", None),  # never answered: neither right nor wrong
+        ("knowledge_qa/test/3", "transport_error", None),
         ("knowledge_qa/test/4", "ok", True),
     ]
     assert (summary.n, summary.correct, summary.endpoint_errors) == (3, 2, 2)  # errors are not wrong answers
@@ -289,3 +289,5 @@ def test_a_line_that_says_its_request_failed_is_an_endpoint_error_not_a_wrong_an
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())["tasks"]["gsm8k"]["summary"]
     assert (summary["n"], summary["accuracy"], summary["endpoint_errors"]) == (2, 1.0, 3), err
     assert summary["statuses"] == {"ok": 2, "transport_error": 3}
+    items = [json.loads(line) for line in (tmp_path / "o" / "items.jsonl").read_text().splitlines()]
+    assert [i["correct"] for i in items] == [True, None, None, None, True]  # items.jsonl: errors are no verdict
