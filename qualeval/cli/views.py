@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from qualeval.tasks import Sample
 
 __all__ = [
+    "print_below",
     "print_comparison",
     "print_flavours",
     "print_probe",
@@ -64,10 +65,26 @@ def _accuracy_rows(summary: TaskSummary, levels: Mapping[str, LevelReport]) -> l
     ]
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _heading(summary: TaskSummary) -> str:
+    """`task: 30 items, 21 with a response (9 lost to endpoint errors)`: every item asked, then how many the
+    accuracy is over (`n`); the requests only where they are not one per item (a sweep, several samples)."""
+    items = summary.n + summary.error_items
+    head = f"{summary.task}: {_plural(items, 'item')}"
+    if summary.error_items:
+        lost = "an endpoint error" if summary.error_items == 1 else "endpoint errors"
+        head += f", {summary.n} with a response ({summary.error_items} lost to {lost})"
+    if summary.records and summary.records != items:
+        head += f" ({_plural(summary.records, 'request')})"
+    return head
+
+
 def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None = None) -> None:
     """The terminal view of one task's summary; `levels` gives the accuracy where the levels asked differently."""
-    responses = f" ({summary.records} responses)" if summary.records and summary.records != summary.n else ""
-    table = Table("measure", "value", title=f"{summary.task}: {summary.n} items{responses}", title_justify="left")
+    table = Table("measure", "value", title=_heading(summary), title_justify="left")
     for row in _accuracy_rows(summary, levels or {}):
         table.add_row(*row)
     if summary.endpoint_errors:
@@ -83,7 +100,7 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
     if unknown:
         table.add_row("not the model's answers", unknown)
     if cut and summary.n:
-        table.add_row("cut off, counted correct", cut)
+        table.add_row("answers cut off", cut)
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
     for name, cell in summary.measures.items():
@@ -143,9 +160,26 @@ def print_task_scores(summary: RunSummary) -> None:
             note(f"{report.summary.task}: failed attempts by fault: {faults}{_retried(report.retried)}")
 
 
+def print_below(summary: RunSummary, share: float, tasks: list[str], errors: int) -> None:
+    """What --fail-under held to `share`, naming the figure: the accuracy line (every item with a response, one
+    cut off before its answer counted wrong), not the accuracy over answered items beside it in the table."""
+    shown = []
+    for name in tasks:
+        report = summary.tasks.get(name)
+        accuracy = report.summary.accuracy if report is not None else None
+        shown.append(name if accuracy is None else f"{name} {accuracy:.1%}")
+    left_out = f"; {_plural(errors, 'request')} with endpoint errors left out" if errors else ""
+    note(
+        f"accuracy below {share:.0%}: {', '.join(shown)} (--fail-under holds the accuracy line, over every item "
+        f"with a response: one cut off before its answer counts as wrong{left_out})"
+    )
+
+
 def _retried(count: int) -> str:
+    """Retried means another attempt was sent at once (`attempts` > 1): with --max-retries 0, or faults that are never
+    retried (a 4xx), a fault ends its request, and saying "retried" would hide that it failed."""
     if not count:
-        return ""
+        return "; no request was retried (--max-retries 0, or faults never retried, such as a 4xx)"
     return (
         f"; {count} request{' was' if count == 1 else 's were'} retried (an answered one's TTFT and latency count "
         "from its first attempt, the retries included)"
