@@ -11,7 +11,7 @@ import typer
 
 from qualeval.cli import commands
 from qualeval.cli.output import fail, note, stdout, stopped_by, take_options
-from qualeval.cli.views import print_comparison, print_run, print_summary, print_task_scores
+from qualeval.cli.views import print_below, print_comparison, print_run, print_summary, print_task_scores
 from qualeval.errors import InputError, QualevalError
 from qualeval.records import ENDPOINT_FAILED, Record
 from qualeval.report import context_claimed, context_refused
@@ -170,10 +170,8 @@ def run_cmd(config: _Profile = None, **flags: Any) -> None:
     print_run(result.summary)
     note(f"run directory: {result.root}  (report: {result.root / 'report.html'})")
     errors = result.endpoint_errors
-    left_out = f" ({errors} requests with endpoint errors left out)" if errors else ""
-    if result.failed_under:
-        below = ", ".join(result.failed_under)
-        note(f"accuracy below {result.fail_under:.0%} over the answered items{left_out}: {below}")
+    if result.failed_under and result.fail_under is not None:
+        print_below(result.summary, result.fail_under, result.failed_under, errors)
     if errors:
         too_long = _too_long(result.records)
         for length, (count, reason) in too_long.items():

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from qualeval.cli.compare_view import print_comparison
 from qualeval.cli.output import note, stdout
 
 if TYPE_CHECKING:
@@ -13,17 +14,16 @@ if TYPE_CHECKING:
 
     from qualeval.records import (
         Cell,
-        Comparison,
         LevelReport,
         ProbeResult,
         RunSummary,
         Speed,
-        TaskComparison,
         TaskSummary,
     )
     from qualeval.tasks import Sample
 
 __all__ = [
+    "print_below",
     "print_comparison",
     "print_flavours",
     "print_probe",
@@ -64,10 +64,26 @@ def _accuracy_rows(summary: TaskSummary, levels: Mapping[str, LevelReport]) -> l
     ]
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _heading(summary: TaskSummary) -> str:
+    """`task: 30 items, 21 with a response (9 lost to endpoint errors)`: every item asked, then how many the
+    accuracy is over (`n`); the requests only where they are not one per item (a sweep, several samples)."""
+    items = summary.n + summary.error_items
+    head = f"{summary.task}: {_plural(items, 'item')}"
+    if summary.error_items:
+        lost = "an endpoint error" if summary.error_items == 1 else "endpoint errors"
+        head += f", {summary.n} with a response ({summary.error_items} lost to {lost})"
+    if summary.records and summary.records != items:
+        head += f" ({_plural(summary.records, 'request')})"
+    return head
+
+
 def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None = None) -> None:
     """The terminal view of one task's summary; `levels` gives the accuracy where the levels asked differently."""
-    responses = f" ({summary.records} responses)" if summary.records and summary.records != summary.n else ""
-    table = Table("measure", "value", title=f"{summary.task}: {summary.n} items{responses}", title_justify="left")
+    table = Table("measure", "value", title=_heading(summary), title_justify="left")
     for row in _accuracy_rows(summary, levels or {}):
         table.add_row(*row)
     if summary.endpoint_errors:
@@ -83,7 +99,7 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
     if unknown:
         table.add_row("not the model's answers", unknown)
     if cut and summary.n:
-        table.add_row("cut off, counted correct", cut)
+        table.add_row("answers cut off", cut)
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
     for name, cell in summary.measures.items():
@@ -143,9 +159,26 @@ def print_task_scores(summary: RunSummary) -> None:
             note(f"{report.summary.task}: failed attempts by fault: {faults}{_retried(report.retried)}")
 
 
+def print_below(summary: RunSummary, share: float, tasks: list[str], errors: int) -> None:
+    """What --fail-under held to `share`, naming the figure: the accuracy line (every item with a response, one
+    cut off before its answer counted wrong), not the accuracy over answered items beside it in the table."""
+    shown = []
+    for name in tasks:
+        report = summary.tasks.get(name)
+        accuracy = report.summary.accuracy if report is not None else None
+        shown.append(name if accuracy is None else f"{name} {accuracy:.1%}")
+    left_out = f"; {_plural(errors, 'request')} with endpoint errors left out" if errors else ""
+    note(
+        f"accuracy below {share:.0%}: {', '.join(shown)} (--fail-under holds the accuracy line, over every item "
+        f"with a response: one cut off before its answer counts as wrong{left_out})"
+    )
+
+
 def _retried(count: int) -> str:
+    """Retried means another attempt was sent at once (`attempts` > 1): with --max-retries 0, or faults that are never
+    retried (a 4xx), a fault ends its request, and saying "retried" would hide that it failed."""
     if not count:
-        return ""
+        return "; no request was retried (--max-retries 0, or faults never retried, such as a 4xx)"
     return (
         f"; {count} request{' was' if count == 1 else 's were'} retried (an answered one's TTFT and latency count "
         "from its first attempt, the retries included)"
@@ -187,111 +220,6 @@ def print_speed(summary: RunSummary) -> None:
             "tok/s and req/s are – where the timed requests have no one duration: a resumed run's span sessions "
             "(the pause between them would count), a merge's span shards"
         )
-
-
-def _setting(value: object) -> str:
-    import json
-
-    return "not set" if value is None else value if isinstance(value, str) else json.dumps(value)
-
-
-def _settings(result: Comparison) -> None:
-    """What the two runs differ in, before any figure: a comparison is of those settings and nothing else."""
-    if not result.settings:
-        note("the two runs have the same settings (out aside)")
-        return
-    table = Table("setting that differs", "A", "B", title="settings, A against B", title_justify="left")
-    for name, (va, vb) in result.settings.items():
-        table.add_row(name, _setting(va), _setting(vb))
-    stdout().print(table)
-
-
-def _pairs_title(name: str, t: TaskComparison, simulated: bool) -> str:
-    pairs = "pair" if t.warmup_pairs == 1 else "pairs"
-    warm = f" ({t.warmup_pairs} warm-up {pairs}: in accuracy, not in speed)" if t.warmup_pairs else ""
-    return f"{name}: {t.pairs} paired items{warm}" + (_SIMULATED if simulated else "")
-
-
-def _accuracy_against_noise(table: Table, t: TaskComparison) -> None:
-    """The accuracy difference, its reading against noise (the words board and gate print too), and what these
-    items could detect at all, as information."""
-    if not t.scored:
-        table.add_row("accuracy", "–", "–", "not scored (synthetic prompts)")
-        return
-    table.add_row(
-        "accuracy",
-        f"{t.accuracy_a:.1%}",
-        f"{t.accuracy_b:.1%}",
-        f"{t.difference:+.1%}  [{t.low:+.1%}, {t.high:+.1%}]  McNemar p={t.p_value:.3g}",
-    )
-    if t.noise_reading is not None:
-        table.add_row("B - A against noise", "", "", t.noise_reading)
-    shown = (
-        "no difference at all (too few pairs)"
-        if t.detectable is None
-        else f"{t.detectable:.1%} or more (McNemar, alpha 0.05, power 0.8)"
-    )
-    table.add_row("these items can detect", "", "", shown)
-
-
-def print_comparison(result: Comparison, show: int) -> None:
-    """The settings that differ; per task, A against B with intervals and the flipped items (at most `show`
-    each), no accuracy for a task that is not scored; then server metrics."""
-    console = stdout()
-    _settings(result)
-    for name, t in result.tasks.items():
-        table = Table(
-            "measure", "A", "B", "B vs A", title=_pairs_title(name, t, result.simulated), title_justify="left"
-        )
-        _accuracy_against_noise(table, t)
-        for metric, r in t.ratios.items():
-            said = f"  {r.reading.partition(':')[0]}" if r.reading else ""  # within/beyond noise, not comparable
-            shown = f"×{r.ratio:.3f}" + (f"  [{r.low:.3f}, {r.high:.3f}]" if r.low is not None else "")
-            label = metric if r.statistic == "aggregate" else f"{metric} (mean)"  # which statistic: board reads p50
-            table.add_row(label, f"{r.a:,.1f}", f"{r.b:,.1f}", f"{shown}{said}")
-        for metric, why in t.unread.items():
-            table.add_row(metric if metric == "output tokens/s (aggregate)" else f"{metric} (mean)", "", "", why)
-        if t.scored:
-            table.add_row(
-                "flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}"
-            )
-            table.add_row(
-                "flipped wrong → right", "", "", f"{t.a_wrong_b_right}: {', '.join(t.flipped_to_right[:show])}"
-            )
-        if any(t.endpoint_errors):
-            ea, eb = t.endpoint_errors
-            table.add_row(
-                "no answer of the model's (pairs left out)", str(ea), str(eb), "endpoint errors, unknown questions"
-            )
-        console.print(table)
-    if result.unpaired_a or result.unpaired_b:  # figures are over the shared items only: say what was left out
-        note(
-            f"{result.unpaired_a} item(s) only in A and {result.unpaired_b} only in B are in no figure above: the "
-            "runs did not run the same items (another --limit, --sample-seed or data)"
-        )
-    from qualeval.report import compare_lines
-
-    for line in compare_lines(result):
-        note(line)
-    for name, (ea, eb) in result.unanswered.items():
-        note(f"{name}: nothing to compare, no pair had both runs' model answer (A {ea}, B {eb} without one)")
-    for name, n in result.noise.items():
-        note(
-            f"{name}: A against its rerun: {n.identical:.0%} of {n.pairs} outputs byte-identical, {n.discordant} "
-            f"discordant pairs, A2 - A {n.difference:+.1%} (B - A must also move more than this to be beyond noise)"
-        )
-    _server_table(result)
-
-
-def _server_table(result: Comparison) -> None:
-    """The server metrics side by side ("–" where a run has none), then why a run has none."""
-    if result.server:
-        table = Table("server metric", "A", "B", title="server metrics, side by side", title_justify="left")
-        for name, (va, vb) in result.server.items():
-            table.add_row(name, *("–" if v is None else f"{v:,.3f}" for v in (va, vb)))
-        stdout().print(table)
-    for line in result.server_notes:
-        note(line)
 
 
 def _yes_no(found: bool | None, no: str) -> str:

@@ -64,7 +64,9 @@ class _Rows:
         self.said.append(said_of(record))
         self.scored = self.scored or record.scored
         self.faults.update(record.retried)
-        self.retried += bool(record.retried)
+        # a failed record's `retried` holds its own last attempt too, and an earlier session's failures: retried
+        # is a second attempt sent (what makes its TTFT and latency count from the first)
+        self.retried += record.attempts > 1
 
 
 def _collect(records: Iterable[Record], tasks: list[Task]) -> tuple[dict[str, _Rows], int]:

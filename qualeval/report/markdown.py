@@ -175,10 +175,19 @@ def cut_correct_line(m: TaskSummary) -> str | None:
     cut = m.statuses.get("answer_truncated", 0)
     if not cut:
         return None
-    return (
-        f"{m.truncated_correct} of the {cut} answers cut off by the budget (answer_truncated) are counted correct: "
-        "each states the right answer before the cut"
-    )
+    right, what = m.truncated_correct, "cut off by the budget (answer_truncated)"
+    if cut == 1:
+        verdict = "is counted correct: it states" if right else "is not counted correct: it does not state"
+        return f"the 1 answer {what} {verdict} the right answer before the cut"
+    if not right:
+        who, verdict = f"none of the {cut} answers", "is counted correct: none states"
+    elif right == cut:
+        who, verdict = f"all {cut} answers", "are counted correct: each states"
+    elif right == 1:
+        who, verdict = f"1 of the {cut} answers", "is counted correct: it states"
+    else:
+        who, verdict = f"{right} of the {cut} answers", "are counted correct: each of them states"
+    return f"{who} {what} {verdict} the right answer before the cut"
 
 
 def unknown_line(m: TaskSummary) -> str | None:

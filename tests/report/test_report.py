@@ -192,3 +192,26 @@ def test_report_md_shows_the_retried_faults_report_html_shows(tmp_path: Path) ->
     for fault, count in faults.items():
         assert f"{fault} {count}" in row
     assert all(f"{fault} {count}" in (out / "report.html").read_text() for fault, count in faults.items())
+
+
+@pytest.mark.parametrize(
+    ("cut", "right", "said"),
+    [
+        (1, 0, "the 1 answer cut off by the budget (answer_truncated) is not counted correct: it does not state"),
+        (1, 1, "the 1 answer cut off by the budget (answer_truncated) is counted correct: it states"),
+        (3, 0, "none of the 3 answers cut off by the budget (answer_truncated) is counted correct: none states"),
+        (3, 1, "1 of the 3 answers cut off by the budget (answer_truncated) is counted correct: it states"),
+        (3, 2, "2 of the 3 answers cut off by the budget (answer_truncated) are counted correct: each of them states"),
+        (3, 3, "all 3 answers cut off by the budget (answer_truncated) are counted correct: each states"),
+    ],
+)
+def test_the_cut_off_answers_line_is_worded_for_none_one_and_many(cut: int, right: int, said: str) -> None:
+    """Never "0 of the 1 answers ... are counted correct: each states the right answer"."""
+    from qualeval.records import TaskSummary
+    from qualeval.report import cut_correct_line
+
+    summary = TaskSummary(
+        task="t", n=cut, correct=right, accuracy=right / cut, interval=(0.0, 1.0), accuracy_answered=right / cut,
+        statuses={"answer_truncated": cut}, rungs={}, truncated_correct=right,
+    )  # fmt: skip
+    assert cut_correct_line(summary) == f"{said} the right answer before the cut"

@@ -20,12 +20,22 @@ ITEMS = 12
 
 
 def _cli(*args: str) -> tuple[int, str]:
-    done = CliRunner().invoke(app, list(args))
-    return done.exit_code, " ".join(done.stderr.split())
+    code, _, stderr = _both(*args)
+    return code, stderr
+
+
+def _both(*args: str) -> tuple[int, str, str]:
+    """The exit code, stdout (the tables, on one wide line each) and stderr (the notes), whitespace folded."""
+    done = CliRunner().invoke(app, list(args), env={"COLUMNS": "300"})
+    return done.exit_code, " ".join(done.stdout.split()), " ".join(done.stderr.split())
 
 
 def _run(url: str, out: Path, *more: str) -> tuple[int, str]:
-    return _cli(
+    return _cli(*_run_args(url, out, *more))
+
+
+def _run_args(url: str, out: Path, *more: str) -> tuple[str, ...]:
+    return (
         "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa", "--limit", str(ITEMS),
         "--no-probe", "--constraint", "off", "--max-retries", "0", "--warmup", "0", "--out", str(out), *more,
     )  # fmt: skip
@@ -42,7 +52,7 @@ def _records(out: Path) -> list[dict[str, object]]:
 
 def test_a_server_that_fails_half_the_requests_measures_only_what_it_answered(tmp_path: Path) -> None:
     with running_server(_sim(faults={"503": 0.5})) as url:
-        code, stderr = _run(url, tmp_path / "run", "--fail-under", "0.9")
+        code, stdout, stderr = _both(*_run_args(url, tmp_path / "run", "--fail-under", "0.9"))
     records = _records(tmp_path / "run")
     failed = [r for r in records if r["status"] == "transport_error"]
     assert 0 < len(failed) < ITEMS
@@ -54,6 +64,12 @@ def test_a_server_that_fails_half_the_requests_measures_only_what_it_answered(tm
     assert code == 3, stderr  # not 0 with a wrong accuracy, not 1 for "accuracy below"
     assert f"{len(failed)} requests ended in an endpoint error" in stderr and "same --out" in stderr
     assert "accuracy below" not in stderr  # the answered items are all right: --fail-under is met
+    # every item asked, then those with a response: not "8 items (12 responses)"
+    lost = f"{len(failed)} lost to {'an endpoint error' if len(failed) == 1 else 'endpoint errors'}"
+    assert f"knowledge_qa: {ITEMS} items, {ITEMS - len(failed)} with a response ({lost})" in stdout
+    # --max-retries 0: every fault ended its request, none was retried
+    assert summary.tasks["knowledge_qa"].retried == 0 and all(r["attempts"] == 1 for r in failed)
+    assert "no request was retried" in stderr and "retried (an answered" not in stderr
     report = (tmp_path / "run" / "report.md").read_text()
     assert f"| knowledge_qa | {ITEMS - len(failed)} | 100.0% |" in report
     assert f"{len(failed)} requests failed at the endpoint" in report and "HTTP 503" in report
@@ -65,7 +81,22 @@ def test_fail_under_judges_the_answered_items_and_says_what_it_left_out(tmp_path
     with running_server(config) as url:
         code, stderr = _run(url, tmp_path / "run", "--fail-under", "0.5")
     assert code == 3, stderr  # the errors decide the exit code; the verdict on accuracy is still printed
-    assert "accuracy below 50% over the answered items" in stderr and "left out" in stderr
+    errors = sum(r["status"] == "transport_error" for r in _records(tmp_path / "run"))
+    assert "accuracy below 50%: knowledge_qa 0.0% (--fail-under holds the accuracy line" in stderr
+    assert f"{errors} request{'s' if errors > 1 else ''} with endpoint errors left out)" in stderr
+
+
+def test_fail_under_names_the_figure_it_holds_not_the_one_over_answered_items(tmp_path: Path) -> None:
+    """Answers cut off in the thinking count as wrong in the accuracy, not in the accuracy over answered items:
+    the message gives the figure the threshold was held to, never says "over the answered items"."""
+    config = dataclasses.replace(_sim(), behaviour=Behaviour(reasoning_tokens=300, accuracy=1.0))
+    with running_server(config) as url:
+        code, stderr = _run(url, tmp_path / "run", "--max-tokens", "250", "--fail-under", "0.95")
+    s = RunSummary.model_validate_json((tmp_path / "run" / "summary.json").read_bytes()).tasks["knowledge_qa"].summary
+    assert s.accuracy is not None and s.accuracy < 0.95 <= (s.accuracy_answered or 0), s  # the two figures differ
+    assert code == 1, stderr
+    assert f"accuracy below 95%: knowledge_qa {s.accuracy:.1%} (--fail-under holds the accuracy line" in stderr
+    assert "over the answered items" not in stderr
 
 
 def test_a_server_that_fails_everything_shows_no_accuracy(tmp_path: Path) -> None:

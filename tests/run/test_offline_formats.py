@@ -134,6 +134,15 @@ def test_openai_batch_output_reads_custom_ids_messages_and_endpoint_errors(tmp_p
     assert "read as OpenAI Batch output" in said[0] and "2 requests failed at the endpoint" in said[0]
 
 
+def test_a_batch_files_header_counts_every_item_then_those_with_a_response(tmp_path: Path) -> None:
+    """Not "3 items (5 responses)": the header counts the 5 items asked, then the 3 the accuracy is over."""
+    batch, ids = OFFLINE / "batch_knowledge_qa.jsonl", OFFLINE / "batch_knowledge_qa_ids.json"
+    flags = ("--task", "knowledge_qa", "--responses", str(batch), "--id-map", str(ids), "--out", str(tmp_path / "o"))
+    _, out, _ = score_cli(*flags)
+    assert "knowledge_qa: 5 items, 3 with a response (2 lost to endpoint errors)" in out
+    assert "responses)" not in out
+
+
 def test_a_batch_line_of_another_endpoint_is_one_error(tmp_path: Path) -> None:
     line = {"custom_id": "0", "response": {"status_code": 200, "body": {"output": [{"type": "message"}]}}}
     path = write(tmp_path / "b.jsonl", [line])

@@ -160,7 +160,7 @@ def test_the_reports_say_how_many_answers_cut_off_by_the_budget_are_counted_corr
     out = tmp_path / "o"
     args = ["score", "--task", "knowledge_qa", "--responses", str(tmp_path / "r.jsonl"), "--out", str(out)]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "300"})
-    said = "1 of the 2 answers cut off by the budget (answer_truncated) are counted correct"
+    said = "1 of the 2 answers cut off by the budget (answer_truncated) is counted correct: it states"
     assert said in result.stdout
     for name in ("report.md", "report.html"):
         assert said in (out / name).read_text()
