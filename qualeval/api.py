@@ -32,7 +32,8 @@ class RunResult:
     root: Path
     summary: RunSummary
     failed_under: list[str]
-    """Tasks whose accuracy (over the items the model answered) fell below `fail_under` (empty when none was set)."""
+    """Tasks whose accuracy line (every item with a response; endpoint errors left out) fell below `fail_under` (empty
+    when none was set)."""
     fail_under: float | None = None
     """The share the run's accuracy was held to (`fail_under`); None when none was set, or for open_run."""
 
