@@ -198,13 +198,15 @@ def test_board_and_gate_on_constructed_configs(qualeval, tmp_path: Path):
 
 def test_a_run_the_server_could_not_answer_has_no_accuracy_and_fails_its_threshold(qualeval, tmp_path: Path):
     """A reference server keyed for other questions answers none of these: nothing was judged, so there is no
-    accuracy (not 0%), the run says whose answers they were, and --fail-under is not met."""
+    accuracy (not 0%), the run says whose answers they were, and it exits 3 (no answer of the model's at all,
+    whatever --fail-under says), never 0."""
     kind = known.KINDS["numeric"]()
     task = known.write_task(kind, tmp_path)
     other = known.write_jsonl(tmp_path / "other.jsonl", [{"question": "What is the colour of the sky?", "answer": 1}])
     with _server("vllm", other) as url:
         done = _run(qualeval, url, task, tmp_path / "run", "--fail-under", "0.5")
-    assert done.code == 1, done.stderr
+    assert done.code == 3 and "error: no item was answered by the model" in done.stderr, done.stderr
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())["tasks"]["truth_numeric"]["summary"]
     assert (summary["n"], summary["accuracy"], summary["unknown_questions"]) == (0, None, N)
-    assert "no item answered" in done.stderr and "did not know the question" in done.stdout + done.stderr
+    assert "answer key does not hold" in done.stderr  # whose answers they were: the terminal, and the report
+    assert "did not know the question" in (tmp_path / "run" / "report.md").read_text()

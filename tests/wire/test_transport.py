@@ -291,7 +291,7 @@ def test_waiting_for_a_slot_is_queue_time_not_server_latency() -> None:
 def test_the_record_keeps_the_server_timings(tmp_path: Path) -> None:
     from tests.cli.test_cli import qualeval
 
-    with sim_url(fast_sim("llamacpp")) as url:
+    with sim_url(fast_sim("llamacpp", tasks=("knowledge_qa",))) as url:
         done = qualeval(
             "run", "--base-url", url, "--model", "sim", "--task", "knowledge_qa", "--limit", "2", "--no-probe",
             "--out", str(tmp_path / "run"),
