@@ -61,7 +61,8 @@ def test_a_rerun_of_a_measures_the_noise_and_b_is_read_against_it(tmp_path: Path
     task = result["tasks"]["knowledge_qa"]
     # B is A's config drawn again: McNemar rejects it at alpha 0.05 on one server start in twenty (the server's
     # sampling draws on a nonce drawn when it starts), so the test holds the one reading rather than its outcome
-    assert task["detectable"] is not None and task["within_noise"] is (task["p_value"] >= 0.05)
+    chance = task["p_value"] >= 0.05 or abs(task["difference"]) <= task["rerun_moved"]
+    assert task["detectable"] is not None and task["within_noise"] is chance
     assert task["rerun_moved"] == abs(noise["difference"])
     assert "A against its rerun" in " ".join(same.stderr.split())
     assert "Run-to-run noise" in (tmp_path / "b" / "compare" / "compare.html").read_text()
