@@ -1,6 +1,7 @@
 """Every type a run persists, one submodule per file written (or part of one):
 
     record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
+    toolcalls.py    records.jsonl    ToolsRecord: a tool-call item's calls, wire status and timing; ToolAnswer
     statuses.py     records.jsonl    Status, Rung, Agreement: what became of a request, as closed sets
     body.py         records.jsonl    SentBody, the JSON body a request sent (its SentMessages), kept as sent
     accuracy.py     summary.json     Cell, TaskSummary, Repeated: a task's accuracy, what was left out, K samples
@@ -137,6 +138,16 @@ from qualeval.records.taskspec import (
     SubsetSpec,
     TaskSpec,
 )
+from qualeval.records.toolcalls import (
+    WIRE_FAULTS,
+    CallTiming,
+    ExpectedCall,
+    ToolAnswer,
+    ToolCall,
+    ToolsRecord,
+    ToolStatus,
+    Trigger,
+)
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
@@ -152,6 +163,7 @@ __all__ = [
     "STYLES",
     "TRUNCATED",
     "UNKNOWN_QUESTION",
+    "WIRE_FAULTS",
     "Agreement",
     "AnswerSpec",
     "AppliedMode",
@@ -161,6 +173,7 @@ __all__ = [
     "BoardRun",
     "BoardTask",
     "ByThinking",
+    "CallTiming",
     "Cell",
     "ClauseVerdict",
     "Clauses",
@@ -172,6 +185,7 @@ __all__ = [
     "ContextFigures",
     "ContextShaping",
     "Distribution",
+    "ExpectedCall",
     "Extraction",
     "FollowupRecord",
     "Frontier",
@@ -240,6 +254,11 @@ __all__ = [
     "ThinkingSwitch",
     "Timed",
     "Timing",
+    "ToolAnswer",
+    "ToolCall",
+    "ToolStatus",
+    "ToolsRecord",
+    "Trigger",
     "Truncation",
     "Usage",
     "Verdict",

@@ -26,6 +26,7 @@ from qualeval.records.statuses import (
     Rung,
     Status,
 )
+from qualeval.records.toolcalls import ToolsRecord
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
@@ -195,6 +196,10 @@ def _true(value: bool) -> bool:
     return value
 
 
+def _no_tools(value: ToolsRecord | None) -> bool:
+    return value is None
+
+
 def _unshaped(value: Shape | None) -> bool:
     return value is None
 
@@ -257,6 +262,8 @@ class Record(BaseModel):
     """A model judge's verdict, where one was asked (a free-form answer the rules rejected)."""
     endpoint: str | None = None
     """The replica that answered, when the run spread requests over several (`--base-url` repeated)."""
+    tools: ToolsRecord | None = Field(default=None, exclude_if=_no_tools)
+    """A tool-call item's calls, their wire status and timing (None, and not written, for any other item)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -64,9 +64,10 @@ class AnswerSpec(_Strict):
 
 
 class ScorerSpec(_Strict):
-    kind: Literal["numeric", "choice", "alias_match", "exact", "math", "regex", "code", "ifeval"]
+    kind: Literal["numeric", "choice", "alias_match", "exact", "math", "regex", "code", "ifeval", "tool_call"]
     """`code` runs the program in the answer against the gold tests (HumanEval; needs --allow-code-execution);
-    `ifeval` checks the whole answer against the instructions of the prompt (IFEval)."""
+    `ifeval` checks the whole answer against the instructions of the prompt (IFEval); `tool_call` checks the
+    calls against the item's expected calls by BFCL's rules."""
     tolerance: float = 1e-6
     """numeric and alias_match: the largest absolute difference that still counts as equal."""
     relative_tolerance: float = 0.0

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from qualeval.records import Shape
+from qualeval.records import Shape, ToolAnswer
 from qualeval.wire import Message
 
 __all__ = ["Sample"]
@@ -42,3 +42,9 @@ class Sample(BaseModel):
     """The keys that force a workload item's output to that length (ignore_eos, min_tokens), merged into the body."""
     shape: Shape | None = None
     """What serving made of the prompt (None: the task's own item, as rendered)."""
+    tools: tuple[dict[str, Any], ...] = ()
+    """The OpenAI function tools the item offers (`{"type": "function", "function": {...}}`)."""
+    tool_choice: str | dict[str, Any] | None = None
+    """Sent as `tool_choice` when set (`auto`, `required`, `none`, or a named function)."""
+    tool_answer: ToolAnswer | None = None
+    """A tool-call item's expected calls (its `gold` is their summary); None for any other item."""

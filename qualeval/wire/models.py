@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from qualeval.reasoning import Completion
-from qualeval.records import Timing, Usage
+from qualeval.records import CallTiming, Timing, ToolCall, Usage
 
 __all__ = ["ChatRequest", "ChatResponse", "Message"]
 
@@ -44,6 +44,10 @@ class ChatRequest(BaseModel):
     chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Merged last into the JSON body (structured-output parameters, server-specific switches)."""
+    tools: tuple[dict[str, Any], ...] = ()
+    """OpenAI function tools offered (`{"type": "function", "function": {...}}`); none: no `tools` key is sent."""
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
     stream: bool = True
 
 
@@ -55,6 +59,12 @@ class ChatResponse(BaseModel):
     raw_reasoning: dict[str, str] = Field(default_factory=dict)
     """Each reasoning field exactly as received, by field name (never merged)."""
     finish_reason: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The calls in `tool_calls` (streamed deltas merged by `index`, arguments joined), as received."""
+    call_timing: CallTiming | None = None
+    """When the streamed tool-call deltas arrived (None: no delta, or not streamed)."""
+    delta_without_index: bool = False
+    """A streamed tool-call delta carried no integer `index`: the calls could not be merged as sent."""
     usage: Usage = Field(default_factory=Usage)
     timing: Timing = Field(default_factory=Timing)
     stream: bool = True
