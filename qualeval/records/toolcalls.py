@@ -106,6 +106,8 @@ class ToolsRecord(BaseModel):
     """A tool-call item's response: the calls, their wire status, what was read back from leaked markup, and
     the timing of the calls' deltas."""
 
+    expected: ToolAnswer = Field(default_factory=ToolAnswer)
+    """What the item expects: kept so that a rescore re-checks the calls without the dataset."""
     calls: tuple[ToolCall, ...] = ()
     """As the server returned them in `tool_calls`."""
     status: ToolStatus = "ok"
