@@ -147,6 +147,7 @@ from qualeval.records.toolcalls import (
     ToolsRecord,
     ToolStatus,
     Trigger,
+    openai_calls,
 )
 from qualeval.records.views import Outcome, Timed
 
@@ -270,6 +271,7 @@ __all__ = [
     "client_option",
     "env_base_url",
     "fingerprint",
+    "openai_calls",
     "probe_time_option",
     "styles_from_probe",
 ]

@@ -146,10 +146,9 @@ class RunConfig(BaseModel):
         None,
         description="Force a convention: structured_outputs, guided, sglang, response_format, json_schema, grammar.",
     )
-    rescue: bool = Field(
-        False, description="Read answers from the reasoning when the content is empty (counted apart)."
-    )
+    rescue: bool = Field(False, description="Read answers from the reasoning when content is empty (counted apart).")
     stream: bool = Field(True, description="Stream responses.")
+    stream_parity: bool = Field(False, description="Send every item streamed and not: two paired levels.")
     timeout: float = client_option("timeout")
     max_retries: int = client_option("max_retries")
     fail_under: float | None = Field(None, description="Exit 1 when a task's accuracy is below this share (0.8 = 80%).")
@@ -390,6 +389,8 @@ class RunConfig(BaseModel):
             raise ValueError("--judge-base-url and --judge-model go together")
         if self.thinking_pair and self.thinking is not None:
             raise ValueError("--thinking-pair runs thinking on and off; drop --thinking/--no-thinking")
+        if self.stream_parity and not self.stream:
+            raise ValueError("--stream-parity sends every item both ways; drop --no-stream")
         if self.thinking_budget and self.thinking is False:
             raise ValueError("--thinking-budget caps the thinking, which --no-thinking turns off")
         return self

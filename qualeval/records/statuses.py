@@ -53,8 +53,10 @@ DISAGREEING: tuple[Agreement, ...] = ("disagrees", "unsupported")
 """Follow-ups whose answer the content does not support: never scored."""
 
 
-Rung = Literal["constraint", "json", "anchor", "math", "last", "followup", "rescue", "judge", "code", "content", "none"]
+Rung = Literal[
+    "constraint", "json", "anchor", "math", "last", "followup", "rescue", "judge", "code", "content", "calls", "none"
+]
 """Where an answer came from: a held constraint; a JSON answer field; an answer marker; math-verify over the
 whole content; the last line; the follow-up's reply when its constraint broke; the reasoning (rescue, never
 counted); a model judge that overruled the rules; the code block (code scorer) or the whole content (IFEval) of
-scorers that judge the whole answer; nothing."""
+scorers that judge the whole answer; the tool calls returned (a tool-call task); nothing."""

@@ -4,7 +4,8 @@ what became of it on the wire (ToolStatus) and when its pieces arrived (CallTimi
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -17,6 +18,7 @@ __all__ = [
     "ToolStatus",
     "ToolsRecord",
     "Trigger",
+    "openai_calls",
 ]
 
 ToolStatus = Literal[
@@ -123,3 +125,34 @@ class ToolsRecord(BaseModel):
     recovered_correct: bool | None = None
     """Whether the recovered calls would have been right: the model right, the server wrong."""
     timing: CallTiming = Field(default_factory=CallTiming)
+    delta_without_index: bool = False
+    """A streamed tool-call delta carried no integer `index` (kept so that a rescore reads the same status)."""
+
+
+def _call(entry: Any, at: int) -> ToolCall:
+    if not isinstance(entry, dict):
+        raise ValueError(f"tool call {at} is not an object")
+    function = entry.get("function") if isinstance(entry.get("function"), dict) else entry
+    name = function.get("name")
+    if not isinstance(name, str):
+        raise ValueError(f"tool call {at} has no function name")
+    args = function.get("arguments", function.get("parameters", ""))
+    # arguments that came as an object (Ollama sends them so) are kept as its JSON text; a string stays as it came
+    text = args if isinstance(args, str) else "" if args is None else json.dumps(args, ensure_ascii=False)
+    index = entry.get("index")
+    return ToolCall(
+        name=name,
+        arguments=text,
+        id=entry.get("id") if isinstance(entry.get("id"), str) else None,
+        index=index if type(index) is int else None,
+    )
+
+
+def openai_calls(value: Any) -> tuple[ToolCall, ...]:
+    """A message's `tool_calls` (`[{"id", "type": "function", "function": {"name", "arguments"}}]`, or flat
+    `{"name", "arguments"}` entries) as ToolCalls; None is no call. Raises ValueError naming the entry at fault."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ValueError("tool_calls is not a list")
+    return tuple(_call(entry, at) for at, entry in enumerate(value))

@@ -54,6 +54,7 @@ class RunOptions(TypedDict, total=False):
     constraint_style: Style | None
     rescue: bool
     stream: bool
+    stream_parity: bool
     timeout: float
     max_retries: int
     fail_under: float | None

@@ -99,16 +99,24 @@ def budget_levels(config: RunConfig) -> list[tuple[str, dict[str, Any]]]:
     """(label part, request settings) for every combination of the budget axes the run sweeps; one unlabelled
     entry with no settings when it sweeps none. A single value on an axis still sets the requests, and names
     the level only where another budget axis sweeps. With --thinking-pair, thinking on crosses every axis and
-    thinking off only the output budget: one `thinking=off` level per max_tokens."""
+    thinking off only the output budget: one `thinking=off` level per max_tokens. With --stream-parity, every
+    level is sent streamed (`stream=on`) and not (`stream=off`)."""
     axes = _axes(config, thinking=True)
     named = {i for i, axis in enumerate(axes) if len(axis) > 1}
     if not config.thinking_pair:
-        return [(" ".join(parts), settings) for parts, settings in _combos(axes, named)]
-    on = [(" ".join([*parts, "thinking=on"]), {**s, "thinking": True}) for parts, s in _combos(axes, named)]
-    off_axes = _axes(config, thinking=False)
-    off_named = {i for i, axis in enumerate(off_axes) if len(axis) > 1}
-    off = [(" ".join([*p, "thinking=off"]), {**s, "thinking": False}) for p, s in _combos(off_axes, off_named)]
-    return on + off
+        out = [(" ".join(parts), settings) for parts, settings in _combos(axes, named)]
+    else:
+        out = [(" ".join([*parts, "thinking=on"]), {**s, "thinking": True}) for parts, s in _combos(axes, named)]
+        off_axes = _axes(config, thinking=False)
+        off_named = {i for i, axis in enumerate(off_axes) if len(axis) > 1}
+        out += [(" ".join([*p, "thinking=off"]), {**s, "thinking": False}) for p, s in _combos(off_axes, off_named)]
+    if not config.stream_parity:
+        return out
+    return [
+        (" ".join(p for p in (part, f"stream={'on' if way else 'off'}") if p), {**settings, "stream": way})
+        for part, settings in out
+        for way in (True, False)
+    ]
 
 
 def levels(config: RunConfig) -> list[Level]:

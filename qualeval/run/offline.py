@@ -19,7 +19,17 @@ from typing import Any
 from qualeval.errors import InputError
 from qualeval.figures import summarize
 from qualeval.reasoning import Completion, ReasoningFormat, resolve_formats, split_completion, split_inline
-from qualeval.records import ConstraintRecord, Grade, OfflineItem, Outcome, Record, SentBody, TaskSummary, Timing, Usage
+from qualeval.records import (
+    ConstraintRecord,
+    Grade,
+    OfflineItem,
+    Outcome,
+    Record,
+    SentBody,
+    TaskSummary,
+    Timing,
+    Usage,
+)
 from qualeval.run.offline_formats import Parsed, lm_eval_task_of
 from qualeval.run.offline_gold import check_gold, line_choices, read_target, target_kinds, target_sample
 from qualeval.run.offline_ids import Index, load_id_map
@@ -78,6 +88,7 @@ class JudgedLine:
             scored=self.sample.scored,
             shape=self.sample.shape,
             error=self.error,
+            tools=self.verdict.tools,
         )
 
 
@@ -268,7 +279,11 @@ def decide_lines(
             raise InputError(f"{entry.where}: id '{entry.line.id}'{named} appears twice (first on line {first})")
         seen[sample.id] = entry.where
         done = _completion(entry, split)
-        verdict = decide(task, sample, done, rescue=rescue, allow_code=allow_code)
+        sample, calls = _offered(sample, entry.line)
+        line = entry.line
+        verdict = decide(
+            task, sample, done, rescue=rescue, allow_code=allow_code, calls=calls, finish=line.finish_reason
+        )
         done = done.model_copy(update={"status": verdict.status or done.status})  # an echo of its prompt
         error = entry.line.error
         out.append(JudgedLine(_item(sample, done, verdict, error=error), sample, done, verdict, error))

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError, field_validator
 
 from qualeval.errors import InputError, validation_problem
 from qualeval.reasoning import FINISH_REASONS, known_finish
+from qualeval.records import ToolCall, openai_calls
 
 __all__ = ["Line", "Parsed", "is_batch", "is_lm_eval", "lm_eval_task_of", "read_batch", "read_lm_eval"]
 
@@ -42,6 +43,16 @@ class Line(BaseModel):
     """The question as the line gives it: checked against the sample an id was matched to by its number."""
     error: str | None = None
     """The endpoint's reason, when the request failed (a Batch line's `error` or non-200 status): no answer."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """A tool-call item's calls, as a chat completion's message gives them."""
+    tools: tuple[dict[str, Any], ...] | None = None
+    """The tools that were offered, when the line says (over the task's)."""
+    tool_choice: str | dict[str, Any] | None = None
+
+    @field_validator("tool_calls", mode="before")
+    @classmethod
+    def _calls(cls, value: Any) -> Any:
+        return openai_calls(value)
 
     @field_validator("finish_reason", mode="before")
     @classmethod
@@ -210,6 +221,7 @@ def _batch_line(obj: dict[str, Any], where: str) -> Line:
     name = next((n for n in ("reasoning_content", "reasoning") if message.get(n)), "reasoning")
     values = {
         "id": key,
+        "tool_calls": message.get("tool_calls"),
         "content": message.get("content"),
         "reasoning": message.get(name),
         "reasoning_field": name,
@@ -217,4 +229,5 @@ def _batch_line(obj: dict[str, Any], where: str) -> Line:
     }
     prefix = "response.body.choices[0]"
     names = {"id": "custom_id", "content": f"{prefix}.message.content", "reasoning": f"{prefix}.message.{name}"}
+    names["tool_calls"] = f"{prefix}.message.tool_calls"
     return _validated(values, where, {**names, "finish_reason": f"{prefix}.finish_reason"})

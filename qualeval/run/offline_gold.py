@@ -14,11 +14,12 @@ from functools import cache
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.run.offline_formats import Parsed
+from qualeval.records import ToolsRecord
+from qualeval.run.offline_formats import Line, Parsed
 from qualeval.scoring import gold_is_number
 from qualeval.tasks import LETTERS, Kinds, Sample, Task, choice_index, kinds_of
 
-__all__ = ["check_gold", "line_choices", "target_kinds", "target_sample"]
+__all__ = ["check_gold", "line_choices", "offered", "target_kinds", "target_sample"]
 
 
 def line_choices(task: Task, parsed: Parsed) -> list[str]:
@@ -76,3 +77,15 @@ def check_gold(task: Task, sample: Sample, parsed: Parsed) -> None:
     if task.spec.scorer.kind != "numeric" or gold_is_number(sample.gold):
         return
     raise InputError(f"{where}: {what} is not a number, and task {task.name} is scored by number")
+
+
+def offered(sample: Sample, line: Line) -> tuple[Sample, ToolsRecord | None]:
+    """A tool-call item's sample with the tools the line says were offered, and the line's calls."""
+    if sample.tool_answer is None:
+        return sample, None
+    update: dict[str, Any] = {}
+    if line.tools is not None:
+        update["tools"] = line.tools
+    if line.tool_choice is not None:
+        update["tool_choice"] = line.tool_choice
+    return sample.model_copy(update=update), ToolsRecord(calls=line.tool_calls)

@@ -48,6 +48,7 @@ _PANELS = {
         "probe",
         "probe_time",
         "stream",
+        "stream_parity",
         "max_tokens_field",
     ),
     "Tasks": ("tasks", "data", "limit", "limit_per_subject", "sample_seed", "num_fewshot", "samples_per_item"),

@@ -26,6 +26,7 @@ from qualeval.records import (
     SAMPLING,
     AppliedMode,
     ByThinking,
+    CallTiming,
     ConstraintKind,
     ConstraintRecord,
     FollowupRecord,
@@ -34,6 +35,7 @@ from qualeval.records import (
     Record,
     SentBody,
     Style,
+    ToolsRecord,
 )
 from qualeval.run.levels import RequestSettings
 from qualeval.scoring import (
@@ -81,6 +83,9 @@ def request_for(task: Task, sample: Sample, model: str, settings: RequestSetting
         values["max_tokens"] = sample.max_tokens
     if sample.extra_body:
         values["extra_body"] = dict(sample.extra_body)
+    if sample.tools:  # a tool-call item: the server's own parsers turn what the model writes into calls
+        values["tools"] = sample.tools
+        values["tool_choice"] = sample.tool_choice
     extra = {**values.get("extra_body", {}), **settings.extra_body}  # a level's, over an item's
     given = settings.model_dump(exclude={"sampling", "extra_body"})
     values.update({k: v for k, v in given.items() if v is not None})
@@ -138,7 +143,7 @@ async def _ask(
     the constraint (a follow-up request included); the judge decides whether it held."""
     if task.spec.scorer.kind in WHOLE_ANSWER:  # a program or an IFEval response, never a JSON `answer` field
         mode = "off"
-    if not sample.scored:  # a workload's synthetic prompt: no answer to constrain
+    if not sample.scored or sample.tool_answer is not None:  # a synthetic prompt, or calls: no answer to constrain
         mode = "off"
     if mode == "single" and (cut := constraint_cuts(task.spec)) is not None:
         warn_once(
@@ -160,20 +165,33 @@ async def _ask(
     return sent, response, ConstraintRecord(mode=mode)
 
 
+def _calls_of(response: ChatResponse, sample: Sample) -> ToolsRecord | None:
+    """What a tool-call item's response brought back, before it is judged: its calls and when they arrived."""
+    if sample.tool_answer is None:
+        return None
+    return ToolsRecord(
+        calls=response.tool_calls,
+        timing=response.call_timing or CallTiming(),
+        delta_without_index=response.delta_without_index,
+    )
+
+
 async def _judged(
     task: Task,
     sample: Sample,
-    done: Completion,
+    response: ChatResponse,
     info: ConstraintRecord,
     rescue: bool,
     model_judge: ModelJudge | None,
     allow_code: bool,
 ) -> tuple[Verdict, Grade | None]:
     """The verdict on an answer, and the model judge's grade where the rules rejected a free-form one."""
+    done = _answer_of(response, sample)
+    calls, finish = _calls_of(response, sample), response.finish_reason
     if runs_code(task.spec.scorer.kind):  # the program runs for seconds: off the event loop that streams the rest
         verdict = await asyncio.to_thread(decide, task, sample, done, info, rescue=rescue, allow_code=allow_code)
     else:
-        verdict = decide(task, sample, done, info, rescue=rescue, allow_code=allow_code)
+        verdict = decide(task, sample, done, info, rescue=rescue, allow_code=allow_code, calls=calls, finish=finish)
     if model_judge is None or not wants_model_judge(task, done, verdict):
         return verdict, None
     grade = await model_judge.grade(sample, done.content)
@@ -213,7 +231,7 @@ async def run_one(
     request = request_for(task, sample, model, settings)
     sent, response, info = await _ask(client, task, sample, request, mode, style)
     done = _answer_of(response, sample)
-    verdict, grade = await _judged(task, sample, done, info, rescue, model_judge, allow_code)
+    verdict, grade = await _judged(task, sample, response, info, rescue, model_judge, allow_code)
     return Record(
         sample_id=sample.id,
         task=task.name,
@@ -248,6 +266,7 @@ async def run_one(
         server_timings=response.server_timings,
         grade=grade,
         endpoint=response.endpoint,
+        tools=verdict.tools,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
+from typing import Any
 
 from qualeval.errors import InputError, QualevalWarning
 from qualeval.reasoning import Completion
@@ -244,14 +245,35 @@ def sample_of(record: Record) -> Sample:
         aliases=record.aliases,
         meta=record.meta,
         scored=record.scored,
+        **_offered(record),
     )
+
+
+def _offered(record: Record) -> dict[str, Any]:
+    """A tool-call record's tools and tool_choice as the request sent them, and the calls it expected."""
+    if record.tools is None:
+        return {}
+    sent = record.request.model_extra or {}
+    tools = sent.get("tools")
+    return {
+        "tools": tuple(t for t in tools if isinstance(t, dict)) if isinstance(tools, list) else (),
+        "tool_choice": sent.get("tool_choice"),
+        "tool_answer": record.tools.expected,
+    }
 
 
 def _rejudged(task: Task, record: Record, fresh: Sample | None, rescue: bool, *, allow_code: bool) -> Record:
     """The record judged again by the current rules, against its sample as the task file now has it (`fresh`)
     where it was read again; what was sent and what came back stay as they were."""
     if fresh is not None:
-        current = {"gold": fresh.gold, "choices": fresh.choices, "aliases": fresh.aliases, "meta": fresh.meta}
+        current: dict[str, Any] = {
+            "gold": fresh.gold,
+            "choices": fresh.choices,
+            "aliases": fresh.aliases,
+            "meta": fresh.meta,
+        }
+        if record.tools is not None and fresh.tool_answer is not None:
+            current["tools"] = record.tools.model_copy(update={"expected": fresh.tool_answer})
         record = record.model_copy(update=current)
     sample = sample_of(record)
     status = record.status
@@ -263,7 +285,17 @@ def _rejudged(task: Task, record: Record, fresh: Sample | None, rescue: bool, *,
         reasoning_source=record.reasoning_source,
         status=status,
     )
-    verdict = decide(task, sample, done, record.constraint, rescue=rescue, grade=record.grade, allow_code=allow_code)
+    verdict = decide(
+        task,
+        sample,
+        done,
+        record.constraint,
+        rescue=rescue,
+        grade=record.grade,
+        allow_code=allow_code,
+        calls=record.tools,
+        finish=record.finish_reason,
+    )
     return record.model_copy(
         update={
             "extraction": verdict.extraction,
@@ -273,6 +305,7 @@ def _rejudged(task: Task, record: Record, fresh: Sample | None, rescue: bool, *,
             "rescue_correct": verdict.rescue_correct,
             "constraint": verdict.constraint or record.constraint,
             "status": verdict.status or status,
+            "tools": verdict.tools,
         }
     )
 

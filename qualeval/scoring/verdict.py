@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qualeval.errors import InputError
 from qualeval.reasoning import Completion
-from qualeval.records import ANSWERED, ConstraintRecord, Grade, Score, Status
+from qualeval.records import ANSWERED, ConstraintRecord, Grade, Score, Status, ToolAnswer, ToolsRecord
 from qualeval.scoring.constrain import constraint_for, validate
 from qualeval.scoring.extract import Extraction, echoes, extract, naive_extract, typed_value, unfinished_dropped
 from qualeval.scoring.extract.echo import Turns, answers_after, unechoed
 from qualeval.scoring.followup import reconcile
 from qualeval.scoring.rules import reads_math, score
+from qualeval.scoring.toolverdict import judge_tools
 from qualeval.scoring.whole import WHOLE_ANSWER, score_whole
 from qualeval.tasks import Sample, Task
 
@@ -40,6 +42,8 @@ class Verdict:
     """The constraint record as judged: whether it held, its reply was valid, the follow-up agrees."""
     status: Status | None = None
     """The status as judged, where it is not the completion's: `echoed`."""
+    tools: ToolsRecord | None = None
+    """A tool-call item's calls as judged: their wire status, schema validity, what leaked markup held."""
 
 
 def prompt_of(sample: Sample) -> Turns:
@@ -134,6 +138,14 @@ def _naive(task: Task, sample: Sample, done: Completion) -> bool | None:
     return score(naive, sample, spec.scorer, spec.answer).correct
 
 
+def _tools(sample: Sample, answer: ToolAnswer, done: Completion, got: ToolsRecord, finish: str | None) -> Verdict:
+    """A tool-call item: the calls returned, by BFCL's rules (qualeval.scoring.toolverdict)."""
+    found, verdict, judged = judge_tools(
+        answer, done, got, tools=sample.tools, tool_choice=sample.tool_choice, finish=finish
+    )
+    return Verdict(found, verdict, None, tools=judged)
+
+
 def wants_model_judge(task: Task, done: Completion, verdict: Verdict) -> bool:
     """A model judge is asked only about a free-form answer that the rules did not accept."""
     return (
@@ -143,6 +155,7 @@ def wants_model_judge(task: Task, done: Completion, verdict: Verdict) -> bool:
         and bool(done.content.strip())
         and not verdict.score.correct
         and verdict.status is None  # an echo repeats the question: a judge would grade the prompt
+        and verdict.tools is None  # calls are judged by their rules alone
     )
 
 
@@ -155,6 +168,8 @@ def decide(
     rescue: bool = False,
     grade: Grade | None = None,
     allow_code: bool = False,
+    calls: ToolsRecord | None = None,
+    finish: str | None = None,
 ) -> Verdict:
     """Extract and score one completion. Answers come from the final content (or the constraint's reply) only.
 
@@ -162,12 +177,22 @@ def decide(
     `echoed` (`Verdict.status`). `rescue` also reads the reasoning when the content
     is empty, counted apart. `grade`: a model judge's verdict, which can only turn a rejected answer correct.
     `allow_code`: the user's --allow-code-execution; without it a code task's answer is refused (InputError).
+    `calls`: a tool-call item's response (its calls, their timing), judged with the response's `finish` reason.
     """
     spec = task.spec
+    answer = sample.tool_answer
     if done.status in NOT_SCORED:
+        kept = None if answer is None else (calls or ToolsRecord()).model_copy(update={"expected": answer})
         return Verdict(
-            Extraction(value=None, rung="none"), Score(correct=False, detail=f"not scored: {done.status}"), None
+            Extraction(value=None, rung="none"),
+            Score(correct=False, detail=f"not scored: {done.status}"),
+            None,
+            tools=kept,
         )
+    if answer is not None:
+        return _tools(sample, answer, done, calls or ToolsRecord(), finish)
+    if spec.scorer.kind == "tool_call":
+        raise InputError(f"{task.where}: item {sample.id} has no expected calls for the tool_call scorer")
     if not sample.scored:  # a workload's synthetic prompt: there is no right answer to find
         return Verdict(Extraction(value=None, rung="none"), Score(correct=False, detail="not scored: synthetic"), None)
     if spec.scorer.kind in WHOLE_ANSWER:  # code and IFEval judge the whole content: no ladder, no naive reading

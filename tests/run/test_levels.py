@@ -155,3 +155,12 @@ def test_thinking_on_and_off_are_paired_levels(tmp_path: Path) -> None:
         on = record["level"] == "thinking=on"
         assert record["request"]["chat_template_kwargs"] == {"enable_thinking": on}
         assert (record["reasoning"] != "") == on
+
+
+def test_stream_parity_sends_every_level_both_ways() -> None:
+    plain = levels(_config(stream_parity=True))
+    assert [(lv.label, lv.request.stream) for lv in plain] == [("stream=on", True), ("stream=off", False)]
+    paired = levels(_config(stream_parity=True, thinking_pair=True, concurrency=[1, 4]))
+    labels = [lv.label for lv in paired]
+    assert "c=4 thinking=off stream=off" in labels and len(labels) == 8
+    assert {lv.request.thinking for lv in paired if lv.label.endswith("stream=on")} == {True, False}

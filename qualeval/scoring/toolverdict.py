@@ -1,0 +1,113 @@
+"""A tool-call item's verdict: the calls the server returned, judged by BFCL's rules (toolcheck), and one wire
+status saying what the serving stack did with what the model wrote.
+
+Only the calls in `tool_calls` are scored. Markup the server left in the content or the reasoning is read back
+(qualeval.reasoning.find_markup) and judged apart, as what the model would have scored had the server parsed it:
+never as a call. A live run, `rescore` and `score` reach the same verdict from what a record keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from qualeval.reasoning import Completion, Markup, find_markup, known_finish
+from qualeval.records import Extraction, Score, ToolAnswer, ToolCall, ToolsRecord, ToolStatus
+from qualeval.scoring.toolcheck import call_arguments, check_calls, schema_problem
+
+__all__ = ["calls_text", "judge_tools"]
+
+
+def calls_text(calls: Sequence[ToolCall]) -> str:
+    """The calls as one short line (`get_weather({"city": "Paris"})`), for the record's extraction and reports."""
+    return "; ".join(f"{c.name}({c.arguments})" for c in calls) if calls else "no call"
+
+
+def _forced(tool_choice: str | Mapping[str, Any] | None) -> bool:
+    """A named function in `tool_choice`: OpenAI's API then ends with `stop`, not `tool_calls`."""
+    return isinstance(tool_choice, Mapping)
+
+
+def _leak(done: Completion, calls: Sequence[ToolCall]) -> tuple[Markup | None, str | None]:
+    """Markup the server left where no call belongs, and where: in the reasoning only when no call came back
+    (a model may think about the call it then makes), in the content always (a call the parser lost)."""
+    in_content = find_markup(done.content)
+    if in_content is not None:
+        return in_content, "content"
+    if not calls and (in_reasoning := find_markup(done.reasoning)) is not None:
+        return in_reasoning, "reasoning"
+    return None, None
+
+
+def _args_status(calls: Sequence[ToolCall], tools: Sequence[Mapping[str, Any]]) -> tuple[ToolStatus, str]:
+    for call in calls:
+        if call_arguments(call) is None:
+            return "args_invalid_json", f"{call.name}: arguments are not a JSON object: {call.arguments[:80]!r}"
+    for call in calls:
+        if (problem := schema_problem(call, tools)) is not None:
+            return "args_schema_violation", problem
+    return "ok", ""
+
+
+def _status(
+    done: Completion,
+    calls: Sequence[ToolCall],
+    leak: tuple[Markup | None, str | None],
+    finish: str | None,
+    unindexed: bool,
+    forced: bool,
+    tools: Sequence[Mapping[str, Any]],
+) -> tuple[ToolStatus, str]:
+    """The one wire status of a response, the most telling first."""
+    markup, where = leak
+    end = known_finish(finish) if finish else None
+    if unindexed:
+        return "delta_without_index", "a streamed tool-call delta carried no integer index"
+    if end == "length" and (calls or (markup is not None and not markup.whole)):
+        return "truncated_call", "the token budget ran out while a call was being written"
+    if markup is not None and where == "reasoning":
+        return "call_in_reasoning", f"{markup.format} tool-call markup inside the reasoning, no call returned"
+    if markup is not None:
+        return "markup_in_content", f"{markup.format} tool-call markup in the content"
+    if end == "tool_calls" and not calls:
+        return "finish_reason_mismatch", "finish_reason tool_calls with no call"
+    if end == "stop" and calls and not forced:
+        return "finish_reason_mismatch", "finish_reason stop with calls"
+    if calls:
+        return _args_status(calls, tools)
+    if not done.content.strip() and done.reasoning.strip():
+        return "only_reasoning", "reasoning only: no content and no call"
+    return "ok", ""
+
+
+def judge_tools(
+    answer: ToolAnswer,
+    done: Completion,
+    got: ToolsRecord,
+    *,
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: str | Mapping[str, Any] | None,
+    finish: str | None,
+) -> tuple[Extraction, Score, ToolsRecord]:
+    """The verdict on a tool-call response. `got` holds what came back (its calls, timing and whether a delta
+    lacked an index); the returned record adds the status, schema validity and what leaked markup held."""
+    calls = got.calls
+    leak = _leak(done, calls)
+    status, why = _status(done, calls, leak, finish, got.delta_without_index, _forced(tool_choice), tools)
+    check = check_calls(calls, answer, tools)
+    markup, where = leak
+    recovered: tuple[ToolCall, ...] = markup.calls if markup is not None else ()
+    record = got.model_copy(
+        update={
+            "expected": answer,
+            "status": status,
+            "detail": "; ".join(d for d in (why, check.detail) if d),
+            "schema_valid": None if not calls else all(schema_problem(c, tools) is None for c in calls),
+            "recovered": recovered,
+            "recovered_from": where if recovered else None,
+            "recovered_format": markup.format if markup is not None else None,
+            "recovered_correct": check_calls(recovered, answer, tools).correct if recovered else None,
+        }
+    )
+    extraction = Extraction(value=calls_text(calls), rung="calls")
+    return extraction, Score(correct=check.correct, detail=check.detail), record
