@@ -279,11 +279,9 @@ def decide_lines(
             raise InputError(f"{entry.where}: id '{entry.line.id}'{named} appears twice (first on line {first})")
         seen[sample.id] = entry.where
         done = _completion(entry, split)
-        sample, calls = _offered(sample, entry.line)
-        line = entry.line
-        verdict = decide(
-            task, sample, done, rescue=rescue, allow_code=allow_code, calls=calls, finish=line.finish_reason
-        )
+        sample, calls = offered(sample, entry.line)
+        finish = entry.line.finish_reason
+        verdict = decide(task, sample, done, rescue=rescue, allow_code=allow_code, calls=calls, finish=finish)
         done = done.model_copy(update={"status": verdict.status or done.status})  # an echo of its prompt
         error = entry.line.error
         out.append(JudgedLine(_item(sample, done, verdict, error=error), sample, done, verdict, error))
