@@ -31,7 +31,7 @@ from qualeval.records import (
     Usage,
 )
 from qualeval.run.offline_formats import Parsed, lm_eval_task_of
-from qualeval.run.offline_gold import check_gold, line_choices, read_target, target_kinds, target_sample
+from qualeval.run.offline_gold import check_gold, line_choices, offered, read_target, target_kinds, target_sample
 from qualeval.run.offline_ids import Index, load_id_map
 from qualeval.run.offline_read import ReadOptions, read_responses
 from qualeval.scoring import Verdict, check_scorers, decide, model_judge_for, wants_model_judge
