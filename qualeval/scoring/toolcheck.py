@@ -74,9 +74,9 @@ def _matching(fits: list[list[bool]], calls: int) -> list[int | None]:
     for row in range(len(fits)):
         place(row, set())
     matched: list[int | None] = [None] * len(fits)
-    for col, row in enumerate(owner):
-        if row is not None:
-            matched[row] = col
+    for col, holder in enumerate(owner):
+        if holder is not None:
+            matched[holder] = col
     return matched
 
 
@@ -110,7 +110,10 @@ def _check_expected(calls: Sequence[ToolCall], answer: ToolAnswer, tools: Sequen
         if name not in functions:
             raise InputError(f"expected call {expected_call.name}: no tool named {name} is offered")
         problems.append(
-            [call_problem(c.name, a or {}, expected_call, name, functions[name]) for c, a in zip(calls, arguments)]
+            [
+                call_problem(c.name, a or {}, expected_call, name, functions[name])
+                for c, a in zip(calls, arguments, strict=True)
+            ]
         )
     matched = _matching([[p is None for p in row] for row in problems], len(calls))
     for expected_call, row, col in zip(answer.calls, problems, matched, strict=True):
@@ -128,7 +131,11 @@ def check_calls(calls: Sequence[ToolCall], answer: ToolAnswer, tools: Sequence[M
         return _check_expected(calls, answer, tools)
     decoded = bool(calls) and all(call_arguments(call) is not None for call in calls)
     if answer.trigger == "none":
-        return CallCheck(True, "") if not decoded else CallCheck(False, f"{_plural(len(calls), 'call')} where none is expected")
+        return (
+            CallCheck(True, "")
+            if not decoded
+            else CallCheck(False, f"{_plural(len(calls), 'call')} where none is expected")
+        )
     if decoded:
         return CallCheck(True, "")
     if calls:

@@ -83,8 +83,8 @@ def _type_problem(param: str, value: Any, acceptable: Sequence[Any], prop: Any) 
     variable = answer_type is not None and answer_type is not wanted
     if type(value) is wanted:
         items = prop.get("items")
-        inner = _python_type(items) if wanted is list else None
-        if inner is not None and not _items_pass(value, acceptable, inner):
+        inner = _python_type(items) if isinstance(value, list) else None
+        if inner is not None and isinstance(value, list) and not _items_pass(value, acceptable, inner):
             kind = items.get("type")
             return f"parameter '{param}' = {_show(value)} has an element that is not of type {kind}", variable
         return None, variable
