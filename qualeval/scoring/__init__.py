@@ -9,6 +9,8 @@ forms       one written form of an answer and its aliases: dates, numbers, amoun
 whole       the scorers of the whole content (WHOLE_SCORERS: code, ifeval; code + sandbox, ifeval modules), and
             the refusal of a task whose whole-answer scorer is given a typed answer (check_scorers)
 constrain   structured-output constraints from an answer spec, sent as an endpoint accepts them
+toolcheck   check_calls: a response's tool calls against the expected ones, by BFCL's rules (toolvalues: one
+            call against one acceptable call); toolschema: schema_problem, JSON Schema validity apart
 followup    the follow-up: an extraction step, held against what the content states
 modeljudge  ModelJudge: a model asked about free-form answers the rules rejected
 """
@@ -18,6 +20,8 @@ from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, 
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.rules import constraint_cuts, gold_is_number
+from qualeval.scoring.toolcheck import CallCheck, call_arguments, check_calls
+from qualeval.scoring.toolschema import schema_problem
 from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER, check_scorers, runs_code
 
@@ -25,9 +29,12 @@ __all__ = [
     "FIRST_TOKEN",
     "REFUSAL",
     "WHOLE_ANSWER",
+    "CallCheck",
     "Constraint",
     "ModelJudge",
     "Verdict",
+    "call_arguments",
+    "check_calls",
     "check_scorers",
     "constraint_cuts",
     "constraint_for",
@@ -38,5 +45,6 @@ __all__ = [
     "model_judge_for",
     "request_params",
     "runs_code",
+    "schema_problem",
     "wants_model_judge",
 ]
