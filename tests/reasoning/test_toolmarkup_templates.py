@@ -122,7 +122,7 @@ def render_markup(path: Path, count: int) -> str:
             error: Exception = exc
             continue
         if "{'" not in full:  # a template that printed a Python dict wants the arguments as text
-            shared = len(os.path.commonprefix([full, prompt]))
+            shared = next((i for i, (a, b) in enumerate(zip(full, prompt, strict=False)) if a != b), len(prompt))
             return full[shared:]
         error = ValueError("the template printed the arguments as a Python dict")
     raise error
@@ -141,17 +141,17 @@ def render_all(folder: Path) -> list[dict[str, Any]]:
     return cases
 
 
-def _cases() -> list[dict[str, Any]]:
+def rendered_cases() -> list[dict[str, Any]]:
     return json.loads(RENDERED.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("case", _cases(), ids=lambda c: f"{c['template']}-{len(c['calls'])}")
+@pytest.mark.parametrize("case", rendered_cases(), ids=lambda c: f"{c['template']}-{len(c['calls'])}")
 def test_reads_back_the_calls_a_template_rendered(case: dict[str, Any]) -> None:
     calls = tuple(ToolCall(**call) for call in case["calls"])
     assert find_markup(case["text"]) == Markup(case["format"], calls, True)
 
 
-@pytest.mark.parametrize("case", _cases(), ids=lambda c: f"{c['template']}-{len(c['calls'])}")
+@pytest.mark.parametrize("case", rendered_cases(), ids=lambda c: f"{c['template']}-{len(c['calls'])}")
 def test_a_call_cut_anywhere_is_not_whole(case: dict[str, Any]) -> None:
     """Cut inside the last call's markup: the calls before it are read, and the markup is not whole."""
     text, last = case["text"], case["calls"][-1]
@@ -165,14 +165,14 @@ def test_a_call_cut_anywhere_is_not_whole(case: dict[str, Any]) -> None:
 def test_every_format_is_rendered_by_a_template() -> None:
     from qualeval.reasoning import markup_formats
 
-    assert {fmt.name for fmt in markup_formats()} == {case["format"] for case in _cases()}
+    assert {fmt.name for fmt in markup_formats()} == {case["format"] for case in rendered_cases()}
 
 
 def test_the_kept_markup_is_what_the_templates_render() -> None:
     folder = template_dir()
     if folder is None:
         pytest.skip("llama.cpp's chat templates are not on this machine (../shared/data/chat_templates)")
-    assert render_all(folder) == _cases()
+    assert render_all(folder) == rendered_cases()
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
