@@ -8,7 +8,6 @@ toolmarkup  find_markup: tool calls a model wrote as markup that the server left
 
 from qualeval.reasoning.completion import Completion
 from qualeval.reasoning.formats import ReasoningFormat, builtin_formats, resolve_formats
-from qualeval.reasoning.markup_formats import MarkupFormat, markup_formats
 from qualeval.reasoning.split import (
     FINISH_REASONS,
     REASONING_FIELDS,
@@ -18,6 +17,7 @@ from qualeval.reasoning.split import (
     split_inline,
 )
 from qualeval.reasoning.toolmarkup import Markup, find_markup
+from qualeval.reasoning.toolmarkup_formats import MarkupFormat, markup_formats
 
 __all__ = [
     "FINISH_REASONS",

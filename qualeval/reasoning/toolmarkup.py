@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from qualeval.reasoning.markup_formats import MarkupFormat, markup_formats
-from qualeval.reasoning.markup_readers import Step, read_call
+from qualeval.reasoning.toolmarkup_formats import MarkupFormat, markup_formats
+from qualeval.reasoning.toolmarkup_readers import Step, read_call
 from qualeval.records import ToolCall
 
 __all__ = ["Markup", "find_markup"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from qualeval.errors import InputError
 from qualeval.reasoning import Markup, find_markup, markup_formats
-from qualeval.reasoning.markup_formats import load_markup_format
+from qualeval.reasoning.toolmarkup_formats import load_markup_format
 from qualeval.records import ToolCall
 from tests.reasoning.test_toolmarkup_templates import rendered_cases
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from qualeval.reasoning.markup_formats import MarkupFormat
+from qualeval.reasoning.toolmarkup_formats import MarkupFormat
 from qualeval.records import ToolCall
 
 __all__ = ["Step", "read_call"]
