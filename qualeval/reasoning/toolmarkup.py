@@ -33,6 +33,17 @@ class _Opening:
     """None: an opening cut off before a call could be read at all."""
 
 
+_TAIL = 1024
+"""A cut-off opening (`partial`) is a header: looked for in the text's last characters only, which keeps a text
+that repeats an opening thousands of times (a model in a loop) linear to read."""
+
+
+def _cut_opening(fmt: MarkupFormat, text: str, pos: int) -> int | None:
+    partial = fmt.pattern("partial")
+    found = partial.search(text, max(pos, len(text) - _TAIL)) if partial is not None else None
+    return None if found is None else found.start()
+
+
 @cache
 def _trigger_groups() -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The triggers under a punctuation character each holds (`<`, `[`, `"`, `=`): one character is found with
@@ -72,10 +83,9 @@ def _first_opening(fmt: MarkupFormat, text: str) -> _Opening | None:
         if step.kind != "reject":
             found = _Opening(fmt, match.start(), match.end() - match.start(), step)
             break
-    partial = fmt.pattern("partial")
-    cut = partial.search(text) if partial is not None else None
-    if cut is not None and (found is None or cut.start() < found.start):
-        return _Opening(fmt, cut.start(), cut.end() - cut.start(), None)
+    cut = _cut_opening(fmt, text, 0)
+    if cut is not None and (found is None or cut < found.start):
+        return _Opening(fmt, cut, len(text) - cut, None)
     return found
 
 
@@ -92,7 +102,6 @@ def _read_all(opening: _Opening, text: str) -> Markup:
             continue
         calls.extend(step.calls)
         whole = whole and step.kind == "call"
-    partial = fmt.pattern("partial")
-    if partial is not None and partial.search(text, pos) is not None:
+    if _cut_opening(fmt, text, pos) is not None:
         whole = False
     return Markup(fmt.name, tuple(calls), whole)

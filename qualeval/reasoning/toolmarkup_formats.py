@@ -35,7 +35,8 @@ class MarkupFormat(BaseModel):
     next: str | None = None
     """Where each later call opens, searched after the previous one; None: the anchor again."""
     partial: str | None = None
-    """An opening cut off at the end of the text before the anchor could match: markup, not whole."""
+    """An opening cut off at the end of the text before the anchor could match: markup, not whole. Looked for in
+    the text's last 1024 characters only: it is a call's header, not its arguments."""
     param: str | None = None
     close: str
     """Matched right after a call's arguments: the call is whole only if it matches there."""

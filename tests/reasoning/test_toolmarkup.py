@@ -268,3 +268,22 @@ _PROSE = st.text(alphabet=st.sampled_from(list("abcdefghij ABC.,:;!?()'-01234567
 def test_prose_before_the_markup_changes_nothing(prose: str, case: dict[str, object]) -> None:
     alone = find_markup(str(case["text"]))
     assert find_markup(prose + "\n" + str(case["text"])) == alone
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<tool_call>f<arg_key>a</arg_key><arg_value>" * 3000,
+        "<|tool_call_begin|>x " * 3000 + "<|tool_call_argument_begin|>",
+        "<｜tool▁call▁begin｜>x " * 3000 + "<｜tool▁sep｜>",
+        '<｜DSML｜invoke x="' * 3000 + '">',
+        "<minimax:tool_call> x " * 3000 + '<invoke name="f">',
+        "<|channel|>commentary to=functions.f " * 3000 + "<|message|>",
+        '{"name": "x", "parameters": {}} and\n' * 3000,
+    ],
+    ids=["glm", "kimi", "deepseek", "dsml", "minimax", "harmony", "llama"],
+)
+def test_a_model_repeating_an_opening_in_a_loop_is_read_in_linear_time(text: str) -> None:
+    """Each of these took seconds when a cut-off opening was searched for over the whole text."""
+    seconds = min(timeit.repeat(lambda: find_markup(text), number=1, repeat=2))
+    assert seconds < 0.5
