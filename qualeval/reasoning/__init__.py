@@ -3,6 +3,7 @@
 split       split_completion: reasoning fields, inline tags, a close-only block, channels; the status
 completion  Completion, what the split gives: the thinking, the answer, where the thinking came from, the status
 formats     the inline formats, as data (`parsers/*.yaml`), and a user's own
+toolmarkup  find_markup: tool calls a model wrote as markup that the server left in content or reasoning
 """
 
 from qualeval.reasoning.completion import Completion
@@ -15,14 +16,20 @@ from qualeval.reasoning.split import (
     split_completion,
     split_inline,
 )
+from qualeval.reasoning.toolmarkup import Markup, find_markup
+from qualeval.reasoning.toolmarkup_formats import MarkupFormat, markup_formats
 
 __all__ = [
     "FINISH_REASONS",
     "REASONING_FIELDS",
     "Completion",
+    "Markup",
+    "MarkupFormat",
     "ReasoningFormat",
     "builtin_formats",
+    "find_markup",
     "known_finish",
+    "markup_formats",
     "pick_reasoning",
     "resolve_formats",
     "split_completion",
