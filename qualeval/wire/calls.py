@@ -52,24 +52,36 @@ class CallMerger:
         """Reasoning pieces received before the first tool-call delta."""
 
     def add(self, items: Any, now: float) -> None:
-        """One chunk's `delta.tool_calls` (a list; a lone object is read as a list of one)."""
-        for item in items if isinstance(items, list) else [items]:
-            if not isinstance(item, dict):
+        """One chunk's `delta.tool_calls` (a list; a lone object is read as a list of one). Runs per tool-call
+        chunk: a fragment of a call already seen by its index, named and with its id, takes the short way."""
+        if type(items) is not list:
+            items = [items]
+        for item in items:
+            if type(item) is not dict:
                 continue
             self.arrivals.append(now)
-            call = self._call_for(item)
+            index = item.get("index")
+            call = self.by_index.get(index) if type(index) is int else None
+            if call is None or call.name is None or call.id is None:  # a new call, or one still to be named
+                call = self._first(item)
             func = item.get("function")
-            if isinstance(func, dict):
-                name = func.get("name")
-                if name and isinstance(name, str) and call.name is None:
-                    call.name = name
+            if type(func) is dict:
                 args = func.get("arguments")
                 if args:
-                    call.args.append(_text(args))
-            given_id = item.get("id")
-            if given_id and isinstance(given_id, str) and call.id is None:
-                call.id = given_id
+                    call.args.append(args if type(args) is str else _text(args))
             self.last = call
+
+    def _first(self, item: dict[str, Any]) -> _Call:
+        """The call a delta belongs to, taking the name and id it gives if its call has none yet."""
+        call = self._call_for(item)
+        func = item.get("function")
+        name = func.get("name") if type(func) is dict else None
+        if name and isinstance(name, str) and call.name is None:
+            call.name = name
+        given_id = item.get("id")
+        if given_id and isinstance(given_id, str) and call.id is None:
+            call.id = given_id
+        return call
 
     def _call_for(self, item: dict[str, Any]) -> _Call:
         index = item.get("index")

@@ -219,3 +219,26 @@ def test_a_retried_request_moves_the_call_times_to_the_first_send() -> None:
     assert timing is not None and timing.first_delta is not None and resp.timing.ttft is not None
     assert abs(timing.first_delta * 1000.0 - resp.timing.ttft) < 1e-6  # on the same clock as TTFT
     assert timing.first_delta * 1000.0 >= resp.timing.retrying
+
+
+def test_a_name_and_id_given_after_the_first_fragment_are_kept() -> None:
+    events = [
+        calls_delta(piece(0, '{"city": ')),
+        calls_delta(piece(0, '"Paris"}', name="get_weather", call_id="a")),
+        calls_delta(piece(0, "", name="other")),  # a later name does not rename the call
+        chunk(finish="tool_calls"),
+    ]
+    resp = streamed(events)
+    assert resp.tool_calls == (ToolCall(name="get_weather", arguments='{"city": "Paris"}', id="a", index=0),)
+
+
+def test_float_and_bool_indexes_are_not_integer_indexes() -> None:
+    for odd in (0.0, True):
+        events = [
+            calls_delta(piece(0, "{", name="get_weather", call_id="a")),
+            calls_delta({"index": odd, "function": {"arguments": "}"}}),
+            chunk(finish="tool_calls"),
+        ]
+        resp = streamed(events)
+        assert resp.delta_without_index, odd
+        assert resp.tool_calls[0].arguments == "{}", odd  # a bare fragment goes to the call in progress
