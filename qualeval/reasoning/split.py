@@ -256,9 +256,19 @@ def apply_stops(content: str, stops: Sequence[str]) -> str:
 
 
 def completion_status(
-    content: str, finish_reason: str | None, error: str | None = None, *, reasoning_open: bool = False
+    content: str,
+    finish_reason: str | None,
+    error: str | None = None,
+    *,
+    reasoning_open: bool = False,
+    calls: bool = False,
 ) -> Status:
     """Exactly one status per response. Null and "" content are the same; so is whitespace-only.
+
+    `calls`: the response carried tool calls. A call is an answer, so calls with no content are `ok`, not
+    `empty_content` (which means the model said nothing), whatever the finish reason (`tool_calls`, or `stop`
+    from a server that does not say `tool_calls`; the tool status judges that word). Cut by `length` while the
+    calls were written, the answer was cut: `answer_truncated`.
 
     `reasoning_open`: the text shows a reasoning block that never closed. With no finish reason (an offline
     line that has none) that is the only evidence of how generation ended, and a block still open with no
@@ -268,7 +278,7 @@ def completion_status(
         return "transport_error"
     if finish_reason == "content_filter":
         return "content_filter"
-    empty = not content.strip()
+    empty = not content.strip() and not calls
     if finish_reason == "length":
         return "reasoning_truncated" if empty else "answer_truncated"
     if finish_reason is None and reasoning_open and empty:
@@ -290,6 +300,7 @@ def _thinking_off(
     formats: Sequence[ReasoningFormat],
     stops: Sequence[str],
     error: str | None,
+    calls: bool = False,
 ) -> SplitResult:
     """With thinking off everything is content, but for a channel format's markers (gpt-oss Harmony): they frame
     every answer, thinking or not, so `<|channel|>final<|message|>{"answer":23}` is the answer `{"answer":23}`."""
@@ -303,7 +314,7 @@ def _thinking_off(
     thought = inline.reasoning if inline else ""
     reasoning = "" if moved else field_text + thought
     left_open = inline is not None and inline.source == "inline:unclosed"
-    status = completion_status(text, finish_reason, error, reasoning_open=left_open)
+    status = completion_status(text, finish_reason, error, reasoning_open=left_open, calls=calls)
     if field and field_text and not moved:
         source = "field:" + field[0]
     else:
@@ -325,25 +336,28 @@ def split_completion(
     opened: bool = False,
     stops: Sequence[str] = (),
     error: str | None = None,
+    calls: bool = False,
 ) -> SplitResult:
-    """Combine a reasoning field (name, text) and the raw content into one Completion with its status."""
+    """Combine a reasoning field (name, text) and the raw content into one Completion with its status.
+    `calls`: the response carried tool calls (an answer, even with no content: see completion_status)."""
     raw = content or ""
     field_text = field[1] if field else ""
     if thinking is False:
-        return _thinking_off(raw, field, finish_reason, formats, stops, error)
+        return _thinking_off(raw, field, finish_reason, formats, stops, error, calls)
     inline = split_inline(raw, formats, opened=opened and not field_text)
     answer = apply_stops(inline.content, stops)
     if field:
         reasoning = field_text + inline.reasoning
         source = "field:" + field[0]
-        # a server that separated the reasoning closed it unless the budget ran out before any answer
-        closed = bool(answer.strip()) or finish_reason != "length"
+        # a server that separated the reasoning closed it unless the budget ran out before any answer (a call
+        # is an answer: the thinking ended before it)
+        closed = bool(answer.strip()) or calls or finish_reason != "length"
         left_open = not closed
     else:
         reasoning, source, closed = inline.reasoning, inline.source, inline.closed
         # an opening tag with nothing after it is still an open block
         left_open = source == "inline:unclosed"
-    status = completion_status(answer, finish_reason, error, reasoning_open=left_open)
+    status = completion_status(answer, finish_reason, error, reasoning_open=left_open, calls=calls)
     done = Completion(
         reasoning=reasoning,
         content=answer,

@@ -29,7 +29,7 @@ from qualeval.errors import (
     validation_problem,
 )
 from qualeval.reasoning import ReasoningFormat, resolve_formats
-from qualeval.records import UNKNOWN_QUESTION, ClientConfig, ThinkingSwitch, Timing
+from qualeval.records import UNKNOWN_QUESTION, ClientConfig, ThinkingSwitch
 from qualeval.wire.models import ChatRequest, ChatResponse
 from qualeval.wire.proxied import HttpxEndpoint, proxy_for
 from qualeval.wire.response import build_response, error_text, failed_response, retry_after
@@ -81,6 +81,12 @@ def build_body(request: ChatRequest, config: ClientConfig) -> dict[str, Any]:
         body["stop"] = list(request.stop)
     if request.response_format is not None:
         body["response_format"] = request.response_format
+    if request.tools:
+        body["tools"] = list(request.tools)
+    if request.tool_choice is not None:
+        body["tool_choice"] = request.tool_choice
+    if request.parallel_tool_calls is not None:
+        body["parallel_tool_calls"] = request.parallel_tool_calls
     body.update(request.extra_body)
     return body
 
@@ -165,7 +171,7 @@ class ChatClient:
         )
         done.retried, done.sent_at = failures, sent_at
         if failures:
-            _from_first_attempt(done.timing, (got.sent - first) * 1000.0)
+            _from_first_attempt(done, (got.sent - first) * 1000.0)
         return done
 
     async def _attempts(self, body: bytes, stream: bool, failures: list[str]) -> tuple[Attempt, float, float]:
@@ -220,14 +226,22 @@ class ChatClient:
         return got
 
 
-def _from_first_attempt(timing: Timing, retrying: float) -> None:
+def _from_first_attempt(done: ChatResponse, retrying: float) -> None:
     """Times measured from the answering attempt, moved to the first attempt's send: the caller waited through
-    the failed attempts too. The decode rate and inter-token gaps are the answering attempt's own, unmoved."""
+    the failed attempts too. The decode rate and inter-token gaps are the answering attempt's own, unmoved; so
+    are the gaps between tool-call deltas (their arrivals all move by the same amount)."""
+    timing = done.timing
     for name in ("first_byte", "ttft", "first_reasoning", "first_content", "end"):
         value = getattr(timing, name)
         if value is not None:
             setattr(timing, name, value + retrying)
     timing.retrying = retrying
+    calls = done.call_timing
+    if calls is not None:
+        late = retrying / 1000.0  # CallTiming is in seconds
+        calls.first_delta = None if calls.first_delta is None else calls.first_delta + late
+        calls.complete = None if calls.complete is None else calls.complete + late
+        calls.arrivals = tuple(t + late for t in calls.arrivals)
 
 
 def _failure_kind(exc: EndpointError) -> str:

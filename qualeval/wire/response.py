@@ -185,6 +185,7 @@ def build_response(
         opened=opened,
         stops=request.stop,
         error=error,
+        calls=bool(got.calls),
     )
     done = split.completion
     timing = Timing(first_byte=_ms(got.first_byte, got.sent), end=_ms(got.end, got.sent), queued=queued)
@@ -200,6 +201,9 @@ def build_response(
         raw_content=got.content,
         raw_reasoning=got.fields,
         finish_reason=got.finish,
+        tool_calls=got.calls,
+        call_timing=got.call_timing,
+        delta_without_index=got.delta_without_index,
         usage=usage,
         timing=timing,
         stream=request.stream,

@@ -12,7 +12,9 @@ from typing import Any
 import orjson
 
 from qualeval.errors import EndpointError, HTTPFailure, ProtocolFailure
-from qualeval.reasoning import REASONING_FIELDS, pick_reasoning
+from qualeval.reasoning import REASONING_FIELDS, known_finish, pick_reasoning
+from qualeval.records import CallTiming, ToolCall
+from qualeval.wire.calls import CallMerger, calls_of_message
 from qualeval.wire.sse import SSEDecoder
 
 __all__ = ["Attempt", "StreamState", "in_band_error", "read_whole"]
@@ -46,12 +48,17 @@ class Attempt:
     stream: StreamState | None = None  # kept to map content positions back to arrival times
     unknown_question: bool = False
     """The reference server marked the answer as its refusal of a question not in its key (UNKNOWN_QUESTION)."""
+    calls: tuple[ToolCall, ...] = ()
+    call_timing: CallTiming | None = None
+    """When the streamed tool-call deltas arrived, in seconds from `sent` (None: no delta, or not streamed)."""
+    delta_without_index: bool = False
 
 
 class StreamState:
     """Accumulates one streamed response. `feed` and `event` are the per-chunk path: keep them lean."""
 
     __slots__ = (
+        "calls",
         "content",
         "content_at",
         "content_len",
@@ -85,6 +92,7 @@ class StreamState:
         self.last_tok = 0.0
         self.gaps: list[float] = []
         self.seen_choice = False
+        self.calls: CallMerger | None = None
 
     def feed(self, data: bytes, now: float) -> None:
         """One network read's body bytes, stamped when they arrived. Raises EndpointError for a bad stream."""
@@ -143,6 +151,12 @@ class StreamState:
             self.content_t.append(now)
             self.content_len += len(text)
             got = True
+        calls = delta.get("tool_calls")
+        if calls:  # a tool-call delta is output: it counts for TTFT and the gaps as content does
+            if self.calls is None:
+                self.calls = CallMerger(sum(map(len, self.reasoning.values())))
+            self.calls.add(calls, now)
+            got = True
         if got:
             if self.ttft is None:
                 self.ttft = now
@@ -165,6 +179,9 @@ class StreamState:
             raise ProtocolFailure("stream carried no choices")
         if not self.done and self.finish is None:
             raise ProtocolFailure("stream ended before a finish_reason or [DONE]")
+        merged = self.calls
+        cut = known_finish(self.finish) == "length" if self.finish else False
+        calls, call_timing = merged.result(sent, cut) if merged else ((), None)
         return Attempt(
             content="".join(self.content) if self.content else None,
             fields={k: "".join(v) for k, v in self.reasoning.items()},
@@ -178,6 +195,9 @@ class StreamState:
             reasoning_t=self.reasoning_t,
             gaps=self.gaps,
             stream=self,
+            calls=calls,
+            call_timing=call_timing,
+            delta_without_index=merged.no_index if merged else False,
         )
 
 
@@ -206,6 +226,7 @@ def read_whole(raw: bytes, kind: str, sent: float, first_byte: float, end: float
         fields["reasoning_details"] = picked[1]
     content = message.get("content")
     return Attempt(
+        calls=calls_of_message(message) if isinstance(message, dict) else (),
         content=content if isinstance(content, str) else None,
         fields=fields,
         finish=choice.get("finish_reason"),
