@@ -128,6 +128,7 @@ from qualeval.records.summary import (
     WorkloadFigures,
     WorkloadLevel,
 )
+from qualeval.records.taskparts import JSON_TYPES, JoinSpec, NamedToolChoice, ToolChoice, WheelSpec, tool_problem
 from qualeval.records.taskspec import (
     SAMPLING,
     AnswerSpec,
@@ -139,7 +140,6 @@ from qualeval.records.taskspec import (
     SubsetSpec,
     TaskSpec,
 )
-from qualeval.records.taskparts import JSON_TYPES, JoinSpec, NamedToolChoice, ToolChoice, WheelSpec, tool_problem
 from qualeval.records.toolcalls import (
     WIRE_FAULTS,
     CallTiming,

@@ -263,10 +263,10 @@ class TaskSpec(_Strict):
     sent as they are, instead of the rendered prompt."""
     doc_to_tools: str | None = None
     """A field holding the item's tools, in `tool_format`."""
-    tools: tuple[dict[str, JsonValue], ...] = ()
-    """The tools every item offers, in `tool_format` (instead of doc_to_tools)."""
     tool_format: Literal["openai", "bfcl"] = "openai"
     """`openai`: function tools as a chat request sends them; `bfcl`: BFCL's function documents, converted."""
+    tools: tuple[dict[str, JsonValue], ...] = ()
+    """The tools every item offers, in `tool_format` (instead of doc_to_tools)."""
     tool_choice: ToolChoice | None = None
     """Sent as each request's `tool_choice`: auto, required, none, or {type: function, function: {name: ...}}."""
     doc_to_calls: str | None = None
@@ -289,6 +289,15 @@ class TaskSpec(_Strict):
     @classmethod
     def _scorer_shorthand(cls, value: Any) -> Any:
         return {"kind": value} if isinstance(value, str) else value
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, value: tuple[dict[str, Any], ...], info: ValidationInfo) -> tuple[dict[str, Any], ...]:
+        """OpenAI tools are checked here, where the file's line is known; BFCL's once converted, per item."""
+        for tool in value if info.data.get("tool_format") == "openai" else ():
+            if (problem := tool_problem(tool)) is not None:
+                raise ValueError(problem)
+        return value
 
     @field_validator("name")
     @classmethod
@@ -347,9 +356,6 @@ class TaskSpec(_Strict):
             raise ValueError("give either tools or doc_to_tools, not both")
         if self.trigger and self.doc_to_trigger:
             raise ValueError("give either trigger or doc_to_trigger, not both")
-        for tool in self.tools if self.tool_format == "openai" else ():
-            if (problem := tool_problem(tool)) is not None:
-                raise ValueError(f"tools: {problem}")
         if self.scorer.kind != "tool_call":
             return self
         if not (self.tools or self.doc_to_tools):

@@ -8,11 +8,23 @@ from typing import Any
 
 from qualeval.errors import InputError
 from qualeval.records import JoinSpec, TaskSpec
-from qualeval.tasks.sources import parse_docs, read_file
+from qualeval.tasks.sources import parse_docs, read_file, read_split
 from qualeval.tasks.task import Doc
 from qualeval.tasks.wheels import data_root, read_member
 
-__all__ = ["join_docs", "join_local", "read_wheel_split"]
+__all__ = ["join_docs", "join_local", "read_docs", "read_wheel_split"]
+
+
+def read_docs(spec: TaskSpec, split: str, *, subset: str | None, data: Path | None, where: str) -> list[Doc]:
+    """The documents of one split (and subset): from the task's wheel where it names one, else as
+    sources.read_split reads them; joined with the task's second file where it names one."""
+    inline = bool(spec.samples or spec.generator)
+    if spec.wheel and not inline:
+        return read_wheel_split(spec, split, subset, data, where)
+    docs = read_split(spec, split, subset=subset, data=data, where=where)
+    if spec.join and data is not None and not inline:
+        return join_local(spec, docs, subset, data, where)
+    return docs
 
 
 def _joined(join: JoinSpec | None, split: str, spec: TaskSpec, subset: str | None) -> JoinSpec | None:

@@ -13,9 +13,10 @@ from jinja2 import Undefined
 
 from qualeval.errors import InputError
 from qualeval.tasks.choices import LETTERS, Kinds, choice_index, kinds_of
+from qualeval.tasks.joins import read_docs
 from qualeval.tasks.prompts import instruction_of, user_template_of, warn_once
 from qualeval.tasks.sample import Sample
-from qualeval.tasks.sources import read_split, source_label
+from qualeval.tasks.sources import source_label
 from qualeval.tasks.task import Doc, Task
 from qualeval.tasks.templates import Value, compile_value, function_value
 from qualeval.tasks.toolitems import compile_tool_keys
@@ -304,7 +305,7 @@ def _check_unique(task: Task, sample_id: str, item: str, seen: dict[str, str], s
 
 def _documents(task: Task, split: str, subset: str | None, data: Path | None) -> list[Doc]:
     """A split's documents, through the task's process_docs where it has one (lm-eval applies it to every split)."""
-    docs = read_split(task.spec, split, subset=subset, data=data, where=task.where)
+    docs = read_docs(task.spec, split, subset=subset, data=data, where=task.where)
     process = task.code.process_docs if task.code else None
     if process is None:
         return docs
@@ -336,7 +337,7 @@ def _sample(
     at = r.scopes(doc, subset, item)
     tool = r.tools(at.fields, item) if r.tools else None
     if tool is not None and tool.answer is not None:  # the expected calls are the gold
-        gold, aliases = tool.gold, []
+        gold, aliases = tool.gold, list[str]()
     else:
         target, aliases = _several(task, c.target(at.fields, item), f"{task.where}: field 'doc_to_target': {item}")
         gold = _gold(task, target, at.options, item, others)

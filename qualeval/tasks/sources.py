@@ -32,17 +32,8 @@ def read_split(spec: TaskSpec, split: str, *, subset: str | None, data: Path | N
         from qualeval.tasks.generators import generate
 
         return generate(spec.generator, spec.generator_options, where)
-    if spec.wheel:
-        from qualeval.tasks.joins import read_wheel_split
-
-        return read_wheel_split(spec, split, subset, data, where)
     if data is not None:
-        docs = _read_local(spec, split, subset, data, where)
-        if spec.join and split == spec.test_split:
-            from qualeval.tasks.joins import join_local
-
-            return join_local(spec, docs, subset, data, where)
-        return docs
+        return _read_local(spec, split, subset, data, where)
     if spec.dataset_path:
         return _read_hub(spec, split, subset)
     raise InputError(f"{where}: no --data given and the task has no dataset_path to load from the hub")

@@ -153,7 +153,7 @@ class ToolKeys:
             raise InputError(f"{self._where('doc_to_calls', item)}: trigger 'call' needs the expected calls")
         if trigger == "none" and calls:
             raise InputError(f"{self._where('doc_to_calls', item)}: expected calls where the trigger is 'none'")
-        return ToolAnswer(trigger=trigger, calls=calls)  # type: ignore[arg-type]
+        return ToolAnswer(trigger=trigger, calls=calls)
 
     def _calls(self, raw: Any, names: list[str], item: str) -> tuple[ExpectedCall, ...]:
         """BFCL's possible-answer form: [{name: {param: [acceptable values]}}], one mapping per call."""
