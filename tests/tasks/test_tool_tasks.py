@@ -23,6 +23,7 @@ from qualeval.errors import InputError
 from qualeval.records import ExpectedCall, ToolAnswer, WheelSpec
 from qualeval.tasks import build_samples, load_task
 from qualeval.tasks.wheels import wheel_file
+from tests.conftest import ROOT
 
 WEATHER = {
     "type": "function",
@@ -268,3 +269,9 @@ def test_a_hash_mismatch_or_a_failed_download_is_one_line_naming_the_url(
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())
     with pytest.raises(InputError, match=rf"^{base}/pypi/fake-pkg/1\.0/json: cannot fetch fake-pkg==1\.0"):
         wheel_file(wheel)  # nothing listens there now
+
+
+def test_the_docs_show_the_shipped_example_as_it_is() -> None:
+    page = (ROOT / "docs" / "tasks.md").read_text(encoding="utf-8")
+    block = page.split("<!-- file: tool_weather.yaml -->\n```yaml\n", 1)[1].split("```\n", 1)[0]
+    assert block == (ROOT / "tasks" / "tool_weather.yaml").read_text(encoding="utf-8")
