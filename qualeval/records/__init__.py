@@ -15,6 +15,7 @@
     clientconfig.py (not written)    ClientConfig: where the options a run hands on to its client are declared;
                                      RunConfig takes them (client_option), so manifest.json holds their values
     taskspec.py     manifest.json    TaskSpec: the task file format, kept so that a rescore needs no file
+    taskparts.py    manifest.json    its parts for data in a wheel, joined files and tool-call tasks
     shaping.py      manifest.json    Shaping: what serving made of the items (WorkloadPrompts, lengths, shard)
                     records.jsonl    Shape: what it made of one item's prompt (a record's `shape`)
     probe.py        probe --json     ProbeResult and the conventions it names, which records name too (where
@@ -127,6 +128,7 @@ from qualeval.records.summary import (
     WorkloadFigures,
     WorkloadLevel,
 )
+from qualeval.records.taskparts import JSON_TYPES, JoinSpec, NamedToolChoice, ToolChoice, WheelSpec, tool_problem
 from qualeval.records.taskspec import (
     SAMPLING,
     AnswerSpec,
@@ -157,6 +159,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DISAGREEING",
     "ENDPOINT_FAILED",
+    "JSON_TYPES",
     "NOT_THE_MODELS",
     "PROBE_TIME",
     "SAMPLING",
@@ -196,6 +199,7 @@ __all__ = [
     "Grade",
     "Identical",
     "ItlSummary",
+    "JoinSpec",
     "Key",
     "LengthFigures",
     "LevelReport",
@@ -206,6 +210,7 @@ __all__ = [
     "MeanStd",
     "Mode",
     "ModeResult",
+    "NamedToolChoice",
     "Noise",
     "OfflineItem",
     "Outcome",
@@ -257,6 +262,7 @@ __all__ = [
     "Timing",
     "ToolAnswer",
     "ToolCall",
+    "ToolChoice",
     "ToolStatus",
     "ToolsRecord",
     "Trigger",
@@ -264,6 +270,7 @@ __all__ = [
     "Usage",
     "Verdict",
     "VllmFigures",
+    "WheelSpec",
     "WorkloadFigures",
     "WorkloadLevel",
     "WorkloadPrompts",
@@ -274,4 +281,5 @@ __all__ = [
     "openai_calls",
     "probe_time_option",
     "styles_from_probe",
+    "tool_problem",
 ]

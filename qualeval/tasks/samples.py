@@ -13,11 +13,13 @@ from jinja2 import Undefined
 
 from qualeval.errors import InputError
 from qualeval.tasks.choices import LETTERS, Kinds, choice_index, kinds_of
+from qualeval.tasks.joins import read_docs
 from qualeval.tasks.prompts import instruction_of, user_template_of, warn_once
 from qualeval.tasks.sample import Sample
-from qualeval.tasks.sources import read_split, source_label
+from qualeval.tasks.sources import source_label
 from qualeval.tasks.task import Doc, Task
 from qualeval.tasks.templates import Value, compile_value, function_value
+from qualeval.tasks.toolitems import compile_tool_keys
 from qualeval.wire import Message
 
 __all__ = ["build_samples", "sample_from_doc"]
@@ -156,6 +158,7 @@ class _Renderer:
     def __init__(self, task: Task) -> None:
         self.task = task
         self.c = _compile(task)
+        self.tools = compile_tool_keys(task)
         self.instruction = instruction_of(task.spec)
 
     def fields(self, doc: dict[str, Any], subset: str | None, item: str) -> tuple[dict[str, Any], list[str]]:
@@ -302,7 +305,7 @@ def _check_unique(task: Task, sample_id: str, item: str, seen: dict[str, str], s
 
 def _documents(task: Task, split: str, subset: str | None, data: Path | None) -> list[Doc]:
     """A split's documents, through the task's process_docs where it has one (lm-eval applies it to every split)."""
-    docs = read_split(task.spec, split, subset=subset, data=data, where=task.where)
+    docs = read_docs(task.spec, split, subset=subset, data=data, where=task.where)
     process = task.code.process_docs if task.code else None
     if process is None:
         return docs
@@ -332,8 +335,12 @@ def _sample(
 ) -> Sample:
     spec, c = task.spec, r.c
     at = r.scopes(doc, subset, item)
-    target, aliases = _several(task, c.target(at.fields, item), f"{task.where}: field 'doc_to_target': {item}")
-    gold = _gold(task, target, at.options, item, others)
+    tool = r.tools(at.fields, item) if r.tools else None
+    if tool is not None and tool.answer is not None:  # the expected calls are the gold
+        gold, aliases = tool.gold, list[str]()
+    else:
+        target, aliases = _several(task, c.target(at.fields, item), f"{task.where}: field 'doc_to_target': {item}")
+        gold = _gold(task, target, at.options, item, others)
     own = c.own_id(at.fields, item) if c.own_id else None
     if own is None or str(own).strip() in ("", "None"):
         own = index
@@ -358,15 +365,15 @@ def _sample(
             meta[spec.subsets.group_label] = next(
                 (g for g, members in spec.subsets.groups.items() if subset in members), None
             )
+    fields = {"messages": tuple(messages), "question": str(at.prompt["text"]), **(tool.overrides if tool else {})}
     return Sample(
         id=f"{scope}/{spec.test_split}/{own}",
         task=task.name,
-        messages=tuple(messages),
-        question=str(at.prompt["text"]),
         gold=gold,
         choices=tuple(at.options),
         aliases=tuple(dict.fromkeys(aliases)),
         meta=meta,
+        **fields,
     )
 
 

