@@ -37,12 +37,17 @@ TOOLS = [
     }
 ]
 ARGS = {"city": "San Francisco", "unit": "celsius"}
+BOTH = "What is the weather in Paris and in Rome today?"
 
 
 def _key(tmp: Path, items: int = 0) -> Path:
     rows = [
         {"question": WEATHER, "tool_calls": [{"name": "get_weather", "arguments": ARGS}]},
         {"question": JOKE, "answer": "no call", "tool_calls": []},
+        {
+            "question": BOTH,
+            "tool_calls": [{"name": "get_weather", "arguments": {"city": c}} for c in ("Paris", "Rome")],
+        },
     ]
     rows += [
         {
@@ -300,3 +305,14 @@ def test_key_from_samples_serves_their_tool_answers() -> None:
     assert [(c.name, c.arguments) for c in calls[0] or ()] == [("f", {"a": "x", "c": True})]
     assert calls[1] == ()
     assert [(c.name, c.arguments) for c in calls[2] or ()] == [("get_weather", {"city": "a"})]
+
+
+def test_parallel_calls_each_with_its_own_index(url: str) -> None:
+    parts = chunks(url, BOTH)
+    calls = merged(parts)
+    assert sorted(calls) == [0, 1]
+    assert [json.loads(calls[i]["arguments"])["city"] for i in (0, 1)] == ["Paris", "Rome"]
+    heads = [d for d in streamed_calls(parts) if d.get("id")]
+    assert [d["index"] for d in heads] == [0, 1] and len({d["id"] for d in heads}) == 2
+    message = whole(url, BOTH)["choices"][0]["message"]
+    assert [json.loads(c["function"]["arguments"])["city"] for c in message["tool_calls"]] == ["Paris", "Rome"]
