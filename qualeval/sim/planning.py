@@ -189,7 +189,7 @@ def _calls(
         entry,
         accuracy=behaviour.accuracy,
         outcome=directives.get("outcome"),
-        fault=tool_fault(state.config, directives, entry),
+        fault=tool_fault(state.config.faults, state.config.behaviour.seed, directives, entry),
         stream=bool(body.get("stream")),
         max_tokens=max_tokens,
         variant=variant,
@@ -233,6 +233,7 @@ def _hooked(
         created=int(time.time()),
         latency=latency,
         state=state.memory,
+        faults=cfg.faults,
     )
     planned = hooks.plan(call)
     prompt = "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))

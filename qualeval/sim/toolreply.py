@@ -15,9 +15,9 @@ import orjson
 
 from qualeval.sim.answerkey import KeyedCall, KeyEntry
 from qualeval.sim.behaviour import PlannedReply, seeded, tokenize
-from qualeval.sim.config import TOOL_FAULTS, SimConfig
+from qualeval.sim.config import TOOL_FAULTS
 
-__all__ = ["ToolReply", "tool_fault", "tool_reply"]
+__all__ = ["ToolReply", "cut_to", "tool_fault", "tool_reply"]
 
 
 @dataclass(slots=True)
@@ -32,16 +32,16 @@ class ToolReply:
     """Tokens the calls cost (usage and pacing)."""
 
 
-def tool_fault(cfg: SimConfig, directives: dict[str, str], entry: KeyEntry) -> str | None:
+def tool_fault(faults: dict[str, float], seed: int, directives: dict[str, str], entry: KeyEntry) -> str | None:
     """The tool fault for this item: asked by the `x-qualeval-sim` header, else drawn on the item's question at the
     configured rates (one draw per item: streamed and non-streamed requests for it break alike)."""
     asked = directives.get("fault")
     if asked in TOOL_FAULTS:
         return asked
-    rates = sorted((name, rate) for name, rate in cfg.faults.items() if name in TOOL_FAULTS)
+    rates = sorted((name, rate) for name, rate in faults.items() if name in TOOL_FAULTS)
     if not rates:
         return None
-    roll = seeded(cfg.behaviour.seed, "tool-fault", entry.draws or entry.question).random()
+    roll = seeded(seed, "tool-fault", entry.draws or entry.question).random()
     edge = 0.0
     for name, rate in rates:
         edge += rate
@@ -102,6 +102,15 @@ def tool_reply(
     reply.calls = [(_call_id(request_id, i), name, args) for i, (name, args) in enumerate(texts)]
     reply.tokens = sum(len(tokenize(name)) + len(tokenize(args)) for name, args in texts)
     return reply
+
+
+def cut_to(reply: ToolReply, left: int) -> None:
+    """The calls cut to the `left` tokens a budget leaves them (finish `length` when it ends inside one)."""
+    texts, cut = _fit([(name, args) for _, name, args in reply.calls], max(left, 0))
+    if cut:
+        reply.calls = [(cid, *text) for (cid, _, _), text in zip(reply.calls, texts, strict=False)]
+        reply.finish = "length"
+        reply.tokens = sum(len(tokenize(name)) + len(tokenize(args)) for name, args in texts)
 
 
 def _call_id(request_id: str, n: int) -> str:

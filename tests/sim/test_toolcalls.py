@@ -261,7 +261,7 @@ def test_drawn_faults_strike_a_share_of_items_alike_streamed_and_not(tmp_path: P
         assert hit == [not whole(url, q)["choices"][0]["message"]["tool_calls"] for q in questions]
 
 
-@pytest.mark.parametrize("flavour", ["sglang", "deepseek", "openrouter", "inline-think", "openai"])
+@pytest.mark.parametrize("flavour", ["sglang", "deepseek", "openrouter", "inline-think", "openai", "llamacpp"])
 def test_other_flavours_carry_calls_the_same_way(tmp_path: Path, flavour: str) -> None:
     for url in _server(tmp_path, flavour):
         choice = whole(url)["choices"][0]
@@ -316,3 +316,18 @@ def test_parallel_calls_each_with_its_own_index(url: str) -> None:
     assert [d["index"] for d in heads] == [0, 1] and len({d["id"] for d in heads}) == 2
     message = whole(url, BOTH)["choices"][0]["message"]
     assert [json.loads(c["function"]["arguments"])["city"] for c in message["tool_calls"]] == ["Paris", "Rome"]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_llamacpp_call_in_reasoning_and_budget(tmp_path: Path, stream: bool) -> None:
+    for url in _server(tmp_path, "llamacpp"):
+        if stream:
+            parts = chunks(url, fault="call_in_reasoning")
+            reasoning, calls = text_of(parts, "reasoning_content"), streamed_calls(parts)
+        else:
+            message = whole(url, fault="call_in_reasoning")["choices"][0]["message"]
+            reasoning, calls = message.get("reasoning_content") or "", message.get("tool_calls")
+        assert "<function=get_weather>" in reasoning and not calls
+        body = {**_body(WEATHER, stream=False), "max_tokens": 2}
+        choice = httpx.post(f"{url}/chat/completions", json=body, timeout=30).json()["choices"][0]
+        assert choice["finish_reason"] == "length" and not choice["message"].get("tool_calls")
