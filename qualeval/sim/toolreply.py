@@ -67,6 +67,9 @@ def tool_reply(
     of tokens, or a fault put the call's markup into the text)."""
     if not gen.closed and gen.finish == "length":
         return None  # the budget ended inside the thinking: no call was written
+    if outcome == "empty":
+        gen.answer = []  # only the thinking: no call, no text
+        return None
     draws = entry.draws or entry.question
     correct = outcome == "correct" or (
         outcome != "wrong" and seeded(seed, "tool-call", draws, variant).random() < accuracy

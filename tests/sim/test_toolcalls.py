@@ -331,3 +331,10 @@ def test_llamacpp_call_in_reasoning_and_budget(tmp_path: Path, stream: bool) -> 
         body = {**_body(WEATHER, stream=False), "max_tokens": 2}
         choice = httpx.post(f"{url}/chat/completions", json=body, timeout=30).json()["choices"][0]
         assert choice["finish_reason"] == "length" and not choice["message"].get("tool_calls")
+
+
+def test_outcome_empty_leaves_only_the_reasoning(url: str) -> None:
+    headers = {"x-qualeval-sim": "outcome=empty"}
+    body = httpx.post(f"{url}/chat/completions", json=_body(WEATHER, False), headers=headers, timeout=30).json()
+    message = body["choices"][0]["message"]
+    assert message["reasoning"] and not message.get("content") and not message.get("tool_calls")
