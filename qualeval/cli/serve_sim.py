@@ -67,7 +67,10 @@ def _faults(spec: str) -> dict[str, float]:
     return parse_faults(spec)
 
 
-_FAULTS_HELP = f"Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01'. Names: {' '.join(FAULTS)}."
+_FAULTS_HELP = (
+    f"Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01', and tool-parser faults per tool-call item "
+    f"(see docs/reference-server.md). Names: {' '.join(FAULTS)}."
+)
 
 SIM_OPTIONS: tuple[SimOption, ...] = (
     SimOption("flavour", "Wire format to reproduce; --list-flavors shows them.", ("--flavor", "--flavour")),

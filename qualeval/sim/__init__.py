@@ -2,7 +2,7 @@
 
 from qualeval.sim.answerkey import AnswerKey
 from qualeval.sim.behaviour import Behaviour
-from qualeval.sim.config import FAULTS, Latency, SimConfig, parse_faults
+from qualeval.sim.config import FAULTS, TOOL_FAULTS, Latency, SimConfig, parse_faults
 from qualeval.sim.flavours import FLAVOURS, Flavour
 from qualeval.sim.process import server_process
 from qualeval.sim.server import SimServer, running_server
@@ -10,6 +10,7 @@ from qualeval.sim.server import SimServer, running_server
 __all__ = [
     "FAULTS",
     "FLAVOURS",
+    "TOOL_FAULTS",
     "AnswerKey",
     "Behaviour",
     "Flavour",

@@ -13,7 +13,7 @@ import orjson
 
 from qualeval.errors import InputError
 
-__all__ = ["AnswerKey", "KeyEntry"]
+__all__ = ["AnswerKey", "KeyEntry", "KeyedCall"]
 
 _SPACE = re.compile(r"\s+")
 
@@ -28,6 +28,14 @@ def _norm(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class KeyedCall:
+    """One call the reference server answers with: a function name and its arguments object."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class KeyEntry:
     question: str
     answer: str
@@ -38,6 +46,9 @@ class KeyEntry:
     draws: str = ""
     """What the simulated draws for this question follow (the task's own rendering of it, else the question):
     one question draws alike however a prompt renders it, and as it did before keys held bare questions."""
+    calls: tuple[KeyedCall, ...] | None = None
+    """A tool-call item's calls to answer a request that offers `tools` with: () for an item that expects no
+    call (answered with text); None for an item that is not a tool-call item."""
 
 
 _SPAN = 6
@@ -47,7 +58,8 @@ _SPAN = 6
 class AnswerKey:
     """Questions and gold answers. Reads JSONL with a question field (`question`, `query`, `input`, `context`,
     `prompt`) and an answer field (`answer`, `gold`, `target`; a GSM8K answer's `#### N` line counts), or a whole
-    response to give as it is (`response`: IFEval's; `canonical_solution`: HumanEval's, after its `prompt`)."""
+    response to give as it is (`response`: IFEval's; `canonical_solution`: HumanEval's, after its `prompt`), or
+    the calls to answer with (`tool_calls`: a list of `{"name": ..., "arguments": {...}}`, [] for no call)."""
 
     @classmethod
     def from_samples(cls, samples: Sequence[Any], verbatim: str | None = None) -> AnswerKey:
@@ -63,6 +75,7 @@ class AnswerKey:
                     choices=tuple(s.choices),
                     verbatim=verbatim,
                     draws=s.messages[-1].content,
+                    calls=served_calls(s),
                 )
                 for s in samples
             ]
@@ -140,6 +153,8 @@ def _entry(row: Any, where: str) -> KeyEntry:
     if isinstance(question, str) and isinstance(row.get("response"), str):
         return KeyEntry(question=question, answer=row["response"], verbatim="text")
     answer = next((row[k] for k in ("answer", "gold", "target") if k in row), None)
+    if isinstance(question, str) and "tool_calls" in row:
+        return KeyEntry(question=question, answer=str(answer or ""), calls=_row_calls(row["tool_calls"], where))
     if not isinstance(question, str) or answer is None:
         raise InputError(f"{where}: needs a question field and an answer field")
     choices = tuple(str(c) for c in row.get("choices") or ())
@@ -151,3 +166,51 @@ def _entry(row: Any, where: str) -> KeyEntry:
     if "####" in text:
         text = text.rsplit("####", 1)[1].strip()
     return KeyEntry(question=question, answer=text, choices=choices)
+
+
+def _row_calls(value: Any, where: str) -> tuple[KeyedCall, ...]:
+    if not isinstance(value, list):
+        raise InputError(f"{where}: tool_calls must be a list of {{name, arguments}} objects")
+    calls = []
+    for n, call in enumerate(value):
+        name = call.get("name") if isinstance(call, dict) else None
+        arguments = call.get("arguments", {}) if isinstance(call, dict) else None
+        if not isinstance(name, str) or not name or not isinstance(arguments, dict):
+            raise InputError(f"{where}: tool_calls[{n}] needs a 'name' (text) and 'arguments' (an object)")
+        calls.append(KeyedCall(name, arguments))
+    return tuple(calls)
+
+
+_EXAMPLE: dict[str, Any] = {"string": "a", "integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
+"""A value of each JSON Schema type, for an item that accepts any call."""
+
+
+def served_calls(sample: Any) -> tuple[KeyedCall, ...] | None:
+    """The calls a sample's expected answer is served as: for `call`, each expected call with the first acceptable
+    value of each parameter ("" first: the parameter is left out); for `none`, no call; for `any`, the first
+    offered tool with its required parameters, each an example of its schema type. None: not a tool-call item."""
+    answer = getattr(sample, "tool_answer", None)
+    if answer is None:
+        return None
+    if answer.trigger == "none":
+        return ()
+    if answer.trigger == "call":
+        return tuple(
+            KeyedCall(c.name, {p: vals[0] for p, vals in c.params.items() if vals and vals[0] != ""})
+            for c in answer.calls
+        )
+    tools = [t.get("function") or {} for t in getattr(sample, "tools", ()) if isinstance(t, dict)]
+    if not tools:
+        return ()
+    schema = tools[0].get("parameters") or {}
+    props = schema.get("properties") or {}
+    arguments = {p: _example(props.get(p) or {}) for p in schema.get("required") or ()}
+    return (KeyedCall(str(tools[0].get("name", "")), arguments),)
+
+
+def _example(prop: dict[str, Any]) -> Any:
+    if prop.get("enum"):
+        return prop["enum"][0]
+    kind = prop.get("type", "string")
+    kind = kind[0] if isinstance(kind, list) and kind else kind
+    return _EXAMPLE.get(str(kind), "a")

@@ -8,9 +8,23 @@ from pathlib import Path
 from qualeval.errors import InputError
 from qualeval.sim.behaviour import Behaviour
 
-__all__ = ["FAULTS", "Latency", "SimConfig", "has_key", "parse_faults"]
+__all__ = ["FAULTS", "TOOL_FAULTS", "Latency", "SimConfig", "has_key", "parse_faults"]
 
-FAULTS = ("429", "500", "503", "drop", "malformed", "slow-headers", "empty-choices", "stall", "html", "context")
+WIRE_FAULTS = ("429", "500", "503", "drop", "malformed", "slow-headers", "empty-choices", "stall", "html", "context")
+"""Drawn per request (its body and how often it came): a retry may pass."""
+TOOL_FAULTS = (
+    "call_in_reasoning",
+    "markup_in_content_stream",
+    "empty_tool_calls",
+    "stop_with_calls",
+    "args_invalid_json",
+    "delta_without_index",
+    "truncated_call",
+    "whitespace_stripped",
+)
+"""How a server's tool parser breaks an answer that is a call: drawn per item (its question), so the same item
+breaks alike streamed and not, on every retry; only requests that offer `tools` for a keyed call meet them."""
+FAULTS = WIRE_FAULTS + TOOL_FAULTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +86,11 @@ class SimConfig:
                 raise InputError(f"unknown fault '{name}': expected one of {', '.join(FAULTS)}")
             if not 0 <= rate <= 1:
                 raise InputError(f"fault '{name}': rate must be between 0 and 1, got {rate}")
-        if sum(self.faults.values()) > 1 + 1e-9:
-            # one draw per request picks at most one fault: past 1 in all, the later names would get less than said
-            total = sum(self.faults.values())
-            raise InputError(f"--faults: the rates add up to {total:g}; a request meets one fault at most: 1 at most")
+        for group, what in ((WIRE_FAULTS, "a request"), (TOOL_FAULTS, "an item")):
+            total = sum(rate for name, rate in self.faults.items() if name in group)
+            if total > 1 + 1e-9:
+                # one draw picks at most one fault of a group: past 1 in all, the later names would get less than said
+                raise InputError(f"--faults: the rates add up to {total:g}; {what} meets one fault at most: 1 at most")
 
 
 def has_key(config: SimConfig) -> bool:

@@ -79,6 +79,8 @@ class ChatCall:
     """Prompt tokens -> (seconds to the first token, seconds per further token)."""
     state: dict[str, Any] = field(default_factory=dict)
     """The server's memory across requests (llama.cpp's prompt cache)."""
+    faults: dict[str, float] = field(default_factory=dict)
+    """The configured fault rates (the tool faults are drawn per item by the flavour's plan)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,8 @@ from qualeval.sim.frames import ChatCall, Ctx, RequestRejected, ServerHooks, Ste
 from qualeval.sim.harms import load_factor
 from qualeval.sim.observe import decay, force_length, spec_steps, speedup
 from qualeval.sim.state import ServerState
+from qualeval.sim.toolreply import ToolReply, tool_fault, tool_reply
+from qualeval.sim.toolwire import tool_steps, tool_whole
 
 __all__ = ["Plan", "plan"]
 
@@ -127,9 +129,10 @@ def _generic(
     constraint, thinking = _shape(state, body)
     seen = {k: v for k, v in body.items() if k != "reasoning_effort"} if cfg.ignore_effort else body
     effort = read_effort(flavour, seen)
+    behaviour = _at_length(_served(state), cfg, prompt_tokens)
     gen = generate(
         user,
-        behaviour=_at_length(_served(state), cfg, prompt_tokens),
+        behaviour=behaviour,
         key=state.key,
         max_tokens=max_tokens,
         thinking=thinking,
@@ -140,10 +143,13 @@ def _generic(
         conversation=prompt,
         effort=effort,
     )
-    force_length(gen, body, max_tokens)
+    rid = _request_id(cfg.behaviour.seed, state.requests)
+    calls = _calls(state, body, directives, gen, behaviour, (user, prompt), max_tokens, variant, rid)
+    if calls is None:
+        force_length(gen, body, max_tokens)
     ttft_s, decode_s = _pacing(cfg, directives, prompt_tokens, seeded(cfg.behaviour.seed, "latency", user, variant))
     ctx = Ctx(
-        id=flavour.response_id(_request_id(cfg.behaviour.seed, state.requests), state.requests),
+        id=flavour.response_id(rid, state.requests),
         created=int(time.time()),
         model=str(body.get("model") or cfg.model),
         prompt_tokens=prompt_tokens,
@@ -153,8 +159,43 @@ def _generic(
     steps = flavour.stream(gen, ctx) if stream else []
     whole = b"" if stream else flavour.whole(gen, ctx)
     n = completion_tokens(gen)
+    if calls is not None:
+        steps, whole = (tool_steps(steps, calls), whole) if stream else (steps, tool_whole(whole, calls))
+        n += calls.tokens
     spec = spec_steps(n, cfg.spec_draft, cfg.spec_accept, (cfg.behaviour.seed, user, variant))
     return Plan(steps, whole, ttft_s, decode_s * speedup(n, spec), n, prompt, prompt_tokens, spec, gen.unknown)
+
+
+def _calls(
+    state: ServerState,
+    body: dict[str, Any],
+    directives: dict[str, str],
+    gen: Any,
+    behaviour: Behaviour,
+    asked: tuple[str, str],
+    max_tokens: int | None,
+    variant: object,
+    rid: str,
+) -> ToolReply | None:
+    """The calls that answer a request offering `tools` for a keyed tool-call item (None: the answer is text)."""
+    if not body.get("tools") or state.key is None:
+        return None
+    user, conversation = asked
+    entry = state.key.find(user) or state.key.find(conversation)
+    if entry is None or not entry.calls:
+        return None  # not a tool-call item, or one that expects no call: answered with text
+    return tool_reply(
+        gen,
+        entry,
+        accuracy=behaviour.accuracy,
+        outcome=directives.get("outcome"),
+        fault=tool_fault(state.config.faults, state.config.behaviour.seed, directives, entry),
+        stream=bool(body.get("stream")),
+        max_tokens=max_tokens,
+        variant=variant,
+        seed=state.config.behaviour.seed,
+        request_id=rid,
+    )
 
 
 def _hooked(
@@ -192,6 +233,7 @@ def _hooked(
         created=int(time.time()),
         latency=latency,
         state=state.memory,
+        faults=cfg.faults,
     )
     planned = hooks.plan(call)
     prompt = "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))

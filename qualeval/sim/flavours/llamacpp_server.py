@@ -16,6 +16,8 @@ from qualeval.sim.flavours.llamacpp import CLOSE, OPEN, Output, output_of, rende
 from qualeval.sim.flavours.llamacpp_props import props
 from qualeval.sim.frames import ChatCall, Ctx, Planned, RequestRejected, ServerHooks
 from qualeval.sim.gbnf import Grammar, GrammarError, parse_grammar
+from qualeval.sim.toolreply import ToolReply, cut_to, tool_fault, tool_reply
+from qualeval.sim.toolwire import tool_steps, tool_whole
 
 __all__ = ["HOOKS"]
 
@@ -144,14 +146,15 @@ def _cached(state: dict[str, Any], prompt: list[str], enabled: bool) -> int:
 
 def _tokens(
     call: ChatCall, thinking: bool, shape: tuple[AskedConstraint | None, Grammar | None], prompt: str
-) -> tuple[list[str], bool]:
-    """What the model writes, before the budget cuts it, and whether the question was not in the answer key."""
+) -> tuple[list[str], bool, ToolReply | None]:
+    """What the model writes, before the budget cuts it, whether the question was not in the answer key, and the
+    calls that follow the text when the request offers `tools` for a keyed call item."""
     body, directives = call.body, call.directives
     user = next((str(m.get("content")) for m in reversed(body["messages"]) if m.get("role") == "user"), prompt)
     constraint, grammar = shape
     if grammar is not None:
         rng = random.Random(zlib.crc32(f"{call.behaviour.seed}|{body.get('seed')}|{prompt}|{call.variant}".encode()))
-        return tokenize(grammar.sample(rng)), False
+        return tokenize(grammar.sample(rng)), False, None
     # `think=no`: the model skips the optional think block, as a random model under a JSON schema may
     thinks = thinking and directives.get("think") != "no"
     gen = generate(
@@ -166,6 +169,7 @@ def _tokens(
         variant=call.variant,
         conversation=prompt,
     )
+    reply = _calls(call, gen, user, prompt)
     opened = call.thinking_opened and thinking
     if opened and gen.reasoning and gen.reasoning[0] == "\n":
         gen.reasoning = gen.reasoning[1:]  # the template already wrote the newline after <think>
@@ -175,7 +179,28 @@ def _tokens(
         head = [] if not thinks or opened else [OPEN]
         filler = (gen.reasoning if thinks else gen.answer) or tokenize(" and so on")
         tokens = head + filler * (call.n_ctx // len(filler) + 1)
-    return tokens, gen.unknown
+        reply = None
+    return tokens, gen.unknown, reply
+
+
+def _calls(call: ChatCall, gen: Any, user: str, prompt: str) -> ToolReply | None:
+    if not call.body.get("tools") or call.key is None:
+        return None
+    entry = call.key.find(user) or call.key.find(prompt)
+    if entry is None or not entry.calls:
+        return None
+    return tool_reply(
+        gen,
+        entry,
+        accuracy=call.behaviour.accuracy,
+        outcome=call.directives.get("outcome"),
+        fault=tool_fault(call.faults, call.behaviour.seed, call.directives, entry),
+        stream=bool(call.body.get("stream")),
+        max_tokens=None,  # the budget is applied below, to the text and the calls together
+        variant=call.variant,
+        seed=call.behaviour.seed,
+        request_id=call.request_id,
+    )
 
 
 def plan(call: ChatCall) -> Planned:
@@ -193,8 +218,12 @@ def plan(call: ChatCall) -> Planned:
             {"n_prompt_tokens": n_prompt, "n_ctx": call.n_ctx},
         )
     budget = _budget(body, call.n_ctx - n_prompt)
-    tokens, unknown = _tokens(call, thinking, shape, prompt)
+    tokens, unknown, reply = _tokens(call, thinking, shape, prompt)
     finish = "stop" if len(tokens) < budget else "length"  # stopping takes one more token
+    if reply is not None and finish == "length":
+        reply = None  # the budget ended inside the text: no call was written
+    elif reply is not None:
+        cut_to(reply, budget - len(tokens))
     prefix = prompt.rsplit("<|im_start|>assistant\n", 1)[1]
     out = Output(tuple(tokens[:budget]), finish, prefix, body.get("reasoning_format") != "none")
     cached = _cached(call.state, prompt_tokens, body.get("cache_prompt", True) is not False)
@@ -209,9 +238,14 @@ def plan(call: ChatCall) -> Planned:
         prompt_ms=ttft_s * 1000.0,
         decode_ms=decode_s * 1000.0,
     )
+    extra = reply.tokens if reply is not None else 0
     if body.get("stream"):
-        return Planned(stream_of(out, ctx), b"", ttft_s, decode_s, out.completion_tokens, unknown)
-    return Planned([], whole_of(out, ctx), ttft_s, decode_s, out.completion_tokens, unknown)
+        steps = stream_of(out, ctx)
+        steps = tool_steps(steps, reply) if reply is not None else steps
+        return Planned(steps, b"", ttft_s, decode_s, out.completion_tokens + extra, unknown)
+    whole = whole_of(out, ctx)
+    whole = tool_whole(whole, reply) if reply is not None else whole
+    return Planned([], whole, ttft_s, decode_s, out.completion_tokens + extra, unknown)
 
 
 # --- the other routes ---------------------------------------------------------------------------------
