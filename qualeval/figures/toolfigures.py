@@ -20,17 +20,29 @@ from qualeval.records import (
     Parity,
     Record,
     Recovery,
+    RunSummary,
     Status,
     ToolCall,
     ToolFigures,
     ToolShare,
+    ToolSides,
     ToolStatus,
     ToolTiming,
     Trigger,
     TriggerAgreement,
 )
 
-__all__ = ["ToolView", "canonical_calls", "parity", "parity_of", "tool_figures", "tool_view", "tools_by_task"]
+__all__ = [
+    "ToolView",
+    "canonical_calls",
+    "parity",
+    "parity_of",
+    "run_tools",
+    "tool_figures",
+    "tool_sides",
+    "tool_view",
+    "tools_by_task",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,3 +249,33 @@ def parity(records: Iterable[Record]) -> dict[str, Parity]:
     """Per task, streamed against non-streamed (--stream-parity): the share of items whose calls and verdict
     agree, and the discordant items named; only tasks with an item sent both ways."""
     return {task: f.parity for task, f in tools_by_task(records).items() if f.parity is not None}
+
+
+def _run_parity(summary: RunSummary | None, group: str) -> Parity | None:
+    """A run's own parity for a group of compare or board (`task`, or `task @ level` where the runs swept several
+    levels), from its summary.json: they read one response per item, so cannot pair a run's two."""
+    task, _, level = group.partition(" @ ")
+    report = summary.tasks.get(task) if summary is not None else None
+    if report is None:
+        return None
+    tools = report.levels[level].tools if level and level in report.levels else report.tools
+    return tools.parity if tools is not None else None
+
+
+def run_tools(records: Sequence[Record], summary: RunSummary | None, group: str) -> ToolFigures | None:
+    """board: one config's tool figures on one group's records, its parity from its summary; None for a group
+    with no tool-call record."""
+    views = [v for r in records if (v := tool_view(r)) is not None]
+    if not views:
+        return None
+    return tool_figures(views).model_copy(update={"parity": _run_parity(summary, group)})
+
+
+def tool_sides(
+    pairs: Sequence[tuple[Record, Record]], summaries: tuple[RunSummary | None, RunSummary | None], group: str
+) -> ToolSides | None:
+    """compare: A's and B's tool figures over the paired items, each run's parity from its summary; None for a
+    group with no tool-call record."""
+    a = run_tools([ra for ra, _ in pairs], summaries[0], group)
+    b = run_tools([rb for _, rb in pairs], summaries[1], group)
+    return ToolSides(a=a, b=b) if a is not None and b is not None else None

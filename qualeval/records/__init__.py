@@ -157,6 +157,7 @@ from qualeval.records.toolfigures import (
     Recovery,
     ToolFigures,
     ToolShare,
+    ToolSides,
     ToolTiming,
     TriggerAgreement,
 )
@@ -273,6 +274,7 @@ __all__ = [
     "ToolCall",
     "ToolFigures",
     "ToolShare",
+    "ToolSides",
     "ToolStatus",
     "ToolTiming",
     "ToolsRecord",

@@ -15,7 +15,16 @@ from qualeval.records.accuracy import Cell
 from qualeval.records.distribution import Distribution
 from qualeval.records.toolcalls import ToolStatus
 
-__all__ = ["DiscordantItem", "Parity", "Recovery", "ToolFigures", "ToolShare", "ToolTiming", "TriggerAgreement"]
+__all__ = [
+    "DiscordantItem",
+    "Parity",
+    "Recovery",
+    "ToolFigures",
+    "ToolShare",
+    "ToolSides",
+    "ToolTiming",
+    "TriggerAgreement",
+]
 
 
 class ToolShare(BaseModel):
@@ -129,3 +138,12 @@ class ToolFigures(BaseModel):
     timing: ToolTiming
     parity: Parity | None = None
     """None when the run sent no item both ways."""
+
+
+class ToolSides(BaseModel):
+    """compare: a tool-call task's figures in run A and run B, each over the paired items both runs answered (the
+    pairs `TaskComparison.endpoint_errors` left out are in neither). Parity is each run's own, over all its items
+    (its summary.json): compare pairs one response per item and run."""
+
+    a: ToolFigures
+    b: ToolFigures
