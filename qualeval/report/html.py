@@ -52,6 +52,7 @@ from qualeval.report.tool_sections import (
     TOOL_HEAD,
     TOOL_NOTE,
     TOOL_SPEED_HEAD,
+    compare_tool_rows,
     has_tools,
     tool_lines,
     tool_rows,
@@ -113,6 +114,7 @@ def _environment() -> Environment:
     env.globals.update(truncation_line=truncation_line)
     env.globals.update(tool_rows=tool_rows, tool_lines=tool_lines, tool_head=TOOL_HEAD, tool_note=TOOL_NOTE)
     env.globals.update(tool_speed_head=TOOL_SPEED_HEAD, tool_speed_cells=tool_speed_cells, has_tools=has_tools)
+    env.globals.update(compare_tool_rows=compare_tool_rows)
     env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)
     env.globals.update(
         load_head=LOAD_HEAD, load_note=LOAD_NOTE, per_level_note=PER_LEVEL, published_where=published_where

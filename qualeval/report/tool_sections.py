@@ -8,13 +8,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from qualeval.records import DiscordantItem, Distribution, RunSummary, TaskReport, ToolFigures, ToolShare, ToolStatus
+from qualeval.records import (
+    BoardTask,
+    DiscordantItem,
+    Distribution,
+    RunSummary,
+    TaskReport,
+    ToolFigures,
+    ToolShare,
+    ToolSides,
+    ToolStatus,
+)
 from qualeval.report.numbers import dist, num, pct
 
 __all__ = [
+    "BOARD_TOOL_HEAD",
     "TOOL_HEAD",
     "TOOL_NOTE",
     "TOOL_SPEED_HEAD",
+    "board_tool_rows",
+    "compare_tool_rows",
     "has_tools",
     "tool_lines",
     "tool_markdown",
@@ -149,3 +162,96 @@ def tool_markdown(summary: RunSummary) -> list[str]:
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in tool_rows(summary)]
     lines += ["", TOOL_NOTE]
     return lines + [line for found in tool_lines(summary) for line in ("", found)]
+
+
+def _points(a: float | None, b: float | None) -> str:
+    return f"{100 * (b - a):+.1f} points" if a is not None and b is not None else "–"
+
+
+def _parity(f: ToolFigures) -> str:
+    p = f.parity
+    return f"{pct(p.share)} ({p.agree}/{p.pairs})" if p is not None and p.pairs else "–"
+
+
+def compare_tool_rows(sides: ToolSides) -> list[tuple[str, str, str, str]]:
+    """compare's rows for a tool-call task: (measure, A, B, B vs A); a figure with nothing to count is "–" on its
+    side, and then has no difference either. The wire statuses are counted per side, B - A."""
+    a, b = sides.a, sides.b
+    shares = (
+        ("tool trigger F1", a.trigger.f1, b.trigger.f1),
+        ("tool trigger precision", a.trigger.precision, b.trigger.precision),
+        ("tool trigger recall", a.trigger.recall, b.trigger.recall),
+        ("no call where none expected", a.trigger.no_call_agreement, b.trigger.no_call_agreement),
+        ("tool schema valid (responses with a call)", a.schema_valid.share, b.schema_valid.share),
+    )
+    rows = [(name, pct(x), pct(y), _points(x, y)) for name, x, y in shares]
+    rows.append(("would have been right (of wrong)", _recovered(a), _recovered(b), ""))
+    rows.append(("stream parity (each run's own)", _parity(a), _parity(b), _points(_ps(a), _ps(b))))
+    for name, pick in _TIMES:
+        x, y = pick(a), pick(b)
+        ratio = f"× {y / x:.3f}" if x and y is not None else "–"
+        rows.append((name, num(x), num(y), ratio))
+    for status in sorted({*a.statuses, *b.statuses}):
+        x, y = a.statuses.get(status, 0), b.statuses.get(status, 0)
+        rows.append((f"wire status {status}", str(x), str(y), f"{y - x:+d}"))
+    return rows
+
+
+def _recovered(f: ToolFigures) -> str:
+    return f"{f.recovery.would_be_right} of {f.recovery.wrong}" if f.recovery.wrong else "–"
+
+
+def _ps(f: ToolFigures) -> float | None:
+    return f.parity.share if f.parity is not None else None
+
+
+def _median(d: Distribution | None) -> float | None:
+    return d.p50 if d is not None else None
+
+
+_TIMES = (
+    ("first tool call p50 (ms)", lambda f: _median(f.timing.first_delta)),
+    ("calls complete p50 (ms)", lambda f: _median(f.timing.complete)),
+    ("call fragments p50", lambda f: _median(f.timing.fragments)),
+    ("reasoning tokens before call p50", lambda f: _median(f.timing.reasoning_tokens_before)),
+)
+
+BOARD_TOOL_HEAD = (
+    "config",
+    "responses",
+    "trigger P / R / F1",
+    "no call where none expected",
+    "schema valid",
+    "wire statuses",
+    "would have been right",
+    "stream parity",
+    "first tool call p50 / p90 ms",
+    "calls complete p50 / p90 ms",
+    "unanswered",
+)
+
+
+def board_tool_rows(task: BoardTask) -> list[list[str]]:
+    """One row of BOARD_TOOL_HEAD a config with tool figures on the task; none for a task with no tool call."""
+    out = []
+    for name, c in task.configs.items():
+        f = c.tools
+        if f is None:
+            continue
+        t = f.trigger
+        out.append(
+            [
+                name,
+                str(f.responses),
+                f"{pct(t.precision)} / {pct(t.recall)} / {pct(t.f1)}",
+                pct(t.no_call_agreement),
+                _share(f.schema_valid),
+                _counts(f.statuses),
+                _recovered(f),
+                _parity(f),
+                dist(f.timing.first_delta),
+                dist(f.timing.complete),
+                str(f.unanswered),
+            ]
+        )
+    return out
