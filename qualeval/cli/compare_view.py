@@ -80,7 +80,7 @@ def print_comparison(result: Comparison, show: int) -> None:
         for metric, why in t.unread.items():
             table.add_row(metric if metric == "output tokens/s (aggregate)" else f"{metric} (mean)", "", "", why)
         if t.tools is not None:  # a tool-call task: its figures side by side, the wire statuses counted B - A
-            from qualeval.report.tool_sections import compare_tool_rows
+            from qualeval.report import compare_tool_rows
 
             for row in compare_tool_rows(t.tools):
                 table.add_row(*row)

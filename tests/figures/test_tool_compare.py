@@ -95,3 +95,13 @@ def test_board_shows_each_configs_tool_figures(tmp_path: Path) -> None:
     row = next(line for line in text.splitlines() if line.startswith("| leaky | 4 |"))
     assert "markup_in_content 2" in row and "2 of 3" in row and row.rstrip(" |").endswith("1")
     assert "tool calls" in board_html(board) and "markup_in_content 2" in board_html(board)
+
+
+def test_compare_in_the_terminal_shows_the_tool_rows(tmp_path: Path) -> None:
+    from tests.figures.test_compare import compare_cli
+
+    a = tool_dir(tmp_path / "a", _clean(), {"temperature": 0})
+    b = tool_dir(tmp_path / "b", _leaky(), {"temperature": 0.5})
+    done = compare_cli(a, b, out=tmp_path / "cmp")
+    assert done.returncode == 0, done.stderr
+    assert "wire status markup_in_content" in done.stdout and "tool trigger F1" in done.stdout
