@@ -79,6 +79,11 @@ def print_comparison(result: Comparison, show: int) -> None:
             table.add_row(label, f"{r.a:,.1f}", f"{r.b:,.1f}", f"{shown}{said}")
         for metric, why in t.unread.items():
             table.add_row(metric if metric == "output tokens/s (aggregate)" else f"{metric} (mean)", "", "", why)
+        if t.tools is not None:  # a tool-call task: its figures side by side, the wire statuses counted B - A
+            from qualeval.report import compare_tool_rows
+
+            for row in compare_tool_rows(t.tools):
+                table.add_row(*row)
         if t.scored:
             table.add_row(
                 "flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}"

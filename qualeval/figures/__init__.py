@@ -12,6 +12,7 @@ rundir      a run directory read back; the checks that runs are not the same and
 compare     two runs paired item by item
 runset      several runs of the same items (board and gate)      board  N configs side by side
 gate        a release gate's verdict by a policy file (policy: the file read; gate_clauses: speed, validity)
+toolfigures a tool-call task's trigger, schema, wire statuses, recovered calls, call timing, stream parity
 """
 
 from qualeval.figures.accuracy import answered_cell, below, judged, summarize
@@ -23,6 +24,7 @@ from qualeval.figures.policy import load_policy
 from qualeval.figures.repeats import cached_side
 from qualeval.figures.speeds import duration_of, speed
 from qualeval.figures.summary import offline_summary, summarize_records, write_summary_json
+from qualeval.figures.toolfigures import parity, tools_by_task
 
 __all__ = [
     "answered_cell",
@@ -35,9 +37,11 @@ __all__ = [
     "judged",
     "load_policy",
     "offline_summary",
+    "parity",
     "speed",
     "summarize",
     "summarize_records",
     "swept",
+    "tools_by_task",
     "write_summary_json",
 ]

@@ -26,6 +26,7 @@ from qualeval.figures.gate_clauses import open_loop
 from qualeval.figures.noise import ALPHA, mcnemar_exact, read_noise, run_noise
 from qualeval.figures.rundir import check_rerun, refuse_same, run_settings
 from qualeval.figures.runset import Group, Loaded, PairCounts, figures, grouper, groups, load_runs, paired
+from qualeval.figures.toolfigures import run_tools
 from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, Noise
 
 __all__ = ["board_runs", "holm"]
@@ -135,6 +136,7 @@ def _share(group: Group | None) -> float | None:
 
 
 def _task(
+    group: str,
     keys: list[Any],
     runs: dict[str, Loaded],
     baseline: str,
@@ -186,6 +188,7 @@ def _task(
             speed=speeds.get(name, {}),
             pareto_throughput=through.get(name),
             pareto_first_answer=quick.get(name),
+            tools=run_tools([runs[name].records[k] for k in keys], runs[name].summary, group),
             **(_noise_reading(counts, p_adjusted, len(vs_base), noise, alpha) if scored else {}),
         )
     return BoardTask(scored=scored, best=best, configs=configs, noise=noise)
@@ -269,7 +272,7 @@ def board_runs(
     per_request = open_loop(*(run.manifest for run in loaded))
     tasks = {}
     for group, keys in groups(loaded[0]).items():
-        tasks[group] = _task(keys, by_name, named[0].name, again, alpha, noise.get(group), per_request)
+        tasks[group] = _task(group, keys, by_name, named[0].name, again, alpha, noise.get(group), per_request)
     return Board(
         baseline=named[0].name,
         rerun=str(rerun) if rerun is not None else None,

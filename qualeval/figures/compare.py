@@ -40,6 +40,7 @@ from qualeval.figures.rundir import (
     run_settings,
 )
 from qualeval.figures.speeds import speed, untimed
+from qualeval.figures.toolfigures import tool_sides
 from qualeval.records import (
     NOT_THE_MODELS,
     Comparison,
@@ -354,6 +355,8 @@ def compare_runs(
         name: _read_speed(t, again_pairs.get(name, []) if again_pairs is not None else None)
         for name, t in _noisy(tasks, noise).items()
     }
+    tools = {name: tool_sides(grouped[name], (a.summary, b.summary), name) for name in tasks}
+    tasks = {name: t.model_copy(update={"tools": tools[name]}) for name, t in tasks.items()}
     if not per_request:  # open loop: the aggregate is the arrival rate's, and output_rate compares the runs
         tasks = {
             name: _aggregate(t, grouped[name], again_pairs.get(name) if again_pairs else None, speeds[name])

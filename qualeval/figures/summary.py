@@ -18,6 +18,7 @@ from qualeval.figures.accuracy import Repeat, answered_cell, cell_of, per_level,
 from qualeval.figures.frontier import Answer, answer_of, asked_differently, frontier, under_load
 from qualeval.figures.repeats import Said, by_item, identical, said_of
 from qualeval.figures.speeds import linked, speed
+from qualeval.figures.toolfigures import ToolView, tool_figures, tool_view
 from qualeval.records import (
     NOT_THE_MODELS,
     LevelReport,
@@ -47,6 +48,8 @@ class _Rows:
     retried: int = 0
     answers: list[Answer] = field(default_factory=list)
     said: list[Said | None] = field(default_factory=list)
+    tools: list[ToolView] = field(default_factory=list)
+    """Tool-call items' records only (empty for any other task)."""
     scored: bool = False
 
     def add(self, record: Record) -> None:
@@ -62,6 +65,8 @@ class _Rows:
         self.timed.append(record.timed())
         self.answers.append(answer_of(record))
         self.said.append(said_of(record))
+        if (view := tool_view(record)) is not None:
+            self.tools.append(view)
         self.scored = self.scored or record.scored
         self.faults.update(record.retried)
         # a failed record's `retried` holds its own last attempt too, and an earlier session's failures: retried
@@ -134,7 +139,12 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
             label: [o for o, r in zip(rows.outcomes, rows.timed, strict=True) if r.level == label] for label in levels
         }
         summary = per_level(summary, {label: summarize(task.name, at[label], task.spec.breakdowns) for label in levels})
+    # a tool-call task's accuracy is pooled over its levels only where the task's own is; per level beside it
+    tools = tool_figures(rows.tools, pooled_accuracy=summary.interval is not None) if rows.tools else None
+    for label, lv in levels.items() if tools is not None and len(levels) > 1 else ():
+        lv.tools = tool_figures([v for v in rows.tools if v.level == label])
     return TaskReport(
+        tools=tools,
         summary=summary,
         repeated=repeated(rows.repeats, k) if k > 1 and scored else None,
         speed=overall,

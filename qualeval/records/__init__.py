@@ -7,6 +7,9 @@
     accuracy.py     summary.json     Cell, TaskSummary, Repeated: a task's accuracy, what was left out, K samples
     summary.py      summary.json     RunSummary and what it holds per task (a run's, and `qualeval score`'s),
                                      and its ServingFigures (workload, context lengths, replicas)
+    toolfigures.py  summary.json     ToolFigures: a tool-call task's trigger, schema, wire statuses, recovery,
+                    compare.json     timing and stream parity (and distribution.py, the Distribution it shares
+                    board.json       with summary.py)
     comparison.py   compare.json     Comparison
     board.py        board.json       Board (`qualeval board`)
     gate.py         gate.json        GateResult, and the Policy file `qualeval gate` reads
@@ -151,6 +154,16 @@ from qualeval.records.toolcalls import (
     Trigger,
     openai_calls,
 )
+from qualeval.records.toolfigures import (
+    DiscordantItem,
+    Parity,
+    Recovery,
+    ToolFigures,
+    ToolShare,
+    ToolSides,
+    ToolTiming,
+    TriggerAgreement,
+)
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
@@ -188,6 +201,7 @@ __all__ = [
     "ConstraintRecord",
     "ContextFigures",
     "ContextShaping",
+    "DiscordantItem",
     "Distribution",
     "ExpectedCall",
     "Extraction",
@@ -215,6 +229,7 @@ __all__ = [
     "OfflineItem",
     "Outcome",
     "Paired",
+    "Parity",
     "Pinned",
     "Policy",
     "ProbeResult",
@@ -224,6 +239,7 @@ __all__ = [
     "Ratio",
     "ReasoningSource",
     "Record",
+    "Recovery",
     "Repeated",
     "RunConfig",
     "RunStore",
@@ -263,9 +279,14 @@ __all__ = [
     "ToolAnswer",
     "ToolCall",
     "ToolChoice",
+    "ToolFigures",
+    "ToolShare",
+    "ToolSides",
     "ToolStatus",
+    "ToolTiming",
     "ToolsRecord",
     "Trigger",
+    "TriggerAgreement",
     "Truncation",
     "Usage",
     "Verdict",

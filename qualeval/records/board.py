@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from qualeval.records.accuracy import Cell
 from qualeval.records.comparison import Noise
 from qualeval.records.summary import Distribution
+from qualeval.records.toolfigures import ToolFigures
 
 __all__ = ["Board", "BoardRun", "BoardTask", "ConfigFigures", "SpeedRatio"]
+
+
+def _unset(value: object) -> bool:
+    return value is None
 
 
 class SpeedRatio(BaseModel):
@@ -82,6 +87,9 @@ class ConfigFigures(BaseModel):
     """Not dominated in (accuracy, output tok/s); None when either is missing."""
     pareto_first_answer: bool | None = None
     """Not dominated in (accuracy, first-answer latency p50)."""
+    tools: ToolFigures | None = Field(default=None, exclude_if=_unset)
+    """A tool-call task's figures for this config (records.toolfigures), over its records of the task; parity is
+    the run's own, from its summary.json. None, and not written, for any other task."""
 
 
 class BoardTask(BaseModel):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from qualeval.records.repeats import Identical
+from qualeval.records.toolfigures import ToolSides
 
 __all__ = ["Comparison", "Noise", "Ratio", "TaskComparison"]
+
+
+def _unset(value: object) -> bool:
+    return value is None
 
 
 class Noise(BaseModel):
@@ -94,6 +99,9 @@ class TaskComparison(BaseModel):
     items whose verdict flipped on that same input."""
     prompt_cache: tuple[float | None, float | None] = (None, None)
     """The share of prompt tokens A's and B's servers took from their prefix cache (None: not reported)."""
+    tools: ToolSides | None = Field(default=None, exclude_if=_unset)
+    """A tool-call task's figures, A's and B's side by side (trigger, schema validity, wire statuses, recovered
+    calls, call timing, parity); None, and not written, for any other task."""
 
 
 class Comparison(BaseModel):

@@ -7,8 +7,10 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from qualeval.records.accuracy import Cell, Repeated, TaskSummary
+from qualeval.records.distribution import Distribution
 from qualeval.records.repeats import Paired, PromptCache
 from qualeval.records.shaping import TemplateTokens, WorkloadPrompts, WorkloadStyle
+from qualeval.records.toolfigures import ToolFigures
 
 __all__ = [
     "BenchyFigures",
@@ -32,14 +34,6 @@ __all__ = [
     "WorkloadFigures",
     "WorkloadLevel",
 ]
-
-
-class Distribution(BaseModel):
-    n: int
-    mean: float
-    p50: float
-    p90: float
-    p99: float
 
 
 class Speed(BaseModel):
@@ -132,6 +126,10 @@ class Frontier(BaseModel):
     """The level with the fewest mean output tokens whose accuracy is within `within` of the best's."""
 
 
+def _unset(value: object) -> bool:
+    return value is None
+
+
 class LevelReport(BaseModel):
     """One load level: the same items as every other level, under this load."""
 
@@ -143,6 +141,8 @@ class LevelReport(BaseModel):
     vs_first: Paired | None = None
     """Quality under load: against the first level of its load sweep, the first in run order that ran the same
     budget (its label but for c= and rate=). None at that first level, and when no level differs only in load."""
+    tools: ToolFigures | None = Field(default=None, exclude_if=_unset)
+    """A tool-call task's figures at this level, when the task ran several (TaskReport.tools pools them)."""
 
 
 class TaskReport(BaseModel):
@@ -164,6 +164,9 @@ class TaskReport(BaseModel):
     scored: bool = True
     """False for a workload's synthetic prompts: there is no right answer, so no accuracy to show: the summary's
     shares, `repeated`, and what `linked` and `levels` derive from correctness are None or empty."""
+    tools: ToolFigures | None = Field(default=None, exclude_if=_unset)
+    """A tool-call task's figures (records.toolfigures): trigger agreement, schema validity, wire statuses,
+    recovered calls, call timing, stream parity. None, and not written, for a task with no tool-call item."""
 
 
 Stats = dict[str, float]
@@ -269,10 +272,6 @@ class ContextFigures(BaseModel):
     depth: float | None
     tasks: dict[str, dict[str, LengthFigures]]
     """Per task, per target context length (its tokens, as a string)."""
-
-
-def _unset(value: object) -> bool:
-    return value is None
 
 
 class ServingFigures(BaseModel):

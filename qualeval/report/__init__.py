@@ -6,6 +6,7 @@ numbers     how a share, a figure and a distribution are written
 repeats     the prefix cache and identical-input findings, as lines
 frontier_sections   the accuracy-against-cost and drop-under-load sections
 serving_sections, serving_plots   the serving benchmark's sections and plots (qualeval.serving computes them)
+tool_sections   a tool-call task's section, speed cells, compare rows and board table
 board_pages board.md, and the labels, key and noise reading the terminal and board.html share with it
 board_web   board.html
 """
@@ -19,6 +20,7 @@ from qualeval.report.numbers import dist, num, pct
 from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import terminal_lines
+from qualeval.report.tool_sections import compare_tool_rows
 
 __all__ = [
     "HEAD",
@@ -28,6 +30,7 @@ __all__ = [
     "cache_lines",
     "compare_html",
     "compare_lines",
+    "compare_tool_rows",
     "context_claimed",
     "context_refused",
     "cut_correct_line",

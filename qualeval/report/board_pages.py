@@ -10,6 +10,7 @@ from pydantic import JsonValue
 
 from qualeval.records import Board, BoardTask, ConfigFigures, Distribution
 from qualeval.report.numbers import num, pct
+from qualeval.report.tool_sections import BOARD_TOOL_HEAD, TOOL_NOTE, board_tool_rows
 
 __all__ = [
     "HEAD",
@@ -262,4 +263,8 @@ def board_markdown(board: Board) -> str:
         lines += ["", f"## {name}", "", "| " + " | ".join(heads(board)) + " |", "|" + "---|" * len(HEAD)]
         lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows(board, task)]
         lines += ["", beyond_line(board, task), "", *notes(board, task)]
+        if tools := board_tool_rows(task):  # a tool-call task: its figures per config, below the main table
+            lines += ["", f"### {name}: tool calls", "", "| " + " | ".join(BOARD_TOOL_HEAD) + " |"]
+            lines += ["|" + "---|" * len(BOARD_TOOL_HEAD)] + ["| " + " | ".join(map(_cell, r)) + " |" for r in tools]
+            lines += ["", TOOL_NOTE]
     return "\n".join(lines) + "\n"

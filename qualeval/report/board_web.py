@@ -16,6 +16,7 @@ from qualeval.report.board_pages import Tone, beyond_line, heads, key_rows, note
 from qualeval.report.html import warn
 from qualeval.report.numbers import num, pct
 from qualeval.report.plots import ParetoPoint, pareto
+from qualeval.report.tool_sections import BOARD_TOOL_HEAD, TOOL_NOTE, board_tool_rows
 
 __all__ = ["COLUMNS", "board_html"]
 
@@ -182,4 +183,8 @@ def board_html(board: Board) -> str:
         for name, task in board.tasks.items()
     ]
     heads = [re.findall(r"[^._]+[._]?", k) for k in settings]  # sample_seed may break after its _, not inside a word
-    return template.render(b=board, heads=heads, key=key, legend=tone_words(board), tasks=tasks)
+    tools = {name: board_tool_rows(task) for name, task in board.tasks.items()}  # a tool-call task's own table
+    return template.render(
+        b=board, heads=heads, key=key, legend=tone_words(board), tasks=tasks, tools=tools, tool_head=BOARD_TOOL_HEAD,
+        tool_note=TOOL_NOTE,
+    )  # fmt: skip

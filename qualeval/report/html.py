@@ -48,6 +48,16 @@ from qualeval.report.markdown import (
 from qualeval.report.numbers import at_k, dist, num, pct
 from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import serving_sections
+from qualeval.report.tool_sections import (
+    TOOL_HEAD,
+    TOOL_NOTE,
+    TOOL_SPEED_HEAD,
+    compare_tool_rows,
+    has_tools,
+    tool_lines,
+    tool_rows,
+    tool_speed_cells,
+)
 
 __all__ = [
     "ITEM_CAP",
@@ -102,6 +112,9 @@ def _environment() -> Environment:
     env.globals.update(unknown_line=unknown_line, errors_again=errors_again, cut_correct_line=cut_correct_line)
     env.globals.update(frontier_rows=frontier_rows, load_rows=load_rows, smallest_line=smallest_line)
     env.globals.update(truncation_line=truncation_line)
+    env.globals.update(tool_rows=tool_rows, tool_lines=tool_lines, tool_head=TOOL_HEAD, tool_note=TOOL_NOTE)
+    env.globals.update(tool_speed_head=TOOL_SPEED_HEAD, tool_speed_cells=tool_speed_cells, has_tools=has_tools)
+    env.globals.update(compare_tool_rows=compare_tool_rows)
     env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)
     env.globals.update(
         load_head=LOAD_HEAD, load_note=LOAD_NOTE, per_level_note=PER_LEVEL, published_where=published_where

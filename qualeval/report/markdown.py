@@ -17,6 +17,7 @@ from qualeval.report.numbers import at_k, dist, num, pct
 from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, identical_lines
 from qualeval.report.serving_sections import serving_markdown
+from qualeval.report.tool_sections import TOOL_SPEED_HEAD, has_tools, tool_markdown, tool_speed_cells
 
 __all__ = [
     "OFFLINE",
@@ -79,13 +80,9 @@ def published_where(t: TaskReport) -> str:
 
 def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
     """`offline`: scored by `qualeval score`, from responses made elsewhere (no timing)."""
-    lines = _header(summary, offline) + drop_markdown(summary)
-    lines += _accuracy(summary, offline)
-    lines += _statuses(summary)
-    lines += _faults(summary)
-    lines += _speed(summary)
-    lines += _repeats(summary)
-    lines += serving_markdown(summary)
+    lines = _header(summary, offline) + drop_markdown(summary) + _accuracy(summary, offline)
+    lines += _statuses(summary) + tool_markdown(summary) + _faults(summary) + _speed(summary)
+    lines += _repeats(summary) + serving_markdown(summary)
     return "\n".join(lines) + "\n"
 
 
@@ -304,14 +301,16 @@ def _speed(summary: RunSummary) -> list[str]:
     when no request was timed (offline scoring)."""
     if not any(timed(t) for t in summary.tasks.values()):
         return []
+    tools = TOOL_SPEED_HEAD if has_tools(summary) else ()  # the calls' timing beside TTFT and first answer
+    head = ("task", "requests", "TTFT", "first answer", "latency", "TPOT p50", "output tok/s", "requests/s", *tools)
     lines = [
         "",
         "## Speed",
         "",
         "Milliseconds, p50 / p90, warm-up excluded. First answer = the first token of the final answer.",
         "",
-        "| task | requests | TTFT | first answer | latency | TPOT p50 | output tok/s | requests/s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| " + " | ".join(head) + " |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(tools),
     ]
     for name, t in summary.tasks.items():
         p = t.speed
@@ -319,6 +318,7 @@ def _speed(summary: RunSummary) -> list[str]:
         lines.append(
             f"| {name} | {p.requests} | {dist(p.ttft)} | {dist(p.first_answer)} | {dist(p.latency)} | "
             f"{tpot} | {num(p.output_throughput)} | {num(p.request_throughput)} |"
+            + "".join(f" {c} |" for c in (tool_speed_cells(t) if tools else ()))
         )
     for name, t in summary.tasks.items():
         lines += _levels(name, t) + _linked(name, t)
