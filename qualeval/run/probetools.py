@@ -60,7 +60,8 @@ def _conditions(switch: ThinkingSwitch | None, efforts: Sequence[str]) -> list[t
     each: list[str | None] = list(efforts) or [None]
     if switch is None:
         return [(None, effort) for effort in each]
-    return [(True, effort) for effort in each] + [(False, None)]
+    on: list[tuple[bool | None, str | None]] = [(True, effort) for effort in each]
+    return [*on, (False, None)]
 
 
 def _request(
