@@ -51,7 +51,7 @@ from qualeval.run.checks import (
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
-from qualeval.run.probetools import broken_for, probe_tools, working_switch
+from qualeval.run.probetools import broken_for, probe_tools, tool_tasks, working_switch
 from qualeval.run.probing import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
 from qualeval.scoring import ModelJudge, check_scorers, model_judge_for
@@ -254,8 +254,7 @@ async def execute(
     started = time.perf_counter()
     bare = {t.name: t.spec.prompt.bare for t, _ in work}
     scored = any(s.scored for _, samples in work for s in samples)  # a workload's synthetic prompts are not
-    tooled = {t.name: [s.tool_choice for s in samples if s.tools] for t, samples in work}
-    tooled = {name: choices for name, choices in tooled.items() if choices}
+    tooled = tool_tasks(work)
     wanted = _wanted_thinking(config, work)
     models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled))
     notes = [KEYLESS] if scored and keyless(models) else []

@@ -22,9 +22,18 @@ from typing import Any
 
 from qualeval.records import BUDGET, SEED, TRUNCATED, ProbeResult, ThinkingSwitch, ToolContract, contract_of
 from qualeval.run.probepace import Pace, is_late
+from qualeval.tasks import Sample, Task
 from qualeval.wire import THINKING_SWITCHES, ChatRequest, ChatResponse, ChatSender, Message, switch_params
 
-__all__ = ["PROBE_TOOL", "TOOL_CHOICES", "TOOL_QUESTION", "broken_for", "probe_tools", "working_switch"]
+__all__ = [
+    "PROBE_TOOL",
+    "TOOL_CHOICES",
+    "TOOL_QUESTION",
+    "broken_for",
+    "probe_tools",
+    "tool_tasks",
+    "working_switch",
+]
 
 PROBE_TOOL: dict[str, Any] = {
     "type": "function",
@@ -145,6 +154,12 @@ async def probe_tools(
         held, seen = judge(choice, resp)
         out.append(ToolContract(tool_choice=choice, thinking=thinking, effort=effort, held=held, seen=seen))
     return out
+
+
+def tool_tasks(work: Iterable[tuple[Task, Sequence[Sample]]]) -> dict[str, list[str | dict[str, Any] | None]]:
+    """Each task that offers tools, with the tool_choice of each of its items that does (None: not sent)."""
+    tooled = {task.name: [s.tool_choice for s in samples if s.tools] for task, samples in work}
+    return {name: choices for name, choices in tooled.items() if choices}
 
 
 def broken_for(tasks: Mapping[str, Iterable[str | Mapping[str, Any] | None]], found: ProbeResult | None) -> list[str]:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from qualeval.cli.views import print_probe
 from qualeval.reasoning import split_completion
-from qualeval.records import ClientConfig, ProbeResult, ToolCall, ToolContract
-from qualeval.run.probetools import PROBE_TOOL, broken_for, probe_tools, working_switch
-from qualeval.wire import ChatRequest, ChatResponse, failed_response
+from qualeval.records import ClientConfig, ProbeResult, RunConfig, ToolCall, ToolContract
+from qualeval.run import driver
+from qualeval.run.probetools import PROBE_TOOL, broken_for, probe_tools, tool_tasks, working_switch
+from qualeval.wire import ChatClient, ChatRequest, ChatResponse, failed_response
 
 CALL = ToolCall(name="get_weather", arguments='{"city": "Paris"}', id="c1")
 Reply = Callable[[ChatRequest], ChatResponse]
@@ -211,3 +213,55 @@ def test_the_run_uses_the_first_switch_the_probe_saw_work() -> None:
     found.thinking_switch = {"chat_template_kwargs": "ignored (still reasons)", "reasoning_effort": "works"}
     assert working_switch(found) == "reasoning_effort"
     assert working_switch(_result(None)) is None and working_switch(None) is None
+
+
+def test_tool_tasks_are_those_whose_items_offer_tools() -> None:
+    from qualeval.tasks import build_samples, load_task
+
+    task = load_task("knowledge_qa")
+    plain = build_samples(task, limit=2)
+    tooled = [s.model_copy(update={"tools": (PROBE_TOOL,), "tool_choice": "required"}) for s in plain]
+    assert tool_tasks([(task, plain)]) == {}
+    assert tool_tasks([(task, [*plain, *tooled])]) == {"knowledge_qa": ["required", "required"]}
+
+
+def _fake_endpoint(monkeypatch: pytest.MonkeyPatch, sent: list[ChatRequest]) -> None:
+    """A server that reasons, obeys chat_template_kwargs, and ignores tool_choice."""
+
+    async def chat(self: ChatClient, request: ChatRequest) -> ChatResponse:
+        sent.append(request)
+        if request.tools:
+            return ignoring(request)
+        off = request.extra_body.get("chat_template_kwargs") == {"enable_thinking": False}
+        return answered("Paris", thought="" if off else "The capital is Paris.")
+
+    async def listing(self: ChatClient) -> dict[str, Any]:
+        return {"data": [{"id": "m"}]}
+
+    monkeypatch.setattr(ChatClient, "chat", chat)
+    monkeypatch.setattr(ChatClient, "models", listing)
+
+
+def _probed(config: RunConfig, tools: bool) -> ProbeResult:
+    async def go() -> ProbeResult:
+        async with ChatClient(ClientConfig(base_url=config.base_url, api_key=None, concurrency=32)) as client:
+            return (await driver._probed(client, config, tools))[0]
+
+    return asyncio.run(go())
+
+
+def test_a_run_with_a_tool_task_probes_the_contracts_per_effort_and_a_plain_one_sends_none(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    sent: list[ChatRequest] = []
+    _fake_endpoint(monkeypatch, sent)
+    url = "http://127.0.0.1:9/v1"
+    config = RunConfig(base_url=url, model="m", tasks=["knowledge_qa"], out=tmp_path, reasoning_effort=["low", "high"])
+    plain = _probed(config, tools=False)
+    assert plain.tool_contracts is None and not [r for r in sent if r.tools]  # as fast as before: none sent
+    found = _probed(config, tools=True)
+    assert found.tool_contracts is not None
+    assert {(c.thinking, c.effort) for c in found.tool_contracts} == {(True, "low"), (True, "high"), (False, None)}
+    assert {c.contract for c in found.broken()} == {"required", "none", "named"}
+    # kept in the manifest's probe, as JSON, and read back the same
+    assert ProbeResult.model_validate_json(found.model_dump_json()).tool_contracts == found.tool_contracts
