@@ -81,7 +81,7 @@ def probe_endpoint(options: ProbeOptions, *, sim: str | None) -> ProbeResult:
 
 
 async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
-    from qualeval.run import probe, probe_tools, working_switch
+    from qualeval.run import check_tools, probe
     from qualeval.wire import ChatClient
 
     async with ChatClient(config) as client:
@@ -89,8 +89,7 @@ async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
         found = await probe(client, options.model, max_tokens=options.max_tokens, seconds=options.probe_time)
         if options.tools:  # the probe's time is shared: the contracts get what the checks before them left
             left = options.probe_time - (asyncio.get_running_loop().time() - began)
-            switch = working_switch(found)
-            found.tool_contracts = await probe_tools(client, options.model, switch=switch, seconds=max(left, 0.0))
+            await check_tools(client, options.model, found, seconds=left)
         return found
 
 

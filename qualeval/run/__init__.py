@@ -27,7 +27,7 @@ from qualeval.run.merge import merge_runs
 from qualeval.run.offline import SplitOptions, check_out, score_file, score_lines, write_offline
 from qualeval.run.offline_read import FORMATS, ReadOptions
 from qualeval.run.options import check_kinds, cli_parameters, given_or_default, load_config, options_from
-from qualeval.run.probetools import probe_tools, working_switch
+from qualeval.run.probetools import check_tools
 from qualeval.run.probing import PROBE_CONCURRENCY, ProbeOptions, probe
 from qualeval.run.progress import progress_bar
 from qualeval.run.rescoring import rescore
@@ -41,6 +41,7 @@ __all__ = [
     "SplitOptions",
     "check_kinds",
     "check_out",
+    "check_tools",
     "cli_parameters",
     "data_task",
     "execute",
@@ -50,11 +51,9 @@ __all__ = [
     "one_task_data",
     "options_from",
     "probe",
-    "probe_tools",
     "progress_bar",
     "rescore",
     "score_file",
     "score_lines",
-    "working_switch",
     "write_offline",
 ]

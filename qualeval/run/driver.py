@@ -51,7 +51,7 @@ from qualeval.run.checks import (
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
-from qualeval.run.probetools import broken_for, probe_tools, tool_tasks, working_switch
+from qualeval.run.probetools import broken_for, check_tools, tool_tasks
 from qualeval.run.probing import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
 from qualeval.scoring import ModelJudge, check_scorers, model_judge_for
@@ -217,10 +217,8 @@ async def _probed(client: ChatClient, config: RunConfig, tools: bool) -> tuple[P
     except EndpointError as exc:
         found = unanswered(client.config.base_url, config.model, str(exc), config.probe_time)
     if tools and not found.failed:  # the contracts get what time the checks before them left
-        left = max(config.probe_time - (time.perf_counter() - began), 0.0)
-        switch = working_switch(found)
-        efforts = config.reasoning_effort
-        found.tool_contracts = await probe_tools(client, config.model, switch=switch, efforts=efforts, seconds=left)
+        left = config.probe_time - (time.perf_counter() - began)
+        await check_tools(client, config.model, found, efforts=config.reasoning_effort, seconds=left)
     if not config.thinking_budget:
         return found, None
     left = config.probe_time - (time.perf_counter() - began)

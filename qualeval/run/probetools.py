@@ -30,6 +30,7 @@ __all__ = [
     "TOOL_CHOICES",
     "TOOL_QUESTION",
     "broken_for",
+    "check_tools",
     "probe_tools",
     "tool_tasks",
     "working_switch",
@@ -154,6 +155,18 @@ async def probe_tools(
         held, seen = judge(choice, resp)
         out.append(ToolContract(tool_choice=choice, thinking=thinking, effort=effort, held=held, seen=seen))
     return out
+
+
+async def check_tools(
+    client: ChatSender, model: str, found: ProbeResult, *, efforts: Sequence[str] = (), seconds: float
+) -> None:
+    """Add the tool_choice contracts to a probe's result, through the switch it saw work, within `seconds`; each
+    one left without a verdict is named in its `inconclusive` (`tool_choice required (thinking on, effort none)`)."""
+    found.tool_contracts = await probe_tools(
+        client, model, switch=working_switch(found), efforts=efforts, seconds=max(seconds, 0.0)
+    )
+    undecided = [c for c in found.tool_contracts if c.held is None]
+    found.inconclusive += [f"tool_choice {c.contract} ({c.where()})" for c in undecided]
 
 
 def tool_tasks(work: Iterable[tuple[Task, Sequence[Sample]]]) -> dict[str, list[str | dict[str, Any] | None]]:

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from qualeval.cli.views import print_probe
+from qualeval.errors import QualevalWarning
 from qualeval.reasoning import split_completion
-from qualeval.records import ClientConfig, ProbeResult, RunConfig, ToolCall, ToolContract
+from qualeval.records import ClientConfig, Manifest, ProbeResult, RunConfig, ToolCall, ToolContract
 from qualeval.run import driver
-from qualeval.run.probetools import PROBE_TOOL, broken_for, probe_tools, tool_tasks, working_switch
+from qualeval.run.probetools import PROBE_TOOL, broken_for, check_tools, probe_tools, tool_tasks, working_switch
 from qualeval.wire import ChatClient, ChatRequest, ChatResponse, failed_response
 
 CALL = ToolCall(name="get_weather", arguments='{"city": "Paris"}', id="c1")
@@ -265,3 +266,36 @@ def test_a_run_with_a_tool_task_probes_the_contracts_per_effort_and_a_plain_one_
     assert {c.contract for c in found.broken()} == {"required", "none", "named"}
     # kept in the manifest's probe, as JSON, and read back the same
     assert ProbeResult.model_validate_json(found.model_dump_json()).tool_contracts == found.tool_contracts
+
+
+def test_a_contract_left_without_a_verdict_is_named_among_the_probes_inconclusive_checks() -> None:
+    found = _result(None)
+    found.thinking_switch = {"chat_template_kwargs": "works"}
+    asyncio.run(check_tools(FakeSender(lambda r: answered()), "m", found, seconds=30))
+    assert found.tool_contracts is not None and {c.held for c in found.tool_contracts} == {None}
+    assert "tool_choice required (thinking off, effort none)" in found.inconclusive
+    assert len(found.inconclusive) == 8  # four contracts, thinking on and off
+
+
+def test_a_run_whose_tool_task_asks_for_a_broken_contract_warns_once_and_its_report_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    sent: list[ChatRequest] = []
+    _fake_endpoint(monkeypatch, sent)
+    plain = driver.load_run_tasks
+
+    def tooled(config: RunConfig) -> list[tuple[Any, list[Any]]]:
+        offered = {"tools": (PROBE_TOOL,), "tool_choice": "required"}
+        return [(task, [s.model_copy(update=offered) for s in samples]) for task, samples in plain(config)]
+
+    monkeypatch.setattr(driver, "load_run_tasks", tooled)
+    out = tmp_path / "run"
+    config = RunConfig(base_url="http://127.0.0.1:9/v1", model="m", tasks=["knowledge_qa"], out=out, limit=2)
+    with pytest.warns(QualevalWarning) as caught:
+        summary = asyncio.run(driver.execute(config))
+    told = [str(w.message) for w in caught if "tool_choice" in str(w.message)]
+    assert len(told) == 1 and told[0].startswith("knowledge_qa: tool_choice required is broken on this server (")
+    assert told == [n for n in summary.notes if "tool_choice" in n]  # the reports' header says it first
+    kept = Manifest.model_validate_json((out / "manifest.json").read_text())
+    assert kept.server is not None and kept.server.probe is not None
+    assert {c.contract for c in kept.server.probe.broken()} == {"required", "none", "named"}
