@@ -299,3 +299,10 @@ def test_a_run_whose_tool_task_asks_for_a_broken_contract_warns_once_and_its_rep
     kept = Manifest.model_validate_json((out / "manifest.json").read_text())
     assert kept.server is not None and kept.server.probe is not None
     assert {c.contract for c in kept.server.probe.broken()} == {"required", "none", "named"}
+
+
+def test_required_ending_tool_calls_with_an_empty_list_is_broken() -> None:
+    """Gemma 4 with `tool_choice: "required"` on vLLM (#53363): `finish_reason: "tool_calls"`, `"tool_calls": []`."""
+    found, _ = checked(lambda r: answered("get_weather Paris", finish="tool_calls"))
+    required = next(c for c in found if c.contract == "required")
+    assert required.held is False and required.seen.endswith("finish_reason tool_calls")
