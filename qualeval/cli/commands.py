@@ -81,11 +81,16 @@ def probe_endpoint(options: ProbeOptions, *, sim: str | None) -> ProbeResult:
 
 
 async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
-    from qualeval.run import probe
+    from qualeval.run import check_tools, probe
     from qualeval.wire import ChatClient
 
     async with ChatClient(config) as client:
-        return await probe(client, options.model, max_tokens=options.max_tokens, seconds=options.probe_time)
+        began = asyncio.get_running_loop().time()
+        found = await probe(client, options.model, max_tokens=options.max_tokens, seconds=options.probe_time)
+        if options.tools:  # the probe's time is shared: the contracts get what the checks before them left
+            left = options.probe_time - (asyncio.get_running_loop().time() - began)
+            await check_tools(client, options.model, found, seconds=left)
+        return found
 
 
 def task_sample(task: str, *, data: Path | None, index: int, num_fewshot: int | None) -> Sample:

@@ -242,8 +242,15 @@ def print_probe(result: ProbeResult) -> None:
         table.add_row(f"thinking off via {switch}", verdict)
     for mode, check in result.structured_outputs.items():
         table.add_row(f"structured: {mode}", check.verdict)
+    for contract in result.tool_contracts or ():
+        held = "inconclusive" if contract.held is None else "held" if contract.held else "BROKEN"
+        table.add_row(f"tool_choice {contract.contract} ({contract.where()})", f"{held}: {contract.seen}")
+    if result.tool_contracts is None:
+        table.add_row("tool_choice contracts", "not checked (--tools)")
     console = stdout()
     console.print(table)
+    for contract in result.broken():  # one line each, which a script can grep
+        console.print(f"broken: {contract.line()}", highlight=False, markup=False, soft_wrap=True)
     for line in result.notes:
         console.print(f"note: {line}", highlight=False, markup=False, soft_wrap=True)
 

@@ -24,6 +24,8 @@ __all__ = [
     "ProbeVerdict",
     "ReasoningSource",
     "Style",
+    "ToolContract",
+    "contract_of",
     "probe_time_option",
     "styles_from_probe",
 ]
@@ -94,6 +96,45 @@ class ModeResult(BaseModel):
     """The verdict of each sample taken, in order (a starved sample, resent with more tokens, is not one)."""
 
 
+def contract_of(tool_choice: str | Mapping[str, Any]) -> str:
+    """The contract a `tool_choice` value asks for: `auto`, `required`, `none`, or `named` for a function named
+    in it (`{"type": "function", "function": {"name": X}}`), whatever the function."""
+    return "named" if isinstance(tool_choice, Mapping) else tool_choice
+
+
+class ToolContract(BaseModel):
+    """One `tool_choice` contract as the probe checked it (qualeval.run.probetools): `auto` may call or not,
+    `required` gives at least one call ending `finish_reason: "tool_calls"`, `none` gives no call, a named function
+    is the one called."""
+
+    tool_choice: str | dict[str, Any]
+    """As sent: `auto`, `required`, `none`, or `{"type": "function", "function": {"name": ...}}`."""
+    thinking: bool | None = None
+    """Thinking on or off through the switch the probe found working; None: no switch worked, the server's
+    default."""
+    effort: str | None = None
+    """The reasoning effort sent (thinking on only); None: none sent."""
+    held: bool | None = None
+    """None: no verdict (no reply said anything, the probe's time ran out, a reply cut off while thinking)."""
+    seen: str = ""
+    """What came back, in one line."""
+
+    @property
+    def contract(self) -> str:
+        return contract_of(self.tool_choice)
+
+    def where(self) -> str:
+        """`thinking off, effort none`: the conditions it was checked under."""
+        thinking = "server default" if self.thinking is None else "on" if self.thinking else "off"
+        return f"thinking {thinking}, effort {self.effort or 'none'}"
+
+    def line(self) -> str:
+        """One line: what was asked, under what, and what came back."""
+        choice = self.tool_choice
+        named = f"function {choice.get('function', {}).get('name')}" if isinstance(choice, dict) else choice
+        return f"tool_choice {named} ({self.where()}): {self.seen}"
+
+
 class ProbeResult(BaseModel):
     base_url: str
     model: str
@@ -126,6 +167,9 @@ class ProbeResult(BaseModel):
     tokens` and `hidden reasoning` (None above), `thinking switch NAME`, and the structured-output checks
     (`guided.json`...)."""
     notes: list[str] = Field(default_factory=list)
+    tool_contracts: list[ToolContract] | None = None
+    """Each `tool_choice` contract checked, per thinking setting and effort; None: not checked (a plain `qualeval
+    probe`, or a run with no tool task), which is never "held"."""
     failed: str | None = None
     """Why no check could conclude when every chat request of the probe failed at the endpoint (its error); None
     when the endpoint answered: an inconclusive check is then one the time, or the answers, left open."""
@@ -133,3 +177,7 @@ class ProbeResult(BaseModel):
     def styles(self) -> list[Style]:
         """The structured-output conventions found enforced, best first."""
         return styles_from_probe({mode: check.verdict for mode, check in self.structured_outputs.items()})
+
+    def broken(self) -> list[ToolContract]:
+        """The tool_choice contracts found broken (never the unchecked or inconclusive ones)."""
+        return [c for c in self.tool_contracts or () if c.held is False]

@@ -11,6 +11,7 @@ pipeline    run_one(): one sample from request to record
 arrivals    how a level's requests go out: in batches, a closed loop or an open one
 pinned      what a run decides once: constraint mode and convention, thinking switch
 probing     what an endpoint really honours, and the options of `qualeval probe` (ProbeOptions)
+probetools  whether a server honours tool_choice (auto, required, none, a named function): `probe --tools`
 probebudget whether a server ends the thinking at a per-request budget (`--thinking-budget`)
 checks      what a run must allow before it starts, and its warnings
 offline     `qualeval score`: responses from elsewhere through the same verdict
@@ -26,6 +27,7 @@ from qualeval.run.merge import merge_runs
 from qualeval.run.offline import SplitOptions, check_out, score_file, score_lines, write_offline
 from qualeval.run.offline_read import FORMATS, ReadOptions
 from qualeval.run.options import check_kinds, cli_parameters, given_or_default, load_config, options_from
+from qualeval.run.probetools import check_tools
 from qualeval.run.probing import PROBE_CONCURRENCY, ProbeOptions, probe
 from qualeval.run.progress import progress_bar
 from qualeval.run.rescoring import rescore
@@ -39,6 +41,7 @@ __all__ = [
     "SplitOptions",
     "check_kinds",
     "check_out",
+    "check_tools",
     "cli_parameters",
     "data_task",
     "execute",

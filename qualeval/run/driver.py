@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from qualeval._version import __version__
-from qualeval.errors import EndpointError, HTTPFailure, InputError, QualevalNote, TransportFailure
+from qualeval.errors import EndpointError, HTTPFailure, InputError, QualevalNote, QualevalWarning, TransportFailure
 from qualeval.reasoning import builtin_formats
 from qualeval.records import (
     SAMPLING,
@@ -51,6 +51,7 @@ from qualeval.run.checks import (
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
+from qualeval.run.probetools import broken_for, check_tools, tool_tasks
 from qualeval.run.probing import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
 from qualeval.scoring import ModelJudge, check_scorers, model_judge_for
@@ -173,11 +174,12 @@ def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -
 
 
 async def _preflight(
-    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool], scored: bool
+    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool], scored: bool, tools: bool
 ) -> tuple[dict[str, Any] | None, ProbeResult | None, Pinned, bool]:
     """The server's /models answer, the probe result, and the pinned resolution (a resumed run's own, with its
     probe: never probed again, never nulled); the flag says whether it was resolved now. `bare`: per task,
-    whether its prompt asks for the answer alone; `scored`: whether any item is scored (an accuracy to warn of)."""
+    whether its prompt asks for the answer alone; `scored`: whether any item is scored (an accuracy to warn of);
+    `tools`: whether a task offers tools (the probe then checks the tool_choice contracts)."""
     pinned = old.pinned if old else None
     fresh = pinned is None
     if fresh and not config.probe:
@@ -198,21 +200,25 @@ async def _preflight(
         if pinned is not None:
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
-        found, budget_note = await _probed(client, config)
+        found, budget_note = await _probed(client, config, tools)
     pinned = resolve(config, found, wanted, bare)  # a request that cannot be honoured stops here, before any is sent
     pinned.notes += [budget_note] if budget_note else []
     return models, found, pinned, True
 
 
-async def _probed(client: ChatClient, config: RunConfig) -> tuple[ProbeResult, str | None]:
+async def _probed(client: ChatClient, config: RunConfig, tools: bool) -> tuple[ProbeResult, str | None]:
     """The probe's result (its own token budget and seeds, never the run's) and the thinking-budget check's note,
-    both within the probe's time. A probe that failed at the endpoint does not fail the run it serves: its checks
-    are inconclusive, and the run goes on with the defaults (its own requests then say what the endpoint does)."""
+    both within the probe's time; with `tools`, the tool_choice contracts too. A probe that failed at the endpoint
+    does not fail the run it serves: its checks are inconclusive, and the run goes on with the defaults (its own
+    requests then say what the endpoint does)."""
     began = time.perf_counter()
     try:
         found = await probe(client, config.model, seconds=config.probe_time)
     except EndpointError as exc:
         found = unanswered(client.config.base_url, config.model, str(exc), config.probe_time)
+    if tools and not found.failed:  # the contracts get what time the checks before them left
+        left = config.probe_time - (time.perf_counter() - began)
+        await check_tools(client, config.model, found, efforts=config.reasoning_effort, seconds=left)
     if not config.thinking_budget:
         return found, None
     left = config.probe_time - (time.perf_counter() - began)
@@ -246,8 +252,13 @@ async def execute(
     started = time.perf_counter()
     bare = {t.name: t.spec.prompt.bare for t, _ in work}
     scored = any(s.scored for _, samples in work for s in samples)  # a workload's synthetic prompts are not
-    models, found, pinned, fresh = await _preflight(config, _wanted_thinking(config, work), old, bare, scored)
+    tooled = tool_tasks(work)
+    wanted = _wanted_thinking(config, work)
+    models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled))
     notes = [KEYLESS] if scored and keyless(models) else []
+    for line in broken_for(tooled, found):  # said once a session, and first in the reports
+        warnings.warn(line, QualevalWarning, stacklevel=2)
+        notes.append(line)
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,

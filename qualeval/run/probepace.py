@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from qualeval.wire import ChatClient, ChatRequest, ChatResponse, Message, failed_response
+from qualeval.wire import ChatClient, ChatRequest, ChatResponse, ChatSender, Message, failed_response
 
 __all__ = ["OUT_OF_TIME", "QUESTION", "Ask", "Pace", "asker", "is_late"]
 
@@ -57,13 +57,13 @@ class Pace:
         self.gate = asyncio.Semaphore(width)
         return width
 
-    async def send(self, client: ChatClient, request: ChatRequest) -> ChatResponse:
+    async def send(self, client: ChatSender, request: ChatRequest) -> ChatResponse:
         if self.gate is None:
             return await self._timed(client, request)
         async with self.gate:
             return await self._timed(client, request)
 
-    async def _timed(self, client: ChatClient, request: ChatRequest) -> ChatResponse:
+    async def _timed(self, client: ChatSender, request: ChatRequest) -> ChatResponse:
         left = self.left()
         if left > 0:
             try:

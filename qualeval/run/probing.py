@@ -74,6 +74,7 @@ class ProbeOptions(BaseModel):
         "max_retries", "a probe answers in seconds; a flaky endpoint is reported, not waited out", default=2
     )
     probe_time: float = probe_time_option()
+    tools: bool = Field(False, description="Also check the tool_choice contracts (auto, required, none, named).")
 
 
 _CHOICES = ["qv-alpha", "qv-beta", "qv-gamma"]
