@@ -132,7 +132,8 @@ class ToolsRecord(BaseModel):
 def _call(entry: Any, at: int) -> ToolCall:
     if not isinstance(entry, dict):
         raise ValueError(f"tool call {at} is not an object")
-    function = entry.get("function") if isinstance(entry.get("function"), dict) else entry
+    inner = entry.get("function")
+    function: dict[str, Any] = inner if isinstance(inner, dict) else entry
     name = function.get("name")
     if not isinstance(name, str):
         raise ValueError(f"tool call {at} has no function name")

@@ -227,6 +227,14 @@ async def _probed(client: ChatClient, config: RunConfig, tools: bool) -> tuple[P
     return found, await check_thinking_budget(client, config.model, seconds=left)
 
 
+def _broken_contracts(tooled: Any, found: ProbeResult | None) -> list[str]:
+    """Each tool task's tool_choice the probe found broken: warned once a session, and first in the reports."""
+    lines = list(broken_for(tooled, found))
+    for line in lines:
+        warnings.warn(line, QualevalWarning, stacklevel=3)
+    return lines
+
+
 async def execute(
     config: RunConfig,
     *,
@@ -255,10 +263,7 @@ async def execute(
     tooled = tool_tasks(work)
     wanted = _wanted_thinking(config, work)
     models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled))
-    notes = [KEYLESS] if scored and keyless(models) else []
-    for line in broken_for(tooled, found):  # said once a session, and first in the reports
-        warnings.warn(line, QualevalWarning, stacklevel=2)
-        notes.append(line)
+    notes = ([KEYLESS] if scored and keyless(models) else []) + _broken_contracts(tooled, found)
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,

@@ -224,14 +224,12 @@ async def run_one(
     allow_code: bool = False,
     settings: RequestSettings | None = None,
 ) -> Record:
-    """One sample (its `repeat`-th): request (constrained as `mode` says), judge (and grade), record.
-
-    `allow_code`: the run's --allow-code-execution (a code task's program may run); `settings`: over the task's.
-    """
+    """One sample (its `repeat`-th): request (constrained as `mode` says), judge (and grade), record. `allow_code`:
+    the run's --allow-code-execution (a code task's program may run); `settings`: over the task's."""
     request = request_for(task, sample, model, settings)
     sent, response, info = await _ask(client, task, sample, request, mode, style)
-    done = _answer_of(response, sample)
     verdict, grade = await _judged(task, sample, response, info, rescue, model_judge, allow_code)
+    done = _answer_of(response, sample)
     return Record(
         sample_id=sample.id,
         task=task.name,

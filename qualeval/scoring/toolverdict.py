@@ -13,7 +13,8 @@ from typing import Any
 
 from qualeval.reasoning import Completion, Markup, find_markup, known_finish
 from qualeval.records import Extraction, Score, ToolAnswer, ToolCall, ToolsRecord, ToolStatus
-from qualeval.scoring.toolcheck import call_arguments, check_calls, schema_problem
+from qualeval.scoring.toolcheck import call_arguments, check_calls
+from qualeval.scoring.toolschema import schema_problem
 
 __all__ = ["calls_text", "judge_tools"]
 
