@@ -203,12 +203,18 @@ def _namer(views: Sequence[ToolView]) -> Callable[[ToolView], str]:
     return lambda v: v.item + (f"#{v.repeat}" if repeats else "") + (f" @ {v.level}" if levels else "")
 
 
+def _paired_level(level: str) -> str:
+    """A level's label without its `stream=on` / `stream=off` part: --stream-parity sends each item at both."""
+    return " ".join(part for part in level.split() if part not in ("stream=on", "stream=off"))
+
+
 def parity_of(views: Sequence[ToolView]) -> Parity | None:
-    """Streamed against non-streamed, per item sent both ways (same sample id, repeat and level); None when no
-    item was. A second response of the same kind (a resumed run's) is not read: the first stands."""
+    """Streamed against non-streamed, per item sent both ways (same sample id, repeat and level, the level's
+    stream part aside); None when no item was. A second response of the same kind (a resumed run's) is not read:
+    the first stands."""
     sides: dict[tuple[str, int, str], dict[bool, ToolView]] = {}
     for v in views:
-        sides.setdefault((v.item, v.repeat, v.level), {}).setdefault(v.streamed, v)
+        sides.setdefault((v.item, v.repeat, _paired_level(v.level)), {}).setdefault(v.streamed, v)
     both = [(s[True], s[False]) for s in sides.values() if len(s) == 2]
     if not both:
         return None

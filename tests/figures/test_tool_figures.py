@@ -224,3 +224,15 @@ def test_parity_is_absent_without_pairs_and_empty_when_every_pair_failed() -> No
 def test_records_of_no_tool_item_have_no_tool_figures() -> None:
     assert tools_by_task([tool_record(0, tools=False)]) == {}
     assert tool_view(tool_record(0, tools=False)) is None
+
+
+def test_parity_pairs_the_two_levels_a_stream_parity_run_sends() -> None:
+    # --stream-parity sends each item at `stream=on` and `stream=off`: those two levels are one pair per item
+    records = [
+        tool_record(0, calls=[CALL], schema_valid=True).model_copy(update={"level": "c=2 stream=on"}),
+        tool_record(0, correct=False, stream=None).model_copy(update={"level": "c=2 stream=off"}),
+        tool_record(1, calls=[CALL], schema_valid=True).model_copy(update={"level": "c=4 stream=on"}),
+        tool_record(1, calls=[CALL], stream=None).model_copy(update={"level": "c=2 stream=off"}),
+    ]
+    p = parity(records)["bfcl"]
+    assert (p.pairs, p.agree) == (1, 0) and [d.item.split(" @ ")[0] for d in p.discordant] == ["bfcl/test/0"]

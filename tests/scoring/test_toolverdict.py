@@ -54,7 +54,7 @@ def test_a_right_call_where_the_api_puts_it_is_right_and_ok() -> None:
 
 
 def test_a_call_left_in_the_reasoning_is_read_back_but_never_scored() -> None:
-    leaked = '<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>'
+    leaked = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
     correct, record = _judge(reasoning=f"I should check. {leaked}", finish="stop")
     assert correct is False
     assert record.status == "call_in_reasoning" and record.recovered_from == "reasoning"
