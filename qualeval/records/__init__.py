@@ -154,6 +154,7 @@ from qualeval.records.toolcalls import (
     ToolsRecord,
     ToolStatus,
     Trigger,
+    arguments_text,
     openai_calls,
 )
 from qualeval.records.toolfigures import (
@@ -299,6 +300,7 @@ __all__ = [
     "WorkloadLevel",
     "WorkloadPrompts",
     "WorkloadStyle",
+    "arguments_text",
     "client_option",
     "contract_of",
     "env_base_url",

@@ -4,9 +4,9 @@ what became of it on the wire (ToolStatus) and when its pieces arrived (CallTimi
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "ToolStatus",
     "ToolsRecord",
     "Trigger",
+    "arguments_text",
     "openai_calls",
 ]
 
@@ -129,6 +130,13 @@ class ToolsRecord(BaseModel):
     """A streamed tool-call delta carried no integer `index` (kept so that a rescore reads the same status)."""
 
 
+def arguments_text(value: Any) -> str:
+    """A call's arguments as text: a string as it came; an object (Ollama sends them so) as its JSON text."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None else orjson.dumps(value).decode()
+
+
 def _call(entry: Any, at: int) -> ToolCall:
     if not isinstance(entry, dict):
         raise ValueError(f"tool call {at} is not an object")
@@ -137,13 +145,10 @@ def _call(entry: Any, at: int) -> ToolCall:
     name = function.get("name")
     if not isinstance(name, str):
         raise ValueError(f"tool call {at} has no function name")
-    args = function.get("arguments", function.get("parameters", ""))
-    # arguments that came as an object (Ollama sends them so) are kept as its JSON text; a string stays as it came
-    text = args if isinstance(args, str) else "" if args is None else json.dumps(args, ensure_ascii=False)
     index = entry.get("index")
     return ToolCall(
         name=name,
-        arguments=text,
+        arguments=arguments_text(function.get("arguments", function.get("parameters", ""))),
         id=entry.get("id") if isinstance(entry.get("id"), str) else None,
         index=index if type(index) is int else None,
     )

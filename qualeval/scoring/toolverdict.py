@@ -40,12 +40,13 @@ def _leak(done: Completion, calls: Sequence[ToolCall]) -> tuple[Markup | None, s
     return None, None
 
 
-def _args_status(calls: Sequence[ToolCall], tools: Sequence[Mapping[str, Any]]) -> tuple[ToolStatus, str]:
+def _args_status(calls: Sequence[ToolCall], problems: Sequence[str | None]) -> tuple[ToolStatus, str]:
+    """`problems`: each call's schema problem (schema_problem), in the calls' order."""
     for call in calls:
         if call_arguments(call) is None:
             return "args_invalid_json", f"{call.name}: arguments are not a JSON object: {call.arguments[:80]!r}"
-    for call in calls:
-        if (problem := schema_problem(call, tools)) is not None:
+    for problem in problems:
+        if problem is not None:
             return "args_schema_violation", problem
     return "ok", ""
 
@@ -57,7 +58,7 @@ def _status(
     finish: str | None,
     unindexed: bool,
     forced: bool,
-    tools: Sequence[Mapping[str, Any]],
+    problems: Sequence[str | None],
 ) -> tuple[ToolStatus, str]:
     """The one wire status of a response, the most telling first."""
     markup, where = leak
@@ -75,7 +76,7 @@ def _status(
     if end == "stop" and calls and not forced:
         return "finish_reason_mismatch", "finish_reason stop with calls"
     if calls:
-        return _args_status(calls, tools)
+        return _args_status(calls, problems)
     if not done.content.strip() and done.reasoning.strip():
         return "only_reasoning", "reasoning only: no content and no call"
     return "ok", ""
@@ -94,7 +95,8 @@ def judge_tools(
     lacked an index); the returned record adds the status, schema validity and what leaked markup held."""
     calls = got.calls
     leak = _leak(done, calls)
-    status, why = _status(done, calls, leak, finish, got.delta_without_index, _forced(tool_choice), tools)
+    problems = [schema_problem(c, tools) for c in calls]  # jsonschema per call, once
+    status, why = _status(done, calls, leak, finish, got.delta_without_index, _forced(tool_choice), problems)
     check = check_calls(calls, answer, tools)
     markup, where = leak
     recovered: tuple[ToolCall, ...] = markup.calls if markup is not None else ()
@@ -103,7 +105,7 @@ def judge_tools(
             "expected": answer,
             "status": status,
             "detail": "; ".join(d for d in (why, check.detail) if d),
-            "schema_valid": None if not calls else all(schema_problem(c, tools) is None for c in calls),
+            "schema_valid": None if not calls else all(p is None for p in problems),
             "recovered": recovered,
             "recovered_from": where if recovered else None,
             "recovered_format": markup.format if markup is not None else None,

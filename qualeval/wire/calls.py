@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from qualeval.records import CallTiming, ToolCall
+from qualeval.records import CallTiming, ToolCall, arguments_text
 
 __all__ = ["CallMerger", "calls_of_message"]
 
@@ -25,16 +23,6 @@ class _Call:
         self.id: str | None = None
         self.name: str | None = None
         self.args: list[str] = []
-
-
-def _text(value: Any) -> str:
-    """Arguments as text. Ollama sends them as a JSON object, not a string: that object is kept as its JSON text
-    (the call's arguments were valid JSON, whatever their order or spacing was)."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return orjson.dumps(value).decode()
 
 
 class CallMerger:
@@ -68,7 +56,7 @@ class CallMerger:
             if type(func) is dict:
                 args = func.get("arguments")
                 if args:
-                    call.args.append(args if type(args) is str else _text(args))
+                    call.args.append(args if type(args) is str else arguments_text(args))
             self.last = call
 
     def _first(self, item: dict[str, Any]) -> _Call:
@@ -139,11 +127,11 @@ def calls_of_message(message: dict[str, Any]) -> tuple[ToolCall, ...]:
             found.append(
                 ToolCall(
                     name=str(func.get("name") or ""),
-                    arguments=_text(func.get("arguments")),
+                    arguments=arguments_text(func.get("arguments")),
                     id=call_id if isinstance(call_id, str) else None,
                 )
             )
     legacy = message.get("function_call")
     if not found and isinstance(legacy, dict):
-        found.append(ToolCall(name=str(legacy.get("name") or ""), arguments=_text(legacy.get("arguments"))))
+        found.append(ToolCall(name=str(legacy.get("name") or ""), arguments=arguments_text(legacy.get("arguments"))))
     return tuple(found)
