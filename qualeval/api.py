@@ -148,7 +148,8 @@ def evaluate(
         **options: every other `qualeval run` option by name, typed in qualeval.run.keywords.RunOptions and
             described in qualeval.records.RunConfig (`limit=50`, `concurrency=[1, 4]`, `data="path"` or
             `data={"gsm8k": "path"}`):
-            endpoint: api_key, timeout, max_retries, probe, probe_time, stream, max_tokens_field, endpoints;
+            endpoint: api_key, timeout, max_retries, probe, probe_time, stream, stream_parity, max_tokens_field,
+                endpoints;
             tasks: data, limit, limit_per_subject, sample_seed, num_fewshot, samples_per_item;
             load: concurrency, request_rate, burstiness, arrival_seed, warmup, slo, batch, shard;
             generation: max_tokens, temperature, top_p, top_k, min_p, presence_penalty, sampling, thinking,
