@@ -165,6 +165,7 @@ def _completion(parsed: Parsed, split: SplitOptions) -> Completion:
         thinking=split.thinking,
         opened=bool(split.opened),
         error=line.error,
+        calls=bool(line.tool_calls),  # a call is an answer, as on the live path (qualeval.wire.response)
     ).completion
 
 
