@@ -143,6 +143,13 @@ SIM_OPTIONS: tuple[SimOption, ...] = (
     SimOption("latency.burst", "No delays at all (client benchmarks)."),
     SimOption("max_running", "Requests decoded at once; others queue (0: no limit)."),
     SimOption("faults", _FAULTS_HELP, kind=str, default="", parse=_faults),
+    SimOption(
+        "tool_format",
+        "Markup the model writes its calls in, seen where a tool fault leaks them into the text: "
+        "hermes qwen3_xml kimi_k2 harmony deepseek_v3 deepseek_v31 dsml glm minimax_m2 mistral mistral_json "
+        "llama3_json.",
+        kind=str | None,
+    ),
     SimOption("retry_after", "Retry-After seconds sent with a 429."),
     SimOption(
         "ignore_constraints", "Ignore structured-output parameters, as some vLLM versions do with a reasoning parser."

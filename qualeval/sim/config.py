@@ -7,6 +7,7 @@ from pathlib import Path
 
 from qualeval.errors import InputError
 from qualeval.sim.behaviour import Behaviour
+from qualeval.sim.toolwrite import MARKUP_FORMATS
 
 __all__ = ["FAULTS", "TOOL_FAULTS", "Latency", "SimConfig", "has_key", "parse_faults"]
 
@@ -21,6 +22,8 @@ TOOL_FAULTS = (
     "delta_without_index",
     "truncated_call",
     "whitespace_stripped",
+    "markup_in_content",
+    "calls_dropped_at_high_effort",
 )
 """How a server's tool parser breaks an answer that is a call: drawn per item (its question), so the same item
 breaks alike streamed and not, on every retry; only requests that offer `tools` for a keyed call meet them."""
@@ -79,6 +82,9 @@ class SimConfig:
     """KV-cache capacity in tokens, for the KV-cache usage gauge."""
     log: Path | None = None
     """Append one JSON line per request: what the server received and sent, and when."""
+    tool_format: str | None = None
+    """The markup the model writes its calls in (a name of MARKUP_FORMATS), seen where a tool fault leaves it in
+    the content or the reasoning; None: Qwen3 XML in the reasoning, Hermes JSON in the content."""
 
     def __post_init__(self) -> None:
         for name, rate in self.faults.items():
@@ -86,6 +92,8 @@ class SimConfig:
                 raise InputError(f"unknown fault '{name}': expected one of {', '.join(FAULTS)}")
             if not 0 <= rate <= 1:
                 raise InputError(f"fault '{name}': rate must be between 0 and 1, got {rate}")
+        if self.tool_format is not None and self.tool_format not in MARKUP_FORMATS:
+            raise InputError(f"unknown tool format '{self.tool_format}': expected one of {', '.join(MARKUP_FORMATS)}")
         for group, what in ((WIRE_FAULTS, "a request"), (TOOL_FAULTS, "an item")):
             total = sum(rate for name, rate in self.faults.items() if name in group)
             if total > 1 + 1e-9:

@@ -81,6 +81,8 @@ class ChatCall:
     """The server's memory across requests (llama.cpp's prompt cache)."""
     faults: dict[str, float] = field(default_factory=dict)
     """The configured fault rates (the tool faults are drawn per item by the flavour's plan)."""
+    tool_format: str | None = None
+    """The markup the model writes calls in, where a tool fault leaks them (SimConfig.tool_format)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ from qualeval.sim.frames import ChatCall, Ctx, RequestRejected, ServerHooks, Ste
 from qualeval.sim.harms import load_factor
 from qualeval.sim.observe import decay, force_length, spec_steps, speedup
 from qualeval.sim.state import ServerState
-from qualeval.sim.toolreply import ToolReply, tool_fault, tool_reply
+from qualeval.sim.toolengine import ENGINES
+from qualeval.sim.toolreply import ToolAsk, ToolReply, tool_fault, tool_reply
 from qualeval.sim.toolwire import tool_steps, tool_whole
 
 __all__ = ["Plan", "plan"]
@@ -160,7 +161,11 @@ def _generic(
     whole = b"" if stream else flavour.whole(gen, ctx)
     n = completion_tokens(gen)
     if calls is not None:
-        steps, whole = (tool_steps(steps, calls), whole) if stream else (steps, tool_whole(whole, calls))
+        engine = ENGINES[flavour.tool_engine]
+        if stream:
+            steps = tool_steps(steps, calls, engine)
+        else:
+            whole = tool_whole(whole, calls, engine)
         n += calls.tokens
     spec = spec_steps(n, cfg.spec_draft, cfg.spec_accept, (cfg.behaviour.seed, user, variant))
     return Plan(steps, whole, ttft_s, decode_s * speedup(n, spec), n, prompt, prompt_tokens, spec, gen.unknown)
@@ -184,13 +189,20 @@ def _calls(
     entry = state.key.find(user) or state.key.find(conversation)
     if entry is None or not entry.calls:
         return None  # not a tool-call item, or one that expects no call: answered with text
+    ask = ToolAsk(
+        fault=tool_fault(state.config.faults, state.config.behaviour.seed, directives, entry),
+        stream=bool(body.get("stream")),
+        engine=ENGINES[state.flavour.tool_engine],
+        markup=state.config.tool_format,
+        effort=body.get("reasoning_effort"),
+        tool_choice=body.get("tool_choice"),
+    )
     return tool_reply(
         gen,
         entry,
+        ask,
         accuracy=behaviour.accuracy,
         outcome=directives.get("outcome"),
-        fault=tool_fault(state.config.faults, state.config.behaviour.seed, directives, entry),
-        stream=bool(body.get("stream")),
         max_tokens=max_tokens,
         variant=variant,
         seed=state.config.behaviour.seed,
@@ -234,6 +246,7 @@ def _hooked(
         latency=latency,
         state=state.memory,
         faults=cfg.faults,
+        tool_format=cfg.tool_format,
     )
     planned = hooks.plan(call)
     prompt = "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))

@@ -7,17 +7,16 @@ checker of what it was sent.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
-
-import orjson
 
 from qualeval.sim.answerkey import KeyedCall, KeyEntry
 from qualeval.sim.behaviour import PlannedReply, seeded, tokenize
 from qualeval.sim.config import TOOL_FAULTS
+from qualeval.sim.toolengine import Engine
+from qualeval.sim.toolwrite import write_calls
 
-__all__ = ["ToolReply", "cut_to", "tool_fault", "tool_reply"]
+__all__ = ["ToolAsk", "ToolReply", "cut_to", "tool_fault", "tool_reply"]
 
 
 @dataclass(slots=True)
@@ -50,14 +49,41 @@ def tool_fault(faults: dict[str, float], seed: int, directives: dict[str, str], 
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class ToolAsk:
+    """What shapes the calls besides the key: the item's fault, the request, and how the server writes calls."""
+
+    fault: str | None
+    stream: bool
+    engine: Engine
+    markup: str | None = None
+    """The format the model writes calls in (`--tool-format`), seen where a fault leaks them into the text."""
+    effort: object = None
+    """The request's `reasoning_effort`."""
+    tool_choice: object = None
+
+
+_HIGH_EFFORT = ("high", "xhigh")
+
+
+def _leak(ask: ToolAsk) -> str | None:
+    """Where the fault leaves the call's markup: "reasoning", "content", or None (the calls go out as calls)."""
+    if ask.fault == "call_in_reasoning":
+        return "reasoning"
+    if ask.fault == "markup_in_content" or (ask.fault == "markup_in_content_stream" and ask.stream):
+        return "content"
+    if ask.fault == "calls_dropped_at_high_effort" and ask.effort in _HIGH_EFFORT:
+        return "content"
+    return None
+
+
 def tool_reply(
     gen: PlannedReply,
     entry: KeyEntry,
+    ask: ToolAsk,
     *,
     accuracy: float,
     outcome: str | None,
-    fault: str | None,
-    stream: bool,
     max_tokens: int | None,
     variant: object,
     seed: int,
@@ -77,34 +103,41 @@ def tool_reply(
     calls = list(entry.calls or ())
     if not correct:
         calls = _wrong(calls, seeded(seed, "tool-wrong", draws, variant))
-    if fault == "whitespace_stripped":
+    if ask.fault == "whitespace_stripped":
         calls = [KeyedCall(c.name, _stripped(c.arguments)) for c in calls]
     gen.answer, gen.finish = [], "stop"
-    if fault == "call_in_reasoning":
-        # the parser never saw the end of the thinking: the call stays inside it, as Qwen3-XML markup
-        gen.reasoning = gen.reasoning + tokenize("\n" + "\n".join(_qwen3_xml(c) for c in calls))
-        gen.closed = False
+    leak = _leak(ask)
+    if leak is not None:
+        _leaked(gen, calls, leak, ask.markup)
         return None
-    if fault == "markup_in_content_stream" and stream:
-        gen.answer = tokenize("\n".join(_hermes(c) for c in calls))
-        return None
-    texts = [(c.name, orjson.dumps(c.arguments).decode()) for c in calls]
-    reply = ToolReply(indexed=fault != "delta_without_index")
-    if fault == "empty_tool_calls":
-        texts = []
-    elif fault == "stop_with_calls":
+    texts = [(c.name, ask.engine.arguments(c.arguments)) for c in calls]
+    reply = ToolReply(indexed=ask.fault != "delta_without_index")
+    if ask.fault == "empty_tool_calls" and ask.tool_choice == "required":
+        texts = []  # a server that enforces `required` by a grammar, then parses nothing out (vLLM #53363)
+    elif ask.fault == "stop_with_calls":
         reply.finish = "stop"
-    elif fault == "args_invalid_json":
+    elif ask.fault == "args_invalid_json":
         texts = [(name, _cut(args)) for name, args in texts]
     left = None if max_tokens is None else max_tokens - len(gen.reasoning) - (1 if gen.reasoning else 0)
-    if fault == "truncated_call" and texts:
+    if ask.fault == "truncated_call" and texts:
         texts, reply.finish = [*texts[:-1], (texts[-1][0], _cut(texts[-1][1]))], "length"
     elif left is not None:
         texts, cut = _fit(texts, left)
         reply.finish = "length" if cut else reply.finish
-    reply.calls = [(_call_id(request_id, i), name, args) for i, (name, args) in enumerate(texts)]
+    reply.calls = [(ask.engine.call_id(f"{request_id}|{i}"), name, args) for i, (name, args) in enumerate(texts)]
     reply.tokens = sum(len(tokenize(name)) + len(tokenize(args)) for name, args in texts)
     return reply
+
+
+def _leaked(gen: PlannedReply, calls: list[KeyedCall], where: str, markup: str | None) -> None:
+    """The calls written as markup into the text, finish `stop`: at the end of a reasoning that never closed (the
+    parser never saw the end of the thinking; Qwen3 XML unless a format is set), or as the content (Hermes)."""
+    pairs = [(c.name, c.arguments) for c in calls]
+    if where == "reasoning":
+        gen.reasoning = gen.reasoning + tokenize("\n" + write_calls(markup or "qwen3_xml", pairs))
+        gen.closed = False
+    else:
+        gen.answer = tokenize(write_calls(markup or "hermes", pairs))
 
 
 def cut_to(reply: ToolReply, left: int) -> None:
@@ -114,10 +147,6 @@ def cut_to(reply: ToolReply, left: int) -> None:
         reply.calls = [(cid, *text) for (cid, _, _), text in zip(reply.calls, texts, strict=False)]
         reply.finish = "length"
         reply.tokens = sum(len(tokenize(name)) + len(tokenize(args)) for name, args in texts)
-
-
-def _call_id(request_id: str, n: int) -> str:
-    return "call_" + hashlib.sha256(f"{request_id}|{n}".encode()).hexdigest()[:24]
 
 
 def _cut(args: str) -> str:
@@ -175,16 +204,3 @@ def _stripped(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _stripped(v) for k, v in value.items()}
     return value
-
-
-def _qwen3_xml(call: KeyedCall) -> str:
-    params = "".join(
-        f"<parameter={k}>\n{v if isinstance(v, str) else orjson.dumps(v).decode()}\n</parameter>\n"
-        for k, v in call.arguments.items()
-    )
-    return f"<tool_call>\n<function={call.name}>\n{params}</function>\n</tool_call>"
-
-
-def _hermes(call: KeyedCall) -> str:
-    body = orjson.dumps({"name": call.name, "arguments": call.arguments}).decode()
-    return f"<tool_call>\n{body}\n</tool_call>"

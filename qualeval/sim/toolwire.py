@@ -1,6 +1,7 @@
 """Tool calls put on a flavour's wire, in OpenAI's shape: the flavour writes the reasoning (its field, or inline)
 and the finish as for a text answer; the calls go into `message.tool_calls`, or, streamed, into deltas before the
-finish chunk, each call's id and name in its first delta and its arguments in several fragments."""
+finish chunk, each call's id and name in its first delta and its arguments in fragments, as the serving engine
+(qualeval.sim.toolengine) chunks them."""
 
 from __future__ import annotations
 
@@ -11,23 +12,21 @@ import orjson
 
 from qualeval.sim.behaviour import tokenize
 from qualeval.sim.frames import Step, sse
+from qualeval.sim.toolengine import Engine
 from qualeval.sim.toolreply import ToolReply
 
 __all__ = ["tool_steps", "tool_whole"]
 
-_PER_FRAGMENT = 3
-"""Tokens per argument fragment: several fragments a call, as engines stream them."""
 
-
-def tool_whole(whole: bytes, reply: ToolReply) -> bytes:
+def tool_whole(whole: bytes, reply: ToolReply, engine: Engine) -> bytes:
     """The non-streamed body with the calls in its message."""
     body = orjson.loads(whole)
     choice = body["choices"][0]
     message = choice.setdefault("message", {})
-    message["tool_calls"] = [
-        {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
-        for cid, name, args in reply.calls
-    ]
+    message["tool_calls"] = []
+    for cid, name, args in reply.calls:
+        parts = {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+        message["tool_calls"].append({key: parts[key] for key in engine.whole_order})
     if not message.get("content"):
         message["content"] = None
     choice["finish_reason"] = reply.finish
@@ -35,7 +34,7 @@ def tool_whole(whole: bytes, reply: ToolReply) -> bytes:
     return orjson.dumps(body)
 
 
-def tool_steps(steps: list[Step], reply: ToolReply) -> list[Step]:
+def tool_steps(steps: list[Step], reply: ToolReply, engine: Engine) -> list[Step]:
     """The stream with the calls' deltas before its finish chunk, and that chunk's finish reason the calls'."""
     at = _finish_at(steps)
     if at is None:
@@ -47,7 +46,7 @@ def tool_steps(steps: list[Step], reply: ToolReply) -> list[Step]:
     template = copy.deepcopy(finish)
     template.pop("usage", None)
     template["choices"][0]["finish_reason"] = None
-    inserted = [(n, sse(_with_delta(template, delta))) for n, delta in _deltas(reply)]
+    inserted = [(n, sse(_with_delta(template, delta))) for n, delta in _deltas(reply, engine)]
     finish["choices"][0]["finish_reason"] = reply.finish
     _count(finish, reply.tokens)
     out = steps[:at] + inserted + [(tokens, sse(finish))]
@@ -63,22 +62,29 @@ def tool_steps(steps: list[Step], reply: ToolReply) -> list[Step]:
     return out
 
 
-def _deltas(reply: ToolReply) -> list[tuple[int, dict[str, Any]]]:
-    """(tokens, delta) per call piece: the call's header, then its arguments in fragments of a few tokens."""
+def _deltas(reply: ToolReply, engine: Engine) -> list[tuple[int, dict[str, Any]]]:
+    """(tokens, delta) per call piece: the call's header, then its arguments, `engine.per_delta` tokens a delta."""
     out: list[tuple[int, dict[str, Any]]] = []
     for index, (cid, name, args) in enumerate(reply.calls):
-        head: dict[str, Any] = {"id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
-        out.append((len(tokenize(name)), {"tool_calls": [_indexed(head, index, reply.indexed)]}))
         tokens = tokenize(args)
-        for start in range(0, len(tokens), _PER_FRAGMENT):
-            piece = {"function": {"arguments": "".join(tokens[start : start + _PER_FRAGMENT])}}
-            taken = len(tokens[start : start + _PER_FRAGMENT])
-            out.append((taken, {"tool_calls": [_indexed(piece, index, reply.indexed)]}))
+        function: dict[str, Any] = {"name": name}
+        if engine.head_arguments == "empty":
+            function["arguments"] = ""
+        elif engine.head_arguments == "first":
+            function["arguments"], tokens = "".join(tokens[:1]), tokens[1:]
+        head = _head(engine, cid, index, function, reply.indexed)
+        out.append((len(tokenize(name)) + len(tokenize(function.get("arguments", ""))), {"tool_calls": [head]}))
+        for start in range(0, len(tokens), engine.per_delta):
+            taken = tokens[start : start + engine.per_delta]
+            piece = {"function": {"arguments": "".join(taken)}}
+            out.append((len(taken), {"tool_calls": [{"index": index, **piece} if reply.indexed else piece]}))
     return out
 
 
-def _indexed(piece: dict[str, Any], index: int, indexed: bool) -> dict[str, Any]:
-    return {"index": index, **piece} if indexed else piece
+def _head(engine: Engine, cid: str, index: int, function: dict[str, Any], indexed: bool) -> dict[str, Any]:
+    """A call's first delta, its keys in the engine's order."""
+    parts: dict[str, Any] = {"index": index, "id": cid, "type": "function", "function": function}
+    return {key: parts[key] for key in engine.head_order if indexed or key != "index"}
 
 
 def _with_delta(template: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:

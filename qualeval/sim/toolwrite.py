@@ -105,7 +105,8 @@ def _glm(calls: Sequence[Call]) -> str:
 def _minimax_m2(calls: Sequence[Call]) -> str:
     # MiniMax-M2.jinja: invoke and parameter tags inside one <minimax:tool_call> block
     invokes = "".join(
-        f'<invoke name="{n}">\n' + "".join(f'<parameter name="{k}">{_raw(v)}</parameter>\n' for k, v in a.items())
+        f'<invoke name="{n}">\n'
+        + "".join(f'<parameter name="{k}">{_raw(v)}</parameter>\n' for k, v in a.items())
         + "</invoke>\n"
         for n, a in calls
     )

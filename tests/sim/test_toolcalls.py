@@ -77,19 +77,21 @@ def _body(question: str, stream: bool, tools: bool = True) -> dict[str, Any]:
     return {**body, "tools": TOOLS} if tools else body
 
 
-def whole(url: str, question: str = WEATHER, fault: str | None = None, tools: bool = True) -> dict[str, Any]:
+def whole(
+    url: str, question: str = WEATHER, fault: str | None = None, tools: bool = True, **extra: Any
+) -> dict[str, Any]:
     headers = {"x-qualeval-sim": f"fault={fault}"} if fault else {}
-    resp = httpx.post(f"{url}/chat/completions", json=_body(question, False, tools), headers=headers, timeout=30)
+    body = {**_body(question, False, tools), **extra}
+    resp = httpx.post(f"{url}/chat/completions", json=body, headers=headers, timeout=30)
     resp.raise_for_status()
     return resp.json()
 
 
-def chunks(url: str, question: str = WEATHER, fault: str | None = None) -> list[dict[str, Any]]:
+def chunks(url: str, question: str = WEATHER, fault: str | None = None, **extra: Any) -> list[dict[str, Any]]:
     headers = {"x-qualeval-sim": f"fault={fault}"} if fault else {}
     out = []
-    with httpx.stream(
-        "POST", f"{url}/chat/completions", json=_body(question, True), headers=headers, timeout=30
-    ) as resp:
+    body = {**_body(question, True), **extra}
+    with httpx.stream("POST", f"{url}/chat/completions", json=body, headers=headers, timeout=30) as resp:
         for line in resp.iter_lines():
             if line.startswith("data: ") and line != "data: [DONE]":
                 out.append(json.loads(line[6:]))
@@ -124,7 +126,7 @@ def test_keyed_call_non_streamed_through_openai_client(url: str) -> None:
     assert choice.finish_reason == "tool_calls"
     assert not choice.message.content
     (call,) = choice.message.tool_calls or []
-    assert call.type == "function" and call.id.startswith("call_")
+    assert call.type == "function" and call.id.startswith("chatcmpl-tool-")  # vLLM's ids
     assert call.function.name == "get_weather"  # type: ignore[union-attr]
     assert json.loads(call.function.arguments) == ARGS  # type: ignore[union-attr]
     assert (choice.message.model_extra or {}).get("reasoning")  # the thinking came with the call
@@ -143,7 +145,7 @@ def test_keyed_call_streamed_in_indexed_fragments_after_the_reasoning(url: str) 
     assert "call" in kinds and "reasoning" not in kinds[kinds.index("call") :]
     deltas = streamed_calls(seen)
     assert all(d["index"] == 0 for d in deltas)
-    assert deltas[0]["id"].startswith("call_") and deltas[0]["function"]["name"] == "get_weather"
+    assert deltas[0]["id"].startswith("chatcmpl-tool-") and deltas[0]["function"]["name"] == "get_weather"
     assert all(d["id"] is None and d["function"]["name"] is None for d in deltas[1:])
     assert len(deltas) >= 3  # the header and the arguments in several fragments
     assert json.loads(merged(seen)[0]["arguments"]) == ARGS
@@ -202,14 +204,31 @@ def test_markup_in_content_only_when_streamed(url: str) -> None:
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_empty_tool_calls_and_stop_with_calls(url: str, stream: bool) -> None:
+    required = {"tool_choice": "required"}
     if stream:
-        empty, stop = chunks(url, fault="empty_tool_calls"), chunks(url, fault="stop_with_calls")
+        empty, stop = chunks(url, fault="empty_tool_calls", **required), chunks(url, fault="stop_with_calls")
         assert not streamed_calls(empty) and empty[-1]["choices"][0]["finish_reason"] == "tool_calls"
         assert json.loads(merged(stop)[0]["arguments"]) == ARGS and stop[-1]["choices"][0]["finish_reason"] == "stop"
     else:
-        e, s = whole(url, fault="empty_tool_calls")["choices"][0], whole(url, fault="stop_with_calls")["choices"][0]
+        e = whole(url, fault="empty_tool_calls", **required)["choices"][0]
+        s = whole(url, fault="stop_with_calls")["choices"][0]
         assert e["message"]["tool_calls"] == [] and e["finish_reason"] == "tool_calls"
         assert len(s["message"]["tool_calls"]) == 1 and s["finish_reason"] == "stop"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("choice", [None, "auto", {"type": "function", "function": {"name": "get_weather"}}])
+def test_empty_tool_calls_only_under_required(url: str, stream: bool, choice: Any) -> None:
+    """The empty list is what a server that enforces `required` sends (vLLM #53363): `auto`, a named function or no
+    tool_choice get the call."""
+    extra = {} if choice is None else {"tool_choice": choice}
+    if stream:
+        parts = chunks(url, fault="empty_tool_calls", **extra)
+        args, finish = merged(parts)[0]["arguments"], parts[-1]["choices"][0]["finish_reason"]
+    else:
+        got = whole(url, fault="empty_tool_calls", **extra)["choices"][0]
+        args, finish = got["message"]["tool_calls"][0]["function"]["arguments"], got["finish_reason"]
+    assert json.loads(args) == ARGS and finish == "tool_calls"
 
 
 def _args(url: str, stream: bool, fault: str) -> tuple[str, str]:
@@ -254,11 +273,12 @@ def test_max_tokens_inside_the_call_ends_length(url: str) -> None:
 def test_drawn_faults_strike_a_share_of_items_alike_streamed_and_not(tmp_path: Path) -> None:
     for url in _server(tmp_path, faults={"empty_tool_calls": 0.5}):
         questions = [f"Weather question number {n} for city {n}?" for n in range(40)]
-        hit = [not whole(url, q)["choices"][0]["message"]["tool_calls"] for q in questions]
+        required = {"tool_choice": "required"}
+        hit = [not whole(url, q, **required)["choices"][0]["message"]["tool_calls"] for q in questions]
         assert 8 <= sum(hit) <= 32
-        again = [not streamed_calls(chunks(url, q)) for q in questions]
+        again = [not streamed_calls(chunks(url, q, **required)) for q in questions]
         assert again == hit  # by item: the same items break streamed, and on every retry
-        assert hit == [not whole(url, q)["choices"][0]["message"]["tool_calls"] for q in questions]
+        assert hit == [not whole(url, q, **required)["choices"][0]["message"]["tool_calls"] for q in questions]
 
 
 @pytest.mark.parametrize("flavour", ["sglang", "deepseek", "openrouter", "inline-think", "openai", "llamacpp"])

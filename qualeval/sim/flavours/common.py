@@ -86,6 +86,8 @@ class Flavour:
     budget_param: str | None = None
     """The request key of this server's own per-request thinking budget, in tokens (vLLM >= 0.20:
     `thinking_token_budget`); None: it has none."""
+    tool_engine: str = "openai"
+    """How this server puts tool calls on the wire: a name of qualeval.sim.toolengine.ENGINES."""
 
 
 # --- usage and chunks ----------------------------------------------------------------------------------

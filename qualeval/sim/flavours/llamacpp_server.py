@@ -16,7 +16,8 @@ from qualeval.sim.flavours.llamacpp import CLOSE, OPEN, Output, output_of, rende
 from qualeval.sim.flavours.llamacpp_props import props
 from qualeval.sim.frames import ChatCall, Ctx, Planned, RequestRejected, ServerHooks
 from qualeval.sim.gbnf import Grammar, GrammarError, parse_grammar
-from qualeval.sim.toolreply import ToolReply, cut_to, tool_fault, tool_reply
+from qualeval.sim.toolengine import ENGINES
+from qualeval.sim.toolreply import ToolAsk, ToolReply, cut_to, tool_fault, tool_reply
 from qualeval.sim.toolwire import tool_steps, tool_whole
 
 __all__ = ["HOOKS"]
@@ -183,19 +184,30 @@ def _tokens(
     return tokens, gen.unknown, reply
 
 
+_ENGINE = ENGINES["llamacpp"]
+"""llama-server's tool-call wire (captured: tests/data/tool_captures/)."""
+
+
 def _calls(call: ChatCall, gen: Any, user: str, prompt: str) -> ToolReply | None:
     if not call.body.get("tools") or call.key is None:
         return None
     entry = call.key.find(user) or call.key.find(prompt)
     if entry is None or not entry.calls:
         return None
+    ask = ToolAsk(
+        fault=tool_fault(call.faults, call.behaviour.seed, call.directives, entry),
+        stream=bool(call.body.get("stream")),
+        engine=_ENGINE,
+        markup=call.tool_format,
+        effort=call.body.get("reasoning_effort"),
+        tool_choice=call.body.get("tool_choice"),
+    )
     return tool_reply(
         gen,
         entry,
+        ask,
         accuracy=call.behaviour.accuracy,
         outcome=call.directives.get("outcome"),
-        fault=tool_fault(call.faults, call.behaviour.seed, call.directives, entry),
-        stream=bool(call.body.get("stream")),
         max_tokens=None,  # the budget is applied below, to the text and the calls together
         variant=call.variant,
         seed=call.behaviour.seed,
@@ -241,10 +253,10 @@ def plan(call: ChatCall) -> Planned:
     extra = reply.tokens if reply is not None else 0
     if body.get("stream"):
         steps = stream_of(out, ctx)
-        steps = tool_steps(steps, reply) if reply is not None else steps
+        steps = tool_steps(steps, reply, _ENGINE) if reply is not None else steps
         return Planned(steps, b"", ttft_s, decode_s, out.completion_tokens + extra, unknown)
     whole = whole_of(out, ctx)
-    whole = tool_whole(whole, reply) if reply is not None else whole
+    whole = tool_whole(whole, reply, _ENGINE) if reply is not None else whole
     return Planned([], whole, ttft_s, decode_s, out.completion_tokens + extra, unknown)
 
 
