@@ -20,7 +20,6 @@ from qualeval.sim.frames import ChatCall, Ctx, RequestRejected, ServerHooks, Ste
 from qualeval.sim.harms import load_factor
 from qualeval.sim.observe import decay, force_length, spec_steps, speedup
 from qualeval.sim.state import ServerState
-from qualeval.sim.toolengine import ENGINES
 from qualeval.sim.toolreply import ToolAsk, ToolReply, tool_fault, tool_reply
 from qualeval.sim.toolwire import tool_steps, tool_whole
 
@@ -161,7 +160,7 @@ def _generic(
     whole = b"" if stream else flavour.whole(gen, ctx)
     n = completion_tokens(gen)
     if calls is not None:
-        engine = ENGINES[flavour.tool_engine]
+        engine = flavour.tool_engine
         if stream:
             steps = tool_steps(steps, calls, engine)
         else:
@@ -192,7 +191,7 @@ def _calls(
     ask = ToolAsk(
         fault=tool_fault(state.config.faults, state.config.behaviour.seed, directives, entry),
         stream=bool(body.get("stream")),
-        engine=ENGINES[state.flavour.tool_engine],
+        engine=state.flavour.tool_engine,
         markup=state.config.tool_format,
         effort=body.get("reasoning_effort"),
         tool_choice=body.get("tool_choice"),

@@ -12,12 +12,11 @@ from typing import Any
 
 import orjson
 
-__all__ = ["ENGINES", "Engine"]
+__all__ = ["LLAMACPP", "OPENAI_API", "VLLM", "Engine"]
 
 
 @dataclass(frozen=True, slots=True)
 class Engine:
-    name: str
     per_delta: int
     """Argument tokens a streamed delta carries."""
     id_prefix: str
@@ -49,16 +48,12 @@ _VLLM_HEAD = ("id", "type", "index", "function")
 """vLLM's DeltaToolCall declares `index` after `type`, and its dump keeps that order."""
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-ENGINES = {
-    # OpenAI's API (and the servers that copy its ids): `call_` ids, compact arguments in small fragments
-    "openai": Engine("openai", 3, "call_", 24, _HEX, spaced=False, head_arguments="empty"),
-    # vLLM: `chatcmpl-tool-` + a uuid4's hex; its parsers json.dumps the arguments; the first delta carries id,
-    # type and name only (None fields dropped), then the arguments in diffs of several tokens
-    "vllm": Engine("vllm", 4, "chatcmpl-tool-", 32, _HEX, spaced=True, head_arguments="absent", head_order=_VLLM_HEAD),
-    # llama-server (captured, b11434): 32 random letters and digits, compact arguments; the first delta carries
-    # id, type, name and the first token of the arguments, then one token an event; a whole call's keys come as
-    # type, function, id
-    "llamacpp": Engine(
-        "llamacpp", 1, "", 32, _ALNUM, spaced=False, head_arguments="first", whole_order=("type", "function", "id")
-    ),
-}
+# OpenAI's API (and the servers that copy its ids): `call_` ids, compact arguments in small fragments
+OPENAI_API = Engine(3, "call_", 24, _HEX, spaced=False, head_arguments="empty")
+# vLLM: `chatcmpl-tool-` + a uuid4's hex; its parsers json.dumps the arguments; the first delta carries id, type and
+# name only (None fields dropped), then the arguments in diffs of several tokens
+VLLM = Engine(4, "chatcmpl-tool-", 32, _HEX, spaced=True, head_arguments="absent", head_order=_VLLM_HEAD)
+# llama-server (captured, b11434): 32 random letters and digits, compact arguments; the first delta carries id,
+# type, name and the first token of the arguments, then one token an event; a whole call's keys come as type,
+# function, id
+LLAMACPP = Engine(1, "", 32, _ALNUM, spaced=False, head_arguments="first", whole_order=("type", "function", "id"))

@@ -79,6 +79,7 @@ def test_no_module_but_the_table_names_a_flavour() -> None:
         SIM / "flavours" / "__init__.py": set(FLAVOURS),
         SIM / "config.py": {"vllm"},
         SIM / "flavours" / "unparsed.py": {"harmony"},  # gpt-oss's writing style, which that flavour is named for
+        SIM / "toolwrite.py": {"harmony"},  # gpt-oss's tool-call markup, named as vLLM's parser names it
     }
     found = {}
     for path in sorted(SIM.rglob("*.py")):

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from qualeval.sim.flavours import deepseek, llamacpp, llamacpp_server, ollama, openai, openrouter, sglang, vllm
 from qualeval.sim.flavours.common import OPEN_PARAMS, Flavour, always_thinks, response_format
 from qualeval.sim.flavours.unparsed import unparsed
+from qualeval.sim.toolengine import LLAMACPP, VLLM
 
 __all__ = ["FLAVOURS", "Flavour", "table"]
 
@@ -30,7 +31,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         "vllm",
         "vLLM >= 0.16 (as 0.33): `reasoning`, usage reasoning_tokens",
         *vllm.wire("0.33"),
-        tool_engine="vllm",
+        tool_engine=VLLM,
         constraints=_VLLM_NEW,
         metrics=vllm.METRICS,
         budget_param="thinking_token_budget",  # vLLM >= 0.20: a logits processor closes the block there
@@ -39,7 +40,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         "vllm-0.13",
         "vLLM 0.11.1-0.15: `reasoning` and `reasoning_content` both",
         *vllm.wire("0.13"),
-        tool_engine="vllm",
+        tool_engine=VLLM,
         constraints=_VLLM_NEW,
         metrics=vllm.METRICS,
     ),
@@ -47,7 +48,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         "vllm-0.10",
         "vLLM <= 0.11.0: `reasoning_content`, guided_* parameters",
         *vllm.wire("0.10"),
-        tool_engine="vllm",
+        tool_engine=VLLM,
         constraints=(response_format, vllm.guided),
         metrics=vllm.METRICS,
     ),
@@ -55,7 +56,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         "vllm-qwen3-leak",
         "vLLM 0.13 qwen3 parser with a template that opens <think>: leaks",
         *vllm.wire("0.13", vllm.qwen3_leak),
-        tool_engine="vllm",
+        tool_engine=VLLM,
         constraints=_VLLM_NEW,
         metrics=vllm.METRICS,
     ),
@@ -75,7 +76,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         llamacpp.stream,
         metrics=llamacpp.METRICS,
         hooks=llamacpp_server.HOOKS,
-        tool_engine="llamacpp",  # reads its own parameters, switches and errors
+        tool_engine=LLAMACPP,  # reads its own parameters, switches and errors
         any_model=True,
         bare_routes=True,
     ),
@@ -119,7 +120,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         "inline-think",
         "no reasoning parser: <think>...</think> inside content",
         *vllm.wire("0.33", unparsed("think"), parser=False),
-        tool_engine="vllm",
+        tool_engine=VLLM,
         constraints=OPEN_PARAMS,
         reasoning_aware=False,
         metrics=vllm.METRICS,
@@ -128,7 +129,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         "think-close-only",
         "template opens <think>: content holds reasoning...</think>answer",
         *vllm.wire("0.33", unparsed("close-only"), parser=False),
-        tool_engine="vllm",
+        tool_engine=VLLM,
         constraints=OPEN_PARAMS,
         reasoning_aware=False,
         metrics=vllm.METRICS,
@@ -137,7 +138,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         "harmony",
         "gpt-oss Harmony channels inside content (no parser)",
         *vllm.wire("0.33", unparsed("harmony"), parser=False),
-        tool_engine="vllm",
+        tool_engine=VLLM,
         constraints=OPEN_PARAMS,
         thinking=always_thinks,
         reasoning_aware=False,
@@ -147,7 +148,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         "plain",
         "a non-reasoning model: content only",
         *vllm.wire("0.33", unparsed("plain"), parser=False),
-        tool_engine="vllm",
+        tool_engine=VLLM,
         constraints=OPEN_PARAMS,
         reasoning=False,
         reasoning_aware=False,

@@ -17,6 +17,7 @@ import orjson
 from qualeval.sim.behaviour import AskedConstraint, Effort, PlannedReply
 from qualeval.sim.frames import Ctx, RequestRejected, ServerHooks, Step, sse
 from qualeval.sim.observe import Metrics
+from qualeval.sim.toolengine import OPENAI_API, Engine
 
 __all__ = [
     "OPEN_PARAMS",
@@ -86,8 +87,8 @@ class Flavour:
     budget_param: str | None = None
     """The request key of this server's own per-request thinking budget, in tokens (vLLM >= 0.20:
     `thinking_token_budget`); None: it has none."""
-    tool_engine: str = "openai"
-    """How this server puts tool calls on the wire: a name of qualeval.sim.toolengine.ENGINES."""
+    tool_engine: Engine = OPENAI_API
+    """How this server puts tool calls on the wire (ids, arguments, chunking)."""
 
 
 # --- usage and chunks ----------------------------------------------------------------------------------

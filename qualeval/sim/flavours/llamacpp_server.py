@@ -16,7 +16,7 @@ from qualeval.sim.flavours.llamacpp import CLOSE, OPEN, Output, output_of, rende
 from qualeval.sim.flavours.llamacpp_props import props
 from qualeval.sim.frames import ChatCall, Ctx, Planned, RequestRejected, ServerHooks
 from qualeval.sim.gbnf import Grammar, GrammarError, parse_grammar
-from qualeval.sim.toolengine import ENGINES
+from qualeval.sim.toolengine import LLAMACPP
 from qualeval.sim.toolreply import ToolAsk, ToolReply, cut_to, tool_fault, tool_reply
 from qualeval.sim.toolwire import tool_steps, tool_whole
 
@@ -184,7 +184,7 @@ def _tokens(
     return tokens, gen.unknown, reply
 
 
-_ENGINE = ENGINES["llamacpp"]
+_ENGINE = LLAMACPP
 """llama-server's tool-call wire (captured: tests/data/tool_captures/)."""
 
 
