@@ -162,3 +162,11 @@ def test_llamacpp_chunking_as_captured(tmp_path: Path) -> None:
 def test_an_unknown_tool_format_is_refused() -> None:
     with pytest.raises(InputError, match="unknown tool format 'qwen4'"):
         SimConfig(tool_format="qwen4")
+
+
+def test_the_tool_format_flag_reaches_the_server_config() -> None:
+    from qualeval.cli.serve_sim import sim_config, sim_parameters
+
+    values = {p.name: p.default for p in sim_parameters()}
+    assert sim_config(values).tool_format is None
+    assert sim_config({**values, "tool_format": "kimi_k2"}).tool_format == "kimi_k2"
