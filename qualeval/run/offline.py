@@ -380,12 +380,15 @@ def write_offline(
     """items.jsonl and summary.json (a RunSummary, as a run writes, with this one task), then report.md and
     report.html (a report that fails is a warning). No request was sent, so the reports say once that timing is
     not known and leave the speed sections out."""
-    from qualeval.figures import offline_summary, write_summary_json
+    from qualeval.figures import offline_summary, tools_by_task, write_summary_json
     from qualeval.records import RunStore
     from qualeval.report import write_reports_or_warn
 
     store = RunStore(out)  # every file through the store, each moved into place whole
     store.write_lines("items.jsonl", (item.model_dump_json().encode() for item in items))
+    records = [entry.record(task.name) for entry in scored]
     run = offline_summary(summary, responses, len(items))
+    # a tool-call task's figures (wire statuses, leaked markup judged apart, schema validity) as a run has them
+    run.tasks[summary.task].tools = tools_by_task(records).get(task.name)
     write_summary_json(store, run)
-    write_reports_or_warn(store, run, (entry.record(task.name) for entry in scored), offline=True)
+    write_reports_or_warn(store, run, records, offline=True)

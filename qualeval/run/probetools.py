@@ -114,6 +114,8 @@ def judge(choice: str | Mapping[str, Any], resp: ChatResponse) -> tuple[bool | N
         return None, f"no verdict: {resp.error[:100]}"
     if _said_nothing(resp):
         return None, f"no verdict: no reply said anything in {_TRIES} tries"
+    if resp.unknown_question:  # the reference server's own refusal: no model answered, so nothing was kept or broken
+        return None, "no verdict: the reference server's answer key does not hold the probe's question"
     seen = _did(resp)
     calls = resp.tool_calls
     if not calls and resp.completion.status in TRUNCATED and not resp.completion.content.strip():

@@ -306,3 +306,15 @@ def test_required_ending_tool_calls_with_an_empty_list_is_broken() -> None:
     found, _ = checked(lambda r: answered("get_weather Paris", finish="tool_calls"))
     required = next(c for c in found if c.contract == "required")
     assert required.held is False and required.seen.endswith("finish_reason tool_calls")
+
+
+def test_a_reference_servers_refusal_of_an_unknown_question_decides_no_contract() -> None:
+    """serve-sim keyed with a task answers the probe's question with its own refusal (marked UNKNOWN_QUESTION):
+    prose with finish `stop`, which would read as `required` and the named function broken."""
+
+    def refusing(request: ChatRequest) -> ChatResponse:
+        return answered("I do not have this question in my answer key.").model_copy(update={"unknown_question": True})
+
+    found, _ = checked(refusing)
+    assert {c.held for c in found} == {None}
+    assert all("answer key" in c.seen for c in found)
