@@ -188,7 +188,7 @@ def _task(
             speed=speeds.get(name, {}),
             pareto_throughput=through.get(name),
             pareto_first_answer=quick.get(name),
-            tools=run_tools([runs[name].records[k] for k in keys], runs[name].summary, group),
+            tools=run_tools([runs[name].records[k] for k in keys], runs[name].parity, group),
             **(_noise_reading(counts, p_adjusted, len(vs_base), noise, alpha) if scored else {}),
         )
     return BoardTask(scored=scored, best=best, configs=configs, noise=noise)
@@ -281,4 +281,5 @@ def board_runs(
         runs=named,
         tasks=tasks,
         per_request=per_request,
+        streams=loaded[0].streams,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from qualeval.figures.accuracy import answered_cell
@@ -20,7 +20,6 @@ from qualeval.records import (
     Parity,
     Record,
     Recovery,
-    RunSummary,
     Status,
     ToolCall,
     ToolFigures,
@@ -35,7 +34,9 @@ from qualeval.records import (
 __all__ = [
     "ToolView",
     "canonical_calls",
+    "group_parity",
     "parity",
+    "parity_by_level",
     "parity_of",
     "run_tools",
     "tool_figures",
@@ -72,6 +73,7 @@ class ToolView:
     reasoning_before: int | None
     calls: tuple[str, ...]
     """canonical_calls of the served calls: what parity compares."""
+    task: str = ""
 
     @property
     def answered(self) -> bool:
@@ -122,6 +124,7 @@ def tool_view(record: Record) -> ToolView | None:
         fragments=timing.fragments,
         reasoning_before=timing.reasoning_tokens_before,
         calls=canonical_calls(tools.calls),
+        task=record.task,
     )
 
 
@@ -241,6 +244,25 @@ def parity_of(views: Sequence[ToolView]) -> Parity | None:
     )
 
 
+def parity_by_level(views: Iterable[ToolView]) -> dict[tuple[str, str], Parity]:
+    """A run's parity per task and level, the level's stream part aside; only where an item was sent both ways."""
+    by: dict[tuple[str, str], list[ToolView]] = {}
+    for v in views:
+        by.setdefault((v.task, _paired_level(v.level)), []).append(v)
+    found = {key: parity_of(group) for key, group in by.items()}
+    return {key: p for key, p in found.items() if p is not None}
+
+
+def group_parity(found: Mapping[tuple[str, str], Parity], group: str) -> Parity | None:
+    """The parity of a group of compare, board or gate (`task`, or `task @ level`): at its level, or the task's
+    one parity where the group names no level the run kept (runs of one level each, paired across labels)."""
+    task, _, level = group.partition(" @ ")
+    if (task, _paired_level(level)) in found:
+        return found[task, _paired_level(level)]
+    mine = [p for (name, _), p in found.items() if name == task]
+    return mine[0] if len(mine) == 1 and not level else None
+
+
 def tools_by_task(records: Iterable[Record]) -> dict[str, ToolFigures]:
     """Each task's tool figures, for the tasks with tool records, accuracy pooled over their levels."""
     views: dict[str, list[ToolView]] = {}
@@ -257,31 +279,23 @@ def parity(records: Iterable[Record]) -> dict[str, Parity]:
     return {task: f.parity for task, f in tools_by_task(records).items() if f.parity is not None}
 
 
-def _run_parity(summary: RunSummary | None, group: str) -> Parity | None:
-    """A run's own parity for a group of compare or board (`task`, or `task @ level` where the runs swept several
-    levels), from its summary.json: they read one response per item, so cannot pair a run's two."""
-    task, _, level = group.partition(" @ ")
-    report = summary.tasks.get(task) if summary is not None else None
-    if report is None:
-        return None
-    tools = report.levels[level].tools if level and level in report.levels else report.tools
-    return tools.parity if tools is not None else None
+Parities = Mapping[tuple[str, str], Parity]
 
 
-def run_tools(records: Sequence[Record], summary: RunSummary | None, group: str) -> ToolFigures | None:
-    """board: one config's tool figures on one group's records, its parity from its summary; None for a group
-    with no tool-call record."""
+def run_tools(records: Sequence[Record], parities: Parities, group: str) -> ToolFigures | None:
+    """board: one config's tool figures on one group's records, its parity the run's own over every record it
+    holds (`parities`: RunDir.parity); None for a group with no tool-call record."""
     views = [v for r in records if (v := tool_view(r)) is not None]
     if not views:
         return None
-    return tool_figures(views).model_copy(update={"parity": _run_parity(summary, group)})
+    return tool_figures(views).model_copy(update={"parity": group_parity(parities, group)})
 
 
 def tool_sides(
-    pairs: Sequence[tuple[Record, Record]], summaries: tuple[RunSummary | None, RunSummary | None], group: str
+    pairs: Sequence[tuple[Record, Record]], parities: tuple[Parities, Parities], group: str
 ) -> ToolSides | None:
-    """compare: A's and B's tool figures over the paired items, each run's parity from its summary; None for a
-    group with no tool-call record."""
-    a = run_tools([ra for ra, _ in pairs], summaries[0], group)
-    b = run_tools([rb for _, rb in pairs], summaries[1], group)
+    """compare: A's and B's tool figures over the paired items, each run's own parity; None for a group with no
+    tool-call record."""
+    a = run_tools([ra for ra, _ in pairs], parities[0], group)
+    b = run_tools([rb for _, rb in pairs], parities[1], group)
     return ToolSides(a=a, b=b) if a is not None and b is not None else None

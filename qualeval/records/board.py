@@ -125,3 +125,6 @@ class Board(BaseModel):
     per_request: bool = False
     """A run sent its requests at a set arrival rate (--request-rate): its aggregate tok/s is the arrival rate's
     whatever the config, so output tok/s is the mean of each request's, as the gate judges it."""
+    streams: str | None = Field(default=None, exclude_if=_unset)
+    """Which responses of a --stream-parity run are paired (qualeval.figures.streams), said; None where no run is
+    one."""
