@@ -179,6 +179,8 @@ def _print_gate(result: GateResult) -> None:
                 highlight=False,
                 soft_wrap=True,
             )
+    if result.streams:
+        console.print(result.streams, highlight=False, soft_wrap=True)
     for name in result.not_gated:
         console.print(f"{name}: not gated: no clause of {result.policy} covers it", highlight=False, soft_wrap=True)
     console.print(_verdict_line(result), highlight=False, soft_wrap=True)

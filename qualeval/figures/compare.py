@@ -365,7 +365,10 @@ def compare_runs(
         name: _read_speed(t, again_pairs.get(name, []) if again_pairs is not None else None)
         for name, t in _noisy(tasks, noise).items()
     }
-    tools = {name: tool_sides(grouped[name], (a.parity, b.parity), name) for name in tasks}
+    tools = {
+        name: tool_sides(grouped[name], (a.parity, b.parity), name, again_pairs.get(name) if again_pairs else None)
+        for name in tasks
+    }
     tasks = {name: t.model_copy(update={"tools": tools[name]}) for name, t in tasks.items()}
     if not per_request:  # open loop: the aggregate is the arrival rate's, and output_rate compares the runs
         tasks = {

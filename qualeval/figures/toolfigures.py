@@ -11,8 +11,10 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from qualeval.figures.accuracy import answered_cell
+from qualeval.figures.noise import mcnemar_exact, read_noise
 from qualeval.figures.speeds import distribution
 from qualeval.records import (
     NOT_THE_MODELS,
@@ -23,6 +25,7 @@ from qualeval.records import (
     Status,
     ToolCall,
     ToolFigures,
+    ToolPaired,
     ToolShare,
     ToolSides,
     ToolStatus,
@@ -35,11 +38,14 @@ __all__ = [
     "ToolView",
     "canonical_calls",
     "group_parity",
+    "moved_on_tools",
     "parity",
     "parity_by_level",
     "parity_of",
     "run_tools",
     "tool_figures",
+    "tool_paired",
+    "tool_pairs",
     "tool_sides",
     "tool_view",
     "tools_by_task",
@@ -291,11 +297,58 @@ def run_tools(records: Sequence[Record], parities: Parities, group: str) -> Tool
     return tool_figures(views).model_copy(update={"parity": group_parity(parities, group)})
 
 
+def tool_pairs(pairs: Iterable[tuple[Record, Record]]) -> list[tuple[Record, Record]]:
+    """The pairs of tool-call items both sides answered: what the per-item tool verdicts are paired over."""
+    return [
+        (a, b)
+        for a, b in pairs
+        if a.tools is not None and b.tools is not None and a.status not in NOT_THE_MODELS
+        if b.status not in NOT_THE_MODELS
+    ]
+
+
+def tool_paired(
+    pairs: Iterable[tuple[Record, Record]], *, moved: float | None = None, p_adjusted: float | None = None, **test: Any
+) -> ToolPaired | None:
+    """B against A on the per-item tool verdicts (McNemar's exact test), read against noise as the task's accuracy
+    is: `moved`, what a rerun of A moved on its own on the same items; `p_adjusted` (and `test`, `alpha`) board's
+    Holm-corrected p in McNemar's place. None with no tool-call pair."""
+    both = tool_pairs(pairs)
+    if not both:
+        return None
+    down = sum(a.right and not b.right for a, b in both)
+    up = sum(b.right and not a.right for a, b in both)
+    reading = read_noise(len(both), down, up, moved=moved, p_value=p_adjusted, **test)
+    return ToolPaired(
+        pairs=len(both),
+        accuracy_a=sum(a.right for a, _ in both) / len(both),
+        accuracy_b=sum(b.right for _, b in both) / len(both),
+        a_right_b_wrong=down,
+        a_wrong_b_right=up,
+        p_value=mcnemar_exact(down, up),
+        p_adjusted=p_adjusted,
+        within_noise=reading.within,
+        noise_reading=reading.said,
+    )
+
+
+def moved_on_tools(again: Iterable[tuple[Record, Record]] | None) -> float | None:
+    """|A2 - A| on the tool-call items a rerun of A and A both answered; None without a rerun (or such items)."""
+    both = tool_pairs(again) if again is not None else []
+    return abs(sum(b.right for _, b in both) - sum(a.right for a, _ in both)) / len(both) if both else None
+
+
 def tool_sides(
-    pairs: Sequence[tuple[Record, Record]], parities: tuple[Parities, Parities], group: str
+    pairs: Sequence[tuple[Record, Record]],
+    parities: tuple[Parities, Parities],
+    group: str,
+    again: Sequence[tuple[Record, Record]] | None = None,
 ) -> ToolSides | None:
-    """compare: A's and B's tool figures over the paired items, each run's own parity; None for a group with no
-    tool-call record."""
+    """compare: A's and B's tool figures over the paired items, each run's own parity, and B against A on the
+    per-item tool verdicts (`again`: A's pairs with its rerun, for the noise); None for a group with no tool-call
+    record."""
     a = run_tools([ra for ra, _ in pairs], parities[0], group)
     b = run_tools([rb for _, rb in pairs], parities[1], group)
-    return ToolSides(a=a, b=b) if a is not None and b is not None else None
+    if a is None or b is None:
+        return None
+    return ToolSides(a=a, b=b, paired=tool_paired(pairs, moved=moved_on_tools(again)))
