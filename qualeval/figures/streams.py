@@ -75,10 +75,11 @@ def match_streams(runs: Sequence[tuple[Path, Keyed]]) -> tuple[list[Keyed], str 
         return [records for _, records in runs], note
     streamed = _plain_way([run for run, p in zip(runs, parity, strict=True) if not p])
     side = "stream=on" if streamed else "stream=off"
-    named = ", ".join(str(path) for (path, _), p in zip(runs, parity, strict=True) if p)
+    named = [str(path) for (path, _), p in zip(runs, parity, strict=True) if p]
+    its = "its" if len(named) == 1 else "their"
     note = (
-        f"{named} sent each item both ways (--stream-parity); the other runs were {_way(streamed)}, so only its "
-        f"{side} responses are paired with theirs; its {_way(not streamed)} responses are in no paired figure, only "
-        "in its own stream parity"
+        f"{' and '.join(named)} sent each item both ways (--stream-parity); the other runs were {_way(streamed)}, "
+        f"so only {its} {side} responses are paired with theirs; {its} {_way(not streamed)} responses are in no "
+        f"paired figure, only in {its} own stream parity"
     )
     return [_one_side(records, streamed) if p else records for (_, records), p in zip(runs, parity, strict=True)], note
