@@ -48,6 +48,10 @@ def _way(streamed: bool) -> str:
     return "streamed" if streamed else "not streamed"
 
 
+def _other(side: str) -> str:
+    return "stream=off" if side == "stream=on" else "stream=on"
+
+
 def _plain_way(runs: Sequence[tuple[Path, Keyed]]) -> bool:
     """How the plain runs were sent: one way for all of them, or one line refusing the set."""
     ways = {(path, bool(r.request.stream)) for path, records in runs for r in records.values()}
@@ -79,7 +83,7 @@ def match_streams(runs: Sequence[tuple[Path, Keyed]]) -> tuple[list[Keyed], str 
     its = "its" if len(named) == 1 else "their"
     note = (
         f"{' and '.join(named)} sent each item both ways (--stream-parity); the other runs were {_way(streamed)}, "
-        f"so only {its} {side} responses are paired with theirs; {its} {_way(not streamed)} responses are in no "
-        f"paired figure, only in {its} own stream parity"
+        f"so only {its} {side} responses are paired with theirs; {its} {_other(side)} responses are in no paired "
+        f"figure, only in {its} own stream parity"
     )
     return [_one_side(records, streamed) if p else records for (_, records), p in zip(runs, parity, strict=True)], note

@@ -208,8 +208,9 @@ def _namer(views: Sequence[ToolView]) -> Callable[[ToolView], str]:
     """How an item is named so that a reader finds it: its sample id, `#repeat` and `@ level` where the views
     hold several."""
     repeats = any(v.repeat for v in views)
-    levels = len({v.level for v in views}) > 1
-    return lambda v: v.item + (f"#{v.repeat}" if repeats else "") + (f" @ {v.level}" if levels else "")
+    # the stream part aside: parity names an item sent both ways, which is at neither side alone
+    levels = len({_paired_level(v.level) for v in views}) > 1
+    return lambda v: v.item + (f"#{v.repeat}" if repeats else "") + (f" @ {_paired_level(v.level)}" if levels else "")
 
 
 def _paired_level(level: str) -> str:

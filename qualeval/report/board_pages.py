@@ -233,7 +233,7 @@ def notes(board: Board, task: BoardTask) -> list[str]:
             "run-to-run spread."
         )
     if board.streams:
-        out.append(board.streams[0].upper() + board.streams[1:] + ".")
+        out.append(f"Stream parity: {board.streams}.")
     if board.per_request:
         out.append(
             "Open-loop runs (a set arrival rate): output tok/s is the mean of each request's, since the aggregate "

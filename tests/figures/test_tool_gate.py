@@ -96,6 +96,7 @@ def test_a_parity_candidate_is_gated_on_its_parity_and_paired_on_the_plain_runs_
     parity = found["parity"]
     assert parity.verdict == "NO-GO" and parity.value == pytest.approx(0.9)
     assert "180 of 200" in parity.detail and "bfcl/test/0" in parity.detail
+    assert "@ stream" not in parity.detail  # an item sent both ways is named at neither side
     # the candidate's streamed side is paired with the streamed baseline: every verdict right, no drop
     assert found["tool_accuracy"].pairs == 200 and found["tool_accuracy"].value == 0
     assert result.streams is not None and "stream=on responses are paired" in result.streams
@@ -194,7 +195,7 @@ def test_two_parity_runs_pair_like_with_like_and_say_so(tmp_path: Path) -> None:
     on = result.tasks["bfcl @ stream=on"].tools
     assert on is not None and on.b.parity is not None and on.b.parity.agree == 5  # each group shows the run's parity
     board = board_runs([a, b])
-    assert board.streams == result.streams and "Every run was sent with --stream-parity" in board_markdown(board)
+    assert board.streams == result.streams and "every run was sent with --stream-parity" in board_markdown(board)
 
 
 def test_a_parity_run_beside_plain_runs_sent_both_ways_is_refused(tmp_path: Path) -> None:
