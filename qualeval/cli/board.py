@@ -102,6 +102,8 @@ def _print_board(board: Board) -> None:
     for label, settings, path in key_rows(board):
         role = " (baseline)" if label == board.baseline else ""
         console.print(f"{label}{role}: {settings} ({path})", highlight=False, soft_wrap=True, markup=False)
+    if board.streams:  # which side of a --stream-parity run the tables pair, before them
+        console.print(board.streams, highlight=False, soft_wrap=True, markup=False)
     for name, task in board.tasks.items():
         table = Table("config", *(heads(board)[i] for i in shown), title=name, title_justify="left")
         for (config, c), row in zip(task.configs.items(), rows(board, task), strict=True):
@@ -179,6 +181,8 @@ def _print_gate(result: GateResult) -> None:
                 highlight=False,
                 soft_wrap=True,
             )
+    if result.streams:
+        console.print(result.streams, highlight=False, soft_wrap=True)
     for name in result.not_gated:
         console.print(f"{name}: not gated: no clause of {result.policy} covers it", highlight=False, soft_wrap=True)
     console.print(_verdict_line(result), highlight=False, soft_wrap=True)

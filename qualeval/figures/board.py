@@ -26,8 +26,8 @@ from qualeval.figures.gate_clauses import open_loop
 from qualeval.figures.noise import ALPHA, mcnemar_exact, read_noise, run_noise
 from qualeval.figures.rundir import check_rerun, refuse_same, run_settings
 from qualeval.figures.runset import Group, Loaded, PairCounts, figures, grouper, groups, load_runs, paired
-from qualeval.figures.toolfigures import run_tools
-from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, Noise
+from qualeval.figures.toolfigures import moved_on_tools, run_tools, tool_paired
+from qualeval.records import Board, BoardRun, BoardTask, ConfigFigures, Noise, ToolPaired
 
 __all__ = ["board_runs", "holm"]
 
@@ -135,6 +135,21 @@ def _share(group: Group | None) -> float | None:
     return group.speed.prompt_cache.share if group is not None and group.speed.prompt_cache else None
 
 
+def _tool_versus(
+    runs: dict[str, Loaded], baseline: str, keys: list[Any], again: Loaded | None, alpha: float
+) -> dict[str, ToolPaired]:
+    """Per config but the baseline: its per-item tool verdicts against the baseline's, McNemar Holm-corrected over
+    the configs with a tool-call pair, read against noise as the accuracy is."""
+    base = runs[baseline]
+    pairs = {n: [(base.records[k], r.records[k]) for k in keys] for n, r in runs.items() if n != baseline}
+    raw = {n: found.p_value for n, p in pairs.items() if (found := tool_paired(p)) and found.p_value is not None}
+    adjusted = dict(zip(raw, holm(list(raw.values())), strict=True))
+    moved = moved_on_tools([(base.records[k], again.records[k]) for k in keys]) if again is not None else None
+    test = "Holm-adjusted McNemar p" if len(raw) > 1 else "McNemar p"
+    out = {n: tool_paired(pairs[n], moved=moved, p_adjusted=p, test=test, alpha=alpha) for n, p in adjusted.items()}
+    return {n: found for n, found in out.items() if found is not None}
+
+
 def _task(
     group: str,
     keys: list[Any],
@@ -161,6 +176,7 @@ def _task(
         for name, run in runs.items()
         if name != baseline
     }
+    tools_vs = _tool_versus(runs, baseline, keys, again, alpha)
     configs = {}
     for name, g in stats.items():
         counts = counted[name]
@@ -188,7 +204,8 @@ def _task(
             speed=speeds.get(name, {}),
             pareto_throughput=through.get(name),
             pareto_first_answer=quick.get(name),
-            tools=run_tools([runs[name].records[k] for k in keys], runs[name].summary, group),
+            tools=run_tools([runs[name].records[k] for k in keys], runs[name].parity, group),
+            tool_paired=tools_vs.get(name),
             **(_noise_reading(counts, p_adjusted, len(vs_base), noise, alpha) if scored else {}),
         )
     return BoardTask(scored=scored, best=best, configs=configs, noise=noise)
@@ -281,4 +298,5 @@ def board_runs(
         runs=named,
         tasks=tasks,
         per_request=per_request,
+        streams=loaded[0].streams,
     )

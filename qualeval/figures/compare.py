@@ -40,6 +40,7 @@ from qualeval.figures.rundir import (
     run_settings,
 )
 from qualeval.figures.speeds import speed, untimed
+from qualeval.figures.streams import match_streams
 from qualeval.figures.toolfigures import tool_sides
 from qualeval.records import (
     NOT_THE_MODELS,
@@ -316,11 +317,20 @@ def _read_checked(root_a: Path, root_b: Path, again: Path | None) -> tuple[RunDi
         # B as its own rerun (or a copy of it) would make B - A its own noise: never beyond it
         refuse_same(root_b, b, again, rerun, "A2, a rerun of A,")
         check_rerun(a, rerun, again)
+    runs = [(root_a, a), (root_b, b), *([(again, rerun)] if again is not None and rerun is not None else [])]
+    matched, said = match_streams([(root, run.records) for root, run in runs])
+    a, b, *rest = [_kept(run, dict(records), said) for (_, run), records in zip(runs, matched, strict=True)]
+    rerun = rest[0] if rest else None
     if a.levels != b.levels:
         _refuse_other_sweep((root_a, a), (root_b, b))
         a, b = replace(a, records=_rekey(a.records)), replace(b, records=_rekey(b.records))
         rerun = replace(rerun, records=_rekey(rerun.records)) if rerun is not None else None
     return a, b, rerun
+
+
+def _kept(run: RunDir, records: dict[PairKey, Record], said: str | None) -> RunDir:
+    """The run as it pairs (one side of a --stream-parity run beside plain runs), its levels those it keeps."""
+    return replace(run, records=records, levels={k[3] for k in records}, streams=said)
 
 
 def compare_runs(
@@ -355,7 +365,10 @@ def compare_runs(
         name: _read_speed(t, again_pairs.get(name, []) if again_pairs is not None else None)
         for name, t in _noisy(tasks, noise).items()
     }
-    tools = {name: tool_sides(grouped[name], (a.summary, b.summary), name) for name in tasks}
+    tools = {
+        name: tool_sides(grouped[name], (a.parity, b.parity), name, again_pairs.get(name) if again_pairs else None)
+        for name in tasks
+    }
     tasks = {name: t.model_copy(update={"tools": tools[name]}) for name, t in tasks.items()}
     if not per_request:  # open loop: the aggregate is the arrival rate's, and output_rate compares the runs
         tasks = {
@@ -378,4 +391,5 @@ def compare_runs(
         server=side_by_side(a.summary, b.summary, tasks, speeds),
         server_notes=server_notes(a.summary, b.summary),
         settings=_settings(a.manifest, b.manifest),
+        streams=a.streams,
     )

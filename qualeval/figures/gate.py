@@ -34,11 +34,12 @@ from statistics import NormalDist
 
 from qualeval.errors import InputError
 from qualeval.figures.gate_clauses import open_loop, speed_clauses, validity_clauses
+from qualeval.figures.gate_tools import tool_clauses
 from qualeval.figures.noise import mcnemar_exact, minimum_detectable, read_noise, run_noise
 from qualeval.figures.policy import check_tasks, clauses_for, load_policy
 from qualeval.figures.rundir import check_rerun, refuse_same
 from qualeval.figures.runset import Key, Loaded, PairCounts, figures, grouper, groups, load_runs, paired
-from qualeval.records import Clauses, ClauseVerdict, GateResult, Noise, TaskGate, Verdict
+from qualeval.records import TOOL_CLAUSES, Clauses, ClauseVerdict, GateResult, Noise, TaskGate, Verdict
 
 __all__ = ["EXIT_CODES", "bounds", "gate_runs", "items_needed", "noninferiority"]
 
@@ -174,18 +175,21 @@ def gate_runs(
     unscored = {k[0] for k, r in base.records.items() if not r.scored} & {
         k[0] for k, r in cand.records.items() if not r.scored
     }
-    check_tasks(policy_path, rules, {name.partition(" @ ")[0] for name in by_group}, unscored)
+    untooled = {k[0] for k in base.records} - {k[0] for k, r in base.records.items() if r.tools is not None}
+    check_tasks(policy_path, rules, {name.partition(" @ ")[0] for name in by_group}, unscored, untooled)
     noise = run_noise(base.records, again.records, grouper(base)) if again is not None else {}
     tasks, covered = {}, set()
     for name, keys in by_group.items():
-        task = _task_gate(clauses_for(rules, name.partition(" @ ")[0]), (base, cand, again), keys, noise.get(name))
+        task = _task_gate(
+            clauses_for(rules, name.partition(" @ ")[0]), (base, cand, again), keys, noise.get(name), name
+        )
         if task is not None:
             tasks[name] = task
             covered.add(name.partition(" @ ")[0])
     if not tasks:
         raise InputError(
-            f"{policy_path}: no clause applies to these runs: their tasks are not scored, and the policy asks only "
-            "their accuracy"
+            f"{policy_path}: no clause applies to these runs: the policy asks only what they do not have (an accuracy "
+            "of tasks that are not scored, tool clauses of tasks with no tool-call item)"
         )
     verdict = _worst([t.verdict for t in tasks.values()])
     return GateResult(
@@ -197,6 +201,7 @@ def gate_runs(
         exit_code=EXIT_CODES[verdict],
         tasks=tasks,
         not_gated=sorted({name.partition(" @ ")[0] for name in by_group} - covered),
+        streams=base.streams,
     )
 
 
@@ -222,7 +227,7 @@ def _accuracy(
 
 
 def _task_gate(
-    clauses: Clauses, runs: tuple[Loaded, Loaded, Loaded | None], keys: list[Key], noise: Noise | None
+    clauses: Clauses, runs: tuple[Loaded, Loaded, Loaded | None], keys: list[Key], noise: Noise | None, group: str
 ) -> TaskGate | None:
     """One task's clauses and verdict, with each run's requests that got no answer of the model's; None when no
     clause of the policy applies to it (the task is not gated)."""
@@ -230,12 +235,14 @@ def _task_gate(
     base_fig, cand_fig = figures(base, keys), figures(cand, keys)
     again_fig = figures(again, keys) if again is not None else None
     accuracy, notes = _accuracy(clauses, (base, cand), keys, noise)
-    others = clauses.model_copy(update={"accuracy": None})
-    if not accuracy and not others.model_dump(exclude_none=True):
+    tools, tool_notes = tool_clauses(clauses, runs, keys, group, noninferiority)
+    others = clauses.model_copy(update=dict.fromkeys(("accuracy", *TOOL_CLAUSES)))
+    if not accuracy and not tools and not others.model_dump(exclude_none=True):
         return None
     per_request = open_loop(base.manifest, cand.manifest)
     verdicts = [
         *accuracy,
+        *tools,
         *speed_clauses(clauses, cand_fig, base_fig, again_fig, per_request=per_request),
         *validity_clauses(clauses, cand_fig, base_fig),
     ]
@@ -244,5 +251,5 @@ def _task_gate(
         clauses=verdicts,
         unknown_questions=base_fig.unknown_questions + cand_fig.unknown_questions,
         endpoint_errors=(base_fig.endpoint_errors, cand_fig.endpoint_errors),
-        notes=notes,
+        notes=notes + tool_notes,
     )

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem, yaml_mapping
-from qualeval.records import Clauses, Policy
+from qualeval.records import TOOL_CLAUSES, Clauses, Policy
 
 __all__ = ["check_tasks", "clauses_for", "load_policy"]
 
@@ -21,6 +21,10 @@ _EXAMPLES = {
     "endpoint_errors": "{max: 0}",
     "truncated": "{max_share: 0.02}",
     "output_tokens": "{within: 0.1}",
+    "tool_accuracy": "{max_drop: 0.02}",
+    "parity": "{min: 0.95}",
+    "schema_valid": "{min: 0.98}",
+    "leaked_markup": "{max_share: 0.05}",
 }
 
 
@@ -73,9 +77,12 @@ def clauses_for(policy: Policy, task: str) -> Clauses:
     return Clauses.model_validate({**default.model_dump(exclude_unset=True), **own.model_dump(exclude_unset=True)})
 
 
-def check_tasks(path: Path, policy: Policy, known: Iterable[str], unscored: Iterable[str]) -> None:
-    """Every task the policy names is one of the runs', and none it asks an accuracy of is unscored (a workload's
-    synthetic prompts have no right answer: the clause could never be measured)."""
+def check_tasks(
+    path: Path, policy: Policy, known: Iterable[str], unscored: Iterable[str], untooled: Iterable[str] = ()
+) -> None:
+    """Every task the policy names is one of the runs', none it asks an accuracy of is unscored (a workload's
+    synthetic prompts have no right answer: the clause could never be measured), and none it asks a tool clause
+    of has no tool-call item (under `default:` such a clause is not applied, and the gate says so)."""
     known = sorted(set(known))
     for name, clauses in policy.root.items():
         if name != "default" and name not in known:
@@ -84,4 +91,10 @@ def check_tasks(path: Path, policy: Policy, known: Iterable[str], unscored: Iter
             raise InputError(
                 f"{path}: {name}.accuracy: task '{name}' is not scored (synthetic prompts, no right answer): "
                 "no accuracy to test; remove the clause"
+            )
+        tool = next((c for c in TOOL_CLAUSES if getattr(clauses, c) is not None), None)
+        if name in set(untooled) and tool is not None:
+            raise InputError(
+                f"{path}: {name}.{tool}: task '{name}' has no tool-call item (no `tools:`), so the clause could "
+                "never be measured; remove it"
             )

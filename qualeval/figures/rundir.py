@@ -14,14 +14,15 @@ from __future__ import annotations
 import hashlib
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from qualeval.errors import InputError, QualevalNote, QualevalWarning
-from qualeval.records import Manifest, Record, RunStore, RunSummary
+from qualeval.figures.toolfigures import parity_by_level, tool_view
+from qualeval.records import Manifest, Parity, Record, RunStore, RunSummary
 
 __all__ = [
     "PairKey",
@@ -50,6 +51,11 @@ class RunDir:
     manifest: Manifest
     summary: RunSummary | None
     """None when the run has no readable summary.json: the figures read from it are left out."""
+    parity: Mapping[tuple[str, str], Parity] = field(default_factory=dict)
+    """Its stream parity (--stream-parity) per task and level (the level's stream part aside), over every record
+    it holds: `records` keeps one response per key, the parity pairs two (toolfigures.parity_by_level)."""
+    streams: str | None = None
+    """Which side of a --stream-parity run is paired, said (qualeval.figures.streams); None: no parity run."""
 
 
 def _located(root: Path) -> tuple[Path, Path]:
@@ -75,8 +81,11 @@ def read_run(root: Path) -> RunDir:
         raise InputError(f"{run}: no manifest.json here; is this a qualeval run directory?")
     records: dict[PairKey, Record] = {}
     levels: set[str] = set()
+    views = []
     for record in RunStore(folder).records():
         levels.add(record.level)
+        if (view := tool_view(record)) is not None:
+            views.append(view)
         records.setdefault((record.task, record.sample_id, str(record.repeat), record.level), record)
     rescore = folder if folder != run else None
     if rescore is not None:
@@ -88,7 +97,7 @@ def read_run(root: Path) -> RunDir:
             QualevalNote,
             stacklevel=2,
         )
-    return RunDir(records, levels, manifest, _summary(folder / "summary.json"))
+    return RunDir(records, levels, manifest, _summary(folder / "summary.json"), parity_by_level(views))
 
 
 def _check_rescore(run: Path, rescore: Path, records: Mapping[PairKey, Record]) -> None:

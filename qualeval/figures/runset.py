@@ -8,15 +8,26 @@ groups them (one item at several levels is not independent evidence).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from qualeval.errors import InputError
 from qualeval.figures.accuracy import cell_of
 from qualeval.figures.rundir import item_name, read_run, refuse_repeats
 from qualeval.figures.speeds import linked, speed, untimed
-from qualeval.records import ENDPOINT_FAILED, NOT_THE_MODELS, TRUNCATED, Cell, Manifest, Record, RunSummary, Speed
+from qualeval.figures.streams import match_streams
+from qualeval.records import (
+    ENDPOINT_FAILED,
+    NOT_THE_MODELS,
+    TRUNCATED,
+    Cell,
+    Manifest,
+    Parity,
+    Record,
+    RunSummary,
+    Speed,
+)
 
 __all__ = ["Group", "Key", "Loaded", "PairCounts", "figures", "groups", "load_runs", "paired"]
 
@@ -31,7 +42,12 @@ class Loaded:
     summary: RunSummary | None
     records: dict[Key, Record]
     """The first record of each item. Warm-ups are in, since each run scores them (so accuracies are the runs'
-    own); the speed figures leave them out."""
+    own); the speed figures leave them out. Of a --stream-parity run beside plain runs, one side
+    (qualeval.figures.streams)."""
+    parity: Mapping[tuple[str, str], Parity] = field(default_factory=dict)
+    """Its own stream parity, over every record it holds (RunDir.parity)."""
+    streams: str | None = None
+    """Which side of a --stream-parity run is paired, said; the same on every run of a set."""
 
 
 @dataclass(frozen=True)
@@ -49,12 +65,12 @@ class PairCounts:
 
 def _read(path: Path) -> Loaded:
     run = read_run(path)  # as compare reads a run directory
-    return Loaded(path, run.manifest, run.summary, run.records)
+    return Loaded(path, run.manifest, run.summary, run.records, run.parity)
 
 
 def _without_levels(run: Loaded) -> Loaded:
     """Keyed by item alone: runs of one level each, whose labels differ (c=4 beside c=8), pair so."""
-    return Loaded(run.path, run.manifest, run.summary, {key[:3]: record for key, record in run.records.items()})
+    return replace(run, records={key[:3]: record for key, record in run.records.items()})
 
 
 def _levels(run: Loaded) -> list[str]:
@@ -77,6 +93,8 @@ def load_runs(paths: Sequence[Path]) -> list[Loaded]:
     runs = [_read(p) for p in paths]
     for run in runs:
         refuse_repeats(run.path, run)
+    matched, said = match_streams([(run.path, run.records) for run in runs])
+    runs = [replace(run, records=dict(records), streams=said) for run, records in zip(runs, matched, strict=True)]
     if len({tuple(_levels(run)) for run in runs}) > 1:
         swept = next((run for run in runs if len(_levels(run)) > 1), None)
         if swept is not None:  # which of its levels would stand for the run is not ours to pick

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from qualeval.figures.accuracy import answered_cell
+from qualeval.figures.noise import mcnemar_exact, read_noise
 from qualeval.figures.speeds import distribution
 from qualeval.records import (
     NOT_THE_MODELS,
@@ -20,10 +22,10 @@ from qualeval.records import (
     Parity,
     Record,
     Recovery,
-    RunSummary,
     Status,
     ToolCall,
     ToolFigures,
+    ToolPaired,
     ToolShare,
     ToolSides,
     ToolStatus,
@@ -35,10 +37,15 @@ from qualeval.records import (
 __all__ = [
     "ToolView",
     "canonical_calls",
+    "group_parity",
+    "moved_on_tools",
     "parity",
+    "parity_by_level",
     "parity_of",
     "run_tools",
     "tool_figures",
+    "tool_paired",
+    "tool_pairs",
     "tool_sides",
     "tool_view",
     "tools_by_task",
@@ -72,6 +79,7 @@ class ToolView:
     reasoning_before: int | None
     calls: tuple[str, ...]
     """canonical_calls of the served calls: what parity compares."""
+    task: str = ""
 
     @property
     def answered(self) -> bool:
@@ -122,6 +130,7 @@ def tool_view(record: Record) -> ToolView | None:
         fragments=timing.fragments,
         reasoning_before=timing.reasoning_tokens_before,
         calls=canonical_calls(tools.calls),
+        task=record.task,
     )
 
 
@@ -199,8 +208,9 @@ def _namer(views: Sequence[ToolView]) -> Callable[[ToolView], str]:
     """How an item is named so that a reader finds it: its sample id, `#repeat` and `@ level` where the views
     hold several."""
     repeats = any(v.repeat for v in views)
-    levels = len({v.level for v in views}) > 1
-    return lambda v: v.item + (f"#{v.repeat}" if repeats else "") + (f" @ {v.level}" if levels else "")
+    # the stream part aside: parity names an item sent both ways, which is at neither side alone
+    levels = len({_paired_level(v.level) for v in views}) > 1
+    return lambda v: v.item + (f"#{v.repeat}" if repeats else "") + (f" @ {_paired_level(v.level)}" if levels else "")
 
 
 def _paired_level(level: str) -> str:
@@ -241,6 +251,25 @@ def parity_of(views: Sequence[ToolView]) -> Parity | None:
     )
 
 
+def parity_by_level(views: Iterable[ToolView]) -> dict[tuple[str, str], Parity]:
+    """A run's parity per task and level, the level's stream part aside; only where an item was sent both ways."""
+    by: dict[tuple[str, str], list[ToolView]] = {}
+    for v in views:
+        by.setdefault((v.task, _paired_level(v.level)), []).append(v)
+    found = {key: parity_of(group) for key, group in by.items()}
+    return {key: p for key, p in found.items() if p is not None}
+
+
+def group_parity(found: Mapping[tuple[str, str], Parity], group: str) -> Parity | None:
+    """The parity of a group of compare, board or gate (`task`, or `task @ level`): at its level, or the task's
+    one parity where the group names no level the run kept (runs of one level each, paired across labels)."""
+    task, _, level = group.partition(" @ ")
+    if (task, _paired_level(level)) in found:
+        return found[task, _paired_level(level)]
+    mine = [p for (name, _), p in found.items() if name == task]
+    return mine[0] if len(mine) == 1 and not level else None
+
+
 def tools_by_task(records: Iterable[Record]) -> dict[str, ToolFigures]:
     """Each task's tool figures, for the tasks with tool records, accuracy pooled over their levels."""
     views: dict[str, list[ToolView]] = {}
@@ -257,31 +286,70 @@ def parity(records: Iterable[Record]) -> dict[str, Parity]:
     return {task: f.parity for task, f in tools_by_task(records).items() if f.parity is not None}
 
 
-def _run_parity(summary: RunSummary | None, group: str) -> Parity | None:
-    """A run's own parity for a group of compare or board (`task`, or `task @ level` where the runs swept several
-    levels), from its summary.json: they read one response per item, so cannot pair a run's two."""
-    task, _, level = group.partition(" @ ")
-    report = summary.tasks.get(task) if summary is not None else None
-    if report is None:
-        return None
-    tools = report.levels[level].tools if level and level in report.levels else report.tools
-    return tools.parity if tools is not None else None
+Parities = Mapping[tuple[str, str], Parity]
 
 
-def run_tools(records: Sequence[Record], summary: RunSummary | None, group: str) -> ToolFigures | None:
-    """board: one config's tool figures on one group's records, its parity from its summary; None for a group
-    with no tool-call record."""
+def run_tools(records: Sequence[Record], parities: Parities, group: str) -> ToolFigures | None:
+    """board: one config's tool figures on one group's records, its parity the run's own over every record it
+    holds (`parities`: RunDir.parity); None for a group with no tool-call record."""
     views = [v for r in records if (v := tool_view(r)) is not None]
     if not views:
         return None
-    return tool_figures(views).model_copy(update={"parity": _run_parity(summary, group)})
+    return tool_figures(views).model_copy(update={"parity": group_parity(parities, group)})
+
+
+def tool_pairs(pairs: Iterable[tuple[Record, Record]]) -> list[tuple[Record, Record]]:
+    """The pairs of tool-call items both sides answered: what the per-item tool verdicts are paired over."""
+    return [
+        (a, b)
+        for a, b in pairs
+        if a.tools is not None and b.tools is not None and a.status not in NOT_THE_MODELS
+        if b.status not in NOT_THE_MODELS
+    ]
+
+
+def tool_paired(
+    pairs: Iterable[tuple[Record, Record]], *, moved: float | None = None, p_adjusted: float | None = None, **test: Any
+) -> ToolPaired | None:
+    """B against A on the per-item tool verdicts (McNemar's exact test), read against noise as the task's accuracy
+    is: `moved`, what a rerun of A moved on its own on the same items; `p_adjusted` (and `test`, `alpha`) board's
+    Holm-corrected p in McNemar's place. None with no tool-call pair."""
+    both = tool_pairs(pairs)
+    if not both:
+        return None
+    down = sum(a.right and not b.right for a, b in both)
+    up = sum(b.right and not a.right for a, b in both)
+    reading = read_noise(len(both), down, up, moved=moved, p_value=p_adjusted, **test)
+    return ToolPaired(
+        pairs=len(both),
+        accuracy_a=sum(a.right for a, _ in both) / len(both),
+        accuracy_b=sum(b.right for _, b in both) / len(both),
+        a_right_b_wrong=down,
+        a_wrong_b_right=up,
+        p_value=mcnemar_exact(down, up),
+        p_adjusted=p_adjusted,
+        within_noise=reading.within,
+        noise_reading=reading.said,
+    )
+
+
+def moved_on_tools(again: Iterable[tuple[Record, Record]] | None) -> float | None:
+    """|A2 - A| on the tool-call items a rerun of A and A both answered; None without a rerun (or such items)."""
+    both = tool_pairs(again) if again is not None else []
+    return abs(sum(b.right for _, b in both) - sum(a.right for a, _ in both)) / len(both) if both else None
 
 
 def tool_sides(
-    pairs: Sequence[tuple[Record, Record]], summaries: tuple[RunSummary | None, RunSummary | None], group: str
+    pairs: Sequence[tuple[Record, Record]],
+    parities: tuple[Parities, Parities],
+    group: str,
+    again: Sequence[tuple[Record, Record]] | None = None,
 ) -> ToolSides | None:
-    """compare: A's and B's tool figures over the paired items, each run's parity from its summary; None for a
-    group with no tool-call record."""
-    a = run_tools([ra for ra, _ in pairs], summaries[0], group)
-    b = run_tools([rb for _, rb in pairs], summaries[1], group)
-    return ToolSides(a=a, b=b) if a is not None and b is not None else None
+    """compare: A's and B's tool figures over the paired items, each run's own parity, and B against A on the
+    per-item tool verdicts (`again`: A's pairs with its rerun, for the noise); None for a group with no tool-call
+    record."""
+    a = run_tools([ra for ra, _ in pairs], parities[0], group)
+    b = run_tools([rb for _, rb in pairs], parities[1], group)
+    if a is None or b is None:
+        return None
+    return ToolSides(a=a, b=b, paired=tool_paired(pairs, moved=moved_on_tools(again)))

@@ -53,7 +53,7 @@ from qualeval.records.clientconfig import (
     env_base_url,
 )
 from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
-from qualeval.records.gate import Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
+from qualeval.records.gate import TOOL_CLAUSES, Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
 from qualeval.records.items import OfflineItem
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry
 from qualeval.records.probe import (
@@ -162,6 +162,7 @@ from qualeval.records.toolfigures import (
     Parity,
     Recovery,
     ToolFigures,
+    ToolPaired,
     ToolShare,
     ToolSides,
     ToolTiming,
@@ -181,6 +182,7 @@ __all__ = [
     "SAMPLING",
     "SEED",
     "STYLES",
+    "TOOL_CLAUSES",
     "TRUNCATED",
     "UNKNOWN_QUESTION",
     "WIRE_FAULTS",
@@ -284,6 +286,7 @@ __all__ = [
     "ToolChoice",
     "ToolContract",
     "ToolFigures",
+    "ToolPaired",
     "ToolShare",
     "ToolSides",
     "ToolStatus",

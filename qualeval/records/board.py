@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field, JsonValue
 from qualeval.records.accuracy import Cell
 from qualeval.records.comparison import Noise
 from qualeval.records.summary import Distribution
-from qualeval.records.toolfigures import ToolFigures
+from qualeval.records.toolfigures import ToolFigures, ToolPaired
 
 __all__ = ["Board", "BoardRun", "BoardTask", "ConfigFigures", "SpeedRatio"]
 
@@ -89,7 +89,10 @@ class ConfigFigures(BaseModel):
     """Not dominated in (accuracy, first-answer latency p50)."""
     tools: ToolFigures | None = Field(default=None, exclude_if=_unset)
     """A tool-call task's figures for this config (records.toolfigures), over its records of the task; parity is
-    the run's own, from its summary.json. None, and not written, for any other task."""
+    the run's own, over every record it holds. None, and not written, for any other task."""
+    tool_paired: ToolPaired | None = Field(default=None, exclude_if=_unset)
+    """Its per-item tool verdicts against the baseline's: McNemar, Holm-corrected as `p_adjusted` is. None, and
+    not written, for the baseline and for a task with no tool-call item."""
 
 
 class BoardTask(BaseModel):
@@ -125,3 +128,6 @@ class Board(BaseModel):
     per_request: bool = False
     """A run sent its requests at a set arrival rate (--request-rate): its aggregate tok/s is the arrival rate's
     whatever the config, so output tok/s is the mean of each request's, as the gate judges it."""
+    streams: str | None = Field(default=None, exclude_if=_unset)
+    """Which responses of a --stream-parity run are paired (qualeval.figures.streams), said; None where no run is
+    one."""

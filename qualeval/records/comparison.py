@@ -131,3 +131,6 @@ class Comparison(BaseModel):
     """The run settings that differ, A's value then B's: the manifests' `config` (nested keys dotted:
     `slo.ttft_ms`) and what each run pinned (`pinned.constraint`...); `out` is left out, and a key one manifest
     lacks (an older version's) is None there."""
+    streams: str | None = Field(default=None, exclude_if=_unset)
+    """Which responses of a --stream-parity run are paired (qualeval.figures.streams), said; None where neither
+    run is one."""

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, field_validator
 
-__all__ = ["ClauseVerdict", "Clauses", "GateResult", "Policy", "TaskGate", "Verdict"]
+__all__ = ["TOOL_CLAUSES", "ClauseVerdict", "Clauses", "GateResult", "Policy", "TaskGate", "Verdict"]
 
 Verdict = Literal["GO", "NO-GO", "INCONCLUSIVE", "INVALID"]
 """GO: every clause shown met. NO-GO: a clause shown missed. INCONCLUSIVE: measured, but too few items (or too much
@@ -79,6 +79,32 @@ class MaxShare(_Strict):
     max_share: Number = Field(ge=0.0, le=1.0)
 
 
+def _share(value: float, example: str) -> float:
+    if not 0 <= value <= 1:
+        raise ValueError(f"{value:g} is not a share between 0 and 1 ({example})")
+    return value
+
+
+class MinShare(_Strict):
+    min: Number
+    """The least share of the candidate's allowed, between 0 and 1 (0.95: 95%)."""
+
+    @field_validator("min")
+    @classmethod
+    def _between(cls, value: float) -> float:
+        return _share(value, "0.95 is 95%")
+
+
+class MaxLeaked(_Strict):
+    max_share: Number
+    """The largest share of the candidate's tool-call responses allowed to leak markup, between 0 and 1."""
+
+    @field_validator("max_share")
+    @classmethod
+    def _between(cls, value: float) -> float:
+        return _share(value, "0.05 is 5%")
+
+
 class Within(_Strict):
     within: Number = Field(ge=0.0)
     """A share: 0.1 allows the candidate's mean output tokens per item within ±10% of the baseline's."""
@@ -96,6 +122,20 @@ class Clauses(_Strict):
     endpoint_errors: MaxCount | None = None
     truncated: MaxShare | None = None
     output_tokens: Within | None = None
+    tool_accuracy: AccuracyClause | None = None
+    """Tool-call items only: the accuracy clause's non-inferiority test on their paired verdicts."""
+    parity: MinShare | None = None
+    """The candidate's stream parity (--stream-parity): the share of items whose streamed and non-streamed calls and
+    verdict agree, at least."""
+    schema_valid: MinShare | None = None
+    """The candidate's responses with a call whose every call fits its tool's schema, a share at least."""
+    leaked_markup: MaxLeaked | None = None
+    """The candidate's tool-call responses whose call was left as markup in the reasoning or the content (status
+    call_in_reasoning or markup_in_content), a share at most."""
+
+
+TOOL_CLAUSES = ("tool_accuracy", "parity", "schema_valid", "leaked_markup")
+"""The clauses read of tool-call items alone."""
 
 
 class Policy(RootModel[dict[str, Clauses]]):
@@ -153,3 +193,6 @@ class GateResult(BaseModel):
     tasks: dict[str, TaskGate]
     not_gated: list[str] = []
     """Tasks of the runs that no clause of the policy covers: the verdict says nothing of them."""
+    streams: str | None = None
+    """Which responses of a --stream-parity run are paired (qualeval.figures.streams), said; None where no run is
+    one."""

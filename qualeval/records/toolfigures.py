@@ -20,6 +20,7 @@ __all__ = [
     "Parity",
     "Recovery",
     "ToolFigures",
+    "ToolPaired",
     "ToolShare",
     "ToolSides",
     "ToolTiming",
@@ -140,6 +141,25 @@ class ToolFigures(BaseModel):
     """None when the run sent no item both ways."""
 
 
+class ToolPaired(BaseModel):
+    """Two runs' per-item tool verdicts paired: the tool-call items both answered (a request with no answer of the
+    model's on either side is left out), McNemar's exact test on the discordant ones, read against noise as the
+    task's accuracy is (qualeval.figures.noise.read_noise)."""
+
+    pairs: int
+    accuracy_a: float | None
+    """The share right of the paired items; None with no pair. A: the baseline (board) or run A (compare)."""
+    accuracy_b: float | None
+    a_right_b_wrong: int
+    a_wrong_b_right: int
+    p_value: float | None
+    """McNemar's exact test; None with no pair."""
+    p_adjusted: float | None = None
+    """board: Holm-corrected over the configs set beside the baseline; None in compare."""
+    within_noise: bool | None = None
+    noise_reading: str | None = None
+
+
 class ToolSides(BaseModel):
     """compare: a tool-call task's figures in run A and run B, each over the paired items both runs answered (the
     pairs `TaskComparison.endpoint_errors` left out are in neither). Parity is each run's own, over all its items
@@ -147,3 +167,5 @@ class ToolSides(BaseModel):
 
     a: ToolFigures
     b: ToolFigures
+    paired: ToolPaired | None = None
+    """B against A on the per-item tool verdicts; None where no tool-call item was answered by both."""

@@ -232,6 +232,8 @@ def notes(board: Board, task: BoardTask) -> list[str]:
             "No rerun of the baseline: speed ratios are read on their bootstrap interval alone, not held against "
             "run-to-run spread."
         )
+    if board.streams:
+        out.append(f"Stream parity: {board.streams}.")
     if board.per_request:
         out.append(
             "Open-loop runs (a set arrival rate): output tok/s is the mean of each request's, since the aggregate "

@@ -83,7 +83,7 @@ def cache_gap(a: float | None, b: float | None, names: tuple[str, str] = ("A", "
 def compare_lines(result: Comparison) -> list[str]:
     """Per task of a comparison: a TTFT served from a cache the other side did not have, each side's cached
     share, and the greedy answers to identical input that differ between A and B."""
-    lines = []
+    lines = [result.streams] if result.streams else []
     if result.open_loop:
         lines.append(
             "open-loop runs (a set arrival rate): the aggregate output tok/s is the arrival rate's whatever the "

@@ -15,6 +15,7 @@ from qualeval.records import (
     RunSummary,
     TaskReport,
     ToolFigures,
+    ToolPaired,
     ToolShare,
     ToolSides,
     ToolStatus,
@@ -184,7 +185,7 @@ def compare_tool_rows(sides: ToolSides) -> list[tuple[str, str, str, str]]:
         ("no call where none expected", a.trigger.no_call_agreement, b.trigger.no_call_agreement),
         ("tool schema valid (responses with a call)", a.schema_valid.share, b.schema_valid.share),
     )
-    rows = [(name, pct(x), pct(y), _points(x, y)) for name, x, y in shares]
+    rows = _paired_rows(sides.paired) + [(name, pct(x), pct(y), _points(x, y)) for name, x, y in shares]
     rows.append(("would have been right (of wrong)", _recovered(a), _recovered(b), ""))
     rows.append(("stream parity (each run's own)", _parity(a), _parity(b), _points(_ps(a), _ps(b))))
     for name, pick in _TIMES:
@@ -195,6 +196,25 @@ def compare_tool_rows(sides: ToolSides) -> list[tuple[str, str, str, str]]:
         x, y = a.statuses.get(status, 0), b.statuses.get(status, 0)
         rows.append((f"wire status {status}", str(x), str(y), f"{y - x:+d}"))
     return rows
+
+
+def _test(p: ToolPaired) -> str:
+    """A paired tool-verdict difference with its test and its reading against noise."""
+    test = f"McNemar p = {p.p_value:.4g}" if p.p_value is not None else "no test"
+    if p.p_adjusted is not None and p.p_adjusted != p.p_value:
+        test += f", Holm {p.p_adjusted:.4g}"
+    said = "within noise" if p.within_noise else "beyond noise"
+    return f"{_points(p.accuracy_a, p.accuracy_b)} ({test}; {said})"
+
+
+def _paired_rows(p: ToolPaired | None) -> list[tuple[str, str, str, str]]:
+    """The per-item tool verdicts paired, B against A: accuracy on the paired tool-call items, then the flips."""
+    if p is None:
+        return []
+    return [
+        (f"tool accuracy ({p.pairs} paired tool-call items)", pct(p.accuracy_a), pct(p.accuracy_b), _test(p)),
+        ("tool verdicts right → wrong / wrong → right", "", "", f"{p.a_right_b_wrong} / {p.a_wrong_b_right}"),
+    ]
 
 
 def _recovered(f: ToolFigures) -> str:
@@ -219,6 +239,7 @@ _TIMES = (
 BOARD_TOOL_HEAD = (
     "config",
     "responses",
+    "tool accuracy vs baseline (paired)",
     "trigger P / R / F1",
     "no call where none expected",
     "schema valid",
@@ -243,6 +264,7 @@ def board_tool_rows(task: BoardTask) -> list[list[str]]:
             [
                 name,
                 str(f.responses),
+                _test(c.tool_paired) + f" on {c.tool_paired.pairs}" if c.tool_paired is not None else "–",
                 f"{pct(t.precision)} / {pct(t.recall)} / {pct(t.f1)}",
                 pct(t.no_call_agreement),
                 _share(f.schema_valid),
