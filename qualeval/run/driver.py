@@ -39,12 +39,11 @@ from qualeval.records import (
 )
 from qualeval.run.arrivals import batch_loop, closed_loop, open_loop
 from qualeval.run.checks import (
-    KEYLESS,
     check_code_allowed,
     check_published,
     check_run_tasks,
     data_task,
-    keyless,
+    run_notes,
     unread_data_error,
     warn_unlisted,
 )
@@ -227,12 +226,11 @@ async def _probed(client: ChatClient, config: RunConfig, tools: bool) -> tuple[P
     return found, await check_thinking_budget(client, config.model, seconds=left)
 
 
-def _broken_contracts(tooled: Any, found: ProbeResult | None) -> list[str]:
-    """Each tool task's tool_choice the probe found broken: warned once a session, and first in the reports."""
-    lines = list(broken_for(tooled, found))
-    for line in lines:
+def _broken_contracts(tooled: Any, found: ProbeResult | None) -> None:
+    """Each tool task's tool_choice the probe found broken: warned once a session (run_notes puts it first in
+    the reports)."""
+    for line in broken_for(tooled, found):
         warnings.warn(line, QualevalWarning, stacklevel=3)
-    return lines
 
 
 async def execute(
@@ -263,7 +261,8 @@ async def execute(
     tooled = tool_tasks(work)
     wanted = _wanted_thinking(config, work)
     models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled))
-    notes = ([KEYLESS] if scored and keyless(models) else []) + _broken_contracts(tooled, found)
+    _broken_contracts(tooled, found)
+    notes = run_notes(models, found, tooled, scored)
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,
