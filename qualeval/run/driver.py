@@ -226,11 +226,12 @@ async def _probed(client: ChatClient, config: RunConfig, tools: bool) -> tuple[P
     return found, await check_thinking_budget(client, config.model, seconds=left)
 
 
-def _broken_contracts(tooled: Any, found: ProbeResult | None) -> None:
-    """Each tool task's tool_choice the probe found broken: warned once a session (run_notes puts it first in
-    the reports)."""
+def _notes(models: dict[str, Any] | None, found: ProbeResult | None, tooled: Any, scored: bool) -> list[str]:
+    """The summary's notes (run_notes: a rescore gives the same); each tool task's tool_choice the probe found
+    broken is also warned, once a session."""
     for line in broken_for(tooled, found):
         warnings.warn(line, QualevalWarning, stacklevel=3)
+    return run_notes(models, found, tooled, scored)
 
 
 async def execute(
@@ -261,8 +262,7 @@ async def execute(
     tooled = tool_tasks(work)
     wanted = _wanted_thinking(config, work)
     models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled))
-    _broken_contracts(tooled, found)
-    notes = run_notes(models, found, tooled, scored)
+    notes = _notes(models, found, tooled, scored)
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,
