@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
@@ -11,6 +11,8 @@ from qualeval.cli.output import note, stdout
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from rich.console import Console
 
     from qualeval.records import (
         Cell,
@@ -265,9 +267,44 @@ def print_tasks() -> None:
         source = "generated" if spec.generator else "bundled" if spec.samples else spec.dataset_path or "--data only"
         shown = name
         if spec.subsets:
-            shown += f" (+{len(spec.subsets.values)} {spec.subsets.label}s, groups: {', '.join(spec.subsets.groups)})"
+            label = spec.subsets.label
+            plural = label[:-1] + "ies" if label.endswith("y") else label + "s"  # categories, subjects
+            shown += f" (+{len(spec.subsets.values)} {plural}, groups: {', '.join(spec.subsets.groups)})"
         table.add_row(shown, source, spec.description.split(" (")[0].split(": ")[0].split(". ")[0])
     stdout().print(table)
+
+
+def _param_text(name: str, schema: Any, required: bool) -> str:
+    """`city: string`, `unit?: celsius|fahrenheit` (? where it may be left out), `tags: array<string>`."""
+    schema = schema if isinstance(schema, dict) else {}
+    kind = schema.get("type", "any")
+    if isinstance(kind, list):
+        kind = "|".join(map(str, kind))
+    if isinstance(schema.get("enum"), list):
+        kind = "|".join(str(v) for v in schema["enum"][:6]) + ("|..." if len(schema["enum"]) > 6 else "")
+    elif kind == "array" and isinstance(schema.get("items"), dict):
+        kind = f"array<{schema['items'].get('type', 'any')}>"
+    return f"{name}{'' if required else '?'}: {kind}"
+
+
+def _tool_text(tool: dict[str, Any]) -> str:
+    """One offered tool as one line: its name and parameters, as a signature."""
+    function = tool.get("function") or {}
+    params = function.get("parameters") or {}
+    required = set(params.get("required") or ())
+    props = params.get("properties") or {}
+    return f"{function.get('name')}({', '.join(_param_text(n, s, n in required) for n, s in props.items())})"
+
+
+def _print_tools(console: Console, sample: Sample, most: int = 12) -> None:
+    for tool in sample.tools[:most]:
+        console.print(f"tool: {_tool_text(tool)}", markup=False, highlight=False)
+    if len(sample.tools) > most:
+        console.print(f"tool: ... {len(sample.tools) - most} more", markup=False, highlight=False)
+    if sample.tool_choice is not None:
+        choice = sample.tool_choice
+        shown = choice if isinstance(choice, str) else f"function {choice.get('function', {}).get('name')}"
+        console.print(f"tool_choice: {shown}", markup=False, highlight=False)
 
 
 def print_sample(sample: Sample) -> None:
@@ -278,6 +315,7 @@ def print_sample(sample: Sample) -> None:
         console.rule(message.role, align="left")
         console.print(message.content, markup=False, highlight=False)
     console.rule()
+    _print_tools(console, sample)
     console.print(f"gold: {sample.gold}", markup=False, highlight=False)
     if sample.choices:
         console.print(f"choices: {list(sample.choices)}", markup=False, highlight=False)

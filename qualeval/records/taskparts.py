@@ -4,9 +4,11 @@ tool-call task offers (TaskSpec's `wheel`, `join`, `tool_choice`, `tools`)."""
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator
+
+from qualeval.records.jsonschemas import json_schema_problem
 
 __all__ = ["JSON_TYPES", "JoinSpec", "NamedToolChoice", "ToolChoice", "WheelSpec", "tool_problem"]
 
@@ -61,7 +63,26 @@ class NamedToolChoice(_Strict):
     function: _FunctionName
 
 
-ToolChoice = Literal["auto", "required", "none"] | NamedToolChoice
+def _choice_form(value: Any) -> Any:
+    """One message for any tool_choice of the wrong form (pydantic's names only the strings where a mapping is
+    given, or the mapping's fields where a string is misspelt)."""
+    if value in ("auto", "required", "none"):
+        return value
+    function = value.get("function") if isinstance(value, dict) else None
+    if (
+        isinstance(value, dict)
+        and set(value) == {"type", "function"}
+        and value["type"] == "function"
+        and isinstance(function, dict)
+        and set(function) == {"name"}
+        and isinstance(function["name"], str)
+    ):
+        return value
+    shown = repr(value) if isinstance(value, str) else str(value)
+    raise ValueError(f"{shown[:80]} is not auto, required, none or {{type: function, function: {{name: NAME}}}}")
+
+
+ToolChoice = Annotated[Literal["auto", "required", "none"] | NamedToolChoice, BeforeValidator(_choice_form)]
 """What a request's `tool_choice` asks: the model may call (auto), must call (required), must not (none), or
 must call the named function."""
 
@@ -108,4 +129,6 @@ def tool_problem(tool: Any) -> str | None:
     if not isinstance(params, dict) or params.get("type") != "object":
         return f"{label}: parameters must be an object schema (type: object)"
     problem = _schema_problem(params, "parameters")
+    if problem is None and (invalid := json_schema_problem(params)) is not None:
+        problem = f"parameters are not valid JSON Schema: {invalid}"
     return f"{label}: {problem}" if problem else None

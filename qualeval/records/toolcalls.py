@@ -102,7 +102,8 @@ class CallTiming(BaseModel):
     arrivals: tuple[float, ...] = ()
     """Each tool-call delta's arrival."""
     reasoning_tokens_before: int | None = None
-    """Reasoning pieces received before the first tool-call delta (one streamed piece is about one token)."""
+    """Reasoning pieces received before the first tool-call delta, in a reasoning field or inline in content (one
+    streamed piece is about one token)."""
 
 
 class ToolsRecord(BaseModel):

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from qualeval.errors import InputError, QualevalWarning
-from qualeval.records import RunConfig
+from qualeval.records import ProbeResult, RunConfig
 from qualeval.run.pipeline import sampling_for
+from qualeval.run.probetools import broken_for
 from qualeval.run.probing import is_simulated
 from qualeval.scoring import REFUSAL, runs_code
 from qualeval.tasks import Task, builtin_dir
@@ -25,6 +27,7 @@ __all__ = [
     "keyless",
     "limit_per_subject_warnings",
     "one_task_data",
+    "run_notes",
     "sampling_warnings",
     "unread_data_error",
     "warn_unlisted",
@@ -209,6 +212,17 @@ KEYLESS = (
     "the reference server has no answer key (serve-sim --answers FILE or --task NAME): every answer it gives is a "
     "refusal, so every accuracy measured here is 0"
 )
+
+
+def run_notes(
+    models: dict[str, Any] | None,
+    found: ProbeResult | None,
+    tooled: Mapping[str, Iterable[str | Mapping[str, Any] | None]],
+    scored: bool,
+) -> list[str]:
+    """The notes a run's summary opens with, from what its manifest keeps (the server's /models answer, the
+    probe) and the tool_choice its tool tasks send: a live run and a rescore of it say the same."""
+    return ([KEYLESS] if scored and keyless(models) else []) + broken_for(tooled, found)
 
 
 def keyless(models: dict[str, Any] | None) -> bool:

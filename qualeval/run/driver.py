@@ -39,12 +39,11 @@ from qualeval.records import (
 )
 from qualeval.run.arrivals import batch_loop, closed_loop, open_loop
 from qualeval.run.checks import (
-    KEYLESS,
     check_code_allowed,
     check_published,
     check_run_tasks,
     data_task,
-    keyless,
+    run_notes,
     unread_data_error,
     warn_unlisted,
 )
@@ -227,12 +226,12 @@ async def _probed(client: ChatClient, config: RunConfig, tools: bool) -> tuple[P
     return found, await check_thinking_budget(client, config.model, seconds=left)
 
 
-def _broken_contracts(tooled: Any, found: ProbeResult | None) -> list[str]:
-    """Each tool task's tool_choice the probe found broken: warned once a session, and first in the reports."""
-    lines = list(broken_for(tooled, found))
-    for line in lines:
+def _notes(models: dict[str, Any] | None, found: ProbeResult | None, tooled: Any, scored: bool) -> list[str]:
+    """The summary's notes (run_notes: a rescore gives the same); each tool task's tool_choice the probe found
+    broken is also warned, once a session."""
+    for line in broken_for(tooled, found):
         warnings.warn(line, QualevalWarning, stacklevel=3)
-    return lines
+    return run_notes(models, found, tooled, scored)
 
 
 async def execute(
@@ -263,7 +262,7 @@ async def execute(
     tooled = tool_tasks(work)
     wanted = _wanted_thinking(config, work)
     models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled))
-    notes = ([KEYLESS] if scored and keyless(models) else []) + _broken_contracts(tooled, found)
+    notes = _notes(models, found, tooled, scored)
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,

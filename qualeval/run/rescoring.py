@@ -13,7 +13,7 @@ from typing import Any
 from qualeval.errors import InputError, QualevalWarning
 from qualeval.reasoning import Completion
 from qualeval.records import Manifest, Record, RunConfig, RunStore, RunSummary, TaskEntry
-from qualeval.run.checks import check_code_allowed
+from qualeval.run.checks import check_code_allowed, run_notes
 from qualeval.run.written import write_summary
 from qualeval.scoring import check_scorers, decide
 from qualeval.tasks import Sample, Task, build_samples, builtin_dir, load_task
@@ -193,17 +193,26 @@ def rescore(
     check_code_allowed(list(tasks.values()), allow_code)
     _check_ids(store, current)
     out = RunStore(root / "rescore")
+    tooled: dict[str, list[Any]] = {}  # each tool task's tool_choice as sent, for the notes a live run gives
+    scored = False
 
     def rejudged() -> Iterator[bytes]:
+        nonlocal scored
         for record in store.records():
             task = tasks.get(record.task)
+            scored = scored or record.scored
+            sent = record.request.model_extra or {}
+            if sent.get("tools"):  # as the live run counts a task: an item that offers tools
+                tooled.setdefault(record.task, []).append(sent.get("tool_choice"))
             if task is not None:
                 fresh = current.get(record.task, {}).get(record.sample_id)
                 yield _rejudged(task, record, fresh, use_rescue, allow_code=allow_code).model_dump_json().encode()
 
     out.write_lines("records.jsonl", rejudged())  # streamed: a rescore stays flat in memory
     torn = _torn_line(store)
-    notes = [torn] if torn else []
+    server = manifest.server
+    notes = run_notes(server.models if server else None, server.probe if server else None, tooled, scored)
+    notes += [torn] if torn else []
     if torn:
         warnings.warn(torn, QualevalWarning, stacklevel=2)
     summary = write_summary(

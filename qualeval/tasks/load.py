@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from pydantic import ValidationError
 
 from qualeval._shipped import shipped
 from qualeval.errors import InputError, validation_problem, yaml_loader
-from qualeval.records import TaskSpec
+from qualeval.records import SubsetSpec, TaskSpec
 from qualeval.tasks.task import Task
 
 __all__ = ["Task", "builtin_tasks", "load_task", "load_tasks", "parse_task"]
@@ -55,9 +56,18 @@ def load_task(ref: str) -> Task:
         if sub is None:
             raise InputError(f"task '{base}' has no subsets, so '{ref}' means nothing")
         if selector not in sub.values and selector not in sub.groups:
-            groups = ", ".join(sub.groups)
-            raise InputError(f"task '{base}' has no {sub.label} or group '{selector}' (groups: {groups})")
+            raise InputError(f"task '{base}' has no {sub.label} or group '{selector}'{_known(selector, sub)}")
     return Task(spec, builtin, selector or None)
+
+
+def _known(selector: str, sub: SubsetSpec) -> str:
+    """The nearest names to a misspelt subset, then the groups (a task's subsets may be too many to list)."""
+    near = difflib.get_close_matches(selector, [*sub.values, *sub.groups], n=3, cutoff=0.6)
+    if near:
+        said = f"did you mean {' or '.join(repr(n) for n in near)}? "
+    else:
+        said = f"one of {', '.join(sub.values)}; " if len(sub.values) <= 12 else ""
+    return f" ({said}groups: {', '.join(sub.groups) or 'none'})"
 
 
 def _node_at(node: yaml.Node, loc: tuple[Any, ...]) -> yaml.Node:

@@ -335,15 +335,15 @@ def _sample(
 ) -> Sample:
     spec, c = task.spec, r.c
     at = r.scopes(doc, subset, item)
-    tool = r.tools(at.fields, item) if r.tools else None
+    own = c.own_id(at.fields, item) if c.own_id else None
+    named = own is not None and str(own).strip() not in ("", "None")
+    own = own if named else index
+    tool = r.tools(at.fields, f"{item}, id '{own}'" if named else item) if r.tools else None
     if tool is not None and tool.answer is not None:  # the expected calls are the gold
         gold, aliases = tool.gold, list[str]()
     else:
         target, aliases = _several(task, c.target(at.fields, item), f"{task.where}: field 'doc_to_target': {item}")
         gold = _gold(task, target, at.options, item, others)
-    own = c.own_id(at.fields, item) if c.own_id else None
-    if own is None or str(own).strip() in ("", "None"):
-        own = index
     if c.aliases:
         found = c.aliases(at.fields, item)
         aliases += [str(a) for a in (found if isinstance(found, (list, tuple)) else [found]) if str(a).strip()]

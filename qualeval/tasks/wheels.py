@@ -14,6 +14,7 @@ import re
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -130,5 +131,5 @@ def read_member(root: Path, wheel: WheelSpec, name: str) -> tuple[bytes, str]:
             return z.read(member), f"{root}!{member}"
     except KeyError:
         raise InputError(f"{root}: the wheel has no file {member}") from None
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise InputError(f"{root}: cannot read the wheel ({exc})") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a damaged member: bad CRC, bad deflate
+        raise InputError(f"{root}: cannot read {member} from the wheel ({exc})") from None

@@ -16,7 +16,7 @@ import orjson
 
 from qualeval.errors import QualevalWarning
 from qualeval.reasoning import REASONING_FIELDS, ReasoningFormat, known_finish, split_completion
-from qualeval.records import ItlSummary, Timing, Usage
+from qualeval.records import CallTiming, ItlSummary, Timing, Usage
 from qualeval.wire.histogram import bucket_of, interpolated
 from qualeval.wire.models import ChatRequest, ChatResponse
 from qualeval.wire.stream import Attempt
@@ -141,6 +141,23 @@ def _stream_timing(timing: Timing, got: Attempt, request: ChatRequest, split: An
     timing.itl = itl_of(got.gaps)
 
 
+def _call_timing(got: Attempt, split: Any) -> CallTiming | None:
+    """The calls' timing, its reasoning before the first call counting the pieces of reasoning that came inline
+    in content (`<think>` split out of it) as well as those of a reasoning field: streamed content pieces within
+    the reasoning's span that arrived by the first tool-call delta."""
+    timing, acc, inline = got.call_timing, got.stream, split.inline
+    if timing is None or timing.first_delta is None or acc is None or inline is None or not inline.reasoning:
+        return timing
+    start = inline.reasoning_at or 0
+    end, first = start + len(inline.reasoning), got.sent + timing.first_delta
+    ends = [*acc.content_at[1:], acc.content_len]  # a piece overlaps the span: `<think>more` holds reasoning
+    spans = zip(acc.content_at, ends, acc.content_t, strict=True)
+    pieces = sum(1 for at, stop, t in spans if at < end and stop > start and t <= first + 1e-9)
+    if not pieces:
+        return timing
+    return timing.model_copy(update={"reasoning_tokens_before": (timing.reasoning_tokens_before or 0) + pieces})
+
+
 def _finish(request: ChatRequest, got: Attempt, told: set[str]) -> str | None:
     """The finish reason the split judges by, in OpenAI's spelling (`MAX_TOKENS` is `length`): a reply that made
     exactly `max_tokens` tokens and says "stop" was cut by the budget (some budget enforcers answer so), the same
@@ -202,7 +219,7 @@ def build_response(
         raw_reasoning=got.fields,
         finish_reason=got.finish,
         tool_calls=got.calls,
-        call_timing=got.call_timing,
+        call_timing=_call_timing(got, split),
         delta_without_index=got.delta_without_index,
         usage=usage,
         timing=timing,
