@@ -153,16 +153,25 @@ class StreamState:
             got = True
         calls = delta.get("tool_calls")
         if calls:  # a tool-call delta is output: it counts for TTFT and the gaps as content does
-            if self.calls is None:
-                self.calls = CallMerger(sum(map(len, self.reasoning.values())))
-            self.calls.add(calls, now)
+            merger = self.calls or self._merger()
+            merger.add(calls, now)
             got = True
+        else:
+            legacy = delta.get("function_call")  # the field before `tool_calls` (OpenAI's `functions=`)
+            if legacy and type(legacy) is dict:  # one call, read as index 0
+                (self.calls or self._merger()).add_legacy(legacy, now)
+                got = True
         if got:
             if self.ttft is None:
                 self.ttft = now
             else:
                 self.gaps.append((now - self.last_tok) * 1000.0)
             self.last_tok = now
+
+    def _merger(self) -> CallMerger:
+        """The stream's first tool-call delta: the merger starts, counting the reasoning pieces before it."""
+        self.calls = CallMerger(sum(map(len, self.reasoning.values())))
+        return self.calls
 
     def time_of(self, index: int | None) -> float | None:
         """Arrival time of the content character at `index`."""
