@@ -125,7 +125,7 @@ class CallMerger:
         calls = tuple(
             ToolCall(name=c.name or "", arguments="".join(c.args), id=c.id, index=c.index) for c in self.calls
         )
-        arrivals = tuple(t - sent for t in self.arrivals)
+        arrivals = tuple([t - sent for t in self.arrivals])
         timing = CallTiming(
             first_delta=arrivals[0] if arrivals else None,
             complete=None if cut or not arrivals else arrivals[-1],
