@@ -14,6 +14,11 @@ clients on uvloop (the default where it is installed, as qualeval's CLI) or asyn
 
 Targets (issue #13): CPU/chunk ≤ 1.5x floor at every level and ≤ 15 µs in burst; TTFT and first-answer error
 p99 within 1 ms of the floor at c=1 and 16, 2 ms at c=64; burst c=64 req/s ≥ 80% of the floor's.
+
+The tool levels (`--levels tools-64,tools-burst`, paced at c=64 and in burst) stream 128 answer chunks and no
+reasoning, as text and as one tool call's deltas (vLLM's shape), and run four clients in turn: each client on
+each stream. Targets (issue #33): qualeval's CPU per tool-call chunk ≤ its CPU per text chunk (x of text), and
+≤ the floor's on the same tool-call stream (x of floor); the text run's own ratio to its floor is shown beside.
 """
 
 from __future__ import annotations
@@ -41,7 +46,10 @@ from qualeval.wire.models import ChatRequest, Message
 
 PACED = {"ttft_ms": 100, "pace_ms": 5, "reasoning": 64, "answer": 64}
 BURST = {"ttft_ms": 0, "pace_ms": 0, "reasoning": 64, "answer": 64}
-TEXT_CHUNKS = PACED["reasoning"] + PACED["answer"]
+# the tool levels: 128 answer chunks and no reasoning, as text or as one tool call's deltas, so that each chunk
+# of a run is of the kind it measures
+ANSWER = {"reasoning": 0, "answer": 128}
+TOOLS = {"calls": 1}
 Timed = tuple[int, float | None, float | None]
 """One request as a client measured it: id, TTFT ms, first-answer ms."""
 
@@ -118,9 +126,10 @@ async def floor_client(url: str, c: int, ids: range, pacing: dict[str, int], clo
                                 continue
                             choices = orjson.loads(event[6:])["choices"]
                             delta = choices[0]["delta"] if choices else {}
-                            if first is None and (delta.get("reasoning") or delta.get("content")):
+                            said = delta.get("content") or delta.get("tool_calls") if answer is None else None
+                            if first is None and (delta.get("reasoning") or said):
                                 first = (now - t0) * 1000
-                            if answer is None and delta.get("content"):
+                            if answer is None and said:
                                 answer = (now - t0) * 1000
                 return i, first, answer
 
@@ -145,7 +154,8 @@ async def qualeval_client(url: str, c: int, ids: range, pacing: dict[str, int], 
     bad = [r.error for r in responses if r.error]
     if bad:
         raise SystemExit(f"qualeval requests failed: {bad[0]}")
-    return [(i, r.timing.ttft, r.timing.first_content) for i, r in zip(ids, responses, strict=True)]
+    first_answer = [r.timing.first_content if r.call_timing is None else r.timing.ttft for r in responses]
+    return [(i, r.timing.ttft, answer) for i, r, answer in zip(ids, responses, first_answer, strict=True)]
 
 
 Client = Callable[[str, int, range, dict[str, int], Clock], Awaitable[list[Timed]]]
@@ -184,7 +194,14 @@ except ImportError:
     DEFAULT_LOOP = "asyncio"
 
 # requests per round; rounds alternate the clients, so a noisy minute on a shared machine hits both
-LEVELS = {"1": (1, 32, PACED), "16": (16, 64, PACED), "64": (64, 256, PACED), "burst": (64, 1024, BURST)}
+LEVELS = {
+    "1": (1, 32, PACED),
+    "16": (16, 64, PACED),
+    "64": (64, 256, PACED),
+    "burst": (64, 1024, BURST),
+    "tools-64": (64, 256, {**PACED, **ANSWER}),
+    "tools-burst": (64, 1024, {**BURST, **ANSWER}),
+}
 HEADS = ("req/s", "µs/chunk", "TTFT err", "p99", "1st ans", "p99")
 
 
@@ -192,16 +209,18 @@ def pct(values: list[float], q: float) -> float:
     return interpolated(sorted(values), q) if values else float("nan")
 
 
-def figures(got: Result) -> tuple[float, float, float, float, float, float]:
-    us = 1e6 * got.cpu / (got.requests * TEXT_CHUNKS)
+def figures(got: Result, chunks: int) -> tuple[float, float, float, float, float, float]:
+    us = 1e6 * got.cpu / (got.requests * chunks)
     ttft, answer = got.ttft_err, got.answer_err
     return got.requests / got.wall, us, pct(ttft, 0.5), pct(ttft, 0.99), pct(answer, 0.5), pct(answer, 0.99)
 
 
-def verdict(level: str, got: Result, floor: Result) -> str:
+def verdict(level: str, results: dict[str, Result], chunks: int) -> str:
     """The issue's targets for this level, each with its measured value."""
-    rate, us, _, ttft99, _, answer99 = figures(got)
-    floor_rate, floor_us, _, floor_ttft99, _, floor_answer99 = figures(floor)
+    rate, us, _, ttft99, _, answer99 = figures(results["qualeval"], chunks)
+    floor_rate, floor_us, _, floor_ttft99, _, floor_answer99 = figures(results["floor"], chunks)
+    if level.startswith("tools"):
+        return tool_verdict(results, chunks, us, floor_us)
     checks = [(f"cpu x{us / floor_us:.2f} of floor", us <= 1.5 * floor_us)]
     if level == "burst":
         checks += [
@@ -215,9 +234,31 @@ def verdict(level: str, got: Result, floor: Result) -> str:
     return "; ".join(f"{text} {'ok' if ok else 'MISSED'}" for text, ok in checks)
 
 
+def tool_verdict(results: dict[str, Result], chunks: int, text_us: float, floor_text_us: float) -> str:
+    """Issue #33: a tool-call delta costs the client no more CPU than a text chunk, and no more than the floor's
+    reading of the same tool-call stream."""
+    us = figures(results["qualeval tools"], chunks)[1]
+    floor_us = figures(results["floor tools"], chunks)[1]
+    checks = [
+        (f"tools x{us / text_us:.2f} of text", us <= text_us),
+        (f"tools x{us / floor_us:.2f} of floor", us <= floor_us),
+    ]
+    shown = "; ".join(f"{text} {'ok' if ok else 'MISSED'}" for text, ok in checks)
+    return f"{shown} (text x{text_us / floor_text_us:.2f} of floor)"
+
+
+def runs(level: str) -> dict[str, tuple[Client, dict[str, int]]]:
+    """The clients a level runs, each with the stream it reads; a tool level reads text and tool-call streams."""
+    pacing = LEVELS[level][2]
+    out = {name: (client, pacing) for name, client in CLIENTS.items()}
+    if level.startswith("tools"):
+        out |= {f"{name} tools": (client, {**pacing, **TOOLS}) for name, client in CLIENTS.items()}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--levels", default="1,16,64,burst")
+    parser.add_argument("--levels", default="1,16,64,burst", help=f"any of {','.join(LEVELS)}")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--quick", action="store_true", help="a quarter of the requests")
     parser.add_argument("--loop", choices=["asyncio", "uvloop"], default=DEFAULT_LOOP, help="both clients' loop")
@@ -227,22 +268,25 @@ def main() -> None:
     if server_cpu is not None:
         os.sched_setaffinity(0, {cores[0]})
     print(f"event loop {args.loop}; server on core {server_cpu}, clients on core {cores[0] if cores else '?'}")
-    print(f"{'level':>6} {'client':9} " + " ".join(f"{h:>8}" for h in HEADS))
+    print(f"{'level':>11} {'client':14} " + " ".join(f"{h:>8}" for h in HEADS))
     with paced_server(server_cpu) as url:
         for level in args.levels.split(","):
             c, n, pacing = LEVELS[level]
+            chunks = pacing["reasoning"] + pacing["answer"]
             ids = range(max(c, n // 4) if args.quick else n)
-            results = {name: Result() for name in CLIENTS}
+            clients = runs(level)
+            results = {name: Result() for name in clients}
             for r in range(args.rounds):
-                for name in list(CLIENTS) if r % 2 == 0 else list(CLIENTS)[::-1]:
-                    measure(CLIENTS[name], url, (c, ids, pacing), results[name], args.loop)
-            label = level if level == "burst" else f"c={level}"
+                for name in list(clients) if r % 2 == 0 else list(clients)[::-1]:
+                    client, stream = clients[name]
+                    measure(client, url, (c, ids, stream), results[name], args.loop)
+            label = level if "burst" in level else f"c={level}"
             for name, got in results.items():
                 print(
-                    f"{label:>6} {name:9} "
-                    + " ".join(f"{v:8.1f}" if i < 2 else f"{v:8.2f}" for i, v in enumerate(figures(got)))
+                    f"{label:>11} {name:14} "
+                    + " ".join(f"{v:8.1f}" if i < 2 else f"{v:8.2f}" for i, v in enumerate(figures(got, chunks)))
                 )
-            print(f"{'':>6} targets: {verdict(level, results['qualeval'], results['floor'])}")
+            print(f"{'':>11} targets: {verdict(level, results, chunks)}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ the first reasoning chunk `ttft_ms` after the request arrived, then `reasoning` 
 answer chunks `pace_ms` apart, each its own write (its own TCP segment), then the finish chunk, a usage chunk
 and `[DONE]`. The pacing comes from the request body (`ttft_ms`, `pace_ms`, `reasoning`, `answer`, `seed` as
 the request's id); `pace_ms: 0` with `ttft_ms: 0` is burst mode: every chunk written at once, still one write each.
+`calls: true` streams the answer as one tool call's deltas instead of text (vLLM's shape: the first delta gives
+index, id and name, the rest an argument fragment each), ending `tool_calls`.
 
 Each stream's chunks are due on a fixed schedule from the request's arrival, so a late chunk does not delay
 the next. `GET /log` returns, and forgets, one row per finished request: id, arrival, first reasoning chunk
@@ -53,16 +55,34 @@ def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
     )
 
 
+def call_deltas(answer: int) -> list[dict[str, Any]]:
+    """The answer as one tool call streamed the way vLLM streams it: index, id, type and name first, then
+    fragments of the arguments carrying only the index."""
+    head = {"index": 0, "id": "chatcmpl-tool-bench", "type": "function"}
+    out = [{"tool_calls": [{**head, "function": {"name": "get_weather", "arguments": ""}}]}] if answer else []
+    out += [{"tool_calls": [{"index": 0, "function": {"arguments": f" word{i}"}}]} for i in range(1, answer)]
+    return out
+
+
 @functools.lru_cache(maxsize=8)
-def frames(reasoning: int, answer: int) -> list[bytes]:
-    """Role chunk, reasoning chunks, answer chunks, finish, usage, [DONE] and the last HTTP chunk."""
+def frames(reasoning: int, answer: int, calls: bool = False) -> list[bytes]:
+    """Role chunk, reasoning chunks, answer chunks (text, or `calls`: tool-call deltas), finish, usage, [DONE]
+    and the last HTTP chunk."""
     out = [chunk({"role": "assistant", "content": ""})]
     out += [chunk({"reasoning": f" step{i}"}) for i in range(reasoning)]
-    out += [chunk({"content": f" word{i}"}) for i in range(answer)]
+    if calls:
+        out += [chunk(delta) for delta in call_deltas(answer)]
+    else:
+        out += [chunk({"content": f" word{i}"}) for i in range(answer)]
     usage = {"prompt_tokens": 12, "total_tokens": 12 + reasoning + answer, "completion_tokens": reasoning + answer}
     tail = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1, "model": "bench", "choices": []}
     # the ending is one write: timers due at the same moment may run in any order
-    out.append(chunk({}, "stop") + frame(orjson.dumps({**tail, "usage": usage})) + frame(b"[DONE]") + b"0\r\n\r\n")
+    out.append(
+        chunk({}, "tool_calls" if calls else "stop")
+        + frame(orjson.dumps({**tail, "usage": usage}))
+        + frame(b"[DONE]")
+        + b"0\r\n\r\n"
+    )
     return out
 
 
@@ -73,7 +93,7 @@ class Stream:
         self.transport = transport
         reasoning, answer = int(body.get("reasoning", 64)), int(body.get("answer", 64))
         # built once per shape: a wave of 64 requests must not keep the server from reading the next one
-        self.frames = frames(reasoning, answer)
+        self.frames = frames(reasoning, answer, bool(body.get("calls")))
         self.first_answer = 1 + reasoning
         self.row = [float(body.get("seed", -1)), arrived, 0.0, 0.0]
         ttft, self.pace = float(body.get("ttft_ms", 100)) / 1000, float(body.get("pace_ms", 5)) / 1000

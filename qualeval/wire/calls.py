@@ -28,12 +28,14 @@ class _Call:
 class CallMerger:
     """Accumulates one stream's tool-call deltas. `arrivals` holds each delta's arrival (perf_counter seconds)."""
 
-    __slots__ = ("arrivals", "by_index", "calls", "last", "no_index", "reasoning_before")
+    __slots__ = ("arrivals", "by_index", "calls", "last", "no_index", "ready", "reasoning_before")
 
     def __init__(self, reasoning_before: int) -> None:
         self.calls: list[_Call] = []
         self.by_index: dict[int, _Call] = {}
         self.last: _Call | None = None
+        self.ready: _Call | None = None
+        """The last call touched, if its index, name and id are known: where the next fragment most likely goes."""
         self.arrivals: list[float] = []
         self.no_index = False
         self.reasoning_before = reasoning_before
@@ -41,9 +43,27 @@ class CallMerger:
 
     def add(self, items: Any, now: float) -> None:
         """One chunk's `delta.tool_calls` (a list; a lone object is read as a list of one). Runs per tool-call
-        chunk: a fragment of a call already seen by its index, named and with its id, takes the short way."""
-        if type(items) is not list:
-            items = [items]
+        chunk, so the common chunk takes the short way: one fragment of the call in progress, by its index."""
+        ready = self.ready
+        if ready is not None and type(items) is list and len(items) == 1:
+            item = items[0]
+            # `is`: orjson returns small ints as CPython's shared objects, and a bool or float index is never one
+            # of them; any other index (or none) takes the long way, which decides the same for an int
+            if type(item) is dict and item.get("index") is ready.index:
+                self.arrivals.append(now)
+                func = item.get("function")
+                if type(func) is dict:
+                    args = func.get("arguments")
+                    if args:
+                        ready.args.append(args if type(args) is str else arguments_text(args))
+                return
+        self._add(items if type(items) is list else [items], now)
+
+    def add_legacy(self, function: dict[str, Any], now: float) -> None:
+        """One chunk's `delta.function_call`, the field before `tool_calls`: one call, read as index 0."""
+        self._add([{"index": 0, "function": function}], now)
+
+    def _add(self, items: list[Any], now: float) -> None:
         for item in items:
             if type(item) is not dict:
                 continue
@@ -58,6 +78,9 @@ class CallMerger:
                 if args:
                     call.args.append(args if type(args) is str else arguments_text(args))
             self.last = call
+            # the short way is for a call whose index, name and id are all known: nothing later changes it
+            named = call.index is not None and call.name is not None and call.id is not None
+            self.ready = call if named else None
 
     def _first(self, item: dict[str, Any]) -> _Call:
         """The call a delta belongs to, taking the name and id it gives if its call has none yet."""
@@ -102,7 +125,7 @@ class CallMerger:
         calls = tuple(
             ToolCall(name=c.name or "", arguments="".join(c.args), id=c.id, index=c.index) for c in self.calls
         )
-        arrivals = tuple(t - sent for t in self.arrivals)
+        arrivals = tuple([t - sent for t in self.arrivals])
         timing = CallTiming(
             first_delta=arrivals[0] if arrivals else None,
             complete=None if cut or not arrivals else arrivals[-1],

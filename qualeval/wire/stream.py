@@ -131,38 +131,55 @@ class StreamState:
         delta = choice.get("delta")
         if not delta:
             return
-        got = False
-        for name in REASONING_FIELDS:
-            text = delta.get(name)
-            if text:
-                self.reasoning.setdefault(name, []).append(text)
-                got = True
-        if not got and delta.get("reasoning_details"):
-            picked = pick_reasoning(delta)
-            if picked:
-                self.reasoning.setdefault(picked[0], []).append(picked[1])
-                got = True
-        if got and self.reasoning_t is None:
-            self.reasoning_t = now
-        text = delta.get("content")
-        if text:
-            self.content.append(text)
-            self.content_at.append(self.content_len)
-            self.content_t.append(now)
-            self.content_len += len(text)
-            got = True
         calls = delta.get("tool_calls")
-        if calls:  # a tool-call delta is output: it counts for TTFT and the gaps as content does
-            if self.calls is None:
-                self.calls = CallMerger(sum(map(len, self.reasoning.values())))
+        if calls and len(delta) == 1 and self.calls is not None:
+            # a delta that is only a fragment of the calls under way (vLLM and llama.cpp send them so): nothing
+            # else to read in it. A tool-call delta is output: it counts for TTFT and the gaps as content does
             self.calls.add(calls, now)
             got = True
+        else:
+            got = False
+            for name in REASONING_FIELDS:
+                text = delta.get(name)
+                if text:
+                    self.reasoning.setdefault(name, []).append(text)
+                    got = True
+            if not got and delta.get("reasoning_details"):
+                got = self._details(delta)
+            if got and self.reasoning_t is None:
+                self.reasoning_t = now
+            text = delta.get("content")
+            if text:
+                self.content.append(text)
+                self.content_at.append(self.content_len)
+                self.content_t.append(now)
+                self.content_len += len(text)
+                got = True
+            if calls:
+                (self.calls or self._merger()).add(calls, now)
+                got = True
+            elif (legacy := delta.get("function_call")) and type(legacy) is dict:
+                # the field before `tool_calls` (OpenAI's `functions=`): one call, read as index 0
+                (self.calls or self._merger()).add_legacy(legacy, now)
+                got = True
         if got:
             if self.ttft is None:
                 self.ttft = now
             else:
                 self.gaps.append((now - self.last_tok) * 1000.0)
             self.last_tok = now
+
+    def _details(self, delta: dict[str, Any]) -> bool:
+        """OpenRouter's `reasoning_details`, where the delta has no plain reasoning field."""
+        picked = pick_reasoning(delta)
+        if picked:
+            self.reasoning.setdefault(picked[0], []).append(picked[1])
+        return bool(picked)
+
+    def _merger(self) -> CallMerger:
+        """The stream's first tool-call delta: the merger starts, counting the reasoning pieces before it."""
+        self.calls = CallMerger(sum(map(len, self.reasoning.values())))
+        return self.calls
 
     def time_of(self, index: int | None) -> float | None:
         """Arrival time of the content character at `index`."""

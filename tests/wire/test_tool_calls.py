@@ -176,6 +176,27 @@ def test_whole_body_legacy_function_call() -> None:
     assert resp.completion.status == "ok"
 
 
+def test_streamed_legacy_function_call_is_read_as_the_call_at_index_0() -> None:
+    # OpenAI's stream for `functions=` (before `tool_calls`): the name first, then argument fragments, no index/id
+    events = [
+        chunk({"reasoning_content": "weather"}),
+        chunk({"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": ""}}),
+        chunk({"function_call": {"arguments": '{"city": '}}),
+        chunk({"function_call": {"arguments": '"Paris"}'}}),
+        chunk({"content": None, "function_call": None, "tool_calls": None}),  # SGLang-style nulls: nothing
+        chunk(finish="function_call"),
+    ]
+    resp = streamed(events)
+    assert resp.tool_calls == (ToolCall(name="get_weather", arguments='{"city": "Paris"}', index=0),)
+    assert not resp.delta_without_index
+    assert resp.completion.status == "ok"
+    timing = resp.call_timing
+    assert timing is not None
+    assert (timing.first_delta, timing.complete, timing.fragments) == (2.0, 4.0, 3)
+    assert timing.reasoning_tokens_before == 1
+    assert resp.timing.ttft == 1000.0 and resp.timing.itl is not None and resp.timing.itl.count == 3
+
+
 def test_status_with_calls() -> None:
     assert completion_status("", "tool_calls", calls=True) == "ok"
     assert completion_status("", "stop", calls=True) == "ok"
