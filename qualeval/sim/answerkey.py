@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import string
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,9 +12,9 @@ from typing import Any
 
 import orjson
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, QualevalWarning
 
-__all__ = ["AnswerKey", "KeyEntry", "KeyedCall"]
+__all__ = ["AnswerKey", "KeyEntry", "KeyedCall", "offered"]
 
 _SPACE = re.compile(r"\s+")
 
@@ -49,6 +50,17 @@ class KeyEntry:
     calls: tuple[KeyedCall, ...] | None = None
     """A tool-call item's calls to answer a request that offers `tools` with: () for an item that expects no
     call (answered with text); None for an item that is not a tool-call item."""
+    tools: tuple[str, ...] | None = None
+    """The names of the functions the item offers (offered), () for none: one question asked with other tools
+    is another item (BFCL asks one question of several). None: any (a key file's line)."""
+
+
+def offered(tools: Any) -> tuple[str, ...]:
+    """The names of the functions in an OpenAI `tools` list, in order; () for none or a list that is no such list."""
+    if not isinstance(tools, (list, tuple)):
+        return ()
+    functions = [t.get("function") for t in tools if isinstance(t, dict)]
+    return tuple(f["name"] for f in functions if isinstance(f, dict) and isinstance(f.get("name"), str))
 
 
 _SPAN = 6
@@ -76,6 +88,7 @@ class AnswerKey:
                     verbatim=verbatim,
                     draws=s.messages[-1].content,
                     calls=served_calls(s),
+                    tools=offered(getattr(s, "tools", ())),
                 )
                 for s in samples
             ]
@@ -84,13 +97,17 @@ class AnswerKey:
     def __init__(self, entries: Sequence[KeyEntry]) -> None:
         self.entries = list(entries)
         self._norms = [_norm(e.question) for e in self.entries]
-        self._exact = dict(zip(self._norms, self.entries, strict=True))
+        # one question may be several entries (asked with other tools, or by two tasks): all are kept, in order
+        self._same: dict[str, list[int]] = {}
+        for i, norm in enumerate(self._norms):
+            self._same.setdefault(norm, []).append(i)
+        _warn_collisions(self.entries, self._same)
         # first words -> entries: a prompt that wraps a question in instructions finds it by hashing, not scanning
         self._index: dict[tuple[str, ...], list[int]] = {}
         for i, norm in enumerate(self._norms):
             self._index.setdefault(tuple(norm.split(" ")[:_SPAN]), []).append(i)
         self._spans = sorted({len(words) for words in self._index})
-        self._found: dict[str, KeyEntry | None] = {}
+        self._found: dict[tuple[str, tuple[str, ...] | None], KeyEntry | None] = {}
 
     @classmethod
     def load(cls, path: Path) -> AnswerKey:
@@ -112,17 +129,30 @@ class AnswerKey:
             raise InputError(f"{path}: answer key is empty")
         return cls(entries)
 
-    def find(self, prompt: str) -> KeyEntry | None:
+    def find(self, prompt: str, tools: Any = None) -> KeyEntry | None:
+        """The entry for a prompt. `tools`: the request's OpenAI tools, when it is known whether it sent any: an
+        entry offering the same functions is preferred, then one offering any (a key file's), then the last."""
         key = _norm(prompt)
-        if key in self._found:
-            return self._found[key]
-        hit = self._exact.get(key)
-        if hit is None:
+        names = None if tools is None else offered(tools)
+        if (key, names) in self._found:
+            return self._found[key, names]
+        norm = key if key in self._same else None
+        if norm is None:
             # prompts wrap the question in instructions; the longest contained question wins
             best = self._contained(key)
-            hit = None if best is None else self.entries[best]
-        self._found[key] = hit
+            norm = None if best is None else self._norms[best]
+        hit = None if norm is None else self._pick(self._same[norm], names)
+        self._found[key, names] = hit
         return hit
+
+    def _pick(self, group: list[int], names: tuple[str, ...] | None) -> KeyEntry:
+        """Of the entries of one question, the one for a request offering `names` (None: not known)."""
+        if names is not None:
+            for wanted in (names, None):
+                matching = [i for i in group if self.entries[i].tools == wanted]
+                if matching:
+                    return self.entries[matching[-1]]
+        return self.entries[group[-1]]
 
     def _contained(self, key: str) -> int | None:
         words = key.split(" ")
@@ -136,6 +166,25 @@ class AnswerKey:
         if not found:  # a question glued to the text before it has no word boundary to hash: scan, once per prompt
             found = {i for i, norm in enumerate(self._norms) if norm in key}
         return max(found, key=lambda i: (len(self._norms[i]), -i), default=None)
+
+
+def _warn_collisions(entries: Sequence[KeyEntry], same: dict[str, list[int]]) -> None:
+    """Say once when entries that nothing tells apart (one question, the same tools) answer differently: the
+    last is served, and the others' items will be answered with its answer."""
+    clashes = []
+    for group in same.values():
+        seen: dict[tuple[str, ...] | None, set[tuple[object, ...]]] = {}
+        for i in group:
+            e = entries[i]
+            seen.setdefault(e.tools, set()).add((e.answer, repr(e.calls), e.verbatim, e.choices))
+        clashes += [entries[group[0]].question for answers in seen.values() if len(answers) > 1]
+    if clashes:
+        warnings.warn(
+            f"answer key: {len(clashes)} question(s) keyed more than once with the same tools and different "
+            f"answers; the last entry of each is served, e.g. {clashes[0][:80]!r}",
+            QualevalWarning,
+            stacklevel=3,
+        )
 
 
 def _keyed(sample: Any) -> str:
