@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import string
 import warnings
@@ -14,7 +15,7 @@ import orjson
 
 from qualeval.errors import InputError, QualevalWarning
 
-__all__ = ["AnswerKey", "KeyEntry", "KeyedCall", "offered"]
+__all__ = ["AnswerKey", "KeyEntry", "KeyedCall", "digest", "load_entries", "offered", "sample_entries"]
 
 _SPACE = re.compile(r"\s+")
 
@@ -53,6 +54,21 @@ class KeyEntry:
     tools: tuple[str, ...] | None = None
     """The names of the functions the item offers (offered), () for none: one question asked with other tools
     is another item (BFCL asks one question of several). None: any (a key file's line)."""
+    schema: str = ""
+    """A digest of the whole tools list (digest): two items may offer functions of one name with other
+    parameters, one expecting a call and the other none."""
+
+
+def digest(tools: Any) -> str:
+    """A digest of an OpenAI `tools` list as JSON with sorted keys: the same list read back from a request gives
+    the same digest; "" for none."""
+    if not tools:
+        return ""
+    try:
+        text = orjson.dumps(tools, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # a value JSON has no form for: the names alone tell the items apart
+        return ""
+    return hashlib.blake2b(text, digest_size=12).hexdigest()
 
 
 def offered(tools: Any) -> tuple[str, ...]:
@@ -75,24 +91,8 @@ class AnswerKey:
 
     @classmethod
     def from_samples(cls, samples: Sequence[Any], verbatim: str | None = None) -> AnswerKey:
-        """A key from a task's samples, keyed by the question as the document gives it where the rendered prompt
-        holds it (else the last user message): another task's rendering of the same documents (an lm-eval import
-        of a built-in task, other instructions or option layout) holds it too, so it finds the same entry.
-        `verbatim` for tasks whose gold is a whole response (a reference program)."""
-        return cls(
-            [
-                KeyEntry(
-                    question=_keyed(s),
-                    answer=s.gold,
-                    choices=tuple(s.choices),
-                    verbatim=verbatim,
-                    draws=s.messages[-1].content,
-                    calls=served_calls(s),
-                    tools=offered(getattr(s, "tools", ())),
-                )
-                for s in samples
-            ]
-        )
+        """A key from a task's samples (sample_entries)."""
+        return cls(sample_entries(samples, verbatim))
 
     def __init__(self, entries: Sequence[KeyEntry]) -> None:
         self.entries = list(entries)
@@ -107,52 +107,44 @@ class AnswerKey:
         for i, norm in enumerate(self._norms):
             self._index.setdefault(tuple(norm.split(" ")[:_SPAN]), []).append(i)
         self._spans = sorted({len(words) for words in self._index})
-        self._found: dict[tuple[str, tuple[str, ...] | None], KeyEntry | None] = {}
+        self._found: dict[tuple[str, tuple[tuple[str, ...], str] | None], KeyEntry | None] = {}
 
     @classmethod
     def load(cls, path: Path) -> AnswerKey:
-        entries = []
-        try:
-            handle = path.open("rb")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read answer key ({exc.strerror})") from None
-        with handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    raise InputError(f"{path}:{number}: not a JSON object") from None
-                entries.append(_entry(row, f"{path}:{number}"))
-        if not entries:
-            raise InputError(f"{path}: answer key is empty")
-        return cls(entries)
+        return cls(load_entries(path))
 
     def find(self, prompt: str, tools: Any = None) -> KeyEntry | None:
         """The entry for a prompt. `tools`: the request's OpenAI tools, when it is known whether it sent any: an
-        entry offering the same functions is preferred, then one offering any (a key file's), then the last."""
+        entry offering the same tools is preferred, then one offering functions of the same names, then one
+        offering any (a key file's), then the last."""
         key = _norm(prompt)
-        names = None if tools is None else offered(tools)
-        if (key, names) in self._found:
-            return self._found[key, names]
+        asked = None if tools is None else (offered(tools), digest(tools))
+        if (key, asked) in self._found:
+            return self._found[key, asked]
         norm = key if key in self._same else None
         if norm is None:
             # prompts wrap the question in instructions; the longest contained question wins
             best = self._contained(key)
             norm = None if best is None else self._norms[best]
-        hit = None if norm is None else self._pick(self._same[norm], names)
-        self._found[key, names] = hit
+        hit = None if norm is None else self._pick(self._same[norm], asked)
+        self._found[key, asked] = hit
         return hit
 
-    def _pick(self, group: list[int], names: tuple[str, ...] | None) -> KeyEntry:
-        """Of the entries of one question, the one for a request offering `names` (None: not known)."""
-        if names is not None:
-            for wanted in (names, None):
-                matching = [i for i in group if self.entries[i].tools == wanted]
+    def _pick(self, group: list[int], asked: tuple[tuple[str, ...], str] | None) -> KeyEntry:
+        """Of the entries of one question, the one for a request offering `asked` (names, digest; None: not
+        known)."""
+        entries = [self.entries[i] for i in group]
+        if asked is not None:
+            names, schema = asked
+            for fits in (
+                lambda e: e.tools == names and e.schema == schema,
+                lambda e: e.tools == names,
+                lambda e: e.tools is None,
+            ):
+                matching = [e for e in entries if fits(e)]
                 if matching:
-                    return self.entries[matching[-1]]
-        return self.entries[group[-1]]
+                    return matching[-1]
+        return entries[-1]
 
     def _contained(self, key: str) -> int | None:
         words = key.split(" ")
@@ -168,15 +160,56 @@ class AnswerKey:
         return max(found, key=lambda i: (len(self._norms[i]), -i), default=None)
 
 
+def sample_entries(samples: Sequence[Any], verbatim: str | None = None) -> list[KeyEntry]:
+    """A task's samples as entries, keyed by the question as the document gives it where the rendered prompt
+    holds it (else the last user message): another task's rendering of the same documents (an lm-eval import
+    of a built-in task, other instructions or option layout) holds it too, so it finds the same entry.
+    `verbatim` for tasks whose gold is a whole response (a reference program)."""
+    return [
+        KeyEntry(
+            question=_keyed(s),
+            answer=s.gold,
+            choices=tuple(s.choices),
+            verbatim=verbatim,
+            draws=s.messages[-1].content,
+            calls=served_calls(s),
+            tools=offered(getattr(s, "tools", ())),
+            schema=digest(getattr(s, "tools", ())),
+        )
+        for s in samples
+    ]
+
+
+def load_entries(path: Path) -> list[KeyEntry]:
+    """An answer-key file's entries (AnswerKey says its lines)."""
+    entries = []
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read answer key ({exc.strerror})") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                raise InputError(f"{path}:{number}: not a JSON object") from None
+            entries.append(_entry(row, f"{path}:{number}"))
+    if not entries:
+        raise InputError(f"{path}: answer key is empty")
+    return entries
+
+
 def _warn_collisions(entries: Sequence[KeyEntry], same: dict[str, list[int]]) -> None:
     """Say once when entries that nothing tells apart (one question, the same tools) answer differently: the
     last is served, and the others' items will be answered with its answer."""
     clashes = []
     for group in same.values():
-        seen: dict[tuple[str, ...] | None, set[tuple[object, ...]]] = {}
+        seen: dict[tuple[object, ...], set[tuple[object, ...]]] = {}
         for i in group:
             e = entries[i]
-            seen.setdefault(e.tools, set()).add((e.answer, repr(e.calls), e.verbatim, e.choices))
+            seen.setdefault((e.tools, e.schema), set()).add((e.answer, repr(e.calls), e.verbatim, e.choices))
         clashes += [entries[group[0]].question for answers in seen.values() if len(answers) > 1]
     if clashes:
         warnings.warn(

@@ -53,6 +53,13 @@ def test_the_same_question_with_other_tools_finds_its_own_entry(order: tuple[Sam
     assert held is not None and held.calls == ()
 
 
+def test_functions_of_one_name_with_other_parameters_are_other_tools() -> None:
+    other = [{"type": "function", "function": {"name": "add", "parameters": {"type": "object", "properties": {}}}}]
+    key = AnswerKey.from_samples([CALLED, _sample("same-name", other, ToolAnswer(trigger="none"))])
+    called, held = key.find(QUESTION, ADD), key.find(QUESTION, other)
+    assert called is not None and called.calls and held is not None and held.calls == ()
+
+
 def test_entries_nothing_tells_apart_are_said_once_and_the_last_is_served() -> None:
     entries = [KeyEntry(QUESTION, "9"), KeyEntry(QUESTION, "10"), KeyEntry("Another question?", "x")]
     with pytest.warns(QualevalWarning, match=r"1 question.*Find the sum"):
