@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from qualeval.figures.repeats import output_of
 from qualeval.records import NOT_THE_MODELS, Noise, Record
 
 __all__ = [
@@ -141,11 +142,11 @@ def run_noise(
     first: dict[tuple[str, ...], Record], again: dict[tuple[str, ...], Record], group: Callable[[tuple[str, ...]], str]
 ) -> dict[str, Noise]:
     """Per group (`group` names a pair key's: the task, or the task at a load level, as the comparison groups
-    its pairs), two runs of the same configuration side by side: the share of byte-identical outputs (reasoning
-    and content), the discordant pairs, the accuracy difference (again - first: what the rerun moved on its own,
-    which `read_noise` holds B - A against) and the smallest difference these pairs could detect. Pairs where
-    either request got no answer of the model's (an endpoint error, a reference server's refusal of a question it
-    did not know) are left out."""
+    its pairs), two runs of the same configuration side by side: the share of byte-identical outputs (reasoning,
+    content and tool calls), the discordant pairs, the accuracy difference (again - first: what the rerun moved
+    on its own, which `read_noise` holds B - A against) and the smallest difference these pairs could detect.
+    Pairs where either request got no answer of the model's (an endpoint error, a reference server's refusal of
+    a question it did not know) are left out."""
     by_task: dict[str, list[tuple[Record, Record]]] = {}
     for key in sorted(set(first) & set(again)):
         one, two = first[key], again[key]
@@ -154,7 +155,7 @@ def run_noise(
             by_task.setdefault(group(key), []).append((one, two))
     out = {}
     for task, pairs in by_task.items():
-        same = sum(a.content == b.content and a.reasoning == b.reasoning for a, b in pairs)
+        same = sum(output_of(a) == output_of(b) for a, b in pairs)
         up = sum(b.right and not a.right for a, b in pairs)
         down = sum(a.right and not b.right for a, b in pairs)
         out[task] = Noise(

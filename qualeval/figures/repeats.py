@@ -20,7 +20,18 @@ from dataclasses import dataclass
 from qualeval.figures.speeds import prompt_cache
 from qualeval.records import NOT_THE_MODELS, Identical, Record
 
-__all__ = ["CACHED", "GAP", "Said", "by_item", "cached_share", "cached_side", "identical", "identical_pairs", "said_of"]
+__all__ = [
+    "CACHED",
+    "GAP",
+    "Said",
+    "by_item",
+    "cached_share",
+    "cached_side",
+    "identical",
+    "identical_pairs",
+    "output_of",
+    "said_of",
+]
 
 CACHED = 0.5
 """A side whose prompts were at least this share cached, against one whose share is at least GAP lower (or not
@@ -37,7 +48,7 @@ class Said:
     asked: str
     """A digest of what was asked: the body sent but for the model's name and how it streamed."""
     said: str
-    """A digest of the output (reasoning and content)."""
+    """A digest of the output (reasoning, content and the tool calls: output_of)."""
     correct: bool
 
 
@@ -47,6 +58,14 @@ def _digest(*parts: str) -> str:
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     return h.hexdigest()
+
+
+def output_of(record: Record) -> tuple[str, ...]:
+    """Everything the model put out: reasoning, content and the tool calls the server returned (each one's name
+    and arguments text, in order). Two answers are identical only where all of it is: the same text with other
+    calls is another answer."""
+    calls = record.tools.calls if record.tools is not None else ()
+    return (record.reasoning, record.content, *(part for c in calls for part in (c.name, c.arguments)))
 
 
 def said_of(record: Record) -> Said | None:
@@ -59,7 +78,7 @@ def said_of(record: Record) -> Said | None:
     # makes the input another one
     asked = record.request.model_dump_json(exclude={"model", "stream", "stream_options"})
     return Said(
-        record.level, (record.sample_id, record.repeat), _digest(asked), _digest(record.reasoning, record.content),
+        record.level, (record.sample_id, record.repeat), _digest(asked), _digest(*output_of(record)),
         record.right,
     )  # fmt: skip
 

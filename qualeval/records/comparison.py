@@ -19,7 +19,7 @@ class Noise(BaseModel):
 
     pairs: int
     identical: float
-    """The share of pairs whose outputs (reasoning and content) are byte-identical."""
+    """The share of pairs whose outputs (reasoning, content and tool calls) are byte-identical."""
     discordant: int
     """Pairs right in one run and wrong in the other."""
     difference: float

@@ -30,7 +30,7 @@ class Identical(BaseModel):
     pairs: int
     """Pairs of answered requests that sent the same messages."""
     identical: int
-    """Pairs whose outputs (reasoning and content) are byte-identical."""
+    """Pairs whose outputs (reasoning, content and tool calls) are byte-identical."""
     flipped: list[str] = []
     """Items (sample ids) whose outputs differ on identical input and whose verdict flipped with them."""
     judged_apart: list[str] = []

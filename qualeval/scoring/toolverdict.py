@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qualeval.reasoning import Completion, Markup, find_markup, known_finish
-from qualeval.records import Extraction, Score, ToolAnswer, ToolCall, ToolsRecord, ToolStatus
-from qualeval.scoring.toolcheck import call_arguments, check_calls
+from qualeval.records import TRUNCATED, Extraction, Score, ToolAnswer, ToolCall, ToolsRecord, ToolStatus
+from qualeval.scoring.toolcheck import CallCheck, call_arguments, check_calls
 from qualeval.scoring.toolschema import schema_problem
 
 __all__ = ["calls_text", "judge_tools"]
@@ -82,6 +82,21 @@ def _status(
     return "ok", ""
 
 
+def _undecided(
+    answer: ToolAnswer, done: Completion, calls: Sequence[ToolCall], markup: Markup | None, finish: str | None
+) -> str | None:
+    """Why a response with no returned call still did not answer `no call`, where none is expected; None if it did.
+    Cut off before it decided (the budget ran out, as a text task cut off while thinking has no answer), or it
+    wrote a call the server left as markup: the model did call, so a recovered call makes a no-call answer wrong."""
+    if answer.trigger != "none" or calls:
+        return None
+    if markup is not None:  # a call opened, whole or not
+        return f"wrote {markup.format} call markup where no call is expected"
+    if done.status in TRUNCATED or (finish is not None and known_finish(finish) == "length"):
+        return "cut off before it decided: no call, and no answer saying none"
+    return None
+
+
 def judge_tools(
     answer: ToolAnswer,
     done: Completion,
@@ -99,7 +114,11 @@ def judge_tools(
     status, why = _status(done, calls, leak, finish, got.delta_without_index, _forced(tool_choice), problems)
     check = check_calls(calls, answer, tools)
     markup, where = leak
+    if (undecided := _undecided(answer, done, calls, markup, finish)) is not None:
+        check = CallCheck(False, undecided)
     recovered: tuple[ToolCall, ...] = markup.calls if markup is not None else ()
+    # where no call is expected a recovered call is a call: never one that would have been right
+    right_after = answer.trigger != "none" and check_calls(recovered, answer, tools).correct
     record = got.model_copy(
         update={
             "expected": answer,
@@ -109,7 +128,7 @@ def judge_tools(
             "recovered": recovered,
             "recovered_from": where if recovered else None,
             "recovered_format": markup.format if markup is not None else None,
-            "recovered_correct": check_calls(recovered, answer, tools).correct if recovered else None,
+            "recovered_correct": right_after if recovered else None,
         }
     )
     extraction = Extraction(value=calls_text(calls), rung="calls")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import string
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,9 +13,9 @@ from typing import Any
 
 import orjson
 
-from qualeval.errors import InputError
+from qualeval.errors import InputError, QualevalWarning
 
-__all__ = ["AnswerKey", "KeyEntry", "KeyedCall"]
+__all__ = ["AnswerKey", "KeyEntry", "KeyedCall", "digest", "load_entries", "offered", "sample_entries"]
 
 _SPACE = re.compile(r"\s+")
 
@@ -49,6 +51,32 @@ class KeyEntry:
     calls: tuple[KeyedCall, ...] | None = None
     """A tool-call item's calls to answer a request that offers `tools` with: () for an item that expects no
     call (answered with text); None for an item that is not a tool-call item."""
+    tools: tuple[str, ...] | None = None
+    """The names of the functions the item offers (offered), () for none: one question asked with other tools
+    is another item (BFCL asks one question of several). None: any (a key file's line)."""
+    schema: str = ""
+    """A digest of the whole tools list (digest): two items may offer functions of one name with other
+    parameters, one expecting a call and the other none."""
+
+
+def digest(tools: Any) -> str:
+    """A digest of an OpenAI `tools` list as JSON with sorted keys: the same list read back from a request gives
+    the same digest; "" for none."""
+    if not tools:
+        return ""
+    try:
+        text = orjson.dumps(tools, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # a value JSON has no form for: the names alone tell the items apart
+        return ""
+    return hashlib.blake2b(text, digest_size=12).hexdigest()
+
+
+def offered(tools: Any) -> tuple[str, ...]:
+    """The names of the functions in an OpenAI `tools` list, in order; () for none or a list that is no such list."""
+    if not isinstance(tools, (list, tuple)):
+        return ()
+    functions = [t.get("function") for t in tools if isinstance(t, dict)]
+    return tuple(f["name"] for f in functions if isinstance(f, dict) and isinstance(f.get("name"), str))
 
 
 _SPAN = 6
@@ -63,66 +91,60 @@ class AnswerKey:
 
     @classmethod
     def from_samples(cls, samples: Sequence[Any], verbatim: str | None = None) -> AnswerKey:
-        """A key from a task's samples, keyed by the question as the document gives it where the rendered prompt
-        holds it (else the last user message): another task's rendering of the same documents (an lm-eval import
-        of a built-in task, other instructions or option layout) holds it too, so it finds the same entry.
-        `verbatim` for tasks whose gold is a whole response (a reference program)."""
-        return cls(
-            [
-                KeyEntry(
-                    question=_keyed(s),
-                    answer=s.gold,
-                    choices=tuple(s.choices),
-                    verbatim=verbatim,
-                    draws=s.messages[-1].content,
-                    calls=served_calls(s),
-                )
-                for s in samples
-            ]
-        )
+        """A key from a task's samples (sample_entries)."""
+        return cls(sample_entries(samples, verbatim))
 
     def __init__(self, entries: Sequence[KeyEntry]) -> None:
         self.entries = list(entries)
         self._norms = [_norm(e.question) for e in self.entries]
-        self._exact = dict(zip(self._norms, self.entries, strict=True))
+        # one question may be several entries (asked with other tools, or by two tasks): all are kept, in order
+        self._same: dict[str, list[int]] = {}
+        for i, norm in enumerate(self._norms):
+            self._same.setdefault(norm, []).append(i)
+        _warn_collisions(self.entries, self._same)
         # first words -> entries: a prompt that wraps a question in instructions finds it by hashing, not scanning
         self._index: dict[tuple[str, ...], list[int]] = {}
         for i, norm in enumerate(self._norms):
             self._index.setdefault(tuple(norm.split(" ")[:_SPAN]), []).append(i)
         self._spans = sorted({len(words) for words in self._index})
-        self._found: dict[str, KeyEntry | None] = {}
+        self._found: dict[tuple[str, tuple[tuple[str, ...], str] | None], KeyEntry | None] = {}
 
     @classmethod
     def load(cls, path: Path) -> AnswerKey:
-        entries = []
-        try:
-            handle = path.open("rb")
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read answer key ({exc.strerror})") from None
-        with handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    raise InputError(f"{path}:{number}: not a JSON object") from None
-                entries.append(_entry(row, f"{path}:{number}"))
-        if not entries:
-            raise InputError(f"{path}: answer key is empty")
-        return cls(entries)
+        return cls(load_entries(path))
 
-    def find(self, prompt: str) -> KeyEntry | None:
+    def find(self, prompt: str, tools: Any = None) -> KeyEntry | None:
+        """The entry for a prompt. `tools`: the request's OpenAI tools, when it is known whether it sent any: an
+        entry offering the same tools is preferred, then one offering functions of the same names, then one
+        offering any (a key file's), then the last."""
         key = _norm(prompt)
-        if key in self._found:
-            return self._found[key]
-        hit = self._exact.get(key)
-        if hit is None:
+        asked = None if tools is None else (offered(tools), digest(tools))
+        if (key, asked) in self._found:
+            return self._found[key, asked]
+        norm = key if key in self._same else None
+        if norm is None:
             # prompts wrap the question in instructions; the longest contained question wins
             best = self._contained(key)
-            hit = None if best is None else self.entries[best]
-        self._found[key] = hit
+            norm = None if best is None else self._norms[best]
+        hit = None if norm is None else self._pick(self._same[norm], asked)
+        self._found[key, asked] = hit
         return hit
+
+    def _pick(self, group: list[int], asked: tuple[tuple[str, ...], str] | None) -> KeyEntry:
+        """Of the entries of one question, the one for a request offering `asked` (names, digest; None: not
+        known)."""
+        entries = [self.entries[i] for i in group]
+        if asked is not None:
+            names, schema = asked
+            for fits in (
+                lambda e: e.tools == names and e.schema == schema,
+                lambda e: e.tools == names,
+                lambda e: e.tools is None,
+            ):
+                matching = [e for e in entries if fits(e)]
+                if matching:
+                    return matching[-1]
+        return entries[-1]
 
     def _contained(self, key: str) -> int | None:
         words = key.split(" ")
@@ -136,6 +158,66 @@ class AnswerKey:
         if not found:  # a question glued to the text before it has no word boundary to hash: scan, once per prompt
             found = {i for i, norm in enumerate(self._norms) if norm in key}
         return max(found, key=lambda i: (len(self._norms[i]), -i), default=None)
+
+
+def sample_entries(samples: Sequence[Any], verbatim: str | None = None) -> list[KeyEntry]:
+    """A task's samples as entries, keyed by the question as the document gives it where the rendered prompt
+    holds it (else the last user message): another task's rendering of the same documents (an lm-eval import
+    of a built-in task, other instructions or option layout) holds it too, so it finds the same entry.
+    `verbatim` for tasks whose gold is a whole response (a reference program)."""
+    return [
+        KeyEntry(
+            question=_keyed(s),
+            answer=s.gold,
+            choices=tuple(s.choices),
+            verbatim=verbatim,
+            draws=s.messages[-1].content,
+            calls=served_calls(s),
+            tools=offered(getattr(s, "tools", ())),
+            schema=digest(getattr(s, "tools", ())),
+        )
+        for s in samples
+    ]
+
+
+def load_entries(path: Path) -> list[KeyEntry]:
+    """An answer-key file's entries (AnswerKey says its lines)."""
+    entries = []
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read answer key ({exc.strerror})") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                raise InputError(f"{path}:{number}: not a JSON object") from None
+            entries.append(_entry(row, f"{path}:{number}"))
+    if not entries:
+        raise InputError(f"{path}: answer key is empty")
+    return entries
+
+
+def _warn_collisions(entries: Sequence[KeyEntry], same: dict[str, list[int]]) -> None:
+    """Say once when entries that nothing tells apart (one question, the same tools) answer differently: the
+    last is served, and the others' items will be answered with its answer."""
+    clashes = []
+    for group in same.values():
+        seen: dict[tuple[object, ...], set[tuple[object, ...]]] = {}
+        for i in group:
+            e = entries[i]
+            seen.setdefault((e.tools, e.schema), set()).add((e.answer, repr(e.calls), e.verbatim, e.choices))
+        clashes += [entries[group[0]].question for answers in seen.values() if len(answers) > 1]
+    if clashes:
+        warnings.warn(
+            f"answer key: {len(clashes)} question(s) keyed more than once with the same tools and different "
+            f"answers; the last entry of each is served, e.g. {clashes[0][:80]!r}",
+            QualevalWarning,
+            stacklevel=3,
+        )
 
 
 def _keyed(sample: Any) -> str:

@@ -260,21 +260,23 @@ def generate(
     variant: object = 0,
     conversation: str = "",
     effort: Effort | None = None,
+    tools: Any = None,
 ) -> PlannedReply:
     """The model's output for one request, already cut to `max_tokens`.
 
     `prompt` is the last user message; `conversation` the whole exchange, searched when the last message
     is a followup ("now give only your final answer") rather than the question. `effort`: what the request
-    allows the thinking (reasoning_effort, a thinking budget), when it says.
+    allows the thinking (reasoning_effort, a thinking budget), when it says. `tools`: the request's OpenAI tools
+    ([] for none; None: not known), which tell apart items that ask one question with other tools.
     """
     if (grade := grade_reply(prompt)) is not None:  # asked to act as a model judge
         return PlannedReply(thinking=False, answer=tokenize(grade))
     switched_off = not thinking  # by the request, not by a constraint that takes the thinking (working_harm's case)
     if constraint is not None and constraint_skips_thinking:
         thinking = False
-    entry = key.find(prompt) if key else None
+    entry = key.find(prompt, tools) if key else None
     if entry is None and key and conversation:
-        entry = key.find(conversation)
+        entry = key.find(conversation, tools)
     # seeded on the question, so a followup about the same question gives the same answer
     rng = seeded(behaviour.seed, (entry.draws or entry.question) if entry else prompt, variant)
     said = _followup(prompt, conversation, behaviour, variant)

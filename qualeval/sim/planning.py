@@ -142,6 +142,7 @@ def _generic(
         variant=variant,
         conversation=prompt,
         effort=effort,
+        tools=body.get("tools") or (),
     )
     rid = _request_id(cfg.behaviour.seed, state.requests)
     calls = _calls(state, body, directives, gen, behaviour, (user, prompt), max_tokens, variant, rid)
@@ -185,7 +186,8 @@ def _calls(
     if not body.get("tools") or state.key is None:
         return None
     user, conversation = asked
-    entry = state.key.find(user) or state.key.find(conversation)
+    tools = body["tools"]
+    entry = state.key.find(user, tools) or state.key.find(conversation, tools)
     if entry is None or not entry.calls:
         return None  # not a tool-call item, or one that expects no call: answered with text
     ask = ToolAsk(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qualeval.errors import InputError
-from qualeval.sim.answerkey import AnswerKey, KeyEntry
+from qualeval.sim.answerkey import AnswerKey, KeyEntry, load_entries, sample_entries
 from qualeval.sim.config import SimConfig
 from qualeval.sim.flavours import Flavour
 from qualeval.sim.observe import Observed
@@ -42,7 +42,7 @@ class ServerState:
 
 def answer_key(config: SimConfig) -> AnswerKey | None:
     """The answers in `config.answers` and those of the samples of `config.tasks`; None when neither is set."""
-    entries: list[KeyEntry] = list(AnswerKey.load(config.answers).entries) if config.answers else []
+    entries: list[KeyEntry] = load_entries(config.answers) if config.answers else []
     if config.tasks:
         from qualeval.tasks import build_samples, load_task  # the task machinery only when tasks are asked for
 
@@ -53,8 +53,8 @@ def answer_key(config: SimConfig) -> AnswerKey | None:
                 data = data.get(task.name) or data.get(task.name.split(":", 1)[0]) or data.get("*")
             # a reference program (HumanEval's gold) is sent as the answer itself, not as "The answer is ..."
             verbatim = "code" if task.spec.scorer.kind == "code" else None
-            entries += AnswerKey.from_samples(build_samples(task, data=data), verbatim).entries
-    return AnswerKey(entries) if entries else None
+            entries += sample_entries(build_samples(task, data=data), verbatim)
+    return AnswerKey(entries) if entries else None  # built once: a clash in the key is said once
 
 
 def new_state(config: SimConfig, flavours: Mapping[str, Flavour]) -> ServerState:

@@ -104,3 +104,29 @@ def test_irrelevance_is_right_only_without_a_call() -> None:
 def test_prose_about_a_tag_is_no_leak() -> None:
     correct, record = _judge(content="The <tool_call> tag is how I would call it, but I will not.", finish="stop")
     assert record.status == "ok" and record.recovered == () and correct is False
+
+
+@pytest.mark.parametrize(
+    ("content", "reasoning", "finish"),
+    [("", "Let me think", "length"), ("I cannot", "", "length"), ("", "Let me think", None)],
+)
+def test_a_response_cut_off_before_it_called_has_not_answered_no_call(
+    content: str, reasoning: str, finish: str | None
+) -> None:
+    done = Completion(content=content, reasoning=reasoning, status="reasoning_truncated" if not content else "ok")
+    _, score, _ = judge_tools(NO_CALL, done, ToolsRecord(), tools=(WEATHER,), tool_choice=None, finish=finish)
+    assert score.correct is False and "cut off" in score.detail
+
+
+@pytest.mark.parametrize(
+    ("content", "reasoning", "status"),
+    [
+        ('<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>', "", "markup_in_content"),
+        ("", '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>', "call_in_reasoning"),
+        ('<tool_call>{"name": "get_weather", "arguments": "not json"}</tool_call>', "", "markup_in_content"),
+    ],
+)
+def test_a_leaked_call_is_a_call_where_none_is_expected(content: str, reasoning: str, status: str) -> None:
+    correct, record = _judge(content=content, reasoning=reasoning, finish="stop", answer=NO_CALL)
+    assert correct is False and record.status == status and "markup" in record.detail
+    assert record.recovered_correct is not True  # never counted as would have been right

@@ -169,6 +169,7 @@ def _tokens(
         directives=directives,
         variant=call.variant,
         conversation=prompt,
+        tools=body.get("tools") or (),
     )
     reply = _calls(call, gen, user, prompt)
     opened = call.thinking_opened and thinking
@@ -191,7 +192,7 @@ _ENGINE = LLAMACPP
 def _calls(call: ChatCall, gen: Any, user: str, prompt: str) -> ToolReply | None:
     if not call.body.get("tools") or call.key is None:
         return None
-    entry = call.key.find(user) or call.key.find(prompt)
+    entry = call.key.find(user, call.body["tools"]) or call.key.find(prompt, call.body["tools"])
     if entry is None or not entry.calls:
         return None
     ask = ToolAsk(
