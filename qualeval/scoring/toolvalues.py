@@ -203,7 +203,8 @@ def gold_problem(expected: ExpectedCall, function: Mapping[str, Any], *, strict:
         if param not in expected.params:
             return f"required parameter '{param}' is not in the expected call"
         values = expected.params[param]
-        blank = any(_param_problem(param, v, values, properties.get(param)) is None for v in ("", []))
+        blanks: tuple[Any, ...] = ("", [])
+        blank = any(_param_problem(param, v, values, properties.get(param)) is None for v in blanks)
         if all(v == "" for v in values) and (strict or not blank):  # a call must give it, and only "" is right
             return f"required parameter '{param}' may only be left out"
     for param, acceptable in expected.params.items():
