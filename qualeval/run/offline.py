@@ -280,7 +280,7 @@ def decide_lines(
             raise InputError(f"{entry.where}: id '{entry.line.id}'{named} appears twice (first on line {first})")
         seen[sample.id] = entry.where
         done = _completion(entry, split)
-        sample, calls = offered(sample, entry.line)
+        sample, calls = offered(sample, entry.line, entry.where)
         finish = entry.line.finish_reason
         verdict = decide(task, sample, done, rescue=rescue, allow_code=allow_code, calls=calls, finish=finish)
         done = done.model_copy(update={"status": verdict.status or done.status})  # an echo of its prompt

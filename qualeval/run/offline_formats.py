@@ -17,13 +17,22 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ValidationError, field_validator
+from pydantic import BaseModel, TypeAdapter, ValidationError, field_validator
 
 from qualeval.errors import InputError, validation_problem
 from qualeval.reasoning import FINISH_REASONS, known_finish
-from qualeval.records import ToolCall, openai_calls
+from qualeval.records import ToolCall, ToolChoice, ToolsRecord, openai_calls
 
-__all__ = ["Line", "Parsed", "is_batch", "is_lm_eval", "lm_eval_task_of", "read_batch", "read_lm_eval"]
+__all__ = [
+    "Line",
+    "Parsed",
+    "is_batch",
+    "is_lm_eval",
+    "lm_eval_task_of",
+    "read_batch",
+    "read_lm_eval",
+    "record_tools",
+]
 
 Rows = list[tuple[int, dict[str, Any]]]
 
@@ -48,11 +57,21 @@ class Line(BaseModel):
     tools: tuple[dict[str, Any], ...] | None = None
     """The tools that were offered, when the line says (over the task's)."""
     tool_choice: str | dict[str, Any] | None = None
+    tool_record: ToolsRecord | None = None
+    """A qualeval run's record of the calls (its `tools`: calls, timing, wire details), judged as rescore does."""
 
     @field_validator("tool_calls", mode="before")
     @classmethod
     def _calls(cls, value: Any) -> Any:
         return openai_calls(value)
+
+    @field_validator("tool_choice", mode="before")
+    @classmethod
+    def _choice_form(cls, value: Any) -> Any:
+        # a tool_choice of no known form would be read as auto's, unseen
+        if value is not None:
+            _CHOICE.validate_python(value)
+        return value
 
     @field_validator("finish_reason", mode="before")
     @classmethod
@@ -76,6 +95,19 @@ class Line(BaseModel):
         if isinstance(value, bool) or not isinstance(value, str | int):
             raise ValueError(f"id {orjson.dumps(value).decode()} is not a string or an integer")
         return value
+
+
+_CHOICE: TypeAdapter[Any] = TypeAdapter(ToolChoice)
+
+
+def record_tools(obj: dict[str, Any]) -> dict[str, Any]:
+    """A qualeval run's record read as a line: its `tools` is the record of the calls, and the tools offered and
+    the tool_choice are what its request sent (a line's own `tools` is the list of offered tools)."""
+    if not isinstance(obj.get("tools"), dict):
+        return {}
+    request = obj.get("request")
+    request = request if isinstance(request, dict) else {}
+    return {"tool_record": obj["tools"], "tools": request.get("tools") or (), "tool_choice": request.get("tool_choice")}
 
 
 @dataclass(frozen=True, slots=True)

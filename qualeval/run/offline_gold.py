@@ -17,7 +17,7 @@ from qualeval.errors import InputError
 from qualeval.records import ToolsRecord
 from qualeval.run.offline_formats import Line, Parsed
 from qualeval.scoring import gold_is_number
-from qualeval.tasks import LETTERS, Kinds, Sample, Task, choice_index, kinds_of
+from qualeval.tasks import LETTERS, Kinds, Sample, Task, choice_index, kinds_of, openai_name
 
 __all__ = ["check_gold", "line_choices", "offered", "target_kinds", "target_sample"]
 
@@ -79,13 +79,23 @@ def check_gold(task: Task, sample: Sample, parsed: Parsed) -> None:
     raise InputError(f"{where}: {what} is not a number, and task {task.name} is scored by number")
 
 
-def offered(sample: Sample, line: Line) -> tuple[Sample, ToolsRecord | None]:
-    """A tool-call item's sample with the tools the line says were offered, and the line's calls."""
+def offered(sample: Sample, line: Line, where: str) -> tuple[Sample, ToolsRecord | None]:
+    """A tool-call item's sample with the tools the line says were offered, and the line's calls (a run record's
+    own record of them, where the line is one). Tools that lack an expected call's tool are refused: the item
+    could not be judged."""
     if sample.tool_answer is None:
         return sample, None
     update: dict[str, Any] = {}
     if line.tools is not None:
+        names = [f.get("name") for t in line.tools if isinstance(f := t.get("function", t), dict)]
+        for call in sample.tool_answer.calls:
+            if openai_name(call.name) not in names:
+                raise InputError(
+                    f"{where}: field 'tools': expected call {call.name}: no tool named {openai_name(call.name)} is "
+                    f"offered (the line offers {', '.join(str(n) for n in names) or 'none'})"
+                )
         update["tools"] = line.tools
     if line.tool_choice is not None:
         update["tool_choice"] = line.tool_choice
-    return sample.model_copy(update=update), ToolsRecord(calls=line.tool_calls)
+    got = line.tool_record or ToolsRecord(calls=line.tool_calls)
+    return sample.model_copy(update=update), got

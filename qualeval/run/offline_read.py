@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from qualeval.errors import InputError, validation_problem
 from qualeval.reasoning import known_finish
-from qualeval.run.offline_formats import Line, Parsed, is_batch, is_lm_eval, read_batch, read_lm_eval
+from qualeval.run.offline_formats import Line, Parsed, is_batch, is_lm_eval, read_batch, read_lm_eval, record_tools
 from qualeval.run.offline_ids import MatchBy
 from qualeval.tasks import jsonl_objects
 
@@ -241,6 +241,7 @@ def _parse(obj: dict[str, Any], fields: Fields, where: str) -> Parsed:
     question = next((obj[n] for n in _QUESTION_FIELDS if isinstance(obj.get(n), str)), None)
     values = {k: v for k, v in obj.items() if k in Line.model_fields and k not in ("error", "reasoning_field")}
     values.update(id=obj[fields.id], content=obj.get(fields.text), question=question, error=failure)
+    values.update(record_tools(obj))
     try:
         return Parsed(where, Line.model_validate(values))
     except ValidationError as exc:

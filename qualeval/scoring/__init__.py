@@ -22,6 +22,7 @@ from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.rules import constraint_cuts, gold_is_number
 from qualeval.scoring.toolcheck import CallCheck, call_arguments, check_calls
 from qualeval.scoring.toolschema import schema_problem
+from qualeval.scoring.toolvalues import gold_problem
 from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER, check_scorers, runs_code
 
@@ -42,6 +43,7 @@ __all__ = [
     "echoed",
     "followup_prompt",
     "gold_is_number",
+    "gold_problem",
     "model_judge_for",
     "request_params",
     "runs_code",

@@ -24,7 +24,7 @@ from typing import Any
 
 from qualeval.records import ExpectedCall
 
-__all__ = ["call_problem", "normal_string"]
+__all__ = ["call_problem", "gold_problem", "normal_string"]
 
 _PYTHON_TYPES: dict[str, type] = {
     "string": str,
@@ -171,4 +171,47 @@ def call_problem(
     for param, acceptable in expected.params.items():
         if param not in arguments and "" not in acceptable:
             return f"{name}: parameter '{param}' left out, and the possible answer does not allow leaving it out"
+    return None
+
+
+def _refused(param: str, value: Any, acceptable: Sequence[Any], prop: Any, strict: bool) -> str | None:
+    """Why the scorer would refuse an expected value as a call's argument. `strict` (a task's own items): of the
+    schema's type and within its enum, as the schema says; else (published data, read by BFCL's rules) a value of
+    the possible answer's own type passes as BFCL's variable."""
+    if _python_type(prop) is float and type(value) is int:
+        value = float(value)
+    problem, _ = _type_problem(param, value, () if strict else acceptable, prop)
+    enum = prop.get("enum") if strict and isinstance(prop, Mapping) else None
+    if problem is None and isinstance(enum, list) and value not in enum:
+        problem = f"parameter '{param}' = {_show(value)} is not one of {_show(enum)}"
+    return problem
+
+
+def gold_problem(expected: ExpectedCall, function: Mapping[str, Any], *, strict: bool) -> str | None:
+    """What makes an expected call contradict its tool's schema, so that the scorer could never count a call right
+    (or, `strict`, would count right a call the schema refuses); None when it agrees. Lenient (published data):
+    only what leaves no call right: a parameter outside the schema that must be given, a required parameter the
+    call cannot give, a parameter none of whose acceptable values the scorer's type rule accepts."""
+    schema = function.get("parameters") or {}
+    properties = schema.get("properties") or {}
+    for param, acceptable in expected.params.items():
+        if not acceptable:
+            return f"parameter '{param}' has no acceptable value"
+        if param not in properties and (strict or "" not in acceptable):
+            return f"parameter '{param}' is not in the tool's schema (its parameters: {', '.join(properties)})"
+    for param in schema.get("required") or ():
+        if param not in expected.params:
+            return f"required parameter '{param}' is not in the expected call"
+        values = expected.params[param]
+        blanks: tuple[Any, ...] = ("", [])
+        blank = any(_param_problem(param, v, values, properties.get(param)) is None for v in blanks)
+        if all(v == "" for v in values) and (strict or not blank):  # a call must give it, and only "" is right
+            return f"required parameter '{param}' may only be left out"
+    for param, acceptable in expected.params.items():
+        given = [v for v in acceptable if v != ""]
+        problems = [_refused(param, v, acceptable, properties.get(param), strict) for v in given]
+        if strict and any(problems):
+            return next(p for p in problems if p)
+        if given and all(problems):
+            return f"{problems[0]}, nor is any other acceptable value" if len(given) > 1 else problems[0]
     return None

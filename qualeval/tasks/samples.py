@@ -19,7 +19,7 @@ from qualeval.tasks.sample import Sample
 from qualeval.tasks.sources import source_label
 from qualeval.tasks.task import Doc, Task
 from qualeval.tasks.templates import Value, compile_value, function_value
-from qualeval.tasks.toolitems import compile_tool_keys
+from qualeval.tasks.toolitems import compile_tool_keys, warn_unwinnable
 from qualeval.wire import Message
 
 __all__ = ["build_samples", "sample_from_doc"]
@@ -286,7 +286,9 @@ def build_samples(
             out.append(_sample(task, renderer, doc, index, subset, scope, shots.of(doc, item), item, others))
             _check_unique(task, out[-1].id, item, seen, source if data or spec.dataset_path else None)
             if limit is not None and len(out) >= limit:
+                warn_unwinnable(renderer.tools)
                 return out
+    warn_unwinnable(renderer.tools)
     return out
 
 

@@ -4,17 +4,19 @@ chat messages a document holds itself (BFCL's `question`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from qualeval.errors import InputError
 from qualeval.records import ExpectedCall, NamedToolChoice, ToolAnswer, tool_problem
 from qualeval.tasks.bfcl_schema import openai_name, openai_tools
+from qualeval.tasks.load import builtin_dir
+from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
 from qualeval.tasks.templates import Value, compile_value
 from qualeval.wire import Message
 
-__all__ = ["ToolKeys", "ToolParts", "compile_tool_keys", "gold_of"]
+__all__ = ["ToolKeys", "ToolParts", "compile_tool_keys", "gold_of", "warn_unwinnable"]
 
 _TRIGGERS = ("call", "none", "any")
 
@@ -62,6 +64,8 @@ class ToolKeys:
     tools: Value | None
     calls: Value | None
     trigger: Value | None
+    unwinnable: list[str] = field(default_factory=list)
+    """Items of published data whose expected calls no call can satisfy (`item: why`), warned about, not refused."""
 
     def _where(self, key: str, item: str) -> str:
         return f"{self.task.where}: field '{key}': {item}"
@@ -81,6 +85,8 @@ class ToolKeys:
             out["tool_choice"] = self._choice(names, item)
         answer = self._answer(fields, names, item)
         if answer is not None:
+            self._check_gold(answer, tools, item)
+            self._check_choice(answer, item)
             out["tool_answer"] = answer
         return ToolParts(answer, gold_of(answer) if answer else "", out)
 
@@ -122,6 +128,43 @@ class ToolKeys:
                 raise InputError(f"{where}: two tools are named '{name}'")
             seen.add(name)
         return tuple(raw)
+
+    def _check_gold(self, answer: ToolAnswer, tools: tuple[dict[str, Any], ...], item: str) -> None:
+        """Expected calls that contradict their tool's schema make an item no model can win (or one the scorer
+        counts right beside a schema violation): an error in a task's own items; in published data (BFCL's, read
+        by BFCL's rules), only an item no call can satisfy is noted, and the task warns of them."""
+        from qualeval.scoring import gold_problem  # scoring reads tasks: imported where used
+
+        task = self.task
+        published = task.path is not None and task.path.resolve().parent == builtin_dir().resolve()
+        functions = {t["function"]["name"]: t["function"] for t in tools}
+        for call in answer.calls:
+            problem = gold_problem(call, functions[call.name], strict=not published)
+            if problem is None:
+                continue
+            if not published:
+                raise InputError(f"{self._where('doc_to_calls', item)}: expected call {call.name}: {problem}")
+            self.unwinnable.append(f"{item}: {call.name}: {problem}")
+            return
+
+    def _check_choice(self, answer: ToolAnswer, item: str) -> None:
+        """A tool_choice that forbids what the item expects (none where a call is expected, required where none
+        is, a named function where another call or no call is) leaves the model no right answer."""
+        choice = self.task.spec.tool_choice
+        wants = "a call" if answer.trigger == "any" else "no call"
+        if answer.trigger == "call":
+            wants = f"a call of {', '.join(dict.fromkeys(c.name for c in answer.calls))}"
+        if isinstance(choice, NamedToolChoice):
+            named = choice.function.name
+            if answer.trigger == "none" or any(c.name != named for c in answer.calls):
+                said = f"tool_choice names {named}"
+            else:
+                return
+        elif (choice == "none" and answer.trigger != "none") or (choice == "required" and answer.trigger == "none"):
+            said = f"tool_choice '{choice}'"
+        else:
+            return
+        raise InputError(f"{self._where('tool_choice', item)}: {said}, but the item expects {wants}")
 
     def _choice(self, names: list[str], item: str) -> str | dict[str, Any]:
         choice = self.task.spec.tool_choice
@@ -192,4 +235,16 @@ def compile_tool_keys(task: Task) -> ToolKeys | None:
         value("doc_to_tools", spec.doc_to_tools),
         value("doc_to_calls", spec.doc_to_calls),
         value("doc_to_trigger", spec.doc_to_trigger),
+    )
+
+
+def warn_unwinnable(keys: ToolKeys | None) -> None:
+    """One warning for a task's published items that no call can satisfy: they count wrong whatever is sent."""
+    if keys is None or not keys.unwinnable:
+        return
+    task, found = keys.task, keys.unwinnable
+    warn_once(
+        f"unwinnable:{task.name}",
+        f"{task.where}: {len(found)} item(s) expect a call that their own tool schema rules out, so no call counts "
+        f"right (the data's, kept as published): {'; '.join(found[:3])}" + (" ..." if len(found) > 3 else ""),
     )
