@@ -10,7 +10,6 @@ from typing import Any
 from qualeval.errors import InputError
 from qualeval.records import ExpectedCall, NamedToolChoice, ToolAnswer, tool_problem
 from qualeval.tasks.bfcl_schema import openai_name, openai_tools
-from qualeval.tasks.load import builtin_dir
 from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
 from qualeval.tasks.templates import Value, compile_value
@@ -131,12 +130,13 @@ class ToolKeys:
 
     def _check_gold(self, answer: ToolAnswer, tools: tuple[dict[str, Any], ...], item: str) -> None:
         """Expected calls that contradict their tool's schema make an item no model can win (or one the scorer
-        counts right beside a schema violation): an error in a task's own items; in published data (BFCL's, read
-        by BFCL's rules), only an item no call can satisfy is noted, and the task warns of them."""
+        counts right beside a schema violation): an error in a task's own items; in BFCL's form (tool_format bfcl,
+        judged by BFCL's rules, whose published answers list values of other types on purpose), only an item no
+        call can satisfy is noted, and the task warns of them."""
         from qualeval.scoring import gold_problem  # scoring reads tasks: imported where used
 
         task = self.task
-        published = task.path is not None and task.path.resolve().parent == builtin_dir().resolve()
+        published = task.spec.tool_format == "bfcl"
         functions = {t["function"]["name"]: t["function"] for t in tools}
         for call in answer.calls:
             problem = gold_problem(call, functions[call.name], strict=not published)
