@@ -269,25 +269,51 @@ _EXAMPLE: dict[str, Any] = {"string": "a", "integer": 1, "number": 1.0, "boolean
 
 def served_calls(sample: Any) -> tuple[KeyedCall, ...] | None:
     """The calls a sample's expected answer is served as: for `call`, each expected call with the first acceptable
-    value of each parameter ("" first: the parameter is left out); for `none`, no call; for `any`, the first
+    value of each parameter (one that may be left out is, unless required); for `none`, no call; for `any`, the first
     offered tool with its required parameters, each an example of its schema type. None: not a tool-call item."""
     answer = getattr(sample, "tool_answer", None)
     if answer is None:
         return None
     if answer.trigger == "none":
         return ()
-    if answer.trigger == "call":
-        return tuple(
-            KeyedCall(c.name, {p: vals[0] for p, vals in c.params.items() if vals and vals[0] != ""})
-            for c in answer.calls
-        )
     tools = [t.get("function") or {} for t in getattr(sample, "tools", ()) if isinstance(t, dict)]
+    if answer.trigger == "call":
+        required = {str(t.get("name")): set((t.get("parameters") or {}).get("required") or ()) for t in tools}
+        return tuple(_call(c.name, c.params, required.get(c.name, set())) for c in answer.calls)
     if not tools:
         return ()
     schema = tools[0].get("parameters") or {}
     props = schema.get("properties") or {}
     arguments = {p: _example(props.get(p) or {}) for p in schema.get("required") or ()}
     return (KeyedCall(str(tools[0].get("name", "")), arguments),)
+
+
+def _call(name: str, params: Any, required: set[str]) -> KeyedCall:
+    """Each parameter's first acceptable value. One that may be left out ("" among its values) is left out,
+    unless the schema requires it: BFCL lists "" beside values of some required parameters (a call without them
+    misses; the first other value is sent, or "" itself when it is the only one), and values of some parameters
+    the schema does not have (a call with them misses)."""
+    arguments = {}
+    for param, values in params.items():
+        if not values or ("" in values and param not in required):
+            continue
+        arguments[param] = _served(next((v for v in values if v != ""), ""))
+    return KeyedCall(name, arguments)
+
+
+def _given(values: Any) -> list[Any]:
+    """A nested key's values a call can send ("" among them: the key may be left out, and is)."""
+    return [v for v in values if v != ""] if isinstance(values, list | tuple) else [values]
+
+
+def _served(value: Any) -> Any:
+    """An acceptable value as a call sends it: BFCL writes an object's keys with lists of acceptable values of
+    their own ({"windStrength": ["HIGH"]}), at any depth, so each key gets its first."""
+    if isinstance(value, dict):
+        return {k: _served(given[0]) for k, v in value.items() if (given := _given(v))}
+    if isinstance(value, list):
+        return [_served(v) for v in value]
+    return value
 
 
 def _example(prop: dict[str, Any]) -> Any:
