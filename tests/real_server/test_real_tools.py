@@ -28,7 +28,8 @@ from tests.real_server.conftest import QWEN35, SMOLLM2, SMOLLM2_ARGS, TEMPLATES,
 from tests.real_server.test_runs import final_records, qualeval
 from tests.real_server.wiretap import Exchange, Wiretap, merged
 
-pytestmark = [pytest.mark.real_server, pytest.mark.real_model]
+pytestmark = [pytest.mark.real_server, pytest.mark.real_model, pytest.mark.xdist_group("real_tools")]
+"""One xdist worker for the file: one server at a time on a two-core machine."""
 
 QWEN25 = TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"
 SERVED = {"qwen3.5": (QWEN35, ["--reasoning-budget", "48"]), "qwen2.5": (QWEN25, [])}
@@ -36,7 +37,8 @@ SERVED = {"qwen3.5": (QWEN35, ["--reasoning-budget", "48"]), "qwen2.5": (QWEN25,
 TASK = Path(__file__).resolve().parents[2] / "tasks" / "tool_weather.yaml"
 ITEMS = 5
 CHOICES = ("required", "auto")
-MAX_TOKENS = "128"
+MAX_TOKENS = "96"
+"""Room for Qwen3.5's thinking budget (48) and a call; SmolLM2's prose under Qwen2.5 runs to it."""
 MARKERS = ("<tool_call>", "<function=")
 """How the two templates open a call: written in content or reasoning, it is markup the server did not parse."""
 
