@@ -29,13 +29,13 @@ from qualeval.report.frontier_sections import (
     drop_warnings,
     frontier_rows,
     load_rows,
+    per_level_note,
     same_spend_warnings,
     smallest_line,
     truncation_line,
 )
 from qualeval.report.markdown import (
     OFFLINE,
-    PER_LEVEL,
     cut_correct_line,
     errors_again,
     errors_cell,
@@ -117,7 +117,7 @@ def _environment() -> Environment:
     env.globals.update(compare_tool_rows=compare_tool_rows)
     env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)
     env.globals.update(
-        load_head=LOAD_HEAD, load_note=LOAD_NOTE, per_level_note=PER_LEVEL, published_where=published_where
+        load_head=LOAD_HEAD, load_note=LOAD_NOTE, per_level_note=per_level_note, published_where=published_where
     )
     env.tests.update(timed=timed, has_linked=has_linked)  # for `select`: the sections with something measured
     return env

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from qualeval.figures import judged
 from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
-from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, truncation_line
+from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, per_level_note, truncation_line
 from qualeval.report.numbers import at_k, dist, num, pct
 from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, identical_lines
@@ -21,7 +21,6 @@ from qualeval.report.tool_sections import TOOL_SPEED_HEAD, has_tools, tool_markd
 
 __all__ = [
     "OFFLINE",
-    "PER_LEVEL",
     "cut_correct_line",
     "errors_again",
     "errors_cell",
@@ -32,12 +31,6 @@ __all__ = [
 ]
 
 Named = TypeVar("Named", bound=str)  # a closed set's names (statuses, rungs)
-
-PER_LEVEL = (
-    "the levels asked differently (an output budget, an effort, thinking on or off), so the accuracy is per "
-    "level; a figure pooled over them would mean none of them."
-)
-
 
 OFFLINE = (
     "Scored offline (qualeval score) from responses made elsewhere: no request was sent, so timing is not known "
@@ -143,7 +136,7 @@ def _accuracy(summary: RunSummary, offline: bool) -> list[str]:
         )
     for name, t in summary.tasks.items():
         if t.summary.per_level:
-            lines += ["", f"{name}: {PER_LEVEL}"]
+            lines += ["", f"{name}: {per_level_note(t.levels)}"]
         lines += _errors(name, t, offline)
         unknown, cut = unknown_line(t.summary), cut_correct_line(t.summary)
         lines += ["", f"{name}: **{unknown}**."] if unknown else []
