@@ -64,6 +64,17 @@ def _accuracy_rows(summary: TaskSummary, levels: Mapping[str, LevelReport]) -> l
     ]
 
 
+def _level_shares(summary: TaskSummary, levels: Mapping[str, LevelReport]) -> list[tuple[str, str]]:
+    """Where the accuracy is per level, so are the accuracy over answered items and the naive extractor's."""
+    at = [(name, levels[name]) for name in summary.per_level if name in levels]
+    return [
+        (f"{what} at {name}", f"{value:.1%}")
+        for attr, what in (("accuracy_answered", "over answered items"), ("naive_accuracy", "naive extractor"))
+        for name, lv in at
+        if (value := getattr(lv, attr)) is not None
+    ]
+
+
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
@@ -102,6 +113,8 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
         table.add_row("answers cut off", cut)
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
+    for row in _level_shares(summary, levels or {}):
+        table.add_row(*row)
     for name, cell in summary.measures.items():
         table.add_row(name.replace("_", "-level ", 1), _cell_text(cell, f"n={cell.n}"))
     if summary.accuracy_without_judge is not None:

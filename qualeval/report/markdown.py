@@ -150,7 +150,8 @@ def _level_row(name: str, lv: LevelReport) -> str:
     c, errors = lv.accuracy, errors_cell(lv.endpoint_errors, 0)
     if not c.n:
         return f"| {name} | 0 | – (no item answered) | – | – | – | {errors} |"
-    return f"| {name} | {c.n} | {pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} | – | – | {errors} |"
+    answered, naive = (pct(v) if v is not None else "–" for v in (lv.accuracy_answered, lv.naive_accuracy))
+    return f"| {name} | {c.n} | {pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} | {answered} | {naive} | {errors} |"
 
 
 def errors_cell(records: int, items: int) -> str:
