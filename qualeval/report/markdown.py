@@ -17,6 +17,7 @@ from qualeval.report.numbers import at_k, dist, num, pct
 from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, identical_lines
 from qualeval.report.serving_sections import serving_markdown
+from qualeval.report.speed_rows import speed_rows
 from qualeval.report.tool_sections import TOOL_SPEED_HEAD, has_tools, tool_markdown, tool_speed_cells
 
 __all__ = [
@@ -301,18 +302,18 @@ def _speed(summary: RunSummary) -> list[str]:
         "",
         "## Speed",
         "",
-        "Milliseconds, p50 / p90, warm-up excluded. First answer = the first token of the final answer.",
+        "Milliseconds, p50 / p90, warm-up excluded. First answer = the first token of the final answer, or the "
+        "first tool-call delta where the answer is a call. Levels asked streamed and not have a row each.",
         "",
         "| " + " | ".join(head) + " |",
         "|---|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(tools),
     ]
-    for name, t in summary.tasks.items():
-        p = t.speed
+    for label, p, at in (row for name, t in summary.tasks.items() for row in speed_rows(name, t)):
         tpot = num(p.tpot.p50) if p.tpot else "–"
         lines.append(
-            f"| {name} | {p.requests} | {dist(p.ttft)} | {dist(p.first_answer)} | {dist(p.latency)} | "
+            f"| {label} | {p.requests} | {dist(p.ttft)} | {dist(p.first_answer)} | {dist(p.latency)} | "
             f"{tpot} | {num(p.output_throughput)} | {num(p.request_throughput)} |"
-            + "".join(f" {c} |" for c in (tool_speed_cells(t) if tools else ()))
+            + "".join(f" {c} |" for c in (tool_speed_cells(at) if tools else ()))
         )
     for name, t in summary.tasks.items():
         lines += _levels(name, t) + _linked(name, t)
