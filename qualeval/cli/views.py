@@ -69,7 +69,7 @@ def _level_shares(summary: TaskSummary, levels: Mapping[str, LevelReport]) -> li
     at = [(name, levels[name]) for name in summary.per_level if name in levels]
     return [
         (f"{what} at {name}", f"{value:.1%}")
-        for attr, what in (("accuracy_answered", "over answered items"), ("naive_accuracy", "naive extractor"))
+        for attr, what in (("accuracy_answered", "over answered"), ("naive_accuracy", "naive extractor"))
         for name, lv in at
         if (value := getattr(lv, attr)) is not None
     ]
@@ -163,6 +163,10 @@ def print_task_scores(summary: RunSummary) -> None:
             note(f"{report.summary.task}: {report.summary.n} synthetic prompts, not scored")
             continue
         print_summary(report.summary, report.levels)
+        from qualeval.cli.tool_line import tool_line
+
+        if (line := tool_line(report.summary.task, report)) is not None:  # the answers' statuses say none of it
+            stdout().print(line, highlight=False, soft_wrap=True)
         if report.published is not None:
             from qualeval.report import published_where
 
@@ -212,7 +216,7 @@ def print_speed(summary: RunSummary) -> None:
     names itself in the title, so its rows need only the level and the table fits an 80-column terminal."""
     one = len(summary.tasks) == 1
     title = f"{next(iter(summary.tasks))}: speed" if one else "speed"
-    title += " (ms, warm-up excluded; answer = first token of the answer or first tool-call delta)"
+    title += " (ms, no warm-up; answer = first answer token or tool call)"
     table = Table(title=title, title_justify="left", show_edge=False)
     table.add_column("level" if one else "task", overflow="fold")  # a narrow terminal folds a label, never cuts it
     for column in ("requests", "TTFT p50/p90", "answer p50", "latency p50", "tok/s", "req/s"):
