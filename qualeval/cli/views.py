@@ -216,7 +216,7 @@ def print_speed(summary: RunSummary) -> None:
     names itself in the title, so its rows need only the level and the table fits an 80-column terminal."""
     one = len(summary.tasks) == 1
     title = f"{next(iter(summary.tasks))}: speed" if one else "speed"
-    title += " (ms, no warm-up; answer = first answer token or tool call)"
+    title += " (ms, warm-up excluded; answer: first token or tool call)"
     table = Table(title=title, title_justify="left", show_edge=False)
     table.add_column("level" if one else "task", overflow="fold")  # a narrow terminal folds a label, never cuts it
     for column in ("requests", "TTFT p50/p90", "answer p50", "latency p50", "tok/s", "req/s"):
