@@ -8,7 +8,8 @@ before it at the same load that differs on one budget axis only, on every answer
 included), so the difference is the one between the accuracies shown. It is computed when two or more levels
 spent different mean output tokens: budget levels (`max_tokens=512`, `effort=low`) are what it is for, and a
 load sweep whose sampled lengths moved gets it too, truthfully, named by level. A greedy load sweep spends the
-same tokens at every level and gets none: it has no trade to show.
+same tokens at every level and gets none: it has no trade to show. Streaming (`stream=on`, `stream=off`) is no
+cost: the frontier reads the levels asked the first way, and levels that differ only in it have none.
 
 Quality under load: each level against the first level of its load sweep, the first in run order whose label
 is the same but for its load (c=, rate=), so `c=4 max_tokens=512` is read against `c=1 max_tokens=512` and
