@@ -66,6 +66,17 @@ def _accuracy_rows(summary: TaskSummary, levels: Mapping[str, LevelReport]) -> l
     ]
 
 
+def _level_shares(summary: TaskSummary, levels: Mapping[str, LevelReport]) -> list[tuple[str, str]]:
+    """Where the accuracy is per level, so are the accuracy over answered items and the naive extractor's."""
+    at = [(name, levels[name]) for name in summary.per_level if name in levels]
+    return [
+        (f"{what} at {name}", f"{value:.1%}")
+        for attr, what in (("accuracy_answered", "over answered"), ("naive_accuracy", "naive extractor"))
+        for name, lv in at
+        if (value := getattr(lv, attr)) is not None
+    ]
+
+
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
@@ -104,6 +115,8 @@ def print_summary(summary: TaskSummary, levels: Mapping[str, LevelReport] | None
         table.add_row("answers cut off", cut)
     if summary.accuracy_answered is not None:
         table.add_row("accuracy over answered items", f"{summary.accuracy_answered:.1%}")
+    for row in _level_shares(summary, levels or {}):
+        table.add_row(*row)
     for name, cell in summary.measures.items():
         table.add_row(name.replace("_", "-level ", 1), _cell_text(cell, f"n={cell.n}"))
     if summary.accuracy_without_judge is not None:
@@ -152,6 +165,10 @@ def print_task_scores(summary: RunSummary) -> None:
             note(f"{report.summary.task}: {report.summary.n} synthetic prompts, not scored")
             continue
         print_summary(report.summary, report.levels)
+        from qualeval.cli.tool_line import tool_line
+
+        if (line := tool_line(report.summary.task, report)) is not None:  # the answers' statuses say none of it
+            stdout().print(line, highlight=False, soft_wrap=True)
         if report.published is not None:
             from qualeval.report import published_where
 
@@ -201,7 +218,7 @@ def print_speed(summary: RunSummary) -> None:
     names itself in the title, so its rows need only the level and the table fits an 80-column terminal."""
     one = len(summary.tasks) == 1
     title = f"{next(iter(summary.tasks))}: speed" if one else "speed"
-    title += " (ms, warm-up excluded; answer = first token of the answer)"
+    title += " (ms, warm-up excluded; answer: first token or tool call)"
     table = Table(title=title, title_justify="left", show_edge=False)
     table.add_column("level" if one else "task", overflow="fold")  # a narrow terminal folds a label, never cuts it
     for column in ("requests", "TTFT p50/p90", "answer p50", "latency p50", "tok/s", "req/s"):

@@ -18,7 +18,7 @@ toolfigures a tool-call task's trigger, schema, wire statuses, recovered calls, 
 from qualeval.figures.accuracy import answered_cell, below, judged, summarize
 from qualeval.figures.board import board_runs
 from qualeval.figures.compare import compare_runs
-from qualeval.figures.frontier import swept
+from qualeval.figures.frontier import swept, varied
 from qualeval.figures.gate import gate_runs
 from qualeval.figures.policy import load_policy
 from qualeval.figures.repeats import cached_side
@@ -43,5 +43,6 @@ __all__ = [
     "summarize_records",
     "swept",
     "tools_by_task",
+    "varied",
     "write_summary_json",
 ]

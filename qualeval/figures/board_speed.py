@@ -1,4 +1,5 @@
-"""A board's speed ratios: each config against the baseline on TTFT, first-answer latency and latency p50 and on
+"""A board's speed ratios: each config against the baseline on TTFT, first-answer latency (the text's first token
+or a tool call's first delta, as every speed figure: Record.timed) and latency p50 and on
 output tok/s, over the requests both answered (warm-ups aside, as every speed figure), read against noise by the
 rule compare reads its own by (qualeval.figures.noise.read_speed), on the p50 where compare reads means: faster or
 slower only where the ratio's paired bootstrap interval excludes 1 and, with a rerun of the baseline, the ratio is

@@ -8,7 +8,8 @@ before it at the same load that differs on one budget axis only, on every answer
 included), so the difference is the one between the accuracies shown. It is computed when two or more levels
 spent different mean output tokens: budget levels (`max_tokens=512`, `effort=low`) are what it is for, and a
 load sweep whose sampled lengths moved gets it too, truthfully, named by level. A greedy load sweep spends the
-same tokens at every level and gets none: it has no trade to show.
+same tokens at every level and gets none: it has no trade to show. Streaming (`stream=on`, `stream=off`) is no
+cost: the frontier reads the levels asked the first way, and levels that differ only in it have none.
 
 Quality under load: each level against the first level of its load sweep, the first in run order whose label
 is the same but for its load (c=, rate=), so `c=4 max_tokens=512` is read against `c=1 max_tokens=512` and
@@ -22,7 +23,7 @@ on the same pairs wherever it is shown); they are in no speed figure.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from qualeval.figures.noise import ALPHA, mcnemar_exact
@@ -38,10 +39,13 @@ from qualeval.records import (
     Timed,
 )
 
-__all__ = ["Answer", "answer_of", "asked_differently", "frontier", "paired", "swept", "under_load"]
+__all__ = ["Answer", "answer_of", "asked_differently", "frontier", "paired", "swept", "under_load", "varied"]
 
 LOAD = ("c", "rate")
 """The parts of a level label that name its load; the rest (max_tokens=, effort=, thinking=) name its budget."""
+WAY = ("stream",)
+"""The parts that name how a level was asked but not what it cost: `stream=on` and `stream=off` send the same
+request and read the answer from a stream or from a whole body. Neither load nor budget: no cost axis."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,24 +84,45 @@ def paired(this: Mapping[tuple[str, int], bool], other: Mapping[tuple[str, int],
     return Paired(against=against, pairs=len(shared), difference=difference, p=p, drop=p < ALPHA and difference < 0)
 
 
+def _parts(label: str, keep: Callable[[str], bool]) -> tuple[str, ...]:
+    return tuple(p for p in re.split(r"[\s,]+", label.strip()) if p and keep(p.partition("=")[0]))
+
+
 def _budget(label: str) -> tuple[str, ...]:
-    """The label's parts but its load: `c=4 max_tokens=512` -> (max_tokens=512,)."""
-    return tuple(p for p in re.split(r"[\s,]+", label.strip()) if p and p.partition("=")[0] not in LOAD)
+    """The label's parts but its load and way: `c=4 max_tokens=512 stream=on` -> (max_tokens=512,)."""
+    return _parts(label, lambda axis: axis not in LOAD and axis not in WAY)
+
+
+def _way(label: str) -> tuple[str, ...]:
+    return _parts(label, lambda axis: axis in WAY)
+
+
+def _asked(label: str) -> tuple[str, ...]:
+    """What the level asked, and how: its budget and its way."""
+    return (*_budget(label), *_way(label))
 
 
 def asked_differently(labels: Iterable[str]) -> bool:
-    """Whether the levels differ in what they asked (output budget, effort, thinking), not merely in load."""
-    return len({_budget(label) for label in labels}) > 1
+    """Whether the levels differ in what they asked (output budget, effort, thinking) or how (streamed or not),
+    not merely in load."""
+    return len({_asked(label) for label in labels}) > 1
 
 
-def swept(labels: Iterable[str]) -> set[str]:
-    """The budget axes whose value differs between the levels (`max_tokens`, `effort`, `thinking`...)."""
+def varied(labels: Iterable[str], way: bool = True) -> set[str]:
+    """The axes whose value differs between the levels (`max_tokens`, `effort`, `thinking`..., and `stream`
+    unless `way` is False); load never."""
     values: dict[str, set[str]] = {}
     for label in labels:
-        for part in _budget(label):
+        for part in _asked(label) if way else _budget(label):
             axis, _, value = part.partition("=")
             values.setdefault(axis, set()).add(value)
     return {axis for axis, seen in values.items() if len(seen) > 1}
+
+
+def swept(labels: Iterable[str]) -> set[str]:
+    """The budget axes whose value differs between the levels (`max_tokens`, `effort`, `thinking`...): the cost
+    axes, so never `stream`."""
+    return varied(labels, way=False)
 
 
 def under_load(labels: Sequence[str], answers: Iterable[Answer]) -> dict[str, Paired]:
@@ -106,14 +131,14 @@ def under_load(labels: Sequence[str], answers: Iterable[Answer]) -> dict[str, Pa
     first: dict[tuple[str, ...], str] = {}
     out = {}
     for label in labels:
-        head = first.setdefault(_budget(label), label)
+        head = first.setdefault(_asked(label), label)
         if head != label:
             out[label] = paired(by_level.get(label, {}), by_level.get(head, {}), head)
     return out
 
 
 def _load(label: str) -> tuple[str, ...]:
-    return tuple(p for p in re.split(r"[\s,]+", label.strip()) if p and p.partition("=")[0] in LOAD)
+    return _parts(label, lambda axis: axis in LOAD)
 
 
 def _one_step(label: str, other: str) -> bool:
@@ -122,17 +147,17 @@ def _one_step(label: str, other: str) -> bool:
         dict(p.partition("=")[::2] for p in _budget(label)),
         dict(p.partition("=")[::2] for p in _budget(other)),
     )
-    return (
-        _load(label) == _load(other) and mine.keys() == theirs.keys() and sum(mine[k] != theirs[k] for k in mine) == 1
-    )
+    same = _load(label) == _load(other) and _way(label) == _way(other)
+    return same and mine.keys() == theirs.keys() and sum(mine[k] != theirs[k] for k in mine) == 1
 
 
 def _before(labels: Sequence[str], i: int) -> str | None:
     """The level a level is compared with, along one axis: in a load sweep the one before it; otherwise the
     nearest before it at the same load that differs on one budget axis only (`effort=high thinking=on` against
-    `effort=medium thinking=on`, never against `thinking=off`, and never across the load)."""
+    `effort=medium thinking=on`, never against `thinking=off`, and never across the load); always one asked the
+    same way (streamed or not)."""
     if not _budget(labels[i]):
-        return labels[i - 1] if i else None
+        return next((label for label in reversed(labels[:i]) if _way(label) == _way(labels[i])), None)
     return next((label for label in reversed(labels[:i]) if _one_step(labels[i], label)), None)
 
 
@@ -190,11 +215,14 @@ def _level(label: str, report: LevelReport, rows: Sequence[Timed], previous: Pai
 def frontier(
     levels: Mapping[str, LevelReport], rows: Sequence[Timed], answers: Iterable[Answer], within: float
 ) -> Frontier | None:
-    """`levels` in run order; `within` a share. None unless two levels spent different mean output tokens."""
-    if len(levels) < 2:
+    """`levels` in run order; `within` a share. None unless two levels asked the same way spent different mean
+    output tokens. Where the levels were asked two ways (--stream-parity), the frontier reads those asked the first
+    way: the other way asks the same budgets, and streaming is no cost to trade accuracy against."""
+    first = _way(next(iter(levels), ""))
+    labels = [label for label in levels if _way(label) == first]
+    if len(labels) < 2:
         return None
     by_level = _by_level(answers)
-    labels = list(levels)
     out: dict[str, FrontierLevel] = {}
     for i, label in enumerate(labels):
         before = _before(labels, i)

@@ -1,4 +1,5 @@
-"""Speed figures across records: latency distributions, throughput, goodput, and speed beside correctness."""
+"""Speed figures across records: latency distributions, throughput, goodput, and speed beside correctness.
+First answer is Timed.first_content: the text's first token or a tool call's first delta (Record.timed)."""
 
 from __future__ import annotations
 

@@ -138,7 +138,10 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
         at = {
             label: [o for o, r in zip(rows.outcomes, rows.timed, strict=True) if r.level == label] for label in levels
         }
-        summary = per_level(summary, {label: summarize(task.name, at[label], task.spec.breakdowns) for label in levels})
+        own = {label: summarize(task.name, at[label], task.spec.breakdowns) for label in levels}
+        summary = per_level(summary, own)
+        for label, lv in levels.items():  # the shares pooled over the levels are gone: each level's own stand
+            lv.accuracy_answered, lv.naive_accuracy = own[label].accuracy_answered, own[label].naive_accuracy
     # a tool-call task's accuracy is pooled over its levels only where the task's own is; per level beside it
     tools = tool_figures(rows.tools, pooled_accuracy=summary.interval is not None) if rows.tools else None
     for label, lv in levels.items() if tools is not None and len(levels) > 1 else ():

@@ -196,6 +196,12 @@ def _true(value: bool) -> bool:
     return value
 
 
+def _first_answer(text: float | None, tools: ToolsRecord | None) -> float | None:
+    """Milliseconds to the first answer: the text's first token or the first tool-call delta (in seconds)."""
+    call = tools.timing.first_delta if tools is not None else None
+    return min((t for t in (text, None if call is None else call * 1000.0) if t is not None), default=None)
+
+
 def _no_tools(value: ToolsRecord | None) -> bool:
     return value is None
 
@@ -379,7 +385,7 @@ class Record(BaseModel):
             status=self.status,
             ttft=t.ttft,
             first_reasoning=t.first_reasoning,
-            first_content=t.first_content,
+            first_content=_first_answer(t.first_content, self.tools),
             end=t.end,
             itl_hist=t.itl.hist if t.itl else {},
             itl_count=t.itl.count if t.itl else 0,

@@ -143,6 +143,9 @@ class LevelReport(BaseModel):
     budget (its label but for c= and rate=). None at that first level, and when no level differs only in load."""
     tools: ToolFigures | None = Field(default=None, exclude_if=_unset)
     """A tool-call task's figures at this level, when the task ran several (TaskReport.tools pools them)."""
+    accuracy_answered: float | None = Field(default=None, exclude_if=_unset)
+    naive_accuracy: float | None = Field(default=None, exclude_if=_unset)
+    """This level's own, as TaskSummary has them, where the levels asked differently (the pooled ones are None)."""
 
 
 class TaskReport(BaseModel):

@@ -49,6 +49,8 @@ class Timed:
     ttft: float | None = None
     first_reasoning: float | None = None
     first_content: float | None = None
+    """The first answer: the text answer's first token or, where the answer is a tool call, its first delta,
+    whichever came first (Record.timed): a good call is as much an answer as text is."""
     end: float | None = None
     itl_hist: Mapping[int, int] = field(default_factory=dict)
     itl_count: int = 0

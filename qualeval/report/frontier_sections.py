@@ -4,7 +4,9 @@ under load (qualeval.figures.frontier computes the figures)."""
 
 from __future__ import annotations
 
-from qualeval.figures import swept
+from collections.abc import Iterable
+
+from qualeval.figures import swept, varied
 from qualeval.records import Frontier, FrontierLevel, Paired, RunSummary, TaskReport
 from qualeval.report.numbers import num, pct
 
@@ -20,6 +22,7 @@ __all__ = [
     "frontier_rows",
     "load_rows",
     "paired_text",
+    "per_level_note",
     "points",
     "same_spend_warnings",
     "smallest_line",
@@ -53,6 +56,31 @@ LOAD_NOTE = (
     "exact p; a drop is p < 0.05 with accuracy lower."
 )
 LOAD_HEAD = ("level", "against", "paired items", "difference", "McNemar p", "significant drop")
+
+
+_ASKED = (
+    ("max_tokens", "an output budget"),
+    ("effort", "a reasoning effort"),
+    ("thinking_budget", "a thinking budget"),
+    ("thinking", "thinking on or off"),
+    ("stream", "streamed or not: the same requests, answers read from a stream or from a whole body"),
+)
+
+
+def per_level_note(labels: Iterable[str]) -> str:
+    """Why a task's accuracy is per level, naming what its levels varied (streaming alone is said as such)."""
+    axes = varied(labels)
+    how = "; ".join(said for axis, said in _ASKED if axis in axes) or "a budget"
+    return (
+        f"the levels asked differently ({how}), so the accuracy is per level; a figure pooled over them would mean "
+        "none of them."
+    )
+
+
+def _streamed_only(frontier: Frontier) -> str:
+    """Said beside the smallest budget where the levels were also asked unstreamed: the frontier read one way."""
+    way = next((p for p in frontier.levels[0].level.split() if p.startswith("stream=")), None)
+    return f" (read over the {way} levels: streaming is no budget)" if way else ""
 
 
 def _tokens(level: FrontierLevel, name: str) -> str:
@@ -100,6 +128,10 @@ def frontier_rows(frontier: Frontier) -> list[list[str]]:
 
 def smallest_line(frontier: Frontier) -> str:
     """The smallest budget within --within points of the best, said with both levels' figures."""
+    return _smallest(frontier) + _streamed_only(frontier)
+
+
+def _smallest(frontier: Frontier) -> str:
     by = {lv.level: lv for lv in frontier.levels}
     points = f"{100 * frontier.within:g} point{'' if frontier.within == 0.01 else 's'}"
     if frontier.best is None and any(lv.accuracy.accuracy is not None for lv in frontier.levels):

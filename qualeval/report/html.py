@@ -29,13 +29,13 @@ from qualeval.report.frontier_sections import (
     drop_warnings,
     frontier_rows,
     load_rows,
+    per_level_note,
     same_spend_warnings,
     smallest_line,
     truncation_line,
 )
 from qualeval.report.markdown import (
     OFFLINE,
-    PER_LEVEL,
     cut_correct_line,
     errors_again,
     errors_cell,
@@ -48,6 +48,7 @@ from qualeval.report.markdown import (
 from qualeval.report.numbers import at_k, dist, num, pct
 from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import serving_sections
+from qualeval.report.speed_rows import speed_rows
 from qualeval.report.tool_sections import (
     TOOL_HEAD,
     TOOL_NOTE,
@@ -111,13 +112,13 @@ def _environment() -> Environment:
     env.globals.update(timed=timed, has_linked=has_linked, unscored=_unscored, offline_note=OFFLINE)
     env.globals.update(unknown_line=unknown_line, errors_again=errors_again, cut_correct_line=cut_correct_line)
     env.globals.update(frontier_rows=frontier_rows, load_rows=load_rows, smallest_line=smallest_line)
-    env.globals.update(truncation_line=truncation_line)
+    env.globals.update(truncation_line=truncation_line, speed_rows=speed_rows)
     env.globals.update(tool_rows=tool_rows, tool_lines=tool_lines, tool_head=TOOL_HEAD, tool_note=TOOL_NOTE)
     env.globals.update(tool_speed_head=TOOL_SPEED_HEAD, tool_speed_cells=tool_speed_cells, has_tools=has_tools)
     env.globals.update(compare_tool_rows=compare_tool_rows)
     env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)
     env.globals.update(
-        load_head=LOAD_HEAD, load_note=LOAD_NOTE, per_level_note=PER_LEVEL, published_where=published_where
+        load_head=LOAD_HEAD, load_note=LOAD_NOTE, per_level_note=per_level_note, published_where=published_where
     )
     env.tests.update(timed=timed, has_linked=has_linked)  # for `select`: the sections with something measured
     return env

@@ -12,16 +12,16 @@ from typing import TypeVar
 
 from qualeval.figures import judged
 from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
-from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, truncation_line
+from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, per_level_note, truncation_line
 from qualeval.report.numbers import at_k, dist, num, pct
 from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, identical_lines
 from qualeval.report.serving_sections import serving_markdown
+from qualeval.report.speed_rows import speed_rows
 from qualeval.report.tool_sections import TOOL_SPEED_HEAD, has_tools, tool_markdown, tool_speed_cells
 
 __all__ = [
     "OFFLINE",
-    "PER_LEVEL",
     "cut_correct_line",
     "errors_again",
     "errors_cell",
@@ -32,12 +32,6 @@ __all__ = [
 ]
 
 Named = TypeVar("Named", bound=str)  # a closed set's names (statuses, rungs)
-
-PER_LEVEL = (
-    "the levels asked differently (an output budget, an effort, thinking on or off), so the accuracy is per "
-    "level; a figure pooled over them would mean none of them."
-)
-
 
 OFFLINE = (
     "Scored offline (qualeval score) from responses made elsewhere: no request was sent, so timing is not known "
@@ -143,7 +137,7 @@ def _accuracy(summary: RunSummary, offline: bool) -> list[str]:
         )
     for name, t in summary.tasks.items():
         if t.summary.per_level:
-            lines += ["", f"{name}: {PER_LEVEL}"]
+            lines += ["", f"{name}: {per_level_note(t.levels)}"]
         lines += _errors(name, t, offline)
         unknown, cut = unknown_line(t.summary), cut_correct_line(t.summary)
         lines += ["", f"{name}: **{unknown}**."] if unknown else []
@@ -157,7 +151,8 @@ def _level_row(name: str, lv: LevelReport) -> str:
     c, errors = lv.accuracy, errors_cell(lv.endpoint_errors, 0)
     if not c.n:
         return f"| {name} | 0 | – (no item answered) | – | – | – | {errors} |"
-    return f"| {name} | {c.n} | {pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} | – | – | {errors} |"
+    answered, naive = (pct(v) if v is not None else "–" for v in (lv.accuracy_answered, lv.naive_accuracy))
+    return f"| {name} | {c.n} | {pct(c.accuracy)} | {pct(c.low)} – {pct(c.high)} | {answered} | {naive} | {errors} |"
 
 
 def errors_cell(records: int, items: int) -> str:
@@ -307,18 +302,18 @@ def _speed(summary: RunSummary) -> list[str]:
         "",
         "## Speed",
         "",
-        "Milliseconds, p50 / p90, warm-up excluded. First answer = the first token of the final answer.",
+        "Milliseconds, p50 / p90, warm-up excluded. First answer = the first token of the final answer, or the "
+        "first tool-call delta where the answer is a call. Levels asked streamed and not have a row each.",
         "",
         "| " + " | ".join(head) + " |",
         "|---|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(tools),
     ]
-    for name, t in summary.tasks.items():
-        p = t.speed
+    for label, p, at in (row for name, t in summary.tasks.items() for row in speed_rows(name, t)):
         tpot = num(p.tpot.p50) if p.tpot else "–"
         lines.append(
-            f"| {name} | {p.requests} | {dist(p.ttft)} | {dist(p.first_answer)} | {dist(p.latency)} | "
+            f"| {label} | {p.requests} | {dist(p.ttft)} | {dist(p.first_answer)} | {dist(p.latency)} | "
             f"{tpot} | {num(p.output_throughput)} | {num(p.request_throughput)} |"
-            + "".join(f" {c} |" for c in (tool_speed_cells(t) if tools else ()))
+            + "".join(f" {c} |" for c in (tool_speed_cells(at) if tools else ()))
         )
     for name, t in summary.tasks.items():
         lines += _levels(name, t) + _linked(name, t)

@@ -271,3 +271,33 @@ def test_no_budget_is_recommended_when_no_level_got_any_item_right() -> None:
     result = _frontier(records, within=0.05)
     assert result is not None and (result.best, result.smallest_within) == (None, None)  # not the cheapest of 0%s
     assert smallest_line(result) == "no budget recommended: no level got any item right"
+
+
+def test_streaming_is_no_cost_axis_so_stream_levels_alone_have_no_frontier() -> None:
+    from qualeval.figures.frontier import asked_differently, swept
+
+    labels = ["stream=on", "stream=off"]
+    records = [*_level("stream=on", 8, 10, 300, 100.0), *_level("stream=off", 7, 10, 200, 90.0)]
+    assert _frontier(records) is None  # sampled lengths moved, but streaming is no budget to recommend
+    assert swept(labels) == set() and asked_differently(labels)  # accuracy still per level: asked two ways
+    assert under_load(labels, _answers(records)) == {}
+
+
+def test_across_stream_levels_the_frontier_reads_the_budgets_asked_one_way() -> None:
+    from qualeval.figures.frontier import swept
+
+    labels = ["max_tokens=100 stream=on", "max_tokens=100 stream=off", "max_tokens=400 stream=on"]
+    records = [*_level(labels[0], 5, 10, 100, 100.0), *_level(labels[1], 9, 10, 90, 90.0)]
+    records += [*_level(labels[2], 9, 10, 400, 300.0), *_level("max_tokens=400 stream=off", 9, 10, 390, 290.0)]
+    result = _frontier(records, within=0.01)
+    assert result is not None and swept([*labels, "max_tokens=400 stream=off"]) == {"max_tokens"}
+    assert [lv.level for lv in result.levels] == [labels[0], labels[2]]
+    assert result.smallest_within == labels[2]  # never the unstreamed level as a "smaller budget"
+    step = result.levels[1].vs_previous
+    assert step is not None and step.against == labels[0]  # one budget step, asked the same way
+    from qualeval.report.frontier_sections import per_level_note, smallest_line
+
+    assert smallest_line(result).endswith("(read over the stream=on levels: streaming is no budget)")
+    streamed = per_level_note(["stream=on", "stream=off"])
+    assert "streamed or not" in streamed and "budget" not in streamed and "effort" not in streamed
+    assert "an output budget; streamed or not" in per_level_note([*labels, "max_tokens=400 stream=off"])

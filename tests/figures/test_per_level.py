@@ -58,6 +58,9 @@ def test_a_budget_sweep_shows_accuracy_per_level_and_none_pooled(tmp_path: Path)
     assert "no budget suggested" in md and "suggested budget:" not in md
     assert "| knowledge_qa @ max_tokens=96 | 20 |" in md and "| knowledge_qa @ max_tokens=4096 | 20 |" in md
     assert "| knowledge_qa | 20 |" not in md  # no pooled row
+    for name, lv in task["levels"].items():  # the shares over answered items are per level too, never a dash
+        assert lv["accuracy_answered"] is not None and f"over answered at {name} " in shown
+        assert re.search(rf"\| knowledge_qa @ {name} \| 20 \| [^|]+\| [^|]+\| \d+\.\d%", md)
     assert "published 90.0%," in md and "at max_tokens=" in md
     page = (out / "report.html").read_text()
     accuracy = page[page.index('<section id="accuracy"') :].split("</table>")[0]
