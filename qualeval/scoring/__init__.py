@@ -9,7 +9,7 @@ forms       one written form of an answer and its aliases: dates, numbers, amoun
 whole       the scorers of the whole content (WHOLE_SCORERS: code, ifeval; code + sandbox, ifeval modules), and
             the refusal of a task whose whole-answer scorer is given a typed answer (check_scorers)
 constrain   structured-output constraints from an answer spec, sent as an endpoint accepts them
-toolcheck   check_calls: a response's tool calls against the expected ones, by BFCL's rules (toolvalues: one
+toolcheck   check_calls: a response's tool calls against the expected ones, by BFCL's rules (tasks.toolvalues: one
             call against one acceptable call); toolschema: schema_problem, JSON Schema validity apart
 followup    the follow-up: an extraction step, held against what the content states
 modeljudge  ModelJudge: a model asked about free-form answers the rules rejected
@@ -22,7 +22,6 @@ from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.rules import constraint_cuts, gold_is_number
 from qualeval.scoring.toolcheck import CallCheck, call_arguments, check_calls
 from qualeval.scoring.toolschema import schema_problem
-from qualeval.scoring.toolvalues import gold_problem
 from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER, check_scorers, runs_code
 
@@ -43,7 +42,6 @@ __all__ = [
     "echoed",
     "followup_prompt",
     "gold_is_number",
-    "gold_problem",
     "model_judge_for",
     "request_params",
     "runs_code",

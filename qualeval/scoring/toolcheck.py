@@ -3,7 +3,7 @@ as it reads OpenAI-style function calls).
 
 - `call` (the calls listed): every call's arguments a JSON object; exactly as many calls as expected (`multiple`
   wants exactly one); each expected call matched by a different call, in any order (every matching is tried, so a
-  call that would fit two expected ones never blocks the right pairing); each pair judged by toolvalues.
+  call that would fit two expected ones never blocks the right pairing); each pair judged by tasks.toolvalues.
 - `none` (BFCL irrelevance): right when no call comes back. As BFCL decodes calls, a response whose calls do not
   all have a JSON object for arguments has no call (BFCL's decoder fails on it, and a failed decode is no call).
 - `any` (BFCL relevance): right with at least one call, whatever it is, read the same way.
@@ -19,8 +19,7 @@ from typing import Any
 
 from qualeval.errors import InputError
 from qualeval.records import ExpectedCall, ToolAnswer, ToolCall
-from qualeval.scoring.toolvalues import call_problem
-from qualeval.tasks import openai_name
+from qualeval.tasks import call_problem, openai_name
 
 __all__ = ["CallCheck", "call_arguments", "check_calls", "tool_functions"]
 

@@ -7,6 +7,7 @@ from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.sample import Sample
 from qualeval.tasks.samples import build_samples, sample_from_doc
 from qualeval.tasks.sources import jsonl_objects
+from qualeval.tasks.toolvalues import call_problem, gold_problem
 
 __all__ = [
     "LETTERS",
@@ -16,7 +17,9 @@ __all__ = [
     "build_samples",
     "builtin_dir",
     "builtin_tasks",
+    "call_problem",
     "choice_index",
+    "gold_problem",
     "jsonl_objects",
     "kinds_of",
     "load_task",

@@ -13,6 +13,7 @@ from qualeval.tasks.bfcl_schema import openai_name, openai_tools
 from qualeval.tasks.prompts import warn_once
 from qualeval.tasks.task import Task
 from qualeval.tasks.templates import Value, compile_value
+from qualeval.tasks.toolvalues import gold_problem
 from qualeval.wire import Message
 
 __all__ = ["ToolKeys", "ToolParts", "compile_tool_keys", "gold_of", "warn_unwinnable"]
@@ -133,8 +134,6 @@ class ToolKeys:
         counts right beside a schema violation): an error in a task's own items; in BFCL's form (tool_format bfcl,
         judged by BFCL's rules, whose published answers list values of other types on purpose), only an item no
         call can satisfy is noted, and the task warns of them."""
-        from qualeval.scoring import gold_problem  # scoring reads tasks: imported where used
-
         task = self.task
         published = task.spec.tool_format == "bfcl"
         functions = {t["function"]["name"]: t["function"] for t in tools}

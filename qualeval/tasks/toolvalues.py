@@ -1,4 +1,5 @@
-"""One tool call against one acceptable call, by BFCL's AST rules for Python functions.
+"""One tool call against one acceptable call, by BFCL's AST rules for Python functions (the rules of the
+possible-answer form a tool task is read in; scoring.toolcheck applies them to a response).
 
 A call is right when it names the expected function, gives every required parameter, gives no parameter that
 the tool's schema or the possible answer lacks, gives each value in a type BFCL accepts and among the acceptable
