@@ -35,7 +35,6 @@ QWEN25 = TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja"
 SERVED = {"qwen3.5": (QWEN35, ["--reasoning-budget", "48"]), "qwen2.5": (QWEN25, [])}
 """Each template with the flags it is served with (all with SMOLLM2_ARGS: --jinja, --no-repack, -t 1)."""
 TASK = Path(__file__).resolve().parents[2] / "tasks" / "tool_weather.yaml"
-ITEMS = 5
 CHOICES = ("required", "auto")
 MAX_TOKENS = "96"
 """Room for Qwen3.5's thinking budget (48) and a call; SmolLM2's prose under Qwen2.5 runs to it."""
@@ -47,6 +46,7 @@ MARKERS = ("<tool_call>", "<function=")
 class Run:
     out: Path
     exchanges: list[Exchange]
+    items: int
 
 
 @pytest.fixture(scope="module", params=sorted(SERVED))
@@ -68,26 +68,37 @@ def tapped(request: pytest.FixtureRequest, llama_binary: Path, tmp_path_factory:
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def runs(tapped: tuple[str, Wiretap], tmp_path_factory: Any) -> dict[str, Run]:
-    """tool_weather with each tool_choice, every item streamed and not (--stream-parity), a request at a time."""
+NO_CALL_ITEM = re.compile(r"\n  - id: no_tool\n(?:    .*\n)+")
+"""tool_weather's item that expects no call: a `required` task may not hold one (refused at load)."""
+
+
+def task_text(choice: str) -> str:
+    """tool_weather as sent with `choice`; under `required`, without its no-call item."""
+    text = TASK.read_text().replace("\ntool_choice: auto\n", f"\ntool_choice: {choice}\n")
+    assert f"\ntool_choice: {choice}\n" in text
+    if choice == "required":
+        text, dropped = NO_CALL_ITEM.subn("\n", text)
+        assert dropped == 1
+    return text
+
+
+@pytest.fixture(scope="module", params=CHOICES)
+def run(tapped: tuple[str, Wiretap], request: pytest.FixtureRequest, tmp_path_factory: Any) -> Run:
+    """tool_weather with one tool_choice, every item streamed and not (--stream-parity), a request at a time."""
     name, tap = tapped
-    folder = tmp_path_factory.mktemp(f"tool-runs-{name}")
-    done_runs = {}
-    for choice in CHOICES:
-        task = folder / f"tool_weather_{choice}.yaml"
-        task.write_text(TASK.read_text().replace("\ntool_choice: auto\n", f"\ntool_choice: {choice}\n"))
-        assert f"\ntool_choice: {choice}\n" in task.read_text()
-        start = len(tap.exchanges)
-        done = qualeval(
-            "run", "--base-url", tap.url, "--model", "smollm2", "--task", str(task), "--stream-parity",
-            "--max-tokens", MAX_TOKENS, "--concurrency", "1", "--warmup", "0", "--temperature", "0", "--no-probe",
-            "--out", str(folder / choice),
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-2000:]
-        done_runs[choice] = Run(folder / choice, tap.exchanges[start:])
-        report_findings(name, choice, final_records(folder / choice))
-    return done_runs
+    choice = request.param
+    folder = tmp_path_factory.mktemp(f"tool-runs-{name}-{choice}")
+    task = folder / f"tool_weather_{choice}.yaml"
+    task.write_text(task_text(choice))
+    start = len(tap.exchanges)
+    done = qualeval(
+        "run", "--base-url", tap.url, "--model", "smollm2", "--task", str(task), "--stream-parity",
+        "--max-tokens", MAX_TOKENS, "--concurrency", "1", "--warmup", "0", "--temperature", "0", "--no-probe",
+        "--out", str(folder / choice),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    report_findings(name, choice, final_records(folder / choice))
+    return Run(folder / choice, tap.exchanges[start:], task.read_text().count("\n  - id: "))
 
 
 def report_findings(template: str, choice: str, records: list[dict[str, Any]]) -> None:
@@ -225,12 +236,11 @@ def check_record(record: dict[str, Any], exchange: Exchange) -> None:
         assert tools["schema_valid"] is True
 
 
-def test_every_record_is_what_the_server_sent(runs: dict[str, Run]) -> None:
-    for run in runs.values():
-        records = final_records(run.out)
-        assert len(records) == 2 * ITEMS  # every item streamed and not
-        for record in records:
-            check_record(record, sent_for(record, run.exchanges))
+def test_every_record_is_what_the_server_sent(run: Run) -> None:
+    records = final_records(run.out)
+    assert len(records) == 2 * run.items  # every item streamed and not
+    for record in records:
+        check_record(record, sent_for(record, run.exchanges))
 
 
 def _canonical(calls: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -243,7 +253,7 @@ def _canonical(calls: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def check_summary(out: Path) -> None:
+def check_summary(out: Path, items: int) -> None:
     """The run summary's figures, recounted from the records."""
     records = final_records(out)
     entry = json.loads((out / "summary.json").read_text())["tasks"]["tool_weather"]
@@ -276,10 +286,10 @@ def check_summary(out: Path) -> None:
     by_item: dict[str, dict[bool, dict[str, Any]]] = {}
     for r in records:
         by_item.setdefault(r["sample_id"], {})[bool(r["request"].get("stream"))] = r
-    assert len(by_item) == ITEMS and all(len(sides) == 2 for sides in by_item.values())
+    assert len(by_item) == items and all(len(sides) == 2 for sides in by_item.values())
     parity = figures["parity"]
     both = {i: s for i, s in by_item.items() if all(r["status"] not in ENDPOINT_FAILED for r in s.values())}
-    assert parity["pairs"] + parity["unanswered"] == ITEMS and parity["pairs"] == len(both)
+    assert parity["pairs"] + parity["unanswered"] == items and parity["pairs"] == len(both)
     agree = [
         i
         for i, s in both.items()
@@ -292,9 +302,8 @@ def check_summary(out: Path) -> None:
     }
 
 
-def test_the_summary_figures_are_the_records(runs: dict[str, Run]) -> None:
-    for run in runs.values():
-        check_summary(run.out)
+def test_the_summary_figures_are_the_records(run: Run) -> None:
+    check_summary(run.out, run.items)
 
 
 def test_the_probe_reports_one_line_per_broken_contract(tapped: tuple[str, Wiretap], tmp_path: Path) -> None:
