@@ -65,7 +65,7 @@ class ToolView:
     right: bool
     verdict: bool | None
     """score.correct where the record is judged, else None."""
-    wire: ToolStatus
+    wire: ToolStatus | None
     called: bool
     trigger: Trigger
     schema_valid: bool | None

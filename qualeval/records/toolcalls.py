@@ -114,7 +114,9 @@ class ToolsRecord(BaseModel):
     """What the item expects: kept so that a rescore re-checks the calls without the dataset."""
     calls: tuple[ToolCall, ...] = ()
     """As the server returned them in `tool_calls`."""
-    status: ToolStatus = "ok"
+    status: ToolStatus | None = "ok"
+    """None: no response to judge (an endpoint error, a reference server's unknown question; the record's own
+    status says which)."""
     detail: str = ""
     """Why the verdict or the status is what it is (the rule a call broke, the schema error)."""
     schema_valid: bool | None = None

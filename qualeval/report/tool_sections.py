@@ -56,9 +56,9 @@ TOOL_NOTE = (
     "against a call expected (BFCL irrelevance expects none); a call left as markup in the text counts as no call. "
     "Schema valid: of the responses with a call, those whose every call parses and fits its tool's schema. Would "
     "have been right: of the responses judged wrong, those whose call, read back from markup the server leaked, "
-    "would have scored right; never in the accuracy. Stream parity: of the items sent both streamed and not "
-    "(--stream-parity), those whose calls (arguments compared as parsed JSON) and verdict agree. – : nothing to "
-    "count."
+    "would have scored right; never in the accuracy. Stream parity: of the pairs sent both streamed and not "
+    "(--stream-parity: an item once per repeat and per other level, a budget or a load), those whose calls "
+    "(arguments compared as parsed JSON) and verdict agree. – : nothing to count."
 )
 
 TOOL_SPEED_HEAD = ("first tool call", "calls complete", "call fragments p50", "reasoning tokens before call p50")
@@ -132,9 +132,9 @@ def tool_lines(summary: RunSummary) -> list[str]:
             said = "; ".join(
                 f"{d.item} ({_differ(d)}; streamed {d.streamed}, not streamed {d.not_streamed})" for d in p.discordant
             )
-            out.append(f"{name}: streamed and non-streamed disagree on {len(p.discordant)} of {p.pairs} items: {said}")
+            out.append(f"{name}: streamed and non-streamed disagree on {len(p.discordant)} of {p.pairs} pairs: {said}")
         if p is not None and p.unanswered:
-            out.append(f"{name}: {p.unanswered} items sent both ways had no answer on one side: not in the parity")
+            out.append(f"{name}: {p.unanswered} pairs sent both ways had no answer on one side: not in the parity")
     return out
 
 

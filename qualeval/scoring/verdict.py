@@ -182,7 +182,9 @@ def decide(
     spec = task.spec
     answer = sample.tool_answer
     if done.status in NOT_SCORED:
-        kept = None if answer is None else (calls or ToolsRecord()).model_copy(update={"expected": answer})
+        kept = (
+            None if answer is None else (calls or ToolsRecord()).model_copy(update={"expected": answer, "status": None})
+        )
         return Verdict(
             Extraction(value=None, rung="none"),
             Score(correct=False, detail=f"not scored: {done.status}"),

@@ -130,3 +130,16 @@ def test_a_leaked_call_is_a_call_where_none_is_expected(content: str, reasoning:
     correct, record = _judge(content=content, reasoning=reasoning, finish="stop", answer=NO_CALL)
     assert correct is False and record.status == status and "markup" in record.detail
     assert record.recovered_correct is not True  # never counted as would have been right
+
+
+@pytest.mark.parametrize("status", ["transport_error", "unknown_question"])
+def test_a_tool_item_with_no_response_has_no_wire_status(status: str) -> None:
+    from qualeval.scoring import decide
+    from qualeval.tasks import build_samples, load_task
+
+    task = load_task("tool_weather")
+    sample = build_samples(task)[0]
+    verdict = decide(task, sample, Completion(status=status))
+    assert verdict.tools is not None and verdict.tools.expected == sample.tool_answer
+    # not "ok": nothing came back to judge, and a reader of the record must not take it for a clean response
+    assert verdict.tools.status is None and verdict.score.correct is False
