@@ -1,6 +1,6 @@
 """A tool-call task's figures as one compact terminal line under its table: the accuracy (per level where the
 levels asked differently), the responses by wire status, the wrong answers the server lost (a call leaked as markup
-that would have been right) and, with --stream-parity, how many items agreed streamed and not. The reports and
+that would have been right) and, with --stream-parity, how many pairs agreed streamed and not. The reports and
 summary.json (`tools`) have every figure; the line says where the task's own `statuses` (the answer's) cannot."""
 
 from __future__ import annotations
@@ -42,5 +42,5 @@ def tool_line(name: str, report: TaskReport) -> str | None:
     ]
     if (parity := tools.parity) is not None:
         agreed = "–" if parity.share is None else f"{parity.share:.0%}"
-        parts.append(f"stream parity: {parity.agree}/{parity.pairs} items agree ({agreed})")
+        parts.append(f"stream parity: {parity.agree}/{parity.pairs} pairs agree ({agreed})")
     return f"{name} tool calls ({tools.responses} responses): " + "; ".join(parts)

@@ -51,12 +51,12 @@ def _parity(limit: float, parities: Parities, group: str, sent_both: bool) -> Cl
         return _invalid("parity", limit, f"{why} to hold against the limit")
     if not found.pairs or found.share is None:
         detail = (
-            f"none of the {found.unanswered} items sent both ways got the model's answer on both sides, so there "
+            f"none of the {found.unanswered} pairs sent both ways got the model's answer on both sides, so there "
             "is no parity to hold against the limit"
         )
         return _invalid("parity", limit, detail)
     named = f" (discordant: {', '.join(d.item for d in found.discordant[:5])})" if found.discordant else ""
-    shown = f"streamed and non-streamed agree on {found.agree} of {found.pairs} items ({100 * found.share:.1f}%){named}"
+    shown = f"streamed and non-streamed agree on {found.agree} of {found.pairs} pairs ({100 * found.share:.1f}%){named}"
     return _share("parity", found.share, limit, False, shown)
 
 

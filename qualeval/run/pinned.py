@@ -154,7 +154,7 @@ def resolve(
         )
     elif found is not None and found.inconclusive:
         notes.append(
-            f"probe: inconclusive within {found.seconds:g}s: {', '.join(found.inconclusive)}; the run goes on with "
+            f"probe: inconclusive (it had {found.seconds:g}s): {'; '.join(found.inconclusive)}; the run goes on with "
             "the defaults for those"
         )
     switch, why = resolve_switch(config.thinking_switch, found, wanted)

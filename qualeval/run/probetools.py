@@ -163,12 +163,16 @@ async def check_tools(
     client: ChatSender, model: str, found: ProbeResult, *, efforts: Sequence[str] = (), seconds: float
 ) -> None:
     """Add the tool_choice contracts to a probe's result, through the switch it saw work, within `seconds`; each
-    one left without a verdict is named in its `inconclusive` (`tool_choice required (thinking on, effort none)`)."""
+    set left without a verdict for one reason is one entry of its `inconclusive`, the reason said (a reference
+    server's unknown question is no timeout): `tool_choice required (thinking on, effort none): cut off ...`."""
     found.tool_contracts = await probe_tools(
         client, model, switch=working_switch(found), efforts=efforts, seconds=max(seconds, 0.0)
     )
-    undecided = [c for c in found.tool_contracts if c.held is None]
-    found.inconclusive += [f"tool_choice {c.contract} ({c.where()})" for c in undecided]
+    why: dict[str, list[str]] = {}
+    for c in found.tool_contracts:
+        if c.held is None:
+            why.setdefault(c.seen.removeprefix("no verdict: "), []).append(f"{c.contract} ({c.where()})")
+    found.inconclusive += [f"tool_choice {', '.join(which)}: {reason}" for reason, which in why.items()]
 
 
 def tool_tasks(work: Iterable[tuple[Task, Sequence[Sample]]]) -> dict[str, list[str | dict[str, Any] | None]]:

@@ -32,4 +32,4 @@ def test_a_tool_task_prints_its_accuracy_wire_statuses_lost_calls_and_parity(tmp
     assert f"tool_weather tool calls ({tools['responses']} responses): accuracy stream=on " in shown
     assert f"; wire statuses: {wire}; " in shown
     assert f"would have been right: {lost['would_be_right']} of {lost['wrong']} wrong" in shown
-    assert f"stream parity: {parity['agree']}/{parity['pairs']} items agree" in shown
+    assert f"stream parity: {parity['agree']}/{parity['pairs']} pairs agree" in shown
