@@ -165,7 +165,8 @@ def _completion(parsed: Parsed, split: SplitOptions) -> Completion:
         thinking=split.thinking,
         opened=bool(split.opened),
         error=line.error,
-        calls=bool(line.tool_calls),  # a call is an answer, as on the live path (qualeval.wire.response)
+        # a call is an answer, as on the live path (qualeval.wire.response); a run's record keeps its calls apart
+        calls=bool(line.tool_calls or (line.tool_record is not None and line.tool_record.calls)),
     ).completion
 
 

@@ -58,6 +58,11 @@ def test_score_reads_a_tool_runs_records_as_the_run_judged_them(
     assert {i.id: i.correct for i in items} == {k: v[0] for k, v in live.items()}
     assert live["tool_weather/test/paris_now"][0] is True and live["tool_weather/test/tokyo_fahrenheit"][0] is False
     assert summary.accuracy == pytest.approx(sum(v[0] for v in live.values()) / len(live))
+    # a record's calls are an answer (the live path's split says so): not empty_content, and every item here
+    # answered (a call, markup or prose), so accuracy over answered items is the accuracy
+    status = {i.id: i.status for i in items}
+    assert status["tool_weather/test/paris_now"] == status["tool_weather/test/tokyo_fahrenheit"] == "ok"
+    assert summary.accuracy_answered == pytest.approx(summary.accuracy)
 
 
 def _line(tmp: Path, **fields: Any) -> Path:
