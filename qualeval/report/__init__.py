@@ -5,6 +5,7 @@ markdown    report.md      html  report.html and compare.html (templates/)      
 numbers     how a share, a figure and a distribution are written
 repeats     the prefix cache and identical-input findings, as lines
 frontier_sections   the accuracy-against-cost and drop-under-load sections
+linked      whether the "speed and quality together" section shows, and what its figures pool
 speed_rows  the speed table's rows: per task, or per level where levels were asked streamed and not
 serving_sections, serving_plots   the serving benchmark's sections and plots (qualeval.serving computes them)
 tool_sections   a tool-call task's section, speed cells, compare rows and board table

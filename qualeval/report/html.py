@@ -34,12 +34,12 @@ from qualeval.report.frontier_sections import (
     smallest_line,
     truncation_line,
 )
+from qualeval.report.linked import has_linked, linked_scope
 from qualeval.report.markdown import (
     OFFLINE,
     cut_correct_line,
     errors_again,
     errors_cell,
-    has_linked,
     markdown_report,
     published_where,
     timed,
@@ -109,7 +109,9 @@ def _environment() -> Environment:
         autoescape=select_autoescape(default=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
     )
     env.globals.update(at_k=at_k, pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
-    env.globals.update(timed=timed, has_linked=has_linked, unscored=_unscored, offline_note=OFFLINE)
+    env.globals.update(
+        timed=timed, has_linked=has_linked, linked_scope=linked_scope, unscored=_unscored, offline_note=OFFLINE
+    )
     env.globals.update(unknown_line=unknown_line, errors_again=errors_again, cut_correct_line=cut_correct_line)
     env.globals.update(frontier_rows=frontier_rows, load_rows=load_rows, smallest_line=smallest_line)
     env.globals.update(truncation_line=truncation_line, speed_rows=speed_rows)

@@ -13,6 +13,7 @@ from typing import TypeVar
 from qualeval.figures import judged
 from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, per_level_note, truncation_line
+from qualeval.report.linked import has_linked, linked_scope
 from qualeval.report.numbers import at_k, dist, num, pct
 from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, identical_lines
@@ -25,7 +26,6 @@ __all__ = [
     "cut_correct_line",
     "errors_again",
     "errors_cell",
-    "has_linked",
     "markdown_report",
     "published_where",
     "timed",
@@ -42,16 +42,6 @@ OFFLINE = (
 def timed(t: TaskReport) -> bool:
     """Whether any request of the task was timed (none is, offline or when the endpoint failed every one)."""
     return t.speed.requests > 0
-
-
-def has_linked(t: TaskReport) -> bool:
-    """Whether the task has speed and quality to read together: it is scored, and some answer was measured."""
-    k = t.linked
-    return t.scored and bool(
-        k.accuracy_by_reasoning_length
-        or k.latency_by_outcome
-        or (k.truncation and (k.truncation.budget or k.truncation.truncated))
-    )
 
 
 def published_where(t: TaskReport) -> str:
@@ -352,6 +342,7 @@ def _linked(name: str, t: TaskReport) -> list[str]:
         "",
         f"### {name}: speed and quality together",
         "",
+        *([scope, ""] if (scope := linked_scope(t)) else []),
         f"- correct answers per minute: {num(k.correct_per_minute)}; output tokens per correct answer: "
         f"{num(k.tokens_per_correct)}; seconds per correct answer: {num(k.seconds_per_correct)}",
         f"- {truncation_line(t)}",

@@ -65,6 +65,10 @@ def test_a_budget_sweep_shows_accuracy_per_level_and_none_pooled(tmp_path: Path)
     page = (out / "report.html").read_text()
     accuracy = page[page.index('<section id="accuracy"') :].split("</table>")[0]
     assert "knowledge_qa @ max_tokens=96</td>" in accuracy and "<td>knowledge_qa</td>" not in accuracy
+    # the speed-and-quality figures are the task's, over both budgets: each page says it pools them
+    said = "Pooled over all 2 levels (max_tokens=96, max_tokens=4096)"
+    linked = md[md.index("### knowledge_qa: speed and quality together") :]
+    assert said in linked.split("###")[1] and said in page[page.index('<section id="linked"') :]
 
 
 _DOM = """
