@@ -278,7 +278,11 @@ def decide_lines(
         if sample.id in seen:
             first = seen[sample.id].rsplit(":", 1)[-1]
             named = "" if str(entry.line.id) == sample.id else f" names sample {sample.id}, which"
-            raise InputError(f"{entry.where}: id '{entry.line.id}'{named} appears twice (first on line {first})")
+            raise InputError(
+                f"{entry.where}: id '{entry.line.id}'{named} appears twice (first on line {first}); a run's "
+                "records.jsonl holds an id once per level (--stream-parity, a sweep) and per sample: `qualeval "
+                "rescore RUN` re-scores a run whole"
+            )
         seen[sample.id] = entry.where
         done = _completion(entry, split)
         sample, calls = offered(sample, entry.line, entry.where)

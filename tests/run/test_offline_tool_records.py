@@ -87,3 +87,10 @@ def test_a_lines_tools_without_the_expected_tool_names_the_line(tmp_path: Path) 
         f"{path}:1: field 'tools': expected call get_weather: no tool named get_weather is offered (the line offers "
         "get_time)"
     )
+
+
+def test_a_records_file_with_an_id_twice_points_to_rescore(tmp_path: Path) -> None:
+    path = _line(tmp_path)
+    path.write_text(path.read_text() * 2)  # as a --stream-parity run's records hold each id once per side
+    with pytest.raises(InputError, match=r"lines.jsonl:2: id 'paris_now' .*appears twice.*qualeval rescore RUN"):
+        score_file("tool_weather", path)
