@@ -200,6 +200,9 @@ def _fields_of(obj: dict[str, Any], read: ReadOptions, where: str, csv_file: boo
             found.append(given)
             continue
         present = [n for n in names if n in obj]
+        if not present and what == "response text" and "tool_calls" in obj:
+            found.append("content")  # a chat completion's message with calls may leave its content out
+            continue
         if not present:
             raise InputError(f"{where}: no {what} {on}: none of {', '.join(names)} (the {kind} has {has})")
         if what == "response text" and present[0] != "content" and len(present) > 1:
@@ -234,8 +237,9 @@ def _failure(obj: dict[str, Any]) -> str | None:
 def _parse(obj: dict[str, Any], fields: Fields, where: str) -> Parsed:
     failure = _failure(obj)
     for name, what in ((fields.id, "id"), (fields.text, "response text")):
-        if name not in obj and not (failure and what != "id"):
+        if name not in obj and not ((failure or "tool_calls" in obj) and what != "id"):
             # a line without the text is not an empty answer (it would be scored wrong unseen), unless it failed
+            # or it holds calls (the answer is the calls)
             empty = f'; a response with no text is "{name}": null' if what != "id" else ""
             raise InputError(f"{where}: no '{name}' field (the file's {what}, as on its first line){empty}")
     question = next((obj[n] for n in _QUESTION_FIELDS if isinstance(obj.get(n), str)), None)

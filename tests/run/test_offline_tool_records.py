@@ -94,3 +94,15 @@ def test_a_records_file_with_an_id_twice_points_to_rescore(tmp_path: Path) -> No
     path.write_text(path.read_text() * 2)  # as a --stream-parity run's records hold each id once per side
     with pytest.raises(InputError, match=r"lines.jsonl:2: id 'paris_now' .*appears twice.*qualeval rescore RUN"):
         score_file("tool_weather", path)
+
+
+def test_a_call_line_without_a_content_key_is_scored_on_its_calls(tmp_path: Path) -> None:
+    call = {"name": "get_weather", "arguments": {"city": "Paris"}}
+    path = tmp_path / "calls.jsonl"
+    path.write_text(json.dumps({"id": "paris_now", "tool_calls": [call], "finish_reason": "tool_calls"}) + "\n")
+    items, summary = score_file("tool_weather", path)
+    assert [(i.id, i.correct, i.status) for i in items] == [("tool_weather/test/paris_now", True, "ok")]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "paris_now", "tool_calls": "get_weather"}) + "\n")
+    with pytest.raises(InputError, match=r"bad.jsonl:1: field 'tool_calls'"):  # the fault itself, not "no content"
+        score_file("tool_weather", bad)
