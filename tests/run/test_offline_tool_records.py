@@ -100,7 +100,7 @@ def test_a_call_line_without_a_content_key_is_scored_on_its_calls(tmp_path: Path
     call = {"name": "get_weather", "arguments": {"city": "Paris"}}
     path = tmp_path / "calls.jsonl"
     path.write_text(json.dumps({"id": "paris_now", "tool_calls": [call], "finish_reason": "tool_calls"}) + "\n")
-    items, summary = score_file("tool_weather", path)
+    items, _ = score_file("tool_weather", path)
     assert [(i.id, i.correct, i.status) for i in items] == [("tool_weather/test/paris_now", True, "ok")]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"id": "paris_now", "tool_calls": "get_weather"}) + "\n")
