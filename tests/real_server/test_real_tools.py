@@ -143,11 +143,14 @@ def _fits(args: dict[str, Any], expected: dict[str, Any]) -> bool:
     return True
 
 
-def right_calls(calls: list[tuple[str, str]], expected: dict[str, Any]) -> bool:
+def right_calls(
+    calls: list[tuple[str, str]], expected: dict[str, Any], *, cut: bool = False, markup: bool = False
+) -> bool:
     """A grading of tool_weather's calls written here apart from qualeval's: the exact count, each expected call
-    matched once (any order) by name and by every value among the acceptable ones."""
+    matched once (any order) by name and by every value among the acceptable ones. Where no call is expected, a
+    response cut off (`cut`: finish length) decided nothing, and one that wrote call markup (`markup`) did call."""
     if expected["trigger"] == "none":
-        return not calls
+        return not calls and not cut and not markup
     if expected["trigger"] == "any":
         return bool(calls)
     parsed = []
@@ -218,7 +221,10 @@ def check_record(record: dict[str, Any], exchange: Exchange) -> None:
     assert tools["status"] in allowed, (tools["status"], allowed, sent)
     assert tools["status"] != "delta_without_index"  # llama.cpp indexes every delta
     # the verdict is the served calls' only: right exactly when they are; leaked markup is never a call
-    assert bool(record["score"]["correct"]) == right_calls(sent["calls"], tools["expected"]), (got, tools["expected"])
+    graded = right_calls(
+        sent["calls"], tools["expected"], cut=sent["finish_reason"] == "length", markup=bool(tools["recovered_format"])
+    )
+    assert bool(record["score"]["correct"]) == graded, (got, tools["expected"], sent["finish_reason"])
     if tools["recovered"]:
         assert tools["status"] in (*WIRE_FAULTS, "truncated_call") and tools["recovered_from"] in (
             "content",
