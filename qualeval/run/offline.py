@@ -165,8 +165,7 @@ def _completion(parsed: Parsed, split: SplitOptions) -> Completion:
         thinking=split.thinking,
         opened=bool(split.opened),
         error=line.error,
-        # a call is an answer, as on the live path (qualeval.wire.response); a run's record keeps its calls apart
-        calls=bool(line.tool_calls or (line.tool_record is not None and line.tool_record.calls)),
+        calls=bool(line.came_back().calls),  # a call is an answer, as on the live path (qualeval.wire.response)
     ).completion
 
 

@@ -65,6 +65,11 @@ class Line(BaseModel):
     def _calls(cls, value: Any) -> Any:
         return openai_calls(value)
 
+    def came_back(self) -> ToolsRecord:
+        """What came back as calls: a run's record of them (with their timing and wire details), else the line's
+        own tool_calls."""
+        return self.tool_record if self.tool_record is not None else ToolsRecord(calls=self.tool_calls)
+
     @field_validator("tool_choice", mode="before")
     @classmethod
     def _choice_form(cls, value: Any) -> Any:

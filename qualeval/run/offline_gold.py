@@ -97,5 +97,4 @@ def offered(sample: Sample, line: Line, where: str) -> tuple[Sample, ToolsRecord
         update["tools"] = line.tools
     if line.tool_choice is not None:
         update["tool_choice"] = line.tool_choice
-    got = line.tool_record or ToolsRecord(calls=line.tool_calls)
-    return sample.model_copy(update=update), got
+    return sample.model_copy(update=update), line.came_back()

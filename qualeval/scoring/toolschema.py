@@ -17,7 +17,7 @@ from jsonschema.validators import validator_for
 from qualeval.records import ToolCall
 from qualeval.scoring.toolcheck import call_arguments, tool_functions
 
-__all__ = ["schema_problem", "tool_schema_problem"]
+__all__ = ["schema_problem"]
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -40,13 +40,6 @@ def _validator(schema_text: str) -> Validator | str:
 
 def _parameters(function: Mapping[str, Any]) -> Any:
     return function.get("parameters") or {"type": "object"}
-
-
-def tool_schema_problem(tool: Mapping[str, Any]) -> str | None:
-    """What makes a tool's parameters no valid JSON Schema (None: they are one)."""
-    function = tool.get("function", tool)
-    found = _validator(json.dumps(_parameters(function), sort_keys=True))
-    return found if isinstance(found, str) else None
 
 
 def schema_problem(call: ToolCall, tools: Sequence[Mapping[str, Any]]) -> str | None:
