@@ -297,7 +297,8 @@ def _call(name: str, params: Any, required: set[str]) -> KeyedCall:
     for param, values in params.items():
         if not values or ("" in values and param not in required):
             continue
-        arguments[param] = _served(next((v for v in values if v != ""), ""))
+        given = _given(values)
+        arguments[param] = _served(given[0] if given else "")
     return KeyedCall(name, arguments)
 
 
