@@ -55,6 +55,7 @@ from qualeval.records.clientconfig import (
 from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
 from qualeval.records.gate import TOOL_CLAUSES, Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
 from qualeval.records.items import OfflineItem
+from qualeval.records.jsonschemas import json_schema_problem
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry
 from qualeval.records.probe import (
     BUDGET,
@@ -308,6 +309,7 @@ __all__ = [
     "contract_of",
     "env_base_url",
     "fingerprint",
+    "json_schema_problem",
     "openai_calls",
     "probe_time_option",
     "styles_from_probe",

@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, best_match
+from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
-from qualeval.records import ToolCall
+from qualeval.records import ToolCall, json_schema_problem
 from qualeval.scoring.toolcheck import call_arguments, tool_functions
 
 __all__ = ["schema_problem"]
@@ -28,14 +28,12 @@ def _one_line(text: str, limit: int = 200) -> str:
 @functools.lru_cache(maxsize=1024)
 def _validator(schema_text: str) -> Validator | str:
     """A validator for a schema (given as canonical JSON text, so it can be cached), or what makes the schema no
-    valid JSON Schema."""
+    valid JSON Schema (as a task's load reads it: records.json_schema_problem)."""
     schema = json.loads(schema_text)
-    cls = validator_for(schema, default=Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as error:
-        return _one_line(error.message)
-    return cls(schema)
+    problem = json_schema_problem(schema)
+    if problem is not None:
+        return problem
+    return validator_for(schema, default=Draft202012Validator)(schema)
 
 
 def _parameters(function: Mapping[str, Any]) -> Any:
