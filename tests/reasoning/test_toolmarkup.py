@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import timeit
 from pathlib import Path
 
 import pytest
@@ -181,14 +180,6 @@ def test_arguments_that_are_not_json_are_not_read_as_a_call() -> None:
     assert find_markup('[TOOL_CALLS]f[ARGS]{"a": NaN}') == Markup("mistral", (), False)
 
 
-def test_plain_text_costs_almost_nothing() -> None:
-    """The pre-check: an answer with none of the formats' markers costs less than lower-casing it once."""
-    text = "The quick brown fox jumps over the lazy dog. So 2 + 2 = 4, and (a, b) holds. " * 120  # 9 KB
-    seconds = min(timeit.repeat(lambda: find_markup(text), number=200, repeat=5))
-    lower = min(timeit.repeat(text.lower, number=200, repeat=5))
-    assert seconds < lower
-
-
 def test_every_format_file_loads_and_names_are_unique() -> None:
     names = [fmt.name for fmt in markup_formats()]
     assert len(names) == len(set(names)) == 12
@@ -283,10 +274,10 @@ def test_prose_before_the_markup_changes_nothing(prose: str, case: dict[str, obj
     ],
     ids=["glm", "kimi", "deepseek", "dsml", "minimax", "harmony", "llama"],
 )
-def test_a_model_repeating_an_opening_in_a_loop_is_read_in_linear_time(text: str) -> None:
-    """Each of these took seconds when a cut-off opening was searched for over the whole text."""
-    seconds = min(timeit.repeat(lambda: find_markup(text), number=1, repeat=2))
-    assert seconds < 0.5
+def test_a_model_repeating_an_opening_in_a_loop_reads_no_call(text: str) -> None:
+    """An opening repeated without ever closing is no call read whole (its cost: benchmarks/markup_speed.py)."""
+    found = find_markup(text)
+    assert found is None or (found.calls == () and not found.whole)
 
 
 def test_no_markup_in_any_real_model_answer() -> None:
