@@ -58,7 +58,7 @@ def build_body(request: ChatRequest, config: ClientConfig) -> dict[str, Any]:
     """The JSON body for a request, shaped by the endpoint's conventions."""
     body: dict[str, Any] = {
         "model": request.model,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "messages": [m.as_body() for m in request.messages],
     }
     if request.max_tokens is not None:
         body[config.max_tokens_field] = request.max_tokens

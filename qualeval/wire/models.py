@@ -15,10 +15,34 @@ __all__ = ["ChatRequest", "ChatResponse", "Message"]
 
 
 class Message(BaseModel):
+    """One chat message. Beyond role and content, what an agent's loop sends back: an assistant turn's calls and
+    its reasoning under the field a server reads, and a tool result naming the call it answers."""
+
     model_config = ConfigDict(frozen=True)
 
-    role: Literal["system", "user", "assistant"]
+    role: Literal["system", "user", "assistant", "tool"]
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    """An assistant turn's calls, sent back as OpenAI `tool_calls`."""
+    tool_call_id: str | None = None
+    """A `tool` message: the id of the call it answers."""
+    reasoning: str | None = None
+    """An assistant turn's reasoning sent back under `reasoning` (vLLM >= 0.16 reads only this)."""
+    reasoning_content: str | None = None
+    """An assistant turn's reasoning sent back under `reasoning_content` (llama.cpp, SGLang, DeepSeek)."""
+
+    def as_body(self) -> dict[str, Any]:
+        """The message as a request body carries it: the optional fields only when set."""
+        body: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            body["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        for name in ("tool_call_id", "reasoning", "reasoning_content"):
+            if (value := getattr(self, name)) is not None:
+                body[name] = value
+        return body
 
 
 class ChatRequest(BaseModel):
