@@ -8,6 +8,7 @@ from qualeval.tasks.sample import Sample
 from qualeval.tasks.samples import build_samples, sample_from_doc
 from qualeval.tasks.sources import jsonl_objects
 from qualeval.tasks.toolvalues import call_problem, gold_problem
+from qualeval.tasks.wheels import data_root, read_member
 
 __all__ = [
     "LETTERS",
@@ -19,6 +20,7 @@ __all__ = [
     "builtin_tasks",
     "call_problem",
     "choice_index",
+    "data_root",
     "gold_problem",
     "jsonl_objects",
     "kinds_of",
@@ -26,6 +28,7 @@ __all__ = [
     "load_tasks",
     "openai_name",
     "parse_task",
+    "read_member",
     "sample_from_doc",
     "warn_once",
 ]
