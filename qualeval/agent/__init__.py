@@ -2,11 +2,9 @@
 
 classes     bfcl_classes: the task's API classes, loaded in-process from its wheel's source (ClassSource)
 env         open_env, execute, state: one episode's instances, a call executed on them, their public state
-calls       parse_call: a ground-truth call string read with `ast` (literal arguments only, never evaluated)
 """
 
-from qualeval.agent.calls import parse_call
 from qualeval.agent.classes import ClassSource, bfcl_classes
 from qualeval.agent.env import Env, execute, open_env, run_call, state
 
-__all__ = ["ClassSource", "Env", "bfcl_classes", "execute", "open_env", "parse_call", "run_call", "state"]
+__all__ = ["ClassSource", "Env", "bfcl_classes", "execute", "open_env", "run_call", "state"]

@@ -150,6 +150,8 @@ class EnvironmentSpec(_Strict):
     """Class name -> its function documents' file, relative to the wheel's `root`."""
     stateless: tuple[str, ...] = ()
     """Classes built without an initial state (BFCL's STATELESS_CLASSES)."""
+    long_context: tuple[str, ...] = ()
+    """The subsets whose episodes load the classes' long-context scenarios (BFCL's long_context category)."""
     max_steps: int = 20
     """At most this many model responses a turn (BFCL's MAXIMUM_STEP_LIMIT)."""
     added_prompt: str = ""

@@ -1,5 +1,6 @@
 """Tasks: YAML task files, their datasets, and the samples they render (a `Sample`, a task's item)."""
 
+from qualeval.tasks.bfcl_calls import parse_call
 from qualeval.tasks.bfcl_schema import openai_name
 from qualeval.tasks.choices import LETTERS, Kinds, choice_index, kinds_of
 from qualeval.tasks.load import Task, builtin_dir, builtin_tasks, load_task, load_tasks, parse_task
@@ -27,6 +28,7 @@ __all__ = [
     "load_task",
     "load_tasks",
     "openai_name",
+    "parse_call",
     "parse_task",
     "read_member",
     "sample_from_doc",
