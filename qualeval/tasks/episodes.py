@@ -94,7 +94,7 @@ class _Item:
         raw = self.doc.get("question")
         if not (isinstance(raw, list) and raw and all(isinstance(t, list) for t in raw)):
             raise self.fail("question", "expected a non-empty list of turns, each a list of chat messages")
-        out = []
+        out: list[tuple[dict[str, str], ...]] = []
         for index, turn in enumerate(raw):
             if index in held:
                 if turn:  # BFCL's held-back turn carries no message of its own: its prompt is sent instead
