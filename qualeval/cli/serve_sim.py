@@ -150,6 +150,10 @@ SIM_OPTIONS: tuple[SimOption, ...] = (
         "llama3_json.",
         kind=str | None,
     ),
+    SimOption(
+        "calls_at_once",
+        "A multi-turn episode's turn answered with all its calls in its first step, else one call a step.",
+    ),
     SimOption("retry_after", "Retry-After seconds sent with a 429."),
     SimOption(
         "ignore_constraints", "Ignore structured-output parameters, as some vLLM versions do with a reasoning parser."
