@@ -24,6 +24,7 @@
                     records.jsonl    Shape: what it made of one item's prompt (a record's `shape`)
     probe.py        probe --json     ProbeResult and the conventions it names, which records name too (where
                                      reasoning comes back; the structured-output styles, modes and kinds)
+    passback.py     probe --json     PassbackCheck: what a server did with an earlier turn's reasoning sent back
     items.py        items.jsonl      OfflineItem (`qualeval score`)
     repeats.py      summary.json     PromptCache and Identical: the prefix cache's share, identical outputs on
                     compare.json     identical inputs (per level, and between configurations); Paired levels
@@ -59,6 +60,7 @@ from qualeval.records.gate import TOOL_CLAUSES, Clauses, ClauseVerdict, GateResu
 from qualeval.records.items import OfflineItem
 from qualeval.records.jsonschemas import json_schema_problem
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry
+from qualeval.records.passback import PASSBACK_FIELDS, Passback, PassbackCheck, PassbackSent, PassbackVerdict
 from qualeval.records.probe import (
     BUDGET,
     PROBE_TIME,
@@ -74,6 +76,7 @@ from qualeval.records.probe import (
     Style,
     ToolContract,
     contract_of,
+    passback_found,
     probe_time_option,
     styles_from_probe,
 )
@@ -190,6 +193,7 @@ __all__ = [
     "EPISODE_ERRORS",
     "JSON_TYPES",
     "NOT_THE_MODELS",
+    "PASSBACK_FIELDS",
     "PROBE_TIME",
     "SAMPLING",
     "SEED",
@@ -251,6 +255,10 @@ __all__ = [
     "Outcome",
     "Paired",
     "Parity",
+    "Passback",
+    "PassbackCheck",
+    "PassbackSent",
+    "PassbackVerdict",
     "Pinned",
     "Policy",
     "ProbeResult",
@@ -326,6 +334,7 @@ __all__ = [
     "fingerprint",
     "json_schema_problem",
     "openai_calls",
+    "passback_found",
     "probe_time_option",
     "styles_from_probe",
     "tool_problem",
