@@ -18,7 +18,7 @@ from typing import Any
 from qualeval.sim.answerkey import KeyedCall, KeyEntry
 from qualeval.sim.behaviour import PlannedReply, cut_reply, seeded, tokenize
 from qualeval.sim.episodekey import EpisodeKey, KeyedEpisode, Position, position
-from qualeval.sim.passback import passed_back
+from qualeval.sim.passback import read_back
 from qualeval.sim.toolreply import ToolAsk, ToolReply, tool_fault, tool_reply, wrong_calls
 
 __all__ = [
@@ -26,12 +26,14 @@ __all__ = [
     "answer_episode",
     "episode_reply",
     "find_episode",
+    "handed_back",
     "reasoning_head",
     "step_calls",
     "turn_calls",
 ]
 
 _SPACE = re.compile(r"\s+")
+_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 _FILLER = (
     " The last result tells me where things stand.",
     " I keep the order: what changes the state comes first.",
@@ -47,8 +49,8 @@ class EpisodeAsk:
     accuracy: float
     faults: dict[str, float]
     directives: dict[str, str]
-    flavour: str
-    """The flavour's name, for which passback field its server reads (qualeval.sim.passback)."""
+    reads_back: str | None
+    """The field of an earlier assistant message whose reasoning the server takes in (Flavour.reads_back)."""
     thinking: bool
     variant: object
     at_once: bool = False
@@ -75,12 +77,20 @@ def _rate(ask: EpisodeAsk, name: str) -> float:
     return 1.0 if ask.directives.get("fault") == name else ask.faults.get(name, 0.0)
 
 
-def _carried(episode: KeyedEpisode, where: Position, flavour: str) -> bool:
+def handed_back(message: dict[str, Any], field: str | None) -> str:
+    """The reasoning an earlier assistant message hands the model on a server that reads `field` back: that
+    field's text, and `<think>...</think>` inside the content (content is always taken in)."""
+    content = message.get("content")
+    inline = _THINK.findall(content) if isinstance(content, str) else []
+    return "\n".join([read_back(message, field), *inline])
+
+
+def _carried(episode: KeyedEpisode, where: Position, field: str | None) -> bool:
     """Whether every assistant message of the earlier turns hands back the reasoning the server wrote for it."""
     for turn, step, message in where.earlier:
         if turn < where.turn:
             head = _SPACE.sub(" ", reasoning_head(episode.tag, turn, step))
-            if head not in _SPACE.sub(" ", passed_back(flavour, message)):
+            if head not in _SPACE.sub(" ", handed_back(message, field)):
                 return False
     return True
 
@@ -92,7 +102,7 @@ def _wrong_turn(episode: KeyedEpisode, where: Position, ask: EpisodeAsk) -> bool
     if seeded(ask.seed, "episode-turn", episode.tag, where.turn, ask.variant).random() >= ask.accuracy:
         return True
     rate = _rate(ask, "needs_reasoning")
-    if not rate or where.turn == 0 or not ask.thinking or _carried(episode, where, ask.flavour):
+    if not rate or where.turn == 0 or not ask.thinking or _carried(episode, where, ask.reads_back):
         return False
     return seeded(ask.seed, "passback", episode.tag, where.turn, ask.variant).random() < rate
 

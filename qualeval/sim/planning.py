@@ -197,7 +197,7 @@ def _episode(
         accuracy=behaviour.accuracy,
         faults=cfg.faults,
         directives=directives,
-        flavour=state.flavour.name,
+        reads_back=state.flavour.reads_back,
         thinking=thinking,
         variant=variant,
         at_once=cfg.calls_at_once,

@@ -203,7 +203,7 @@ def _episode(call: ChatCall, thinking: bool) -> tuple[PlannedReply, ToolReply | 
         accuracy=call.behaviour.accuracy,
         faults=call.faults,
         directives=call.directives,
-        flavour="llamacpp",
+        reads_back="reasoning_content",  # as its prompt renders it (llamacpp.render)
         thinking=thinking,
         variant=call.variant,
         at_once=call.calls_at_once,
