@@ -17,7 +17,7 @@ from qualeval.sim.episodekey import EpisodeKey, KeyedEpisode, episode_entries
 from qualeval.sim.flavours import Flavour
 from qualeval.sim.observe import Observed
 
-__all__ = ["ServerState", "answer_key", "answer_keys", "new_state"]
+__all__ = ["ServerState", "answer_keys", "new_state"]
 
 
 @dataclass(slots=True)
@@ -41,12 +41,6 @@ class ServerState:
     nonce: str = field(default_factory=lambda: secrets.token_hex(8))
     """Drawn when the server starts: a sampled request without a `seed` draws on it, so that a rerun against a
     fresh server differs as it would on a real one instead of replaying the last server's draws."""
-
-
-def answer_key(config: SimConfig) -> AnswerKey | None:
-    """The answers in `config.answers` and those of the single-turn samples of `config.tasks`; None when neither
-    is set."""
-    return answer_keys(config)[0]
 
 
 def answer_keys(config: SimConfig) -> tuple[AnswerKey | None, EpisodeKey | None]:
