@@ -209,3 +209,19 @@ def test_the_position_is_read_from_the_history() -> None:
     where = position(history)
     assert where is not None and (where.turn, where.step, where.prompts) == (1, 1, ("a", "b"))
     assert [(t, s) for t, s, _ in where.earlier] == [(0, 0), (0, 1), (1, 0)]
+
+
+@pytest.mark.usefixtures("keyed")
+def test_a_tool_fault_breaks_an_episodes_calls_as_it_breaks_a_single_turns() -> None:
+    with _server() as url:
+        broken = walk(url, PROMPTS, _base_tools, headers={"x-qualeval-sim": "fault=stop_with_calls"})
+        clean = walk(url, PROMPTS, _base_tools)
+    assert broken.flat() == clean.flat() == WANTED
+    assert set(broken.finishes) == {"stop"} and "tool_calls" in clean.finishes
+
+
+@pytest.mark.usefixtures("keyed")
+def test_ignored_tool_results_with_calls_at_once_repeat_the_whole_turn() -> None:
+    with _server(calls_at_once=True, faults={"tool_result_ignored": 1.0}) as url:
+        got = walk(url, PROMPTS[:1], _base_tools, max_steps=3)
+    assert got.calls == [[WANTED[0]] * 3]
