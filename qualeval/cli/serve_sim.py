@@ -68,8 +68,8 @@ def _faults(spec: str) -> dict[str, float]:
 
 
 _FAULTS_HELP = (
-    f"Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01', and tool-parser faults per tool-call item "
-    f"(see docs/reference-server.md). Names: {' '.join(FAULTS)}."
+    f"Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01', tool-parser faults per tool-call item, and "
+    f"multi-turn episode faults (see docs/reference-server.md). Names: {' '.join(FAULTS)}."
 )
 
 SIM_OPTIONS: tuple[SimOption, ...] = (
