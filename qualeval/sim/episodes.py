@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 _SPACE = re.compile(r"\s+")
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 _FILLER = (
     " The last result tells me where things stand.",
     " I keep the order: what changes the state comes first.",
@@ -79,10 +78,10 @@ def _rate(ask: EpisodeAsk, name: str) -> float:
 
 def handed_back(message: dict[str, Any], field: str | None) -> str:
     """The reasoning an earlier assistant message hands the model on a server that reads `field` back: that
-    field's text, and `<think>...</think>` inside the content (content is always taken in)."""
+    field's text, and the content, which every server takes in (reasoning inline there, as `<think>...</think>`
+    or a Harmony channel, counts)."""
     content = message.get("content")
-    inline = _THINK.findall(content) if isinstance(content, str) else []
-    return "\n".join([read_back(message, field), *inline])
+    return "\n".join([read_back(message, field), content if isinstance(content, str) else ""])
 
 
 def _carried(episode: KeyedEpisode, where: Position, field: str | None) -> bool:

@@ -148,10 +148,12 @@ def test_needs_reasoning_makes_turns_after_the_first_wrong_only_when_the_reasoni
         ("sglang", "reasoning", True),
         ("llamacpp", "reasoning_content", False),
         ("openai", "reasoning", True),  # its reasoning is never shown, so nothing can go back
+        ("inline-think", None, False),  # the reasoning is in the content, which goes back as it came
+        ("harmony", None, False),
     ],
 )
 def test_reasoning_counts_as_handed_back_only_under_the_field_the_flavours_server_reads(
-    flavour: str, field: str, harmed: bool
+    flavour: str, field: str | None, harmed: bool
 ) -> None:
     with _server(flavour=flavour, faults={"needs_reasoning": 1.0}) as url:
         got = walk(url, PROMPTS, _base_tools, passback=field)
