@@ -2,7 +2,7 @@
 changes such as `cd` come before what depends on them) or all at once, then a short text that ends the turn.
 
 Everything is a function of the seed, the episode and the request's position in it (qualeval.sim.episodekey), so
-the server can tell from a history whether the reasoning it wrote earlier came back. Faults, per episode:
+the server can tell from a history whether the reasoning it wrote earlier came back. Faults of an episode:
 `needs_reasoning` (from turn 1 on, a turn whose earlier turns' reasoning did not come back is answered wrong at
 its rate), `tool_result_ignored` (the server drops `tool` messages, so the model issues the same call again until
 the client's step limit ends the turn).
