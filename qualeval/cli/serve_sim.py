@@ -68,8 +68,8 @@ def _faults(spec: str) -> dict[str, float]:
 
 
 _FAULTS_HELP = (
-    f"Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01', and tool-parser faults per tool-call item "
-    f"(see docs/reference-server.md). Names: {' '.join(FAULTS)}."
+    f"Random faults per request, e.g. '429=0.05,500=0.03,drop=0.01', tool-parser faults per tool-call item, and "
+    f"multi-turn episode faults (see docs/reference-server.md). Names: {' '.join(FAULTS)}."
 )
 
 SIM_OPTIONS: tuple[SimOption, ...] = (
@@ -149,6 +149,10 @@ SIM_OPTIONS: tuple[SimOption, ...] = (
         "hermes qwen3_xml kimi_k2 harmony deepseek_v3 deepseek_v31 dsml glm minimax_m2 mistral mistral_json "
         "llama3_json.",
         kind=str | None,
+    ),
+    SimOption(
+        "calls_at_once",
+        "A multi-turn episode's turn answered with all its calls in its first step, else one call a step.",
     ),
     SimOption("retry_after", "Retry-After seconds sent with a 429."),
     SimOption(

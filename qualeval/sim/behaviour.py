@@ -20,7 +20,7 @@ from qualeval.sim.grading import grade_reply
 from qualeval.sim.harms import corruption
 from qualeval.sim.protocol import asks_working, copied_placeholder, restated, restates
 
-__all__ = ["AskedConstraint", "Behaviour", "Effort", "PlannedReply", "generate", "seeded", "tokenize"]
+__all__ = ["AskedConstraint", "Behaviour", "Effort", "PlannedReply", "cut_reply", "generate", "seeded", "tokenize"]
 
 _TOKEN = re.compile(r"\s*(?:\w+|[^\w\s])|\s+")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -299,7 +299,7 @@ def generate(
         answer = _corrupted(answer, entry, key, behaviour, len(gen.reasoning), variant)
     _answer_into(gen, prompt, answer, entry, said, constraint, behaviour, directives, rng)
     if max_tokens is not None:
-        _cut(gen, max_tokens)
+        cut_reply(gen, max_tokens)
     return gen
 
 
@@ -348,7 +348,8 @@ def _fit(tokens: list[str], wanted: int) -> list[str]:
     return tokens[: max(wanted - len(ending), 0)] + ending[-wanted:]
 
 
-def _cut(gen: PlannedReply, budget: int) -> None:
+def cut_reply(gen: PlannedReply, budget: int) -> None:
+    """The reply cut to `budget` tokens: inside the thinking (finish `length`, no answer), or inside the answer."""
     # the closing marker costs one token between reasoning and answer
     if len(gen.reasoning) >= budget:
         gen.reasoning = gen.reasoning[:budget]

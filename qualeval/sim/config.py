@@ -9,7 +9,7 @@ from qualeval.errors import InputError
 from qualeval.sim.behaviour import Behaviour
 from qualeval.sim.toolwrite import MARKUP_FORMATS
 
-__all__ = ["FAULTS", "TOOL_FAULTS", "Latency", "SimConfig", "has_key", "parse_faults"]
+__all__ = ["EPISODE_FAULTS", "FAULTS", "TOOL_FAULTS", "Latency", "SimConfig", "has_key", "parse_faults"]
 
 WIRE_FAULTS = ("429", "500", "503", "drop", "malformed", "slow-headers", "empty-choices", "stall", "html", "context")
 """Drawn per request (its body and how often it came): a retry may pass."""
@@ -27,7 +27,9 @@ TOOL_FAULTS = (
 )
 """How a server's tool parser breaks an answer that is a call: drawn per item (its question), so the same item
 breaks alike streamed and not, on every retry; only requests that offer `tools` for a keyed call meet them."""
-FAULTS = WIRE_FAULTS + TOOL_FAULTS
+EPISODE_FAULTS = ("needs_reasoning", "tool_result_ignored")
+"""How a multi-turn episode goes wrong (qualeval.sim.episodes): each drawn on its own, per turn or per episode."""
+FAULTS = WIRE_FAULTS + TOOL_FAULTS + EPISODE_FAULTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +87,8 @@ class SimConfig:
     """KV-cache capacity in tokens, for the KV-cache usage gauge."""
     log: Path | None = None
     """Append one JSON line per request: what the server received and sent, and when."""
+    calls_at_once: bool = False
+    """A multi-turn episode's turn answered with all its calls in one step, else one call a step."""
     tool_format: str | None = None
     """The markup the model writes its calls in (a name of MARKUP_FORMATS), seen where a tool fault leaves it in
     the content or the reasoning; None: Qwen3 XML in the reasoning, Hermes JSON in the content."""

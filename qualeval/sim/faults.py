@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from qualeval.sim.behaviour import seeded
-from qualeval.sim.config import TOOL_FAULTS, SimConfig
+from qualeval.sim.config import EPISODE_FAULTS, TOOL_FAULTS, SimConfig
 from qualeval.sim.frames import RequestRejected, Step
 from qualeval.sim.httpio import END, chunk, head, send, send_json, send_stream
 
@@ -48,8 +48,8 @@ def _draw(cfg: SimConfig, digest: bytes, occurrence: int) -> str | None:
     roll = seeded(cfg.behaviour.seed, "fault", digest.hex(), occurrence).random()
     edge = 0.0
     for name, rate in sorted(cfg.faults.items()):
-        if name in TOOL_FAULTS:
-            continue  # drawn per item when the answer is a call (qualeval.sim.toolreply)
+        if name in TOOL_FAULTS or name in EPISODE_FAULTS:
+            continue  # drawn per item when the answer is a call (qualeval.sim.toolreply), per episode's turn or step
         edge += rate
         if roll < edge:
             return name

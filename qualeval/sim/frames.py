@@ -11,6 +11,7 @@ import orjson
 
 from qualeval.sim.answerkey import AnswerKey
 from qualeval.sim.behaviour import Behaviour
+from qualeval.sim.episodekey import EpisodeKey
 
 __all__ = ["DONE", "ChatCall", "Ctx", "Planned", "RequestRejected", "ServerHooks", "Step", "sse"]
 
@@ -83,6 +84,10 @@ class ChatCall:
     """The configured fault rates (the tool faults are drawn per item by the flavour's plan)."""
     tool_format: str | None = None
     """The markup the model writes calls in, where a tool fault leaks them (SimConfig.tool_format)."""
+    episodes: EpisodeKey | None = None
+    """The keyed multi-turn episodes (ServerState.episodes)."""
+    calls_at_once: bool = False
+    """An episode's turn answered with all its calls at once (SimConfig.calls_at_once)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from qualeval.sim.behaviour import AskedConstraint, Behaviour, generate, seeded, tokenize
+from qualeval.sim.behaviour import AskedConstraint, Behaviour, PlannedReply, generate, seeded, tokenize
 from qualeval.sim.config import SimConfig
+from qualeval.sim.episodes import EpisodeAsk, answer_episode
 from qualeval.sim.flavours.common import completion_tokens, read_constraint, read_effort, read_thinking
 from qualeval.sim.frames import ChatCall, Ctx, RequestRejected, ServerHooks, Step
 from qualeval.sim.harms import load_factor
@@ -132,22 +133,26 @@ def _generic(
     seen = {k: v for k, v in body.items() if k != "reasoning_effort"} if cfg.ignore_effort else body
     effort = read_effort(flavour, seen)
     behaviour = _at_length(_served(state), cfg, prompt_tokens)
-    gen = generate(
-        user,
-        behaviour=behaviour,
-        key=state.key,
-        max_tokens=max_tokens,
-        thinking=thinking,
-        constraint=constraint,
-        constraint_skips_thinking=not flavour.reasoning_aware,
-        directives=directives,
-        variant=variant,
-        conversation=prompt,
-        effort=effort,
-        tools=body.get("tools") or (),
-    )
     rid = _request_id(cfg.behaviour.seed, state.requests)
-    calls = _calls(state, body, directives, gen, behaviour, (user, prompt), max_tokens, variant, rid)
+    episode = _episode(state, body, directives, (behaviour, thinking), max_tokens, variant, rid)
+    if episode is not None:
+        gen, calls = episode
+    else:
+        gen = generate(
+            user,
+            behaviour=behaviour,
+            key=state.key,
+            max_tokens=max_tokens,
+            thinking=thinking,
+            constraint=constraint,
+            constraint_skips_thinking=not flavour.reasoning_aware,
+            directives=directives,
+            variant=variant,
+            conversation=prompt,
+            effort=effort,
+            tools=body.get("tools") or (),
+        )
+        calls = _calls(state, body, directives, gen, behaviour, (user, prompt), max_tokens, variant, rid)
     if calls is None:
         force_length(gen, body, max_tokens)
     ttft_s, decode_s = _pacing(cfg, directives, prompt_tokens, seeded(cfg.behaviour.seed, "latency", user, variant))
@@ -171,6 +176,42 @@ def _generic(
         n += calls.tokens
     spec = spec_steps(n, cfg.spec_draft, cfg.spec_accept, (cfg.behaviour.seed, user, variant))
     return Plan(steps, whole, ttft_s, decode_s * speedup(n, spec), n, prompt, prompt_tokens, spec, gen.unknown)
+
+
+def _episode(
+    state: ServerState,
+    body: dict[str, Any],
+    directives: dict[str, str],
+    model: tuple[Behaviour, bool],
+    max_tokens: int | None,
+    variant: object,
+    rid: str,
+) -> tuple[PlannedReply, ToolReply | None] | None:
+    """The answer to a request of a keyed multi-turn episode (None: not one). `model`: the behaviour as served
+    and whether the request thinks."""
+    if state.episodes is None:
+        return None
+    cfg, (behaviour, thinking) = state.config, model
+    ask = EpisodeAsk(
+        seed=behaviour.seed,
+        accuracy=behaviour.accuracy,
+        faults=cfg.faults,
+        directives=directives,
+        reads_back=state.flavour.reads_back,
+        thinking=thinking,
+        variant=variant,
+        at_once=cfg.calls_at_once,
+        reasoning_tokens=behaviour.reasoning_tokens,
+    )
+    tools = ToolAsk(
+        fault=None,
+        stream=bool(body.get("stream")),
+        engine=state.flavour.tool_engine,
+        markup=cfg.tool_format,
+        effort=body.get("reasoning_effort"),
+        tool_choice=body.get("tool_choice"),
+    )
+    return answer_episode(state.episodes, body, ask, tools, max_tokens=max_tokens, request_id=rid)
 
 
 def _calls(
@@ -250,6 +291,8 @@ def _hooked(
         state=state.memory,
         faults=cfg.faults,
         tool_format=cfg.tool_format,
+        episodes=state.episodes,
+        calls_at_once=cfg.calls_at_once,
     )
     planned = hooks.plan(call)
     prompt = "\n".join(str(m.get("content", "")) for m in body["messages"] if isinstance(m, dict))

@@ -13,10 +13,11 @@ from typing import Any
 from qualeval.errors import InputError
 from qualeval.sim.answerkey import AnswerKey, KeyEntry, load_entries, sample_entries
 from qualeval.sim.config import SimConfig
+from qualeval.sim.episodekey import EpisodeKey, KeyedEpisode, episode_entries
 from qualeval.sim.flavours import Flavour
 from qualeval.sim.observe import Observed
 
-__all__ = ["ServerState", "answer_key", "new_state"]
+__all__ = ["ServerState", "answer_keys", "new_state"]
 
 
 @dataclass(slots=True)
@@ -27,6 +28,8 @@ class ServerState:
     observed: Observed
     slots: asyncio.Semaphore | None
     """Admission to decoding, when `max_running` limits it."""
+    episodes: EpisodeKey | None = None
+    """The multi-turn episodes keyed (their samples' `episode`), found by their history."""
     in_flight: int = 0
     requests: int = 0
     seen: Counter[bytes] = field(default_factory=Counter)
@@ -40,9 +43,11 @@ class ServerState:
     fresh server differs as it would on a real one instead of replaying the last server's draws."""
 
 
-def answer_key(config: SimConfig) -> AnswerKey | None:
-    """The answers in `config.answers` and those of the samples of `config.tasks`; None when neither is set."""
+def answer_keys(config: SimConfig) -> tuple[AnswerKey | None, EpisodeKey | None]:
+    """The answer key (`config.answers` and the single-turn samples of `config.tasks`) and the episode key (the
+    tasks' multi-turn samples); None for one with no entries."""
     entries: list[KeyEntry] = load_entries(config.answers) if config.answers else []
+    episodes: list[KeyedEpisode] = []
     if config.tasks:
         from qualeval.tasks import build_samples, load_task  # the task machinery only when tasks are asked for
 
@@ -53,8 +58,12 @@ def answer_key(config: SimConfig) -> AnswerKey | None:
                 data = data.get(task.name) or data.get(task.name.split(":", 1)[0]) or data.get("*")
             # a reference program (HumanEval's gold) is sent as the answer itself, not as "The answer is ..."
             verbatim = "code" if task.spec.scorer.kind == "code" else None
-            entries += sample_entries(build_samples(task, data=data), verbatim)
-    return AnswerKey(entries) if entries else None  # built once: a clash in the key is said once
+            samples = build_samples(task, data=data)
+            single = [s for s in samples if getattr(s, "episode", None) is None]
+            entries += sample_entries(single, verbatim)
+            episodes += episode_entries(samples)
+    # each built once: a clash in a key is said once
+    return (AnswerKey(entries) if entries else None), (EpisodeKey(episodes) if episodes else None)
 
 
 def new_state(config: SimConfig, flavours: Mapping[str, Flavour]) -> ServerState:
@@ -62,7 +71,7 @@ def new_state(config: SimConfig, flavours: Mapping[str, Flavour]) -> ServerState
     if config.flavour not in flavours:
         raise InputError(f"unknown flavour '{config.flavour}': expected one of {', '.join(flavours)}")
     flavour = flavours[config.flavour]
-    key = answer_key(config)
+    key, episodes = answer_keys(config)
     observed = Observed(kv_tokens=config.kv_tokens)
     if config.log is not None:
         try:
@@ -70,4 +79,4 @@ def new_state(config: SimConfig, flavours: Mapping[str, Flavour]) -> ServerState
         except OSError as exc:
             raise InputError(f"{config.log}: cannot write the server log ({exc.strerror})") from None
     slots = asyncio.Semaphore(config.max_running) if config.max_running > 0 else None
-    return ServerState(config, flavour, key, observed, slots)
+    return ServerState(config, flavour, key, observed, slots, episodes)

@@ -16,7 +16,7 @@ from qualeval.sim.config import TOOL_FAULTS
 from qualeval.sim.toolengine import Engine
 from qualeval.sim.toolwrite import write_calls
 
-__all__ = ["ToolAsk", "ToolReply", "cut_to", "tool_fault", "tool_reply"]
+__all__ = ["ToolAsk", "ToolReply", "cut_to", "tool_fault", "tool_reply", "wrong_calls"]
 
 
 @dataclass(slots=True)
@@ -102,7 +102,7 @@ def tool_reply(
     )
     calls = list(entry.calls or ())
     if not correct:
-        calls = _wrong(calls, seeded(seed, "tool-wrong", draws, variant))
+        calls = wrong_calls(calls, seeded(seed, "tool-wrong", draws, variant))
     if ask.fault == "whitespace_stripped":
         calls = [KeyedCall(c.name, _stripped(c.arguments)) for c in calls]
     gen.answer, gen.finish = [], "stop"
@@ -169,7 +169,7 @@ def _fit(texts: list[tuple[str, str]], left: int) -> tuple[list[tuple[str, str]]
     return out, False
 
 
-def _wrong(calls: list[KeyedCall], rng: Any) -> list[KeyedCall]:
+def wrong_calls(calls: list[KeyedCall], rng: Any) -> list[KeyedCall]:
     """The calls with one mistake a model makes: a wrong value for a parameter, or a wrong function name."""
     if not calls:
         return calls

@@ -72,7 +72,7 @@ def test_entries_nothing_tells_apart_are_said_once_and_the_last_is_served() -> N
 
 
 def test_the_server_answers_each_item_by_the_tools_its_request_offers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("qualeval.sim.state.answer_key", lambda config: AnswerKey.from_samples([CALLED, NONE]))
+    monkeypatch.setattr("qualeval.sim.state.answer_keys", lambda config: (AnswerKey.from_samples([CALLED, NONE]), None))
     with sim_url(fast_sim(behaviour=Behaviour(accuracy=1.0, reasoning_tokens=8))) as url:
         for tools, names in ((ADD, ["add"]), (WEATHER, [])):
             body = {"model": "sim", "messages": [{"role": "user", "content": QUESTION}], "tools": tools}

@@ -17,23 +17,30 @@ from qualeval.wire.models import Message
 
 
 def _imported(path: Path) -> set[str]:
-    """Every module a file imports, at any depth (lazy and typing-only imports included)."""
+    """Every module a file imports, at any depth (lazy and typing-only imports included); `from a import b`
+    counts as a.b too, since b may be a module."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
     return found
 
 
-def test_no_module_of_the_reference_server_imports_the_scoring_it_checks() -> None:
+_CHECKED = ("qualeval.scoring", "qualeval.agent")
+"""What the reference server checks: the product's scoring and its agent's loop (issue 34: the server must not
+grade an episode, nor replay one, with the code it checks)."""
+
+
+def test_no_module_of_the_reference_server_imports_the_scoring_or_the_agent_it_checks() -> None:
     root = Path(qualeval.sim.__file__).parent
     sharing = {
         f"{path.relative_to(root)}: {name}"
         for path in root.rglob("*.py")
         for name in _imported(path)
-        if name == "qualeval.scoring" or name.startswith("qualeval.scoring.")
+        if any(name == checked or name.startswith(checked + ".") for checked in _CHECKED)
     }
     assert not sharing, sharing
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import orjson
 
-from qualeval.sim.behaviour import AskedConstraint, generate
+from qualeval.sim.behaviour import AskedConstraint, PlannedReply, generate
+from qualeval.sim.episodes import EpisodeAsk, answer_episode
 from qualeval.sim.flavours.llamacpp import CLOSE, OPEN, Output, output_of, render, stream_of, tokenize, whole_of
 from qualeval.sim.flavours.llamacpp_props import props
 from qualeval.sim.frames import ChatCall, Ctx, Planned, RequestRejected, ServerHooks
@@ -158,20 +159,24 @@ def _tokens(
         return tokenize(grammar.sample(rng)), False, None
     # `think=no`: the model skips the optional think block, as a random model under a JSON schema may
     thinks = thinking and directives.get("think") != "no"
-    gen = generate(
-        user,
-        behaviour=call.behaviour,
-        key=call.key,
-        max_tokens=None,
-        thinking=thinks,
-        constraint=constraint,
-        constraint_skips_thinking=False,
-        directives=directives,
-        variant=call.variant,
-        conversation=prompt,
-        tools=body.get("tools") or (),
-    )
-    reply = _calls(call, gen, user, prompt)
+    episode = _episode(call, thinks)
+    if episode is not None:
+        gen, reply = episode
+    else:
+        gen = generate(
+            user,
+            behaviour=call.behaviour,
+            key=call.key,
+            max_tokens=None,
+            thinking=thinks,
+            constraint=constraint,
+            constraint_skips_thinking=False,
+            directives=directives,
+            variant=call.variant,
+            conversation=prompt,
+            tools=body.get("tools") or (),
+        )
+        reply = _calls(call, gen, user, prompt)
     opened = call.thinking_opened and thinking
     if opened and gen.reasoning and gen.reasoning[0] == "\n":
         gen.reasoning = gen.reasoning[1:]  # the template already wrote the newline after <think>
@@ -187,6 +192,32 @@ def _tokens(
 
 _ENGINE = LLAMACPP
 """llama-server's tool-call wire (captured: tests/data/tool_captures/)."""
+
+
+def _episode(call: ChatCall, thinking: bool) -> tuple[PlannedReply, ToolReply | None] | None:
+    """The answer to a request of a keyed multi-turn episode, before the budget cuts it (None: not one)."""
+    if call.episodes is None:
+        return None
+    ask = EpisodeAsk(
+        seed=call.behaviour.seed,
+        accuracy=call.behaviour.accuracy,
+        faults=call.faults,
+        directives=call.directives,
+        reads_back="reasoning_content",  # as its prompt renders it (llamacpp.render)
+        thinking=thinking,
+        variant=call.variant,
+        at_once=call.calls_at_once,
+        reasoning_tokens=call.behaviour.reasoning_tokens,
+    )
+    tools = ToolAsk(
+        fault=None,
+        stream=bool(call.body.get("stream")),
+        engine=_ENGINE,
+        markup=call.tool_format,
+        effort=call.body.get("reasoning_effort"),
+        tool_choice=call.body.get("tool_choice"),
+    )
+    return answer_episode(call.episodes, call.body, ask, tools, max_tokens=None, request_id=call.request_id)
 
 
 def _calls(call: ChatCall, gen: Any, user: str, prompt: str) -> ToolReply | None:
