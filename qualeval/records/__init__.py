@@ -1,6 +1,9 @@
 """Every type a run persists, one submodule per file written (or part of one):
 
-    record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
+    record.py       records.jsonl    Record and its parts (extraction, score, constraint, grade); usage.py, its
+                                     usage and timing (a step's too)
+    episodes.py     steps.jsonl      StepRecord: one request of an agent's loop; EpisodeRecord, a Record's
+                    records.jsonl    `episode` (turns, steps, calls, passback)
     toolcalls.py    records.jsonl    ToolsRecord: a tool-call item's calls, wire status and timing; ToolAnswer
     statuses.py     records.jsonl    Status, Rung, Agreement: what became of a request, as closed sets
     body.py         records.jsonl    SentBody, the JSON body a request sent (its SentMessages), kept as sent
@@ -53,6 +56,15 @@ from qualeval.records.clientconfig import (
     env_base_url,
 )
 from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
+from qualeval.records.episodes import (
+    PASSBACKS,
+    AppliedPassback,
+    EpisodeRecord,
+    Passback,
+    StepRecord,
+    TurnRecord,
+    episode_steps,
+)
 from qualeval.records.gate import TOOL_CLAUSES, Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
 from qualeval.records.items import OfflineItem
 from qualeval.records.jsonschemas import json_schema_problem
@@ -80,12 +92,8 @@ from qualeval.records.record import (
     Extraction,
     FollowupRecord,
     Grade,
-    ItlSummary,
     Record,
     Score,
-    ServerTimings,
-    Timing,
-    Usage,
 )
 from qualeval.records.repeats import Identical, Paired, PromptCache
 from qualeval.records.runconfig import RunConfig
@@ -169,6 +177,7 @@ from qualeval.records.toolfigures import (
     ToolTiming,
     TriggerAgreement,
 )
+from qualeval.records.usage import ItlSummary, ServerTimings, Timing, Usage
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
@@ -179,6 +188,7 @@ __all__ = [
     "ENDPOINT_FAILED",
     "JSON_TYPES",
     "NOT_THE_MODELS",
+    "PASSBACKS",
     "PROBE_TIME",
     "SAMPLING",
     "SEED",
@@ -190,6 +200,7 @@ __all__ = [
     "Agreement",
     "AnswerSpec",
     "AppliedMode",
+    "AppliedPassback",
     "AtLeast1",
     "BenchyFigures",
     "Board",
@@ -209,6 +220,7 @@ __all__ = [
     "ContextShaping",
     "DiscordantItem",
     "Distribution",
+    "EpisodeRecord",
     "ExpectedCall",
     "Extraction",
     "FollowupRecord",
@@ -236,6 +248,7 @@ __all__ = [
     "Outcome",
     "Paired",
     "Parity",
+    "Passback",
     "Pinned",
     "Policy",
     "ProbeResult",
@@ -269,6 +282,7 @@ __all__ = [
     "SpeedRatio",
     "Stats",
     "Status",
+    "StepRecord",
     "Style",
     "SubsetSpec",
     "Targets",
@@ -296,6 +310,7 @@ __all__ = [
     "Trigger",
     "TriggerAgreement",
     "Truncation",
+    "TurnRecord",
     "Usage",
     "Verdict",
     "VllmFigures",
@@ -308,6 +323,7 @@ __all__ = [
     "client_option",
     "contract_of",
     "env_base_url",
+    "episode_steps",
     "fingerprint",
     "json_schema_problem",
     "openai_calls",
