@@ -70,6 +70,9 @@ class StepRecord(BaseModel):
     request, recording): benchmarks/agent_loop.py holds it to 1 ms."""
     tools_ms: float | None = None
     """Time spent executing the step's calls."""
+    first_call_ms: float | None = None
+    """When the step's calls were whole, from its send: streamed, their last argument fragment (the first call's
+    own end is not told apart from the others'); not streamed, the response's end. None: no call."""
 
     @property
     def failed(self) -> bool:

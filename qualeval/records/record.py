@@ -19,7 +19,7 @@ from qualeval.records.statuses import (
     Status,
 )
 from qualeval.records.toolcalls import ToolsRecord
-from qualeval.records.usage import ItlSummary, ServerTimings, Timing, Usage
+from qualeval.records.usage import ServerTimings, Timing, Usage
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
