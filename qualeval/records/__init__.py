@@ -14,6 +14,7 @@
                     compare.json     timing and stream parity (and distribution.py, the Distribution it shares
                     board.json       with summary.py)
     comparison.py   compare.json     Comparison
+    episodespec.py  (in a Sample)    EpisodeSpec: a multi-turn item; EpisodeVerdict, BFCL's verdict on an episode
     board.py        board.json       Board (`qualeval board`)
     gate.py         gate.json        GateResult, and the Policy file `qualeval gate` reads
     manifest.py     manifest.json    Manifest, with the Pinned choices and the ProbeResult
@@ -65,6 +66,7 @@ from qualeval.records.episodes import (
     TurnRecord,
     episode_steps,
 )
+from qualeval.records.episodespec import EPISODE_ERRORS, EpisodeError, EpisodeSpec, EpisodeVerdict
 from qualeval.records.gate import TOOL_CLAUSES, Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
 from qualeval.records.items import OfflineItem
 from qualeval.records.jsonschemas import json_schema_problem
@@ -142,7 +144,15 @@ from qualeval.records.summary import (
     WorkloadFigures,
     WorkloadLevel,
 )
-from qualeval.records.taskparts import JSON_TYPES, JoinSpec, NamedToolChoice, ToolChoice, WheelSpec, tool_problem
+from qualeval.records.taskparts import (
+    JSON_TYPES,
+    EnvironmentSpec,
+    JoinSpec,
+    NamedToolChoice,
+    ToolChoice,
+    WheelSpec,
+    tool_problem,
+)
 from qualeval.records.taskspec import (
     SAMPLING,
     AnswerSpec,
@@ -186,6 +196,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DISAGREEING",
     "ENDPOINT_FAILED",
+    "EPISODE_ERRORS",
     "JSON_TYPES",
     "NOT_THE_MODELS",
     "PASSBACKS",
@@ -220,7 +231,11 @@ __all__ = [
     "ContextShaping",
     "DiscordantItem",
     "Distribution",
+    "EnvironmentSpec",
+    "EpisodeError",
     "EpisodeRecord",
+    "EpisodeSpec",
+    "EpisodeVerdict",
     "ExpectedCall",
     "Extraction",
     "FollowupRecord",

@@ -1,16 +1,17 @@
 """Parts of the task file format for data kept in a wheel, documents joined from a second file, and the tools a
-tool-call task offers (TaskSpec's `wheel`, `join`, `tool_choice`, `tools`)."""
+tool-call task offers, and a multi-turn task's API classes (TaskSpec's `wheel`, `join`, `tool_choice`, `tools`,
+`environment`)."""
 
 from __future__ import annotations
 
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator, model_validator
 
 from qualeval.records.jsonschemas import json_schema_problem
 
-__all__ = ["JSON_TYPES", "JoinSpec", "NamedToolChoice", "ToolChoice", "WheelSpec", "tool_problem"]
+__all__ = ["JSON_TYPES", "EnvironmentSpec", "JoinSpec", "NamedToolChoice", "ToolChoice", "WheelSpec", "tool_problem"]
 
 
 class _Strict(BaseModel):
@@ -132,3 +133,39 @@ def tool_problem(tool: Any) -> str | None:
     if problem is None and (invalid := json_schema_problem(params)) is not None:
         problem = f"parameters are not valid JSON Schema: {invalid}"
     return f"{label}: {problem}" if problem else None
+
+
+class EnvironmentSpec(_Strict):
+    """A multi-turn task's API classes (BFCL's `func_source_code`): where each class's module and function
+    documents are in the task's wheel. The modules are loaded in-process from the wheel's source, never installed;
+    the docs are JSON Lines under the wheel's `root`, one function document a line."""
+
+    code: str
+    """The folder inside the wheel (from its top, not from `root`) that holds the modules."""
+    package: str
+    """The dotted name the modules import each other by (their imports of it are served from `code`)."""
+    modules: dict[str, str]
+    """Class name -> its module's file name under `code` (`GorillaFileSystem: gorilla_file_system.py`)."""
+    docs: dict[str, str]
+    """Class name -> its function documents' file, relative to the wheel's `root`."""
+    stateless: tuple[str, ...] = ()
+    """Classes built without an initial state (BFCL's STATELESS_CLASSES)."""
+    long_context: tuple[str, ...] = ()
+    """The subsets whose episodes load the classes' long-context scenarios (BFCL's long_context category)."""
+    max_steps: int = 20
+    """At most this many model responses a turn (BFCL's MAXIMUM_STEP_LIMIT)."""
+    added_prompt: str = ""
+    """The user message of a turn whose held-back functions are offered from it (BFCL's prompt)."""
+
+    @field_validator("code")
+    @classmethod
+    def _code_relative(cls, value: str) -> str:
+        return value.strip("/")
+
+    @model_validator(mode="after")
+    def _same_classes(self) -> EnvironmentSpec:
+        if missing := [c for c in self.modules if c not in self.docs]:
+            raise ValueError(f"docs names no file for {', '.join(missing)}")
+        if unknown := [c for c in self.stateless if c not in self.modules]:
+            raise ValueError(f"stateless names classes without a module: {', '.join(unknown)}")
+        return self

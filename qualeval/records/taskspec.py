@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, fi
 
 from qualeval.records.clientconfig import not_coerced
 from qualeval.records.record import META_RESERVED
-from qualeval.records.taskparts import JoinSpec, ToolChoice, WheelSpec, tool_problem
+from qualeval.records.taskparts import EnvironmentSpec, JoinSpec, ToolChoice, WheelSpec, tool_problem
 from qualeval.records.toolcalls import Trigger
 
 __all__ = [
@@ -66,10 +66,13 @@ class AnswerSpec(_Strict):
 
 
 class ScorerSpec(_Strict):
-    kind: Literal["numeric", "choice", "alias_match", "exact", "math", "regex", "code", "ifeval", "tool_call"]
+    kind: Literal[
+        "numeric", "choice", "alias_match", "exact", "math", "regex", "code", "ifeval", "tool_call", "episode"
+    ]
     """`code` runs the program in the answer against the gold tests (HumanEval; needs --allow-code-execution);
     `ifeval` checks the whole answer against the instructions of the prompt (IFEval); `tool_call` checks the
-    calls against the item's expected calls by BFCL's rules."""
+    calls against the item's expected calls by BFCL's rules; `episode` judges a multi-turn episode by BFCL's rules
+    (a task with an `environment`)."""
     tolerance: float = 1e-6
     """numeric and alias_match: the largest absolute difference that still counts as equal."""
     relative_tolerance: float = 0.0
@@ -237,6 +240,8 @@ class TaskSpec(_Strict):
     """The files' format where their suffix says otherwise (BFCL's `.json` files are JSON Lines)."""
     join: JoinSpec | None = None
     """A second file whose documents add their fields to the test split's documents with the same key."""
+    environment: EnvironmentSpec | None = None
+    """A multi-turn task's API classes in the wheel: each item is an episode run against them (`scorer: episode`)."""
     generator: str | None = None
     """A built-in generated dataset (`syllogisms`) instead of files."""
     generator_options: dict[str, JsonValue] = Field(default_factory=dict)
@@ -356,6 +361,8 @@ class TaskSpec(_Strict):
             raise ValueError("give either tools or doc_to_tools, not both")
         if self.trigger and self.doc_to_trigger:
             raise ValueError("give either trigger or doc_to_trigger, not both")
+        if (self.scorer.kind == "episode") != (self.environment is not None):
+            raise ValueError("the episode scorer and an `environment` go together: give both or neither")
         if self.scorer.kind != "tool_call":
             return self
         if not (self.tools or self.doc_to_tools):

@@ -13,10 +13,12 @@ toolcheck   check_calls: a response's tool calls against the expected ones, by B
             call against one acceptable call); toolschema: schema_problem, JSON Schema validity apart
 followup    the follow-up: an extraction step, held against what the content states
 modeljudge  ModelJudge: a model asked about free-form answers the rules rejected
+episode     judge_episode: a multi-turn episode by BFCL's rules (state and execution results per turn)
 """
 
 from qualeval.scoring.code import REFUSAL
 from qualeval.scoring.constrain import FIRST_TOKEN, Constraint, constraint_for, request_params
+from qualeval.scoring.episode import judge_episode
 from qualeval.scoring.followup import followup_prompt
 from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.rules import constraint_cuts, gold_is_number
@@ -42,6 +44,7 @@ __all__ = [
     "echoed",
     "followup_prompt",
     "gold_is_number",
+    "judge_episode",
     "model_judge_for",
     "request_params",
     "runs_code",

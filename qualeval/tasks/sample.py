@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from qualeval.records import Shape, ToolAnswer
+from qualeval.records import EpisodeSpec, Shape, ToolAnswer
 from qualeval.wire import Message
 
 __all__ = ["Sample"]
@@ -48,3 +48,6 @@ class Sample(BaseModel):
     """Sent as `tool_choice` when set (`auto`, `required`, `none`, or a named function)."""
     tool_answer: ToolAnswer | None = None
     """A tool-call item's expected calls (its `gold` is their summary); None for any other item."""
+    episode: EpisodeSpec | None = None
+    """A multi-turn item's episode (its turns, tools, API classes and ground truth); None for a single request.
+    Its `messages` are turn 0's, its `tools` the initial ones."""

@@ -13,6 +13,7 @@ from jinja2 import Undefined
 
 from qualeval.errors import InputError
 from qualeval.tasks.choices import LETTERS, Kinds, choice_index, kinds_of
+from qualeval.tasks.episodes import build_episodes
 from qualeval.tasks.joins import read_docs
 from qualeval.tasks.prompts import instruction_of, user_template_of, warn_once
 from qualeval.tasks.sample import Sample
@@ -261,6 +262,8 @@ def build_samples(
 ) -> list[Sample]:
     """Every sample of the task (its selected subsets), rendered. `limit` caps the total, after subsets."""
     spec = task.spec
+    if spec.environment is not None:  # multi-turn: each item is an episode
+        return build_episodes(task, data=data, limit=limit, limit_per_subset=limit_per_subset)
     renderer = _Renderer(task)
     shots_wanted = spec.num_fewshot if num_fewshot is None else num_fewshot
     if shots_wanted and not (spec.fewshot_split or spec.fewshot_samples):
