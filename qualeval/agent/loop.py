@@ -5,7 +5,7 @@ next turn. A turn whose calls go past `max_steps` steps is forced to quit, which
 it (the quit comes after the step that makes the count exceed the limit). An endpoint failure ends the episode
 there: no answer of the model's, never a wrong one.
 
-Earlier assistant turns carry their reasoning back as the passback mode says (qualeval.records.Passback). Every
+Earlier assistant turns carry their reasoning back as the passback mode says (qualeval.records.PassbackMode). Every
 step is written as it ends (`on_step`), holding what it added to the history, so a run killed mid-episode
 resumes by replaying the steps already written (`done`): their responses are not asked again, their calls are
 executed again on a fresh environment to restore its state, and the loop goes on from there.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from qualeval.records import AppliedPassback, EpisodeRecord, Passback, StepRecord, Timing, TurnRecord, Usage
+from qualeval.records import AppliedPassback, EpisodeRecord, PassbackMode, StepRecord, Timing, TurnRecord, Usage
 
 __all__ = ["EpisodeVerdictLike", "episode_record", "episode_timing", "usage_total"]
 
@@ -67,7 +67,7 @@ def episode_record(
     steps: Sequence[StepRecord],
     *,
     passback: AppliedPassback,
-    asked: Passback,
+    asked: PassbackMode,
     note: str = "",
     forced_quit: bool = False,
     verdict: EpisodeVerdictLike | None = None,

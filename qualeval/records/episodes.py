@@ -22,13 +22,13 @@ __all__ = [
     "PASSBACKS",
     "AppliedPassback",
     "EpisodeRecord",
-    "Passback",
+    "PassbackMode",
     "StepRecord",
     "TurnRecord",
     "episode_steps",
 ]
 
-Passback = Literal["none", "reasoning", "reasoning_content", "inline", "auto"]
+PassbackMode = Literal["none", "reasoning", "reasoning_content", "inline", "auto"]
 """What earlier assistant turns carry back of their reasoning: nothing; the field vLLM >= 0.16 reads
 (`reasoning`); the field llama.cpp, SGLang and DeepSeek read (`reasoning_content`); `<think>…</think>` before the
 content (MiniMax self-hosted); or what the probe found the server consumes."""
@@ -116,7 +116,7 @@ class EpisodeRecord(BaseModel):
 
     passback: AppliedPassback
     """The passback applied."""
-    asked: Passback = "none"
+    asked: PassbackMode = "none"
     """The passback asked for (`auto` is resolved into `passback`)."""
     note: str = ""
     """Why the applied passback is not what was asked, in one line."""

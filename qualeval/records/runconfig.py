@@ -19,7 +19,7 @@ from qualeval.records.clientconfig import (
     env_base_url,
     not_coerced,
 )
-from qualeval.records.episodes import Passback
+from qualeval.records.episodes import PassbackMode
 from qualeval.records.flagtext import comma_list, named_values, published_share
 from qualeval.records.probe import Mode, Style, probe_time_option
 from qualeval.records.taskspec import ByThinking, check_sampling
@@ -133,7 +133,7 @@ class RunConfig(BaseModel):
         description="Force a convention: structured_outputs, guided, sglang, response_format, json_schema, grammar.",
     )
     rescue: bool = Field(False, description="Read answers from the reasoning when content is empty (counted apart).")
-    reasoning_passback: Passback = Field(
+    reasoning_passback: PassbackMode = Field(
         "auto",
         description="Agents (multi-turn items): what earlier assistant turns carry back of their reasoning: none, "
         "reasoning (vLLM >= 0.16), reasoning_content (llama.cpp, SGLang, DeepSeek), inline (<think>...</think> "
