@@ -81,7 +81,7 @@ def probe_endpoint(options: ProbeOptions, *, sim: str | None) -> ProbeResult:
 
 
 async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
-    from qualeval.run import check_tools, probe
+    from qualeval.run import check_passback, check_tools, probe
     from qualeval.wire import ChatClient
 
     async with ChatClient(config) as client:
@@ -90,6 +90,9 @@ async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
         if options.tools:  # the probe's time is shared: the contracts get what the checks before them left
             left = options.probe_time - (asyncio.get_running_loop().time() - began)
             await check_tools(client, options.model, found, seconds=left)
+        if options.passback:
+            left = options.probe_time - (asyncio.get_running_loop().time() - began)
+            await check_passback(client, options.model, found, seconds=left)
         return found
 
 

@@ -155,6 +155,11 @@ SIM_OPTIONS: tuple[SimOption, ...] = (
         "ignore_constraints", "Ignore structured-output parameters, as some vLLM versions do with a reasoning parser."
     ),
     SimOption("ignore_effort", "Ignore reasoning_effort, as a server whose chat template never reads it."),
+    SimOption(
+        "require_reasoning_content",
+        "Answer HTTP 400 to an assistant turn with tool calls sent back without its reasoning_content (DeepSeek "
+        "V3.2/V4 in thinking mode).",
+    ),
     SimOption("max_model_len", "Context length; longer requests get a 400."),
     SimOption("accuracy_half_tokens", "Accuracy halves every this many prompt tokens (0: the same at every length)."),
     SimOption("spec_draft", "Speculative decoding: draft tokens per step (0: off)."),

@@ -266,8 +266,12 @@ def print_probe(result: ProbeResult) -> None:
         table.add_row(f"tool_choice {contract.contract} ({contract.where()})", f"{held}: {contract.seen}")
     if result.tool_contracts is None:
         table.add_row("tool_choice contracts", "not checked (--tools)")
+    if result.passback is None:
+        table.add_row("reasoning passback", "not checked (--passback)")
     console = stdout()
     console.print(table)
+    for passed in result.passback or ():  # one line each, which a script can grep
+        console.print(passed.line(), highlight=False, markup=False, soft_wrap=True)
     for contract in result.broken():  # one line each, which a script can grep
         console.print(f"broken: {contract.line()}", highlight=False, markup=False, soft_wrap=True)
     for line in result.notes:

@@ -27,6 +27,7 @@
                     records.jsonl    Shape: what it made of one item's prompt (a record's `shape`)
     probe.py        probe --json     ProbeResult and the conventions it names, which records name too (where
                                      reasoning comes back; the structured-output styles, modes and kinds)
+    passback.py     probe --json     PassbackCheck: what a server did with an earlier turn's reasoning sent back
     items.py        items.jsonl      OfflineItem (`qualeval score`)
     repeats.py      summary.json     PromptCache and Identical: the prefix cache's share, identical outputs on
                     compare.json     identical inputs (per level, and between configurations); Paired levels
@@ -71,6 +72,7 @@ from qualeval.records.gate import TOOL_CLAUSES, Clauses, ClauseVerdict, GateResu
 from qualeval.records.items import OfflineItem
 from qualeval.records.jsonschemas import json_schema_problem
 from qualeval.records.manifest import Manifest, Pinned, ServerInfo, TaskEntry
+from qualeval.records.passback import PASSBACK_FIELDS, Passback, PassbackCheck, PassbackSent, PassbackVerdict
 from qualeval.records.probe import (
     BUDGET,
     PROBE_TIME,
@@ -86,6 +88,7 @@ from qualeval.records.probe import (
     Style,
     ToolContract,
     contract_of,
+    passback_found,
     probe_time_option,
     styles_from_probe,
 )
@@ -200,6 +203,7 @@ __all__ = [
     "JSON_TYPES",
     "NOT_THE_MODELS",
     "PASSBACKS",
+    "PASSBACK_FIELDS",
     "PROBE_TIME",
     "SAMPLING",
     "SEED",
@@ -263,7 +267,11 @@ __all__ = [
     "Outcome",
     "Paired",
     "Parity",
+    "Passback",
+    "PassbackCheck",
     "PassbackMode",
+    "PassbackSent",
+    "PassbackVerdict",
     "Pinned",
     "Policy",
     "ProbeResult",
@@ -342,6 +350,7 @@ __all__ = [
     "fingerprint",
     "json_schema_problem",
     "openai_calls",
+    "passback_found",
     "probe_time_option",
     "styles_from_probe",
     "tool_problem",

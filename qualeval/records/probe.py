@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from qualeval.records.passback import Passback, PassbackCheck
+
 __all__ = [
     "BUDGET",
     "PROBE_TIME",
@@ -26,6 +28,7 @@ __all__ = [
     "Style",
     "ToolContract",
     "contract_of",
+    "passback_found",
     "probe_time_option",
     "styles_from_probe",
 ]
@@ -170,6 +173,9 @@ class ProbeResult(BaseModel):
     tool_contracts: list[ToolContract] | None = None
     """Each `tool_choice` contract checked, per thinking setting and effort; None: not checked (a plain `qualeval
     probe`, or a run with no tool task), which is never "held"."""
+    passback: list[PassbackCheck] | None = None
+    """The same second turn with the earlier reasoning sent back each way, and what the server did with each
+    (`qualeval probe --passback`); None: not checked."""
     failed: str | None = None
     """Why no check could conclude when every chat request of the probe failed at the endpoint (its error); None
     when the endpoint answered: an inconclusive check is then one the time, or the answers, left open."""
@@ -181,3 +187,22 @@ class ProbeResult(BaseModel):
     def broken(self) -> list[ToolContract]:
         """The tool_choice contracts found broken (never the unchecked or inconclusive ones)."""
         return [c for c in self.tool_contracts or () if c.held is False]
+
+
+_PREFERRED: tuple[Passback, ...] = ("reasoning_content", "reasoning", "inline")
+"""A field the server reads before the content: inline text in an answer is a template's to parse or not."""
+
+
+def passback_found(result: ProbeResult | None) -> Passback | None:
+    """Where a run's `--reasoning-passback auto` sends earlier reasoning: the first the probe found the server
+    consumes (`reasoning_content`, `reasoning`, then `inline`); `none` when it checked every way and the server
+    consumed none; None when the probe did not check, or could not tell (a variant inconclusive)."""
+    checks = {c.sent: c for c in (result.passback if result is not None else None) or ()}
+    if not checks:
+        return None
+    for field in _PREFERRED:
+        if field in checks and checks[field].verdict == "consumed":
+            return field
+    if any(c.verdict == "inconclusive" for c in checks.values()):
+        return None
+    return "none"

@@ -11,6 +11,7 @@ pipeline    run_one(): one sample from request to record
 arrivals    how a level's requests go out: in batches, a closed loop or an open one
 pinned      what a run decides once: constraint mode and convention, thinking switch
 probing     what an endpoint really honours, and the options of `qualeval probe` (ProbeOptions)
+probepassback which field a server reads an earlier turn's reasoning back from: `probe --passback`
 probetools  whether a server honours tool_choice (auto, required, none, a named function): `probe --tools`
 probebudget whether a server ends the thinking at a per-request budget (`--thinking-budget`)
 checks      what a run must allow before it starts, and its warnings
@@ -20,6 +21,7 @@ written     the summary.json a run, a rescore and a merge end with
 progress    the run's progress bar, for the CLI and the API alike (here, so the API needs nothing of the CLI)
 """
 
+from qualeval.records import passback_found
 from qualeval.run.checks import data_task, one_task_data
 from qualeval.run.driver import execute
 from qualeval.run.keywords import RunOptions
@@ -27,6 +29,7 @@ from qualeval.run.merge import merge_runs
 from qualeval.run.offline import SplitOptions, check_out, score_file, score_lines, write_offline
 from qualeval.run.offline_read import FORMATS, ReadOptions
 from qualeval.run.options import check_kinds, cli_parameters, given_or_default, load_config, options_from
+from qualeval.run.probepassback import check_passback
 from qualeval.run.probetools import check_tools
 from qualeval.run.probing import PROBE_CONCURRENCY, ProbeOptions, probe
 from qualeval.run.progress import progress_bar
@@ -41,6 +44,7 @@ __all__ = [
     "SplitOptions",
     "check_kinds",
     "check_out",
+    "check_passback",
     "check_tools",
     "cli_parameters",
     "data_task",
@@ -50,6 +54,7 @@ __all__ = [
     "merge_runs",
     "one_task_data",
     "options_from",
+    "passback_found",
     "probe",
     "progress_bar",
     "rescore",

@@ -75,6 +75,11 @@ class ProbeOptions(BaseModel):
     )
     probe_time: float = probe_time_option()
     tools: bool = Field(False, description="Also check the tool_choice contracts (auto, required, none, named).")
+    passback: bool = Field(
+        False,
+        description="Also check which field the server reads an earlier turn's reasoning back from (reasoning, "
+        "reasoning_content, inline <think>), by its prompt-token count.",
+    )
 
 
 _CHOICES = ["qv-alpha", "qv-beta", "qv-gamma"]

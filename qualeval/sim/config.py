@@ -68,6 +68,9 @@ class SimConfig:
     """Ignore structured-output requests, like some vLLM versions with a reasoning parser on."""
     ignore_effort: bool = False
     """Ignore `reasoning_effort`, like a server whose chat template never reads it (the thinking is the same)."""
+    require_reasoning_content: bool = False
+    """Refuse (HTTP 400) an assistant turn with tool calls sent back without its `reasoning_content`, as DeepSeek
+    V3.2/V4 do in thinking mode."""
     max_model_len: int = 32768
     api_key: str | None = None
     thinking_opened: bool = False

@@ -18,6 +18,7 @@ from qualeval.sim.frames import RequestRejected
 from qualeval.sim.httpio import REASONS, read_request, send, send_json
 from qualeval.sim.observe import metrics_text, tokenized
 from qualeval.sim.pacing import send_stream, send_whole
+from qualeval.sim.passback import require_reasoning_content
 from qualeval.sim.planning import plan
 from qualeval.sim.state import ServerState
 
@@ -159,6 +160,8 @@ async def _chat(
     state: ServerState, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter, received: float
 ) -> bool:
     body = _parse(state, raw)
+    if state.config.require_reasoning_content:
+        require_reasoning_content(body)
     asked = body.get("model")
     if asked not in (None, state.config.model) and not state.flavour.any_model:
         raise RequestRejected(404, f"The model `{asked}` does not exist.")

@@ -19,6 +19,7 @@ from qualeval.sim.flavours.common import completion_tokens, read_constraint, rea
 from qualeval.sim.frames import ChatCall, Ctx, RequestRejected, ServerHooks, Step
 from qualeval.sim.harms import load_factor
 from qualeval.sim.observe import decay, force_length, spec_steps, speedup
+from qualeval.sim.passback import taken_back
 from qualeval.sim.state import ServerState
 from qualeval.sim.toolreply import ToolAsk, ToolReply, tool_fault, tool_reply
 from qualeval.sim.toolwire import tool_steps, tool_whole
@@ -92,7 +93,8 @@ def _read(state: ServerState, body: dict[str, Any], fault: str | None) -> tuple[
         user = next((str(m.get("content", "")) for m in reversed(messages) if m.get("role") == "user"), prompt)
     except AttributeError:
         raise RequestRejected(400, "each message must be an object with 'role' and 'content'") from None
-    prompt_tokens = len(tokenize(prompt)) + 4 * len(messages)
+    # earlier reasoning counts only under the field this server reads back; a field it drops adds nothing
+    prompt_tokens = len(tokenize(prompt)) + len(tokenize(taken_back(messages, state.flavour))) + 4 * len(messages)
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 0):
         raise RequestRejected(400, "max_tokens must be a non-negative integer")

@@ -35,6 +35,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         constraints=_VLLM_NEW,
         metrics=vllm.METRICS,
         budget_param="thinking_token_budget",  # vLLM >= 0.20: a logits processor closes the block there
+        reads_back="reasoning",  # vLLM >= 0.16 reads only `reasoning` back and drops `reasoning_content` (vLLM #38488)
     ),
     Flavour(
         "vllm-0.13",
@@ -43,6 +44,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         tool_engine=VLLM,
         constraints=_VLLM_NEW,
         metrics=vllm.METRICS,
+        reads_back="reasoning",  # chat_utils reads `reasoning` back since the rename; taken as 0.33 does
     ),
     Flavour(
         "vllm-0.10",
@@ -51,6 +53,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         tool_engine=VLLM,
         constraints=(response_format, vllm.guided),
         metrics=vllm.METRICS,
+        reads_back=None,  # before interleaved thinking (vLLM #28531), no reasoning reached the template
     ),
     Flavour(
         "vllm-qwen3-leak",
@@ -59,6 +62,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         tool_engine=VLLM,
         constraints=_VLLM_NEW,
         metrics=vllm.METRICS,
+        reads_back="reasoning",  # as vllm-0.13
     ),
     Flavour(
         "sglang",
@@ -89,6 +93,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         thinking=ollama.thinking,
         reasoning_aware=False,
         response_id=ollama.response_id,
+        reads_back="reasoning",  # its OpenAI layer reads `reasoning` into the message's thinking
     ),
     Flavour(
         "deepseek",
@@ -106,6 +111,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         constraints=OPEN_PARAMS,
         thinking=openai.thinking,
         known_params=openai.PARAMS,
+        reads_back=None,  # Chat Completions takes no reasoning back
     ),
     Flavour(
         "openrouter",
@@ -115,6 +121,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         constraints=OPEN_PARAMS,
         thinking=always_thinks,
         response_id=openrouter.response_id,
+        reads_back="reasoning",  # `reasoning` (and `reasoning_details`), passed on to the provider
     ),
     Flavour(
         "inline-think",
@@ -124,6 +131,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         constraints=OPEN_PARAMS,
         reasoning_aware=False,
         metrics=vllm.METRICS,
+        reads_back="reasoning",  # vLLM 0.33 without a parser: it still reads `reasoning` back
     ),
     Flavour(
         "think-close-only",
@@ -133,6 +141,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         constraints=OPEN_PARAMS,
         reasoning_aware=False,
         metrics=vllm.METRICS,
+        reads_back="reasoning",  # as inline-think
     ),
     Flavour(
         "harmony",
@@ -143,6 +152,7 @@ FLAVOURS: Mapping[str, Flavour] = table(
         thinking=always_thinks,
         reasoning_aware=False,
         metrics=vllm.METRICS,
+        reads_back="reasoning",  # as inline-think
     ),
     Flavour(
         "plain",
@@ -153,5 +163,6 @@ FLAVOURS: Mapping[str, Flavour] = table(
         reasoning=False,
         reasoning_aware=False,
         metrics=vllm.METRICS,
+        reads_back=None,  # a model that never thinks: its template writes no reasoning
     ),
 )

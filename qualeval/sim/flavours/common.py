@@ -89,6 +89,9 @@ class Flavour:
     `thinking_token_budget`); None: it has none."""
     tool_engine: Engine = OPENAI_API
     """How this server puts tool calls on the wire (ids, arguments, chunking)."""
+    reads_back: str | None = "reasoning_content"
+    """The field of an earlier assistant turn whose reasoning this server takes into the prompt (qualeval.sim.
+    passback); any other is dropped without a word. None: it reads none back."""
 
 
 # --- usage and chunks ----------------------------------------------------------------------------------

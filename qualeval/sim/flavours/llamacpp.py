@@ -19,6 +19,7 @@ import orjson
 from qualeval.sim.behaviour import PlannedReply
 from qualeval.sim.frames import DONE, Ctx, Step, sse
 from qualeval.sim.observe import Metrics
+from qualeval.sim.passback import calls_text, read_back
 
 __all__ = ["FINGERPRINT", "METRICS", "Output", "output_of", "prefill", "render", "split", "stream", "tokenize", "whole"]
 
@@ -68,6 +69,12 @@ def render(messages: list[dict[str, Any]], *, thinking: bool = True, opened: boo
     for message in messages:
         content = message.get("content")
         text = content if isinstance(content, str) else ""
+        # an earlier turn's reasoning under `reasoning_content` (what llama-server reads back; `--reasoning-preserve`
+        # is on by default) is written before its answer, and its calls after it
+        thought = read_back(message, "reasoning_content")
+        text = (f"<think>\n{thought}\n</think>\n\n" if thought else "") + text
+        calls = calls_text(message)
+        text += ("\n" + calls) if calls else ""
         parts.append(f"<|im_start|>{message.get('role')}\n{text}<|im_end|>\n")
     return "".join(parts) + "<|im_start|>assistant\n" + prefill(thinking, opened)
 
