@@ -151,6 +151,7 @@ class _Loop:
             calls=calls,
             results=results,
             reasoning=response.completion.reasoning,
+            reasoning_source=response.completion.reasoning_source,
             content=response.completion.content,
             finish_reason=response.finish_reason,
             status=status,

@@ -3,7 +3,8 @@
     record.py       records.jsonl    Record and its parts (extraction, score, constraint, grade); usage.py, its
                                      usage and timing (a step's too)
     episodes.py     steps.jsonl      StepRecord: one request of an agent's loop; EpisodeRecord, a Record's
-                    records.jsonl    `episode` (turns, steps, calls, passback)
+                    records.jsonl    `episode` (turns, steps, calls, passback); steplog.py, steps.jsonl as a run
+                                     appends, resumes and rescores it (StepLog, read_steps)
     toolcalls.py    records.jsonl    ToolsRecord: a tool-call item's calls, wire status and timing; ToolAnswer
     statuses.py     records.jsonl    Status, Rung, Agreement: what became of a request, as closed sets
     body.py         records.jsonl    SentBody, the JSON body a request sent (its SentMessages), kept as sent
@@ -59,7 +60,6 @@ from qualeval.records.clientconfig import (
 )
 from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
 from qualeval.records.episodes import (
-    PASSBACKS,
     AppliedPassback,
     EpisodeRecord,
     PassbackMode,
@@ -124,6 +124,7 @@ from qualeval.records.statuses import (
     Rung,
     Status,
 )
+from qualeval.records.steplog import STEPS, StepLog, read_steps
 from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.records.summary import (
     BenchyFigures,
@@ -202,11 +203,11 @@ __all__ = [
     "EPISODE_ERRORS",
     "JSON_TYPES",
     "NOT_THE_MODELS",
-    "PASSBACKS",
     "PASSBACK_FIELDS",
     "PROBE_TIME",
     "SAMPLING",
     "SEED",
+    "STEPS",
     "STYLES",
     "TOOL_CLAUSES",
     "TRUNCATED",
@@ -305,6 +306,7 @@ __all__ = [
     "SpeedRatio",
     "Stats",
     "Status",
+    "StepLog",
     "StepRecord",
     "Style",
     "SubsetSpec",
@@ -352,6 +354,7 @@ __all__ = [
     "openai_calls",
     "passback_found",
     "probe_time_option",
+    "read_steps",
     "styles_from_probe",
     "tool_problem",
 ]

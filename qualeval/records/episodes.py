@@ -14,12 +14,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from qualeval.records.body import SentMessage
+from qualeval.records.passback import Passback
+from qualeval.records.probe import ReasoningSource
 from qualeval.records.statuses import ENDPOINT_FAILED, Status
 from qualeval.records.toolcalls import CallTiming, ToolCall, ToolStatus
 from qualeval.records.usage import Timing, Usage
 
 __all__ = [
-    "PASSBACKS",
     "AppliedPassback",
     "EpisodeRecord",
     "PassbackMode",
@@ -32,8 +33,8 @@ PassbackMode = Literal["none", "reasoning", "reasoning_content", "inline", "auto
 """What earlier assistant turns carry back of their reasoning: nothing; the field vLLM >= 0.16 reads
 (`reasoning`); the field llama.cpp, SGLang and DeepSeek read (`reasoning_content`); `<think>…</think>` before the
 content (MiniMax self-hosted); or what the probe found the server consumes."""
-AppliedPassback = Literal["none", "reasoning", "reasoning_content", "inline"]
-PASSBACKS: tuple[AppliedPassback, ...] = ("none", "reasoning", "reasoning_content", "inline")
+AppliedPassback = Passback
+"""The passback an episode applied (`auto` resolved): the probe's names for the ways reasoning goes back."""
 
 
 class StepRecord(BaseModel):
@@ -55,6 +56,7 @@ class StepRecord(BaseModel):
     results: tuple[str, ...] = ()
     """What executing each call returned (a raising call: the error text the model was shown)."""
     reasoning: str = ""
+    reasoning_source: ReasoningSource = "none"
     content: str = ""
     finish_reason: str | None = None
     status: Status = "ok"

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from qualeval._version import __version__
+from qualeval.agent import Stamp
 from qualeval.errors import EndpointError, HTTPFailure, InputError, QualevalNote, QualevalWarning, TransportFailure
 from qualeval.reasoning import builtin_formats
 from qualeval.records import (
@@ -33,6 +34,7 @@ from qualeval.records import (
     RunSummary,
     ServerInfo,
     Shaping,
+    StepLog,
     TaskEntry,
     ThinkingSwitch,
     fingerprint,
@@ -47,9 +49,11 @@ from qualeval.run.checks import (
     unread_data_error,
     warn_unlisted,
 )
+from qualeval.run.episodic import Agents, agents_for, run_agent
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
+from qualeval.run.probepassback import check_passback
 from qualeval.run.probetools import broken_for, check_tools, tool_tasks
 from qualeval.run.probing import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
@@ -173,12 +177,19 @@ def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -
 
 
 async def _preflight(
-    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool], scored: bool, tools: bool
+    config: RunConfig,
+    wanted: bool | None,
+    old: Manifest | None,
+    bare: dict[str, bool],
+    scored: bool,
+    tools: bool,
+    agents: bool = False,
 ) -> tuple[dict[str, Any] | None, ProbeResult | None, Pinned, bool]:
     """The server's /models answer, the probe result, and the pinned resolution (a resumed run's own, with its
     probe: never probed again, never nulled); the flag says whether it was resolved now. `bare`: per task,
     whether its prompt asks for the answer alone; `scored`: whether any item is scored (an accuracy to warn of);
-    `tools`: whether a task offers tools (the probe then checks the tool_choice contracts)."""
+    `tools`: whether a task offers tools (the probe then checks the tool_choice contracts); `agents`: whether a
+    task's items are episodes (the probe then checks which field the server reads earlier reasoning from)."""
     pinned = old.pinned if old else None
     fresh = pinned is None
     if fresh and not config.probe:
@@ -199,13 +210,15 @@ async def _preflight(
         if pinned is not None:
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
-        found, budget_note = await _probed(client, config, tools)
+        found, budget_note = await _probed(client, config, tools, agents)
     pinned = resolve(config, found, wanted, bare)  # a request that cannot be honoured stops here, before any is sent
     pinned.notes += [budget_note] if budget_note else []
     return models, found, pinned, True
 
 
-async def _probed(client: ChatClient, config: RunConfig, tools: bool) -> tuple[ProbeResult, str | None]:
+async def _probed(
+    client: ChatClient, config: RunConfig, tools: bool, agents: bool = False
+) -> tuple[ProbeResult, str | None]:
     """The probe's result (its own token budget and seeds, never the run's) and the thinking-budget check's note,
     both within the probe's time; with `tools`, the tool_choice contracts too. A probe that failed at the endpoint
     does not fail the run it serves: its checks are inconclusive, and the run goes on with the defaults (its own
@@ -218,6 +231,8 @@ async def _probed(client: ChatClient, config: RunConfig, tools: bool) -> tuple[P
     if tools and not found.failed:  # the contracts get what time the checks before them left
         left = config.probe_time - (time.perf_counter() - began)
         await check_tools(client, config.model, found, efforts=config.reasoning_effort, seconds=left)
+    if agents and config.reasoning_passback == "auto" and not found.failed:  # what auto sends
+        await check_passback(client, config.model, found, seconds=config.probe_time - (time.perf_counter() - began))
     if not config.thinking_budget:
         return found, None
     left = config.probe_time - (time.perf_counter() - began)
@@ -261,8 +276,12 @@ async def execute(
     scored = any(s.scored for _, samples in work for s in samples)  # a workload's synthetic prompts are not
     tooled = tool_tasks(work)
     wanted = _wanted_thinking(config, work)
-    models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled))
+    episodic = [t for t, samples in work if any(s.episode is not None for s in samples)]
+    models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled), bool(episodic))
     notes = _notes(models, found, tooled, scored)
+    data = {t.name: config.data_for(t.name) for t in episodic}
+    agents = agents_for(episodic, data, config.reasoning_passback, found) if episodic else None
+    notes += [agents.note] if agents and agents.note else []
     manifest = _manifest(config, work, pinned).model_copy(
         update={
             "started": manifest.started,
@@ -274,6 +293,9 @@ async def execute(
     cap = max(level.cap for level in swept)
     async with model_judge_for(config.judge_base_url, config.judge_model, cap) as model_judge:
         done = store.open(manifest)
+        if agents is not None:  # the steps of the episodes a killed session left unfinished, to replay
+            agents.log = StepLog(config.out)
+            agents.left = agents.log.open()
         for note in pinned.notes if fresh else ():
             warnings.warn(note, QualevalNote, stacklevel=2)
         items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
@@ -288,9 +310,11 @@ async def execute(
                 # to the microsecond: a run killed and resumed within one second is still two sessions, whose
                 # pause no rate may count
                 session = datetime.now(timezone.utc).isoformat(timespec="microseconds")
-                await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge)
+                await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge, agents)
         finally:
             store.close()
+            if agents is not None and agents.log is not None:
+                agents.log.close()
     wall = time.perf_counter() - started
     tasks = [t for t, _ in work]
     return write_summary(store, config, tasks, manifest, started=manifest.started, wall_s=wall, notes=notes)
@@ -320,30 +344,26 @@ async def _send_all(
     session: str,
     on_record: Callable[[Record], None] | None,
     model_judge: ModelJudge | None = None,
+    agents: Agents | None = None,
 ) -> None:
-    """Every request not yet recorded, level by level, each record appended as it completes."""
+    """Every request not yet recorded, level by level, each record appended as it completes; an episode's through
+    the agent's loop."""
     sampled = config.model_dump(include=set(SAMPLING))  # temperature, top_p...: plain numbers
     run_settings = RequestSettings(thinking=config.thinking, stream=config.stream, sampling=config.sampling, **sampled)
 
     async def one(item: tuple[Task, Sample, int], at: Level, warmup: bool, keep: bool = True) -> None:
         task, sample, repeat = item
-        level = at.label
-        record = await run_one(
-            client,
-            task,
-            sample,
-            model=config.model,
-            mode=pinned.mode_for(task.name),
-            style=pinned.constraint_style,
-            rescue=config.rescue,
-            allow_code=config.allow_code_execution,
-            repeat=repeat,
-            level=level,
-            warmup=warmup,
-            session=session,
-            model_judge=model_judge,
-            settings=at.request.over(run_settings),
-        )
+        level, settings = at.label, at.request.over(run_settings)
+        if agents is not None and sample.episode is not None:
+            stamp = Stamp(sample.id, task.name, repeat, level, session)
+            record = await run_agent(agents, client, task, sample, config.model, stamp, warmup, keep, settings)
+        else:
+            mode, style = pinned.mode_for(task.name), pinned.constraint_style
+            record = await run_one(
+                client, task, sample, model=config.model, mode=mode, style=style, rescue=config.rescue,
+                allow_code=config.allow_code_execution, repeat=repeat, level=level, warmup=warmup, session=session,
+                model_judge=model_judge, settings=settings,
+            )  # fmt: skip
         if not keep:
             return
         earlier = store.history.get((sample.id, repeat, level))
