@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,14 +48,15 @@ from qualeval.records import (
     ToolCall,
     episode_steps,
     passback_found,
+    read_steps,
 )
 from qualeval.run.levels import RequestSettings
 from qualeval.run.pipeline import request_for
 from qualeval.scoring import judge_episode
-from qualeval.tasks import Sample, Task
+from qualeval.tasks import Sample, Task, build_samples
 from qualeval.wire import ChatSender, build_body
 
-__all__ = ["Agents", "agents_for", "calls_of", "rejudged", "resolve_passback", "run_agent"]
+__all__ = ["Agents", "agents_for", "calls_of", "episode_rejudge", "rejudged", "resolve_passback", "run_agent"]
 
 FALLBACK: AppliedPassback = "reasoning_content"
 """What `auto` sends when the probe could not tell: the field llama.cpp, SGLang and DeepSeek read."""
@@ -216,3 +217,34 @@ def rejudged(record: Record, spec: EpisodeSpec, source: ClassSource, steps: Sequ
     update = {"failed_turn": verdict.failed_turn, "error_type": verdict.error_type, "turns": turns}
     episode = record.episode.model_copy(update=update)
     return record.model_copy(update={"score": _score(verdict), "episode": episode})
+
+
+def episode_rejudge(
+    tasks: dict[str, Task], data: dict[str, Path | None], root: Path
+) -> Callable[[Record], Record] | None:
+    """For a rescore: a function that judges an ended episode's record again from steps.jsonl and its task's
+    current items; None where no task's items are episodes. An item or a class that cannot be read is one line
+    naming the task, before anything is written (a rescore never passes an episode off as judged)."""
+    episodic = {name: t for name, t in tasks.items() if t.spec.environment is not None}
+    if not episodic:
+        return None
+    specs: dict[tuple[str, str], EpisodeSpec] = {}
+    sources: dict[str, ClassSource] = {}
+    for name, task in episodic.items():
+        try:
+            built = build_samples(task, data=data.get(name))
+        except InputError as exc:
+            raise InputError(f"task {name}: its episodes cannot be judged again: {exc}") from None
+        specs.update({(name, s.id): s.episode for s in built if s.episode is not None})
+        sources[name] = bfcl_classes(task.spec, data.get(name))
+    steps = read_steps(root)
+
+    def rejudge(record: Record) -> Record:
+        spec = specs.get((record.task, record.sample_id))
+        if spec is None or record.task not in sources:
+            raise InputError(f"{record.sample_id}: no episode of task {record.task} has this id now")
+        return rejudged(
+            record, spec, sources[record.task], steps.get((record.sample_id, record.repeat, record.level), [])
+        )
+
+    return rejudge

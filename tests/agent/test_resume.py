@@ -83,3 +83,11 @@ def test_a_run_killed_mid_episode_resumes_without_a_step_twice(tmp_path: Path) -
     assert sent_before <= written + 1 and len(_lines(log)) - sent_before <= total - written + 1
     assert all(r["episode"]["passback"] == "reasoning_content" for r in records)  # type: ignore[index]
     assert all(line["passed_back"] for line in _lines(log))  # the replayed history carried the reasoning back too
+    # a rescore judges the episodes again from steps.jsonl, offline, to the same verdicts
+    again = subprocess.run(
+        [sys.executable, "-m", "qualeval", "rescore", str(out)], capture_output=True, text=True, timeout=240, env=env
+    )
+    assert again.returncode == 0, again.stderr
+    rescored = _lines(out / "rescore" / "records.jsonl")
+    assert [(r["score"], r["episode"]) for r in rescored] == [(r["score"], r["episode"]) for r in records]
+    assert all(r["episode"]["error_type"] for r in rescored)  # type: ignore[index]
