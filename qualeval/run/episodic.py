@@ -183,7 +183,7 @@ def _record(
         meta=sample.meta,
         scored=sample.scored,
         shape=sample.shape,
-        error=episode.stopped.error if episode.stopped else None,
+        error=_where(episode.stopped) if episode.stopped else None,
         episode=episode_record(
             steps,
             passback=agents.passback,
@@ -193,6 +193,14 @@ def _record(
             verdict=verdict,
         ),
     )
+
+
+def _where(stopped: StepRecord) -> str | None:
+    """An endpoint error inside an episode, saying where it came and what the step carried back."""
+    if stopped.error is None:
+        return None
+    carried = f", reasoning passed back as {stopped.passback}" if stopped.step or stopped.turn else ""
+    return f"turn {stopped.turn} step {stopped.step}{carried}: {stopped.error}"
 
 
 def _score(verdict: EpisodeVerdict | None) -> Score:

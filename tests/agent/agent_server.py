@@ -3,7 +3,10 @@ user turn it answers with CALLS calls of `pwd` (one a step, each after DELAY sec
 request it receives is appended to LOG as one JSON line (its turn, how many tool results it carried, whether its
 assistant turns carried their reasoning back), so the test can count what was sent twice.
 
-    python tests/agent/agent_server.py PORT_FILE LOG
+    python tests/agent/agent_server.py PORT_FILE LOG [reject]
+
+With `reject` it answers HTTP 400 to a request whose assistant turns carry `reasoning_content`, as DeepSeek-style
+servers refuse a field they do not take.
 """
 
 from __future__ import annotations
@@ -45,13 +48,14 @@ def _reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
 
 class Handler(BaseHTTPRequestHandler):
     log_path = ""
+    reject = False
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
-    def _json(self, body: dict[str, Any]) -> None:
+    def _json(self, body: dict[str, Any], status: int = 200) -> None:
         data = json.dumps(body).encode()
-        self.send_response(200)
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -72,12 +76,16 @@ class Handler(BaseHTTPRequestHandler):
         with open(self.log_path, "a", encoding="utf-8") as log:
             log.write(json.dumps(seen) + "\n")
         time.sleep(DELAY)
+        if self.reject and any("reasoning_content" in m for m in assistants):
+            self._json({"error": {"message": "unknown field: messages[1].reasoning_content"}}, 400)
+            return
         with contextlib.suppress(BrokenPipeError):  # the client was killed while it waited
             self._json(_reply(messages))
 
 
 def main() -> None:
     port_file, Handler.log_path = sys.argv[1], sys.argv[2]
+    Handler.reject = sys.argv[3:] == ["reject"]
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with open(port_file, "w", encoding="utf-8") as handle:
         handle.write(str(server.server_address[1]))

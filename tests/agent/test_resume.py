@@ -28,9 +28,9 @@ pytestmark = pytest.mark.skipif(
 
 
 @contextmanager
-def agent_server(tmp: Path) -> Iterator[tuple[str, Path]]:
+def agent_server(tmp: Path, *more: str) -> Iterator[tuple[str, Path]]:
     port, log = tmp / "port", tmp / "requests.jsonl"
-    proc = subprocess.Popen([sys.executable, str(SERVER), str(port), str(log)])
+    proc = subprocess.Popen([sys.executable, str(SERVER), str(port), str(log), *more])
     try:
         deadline = time.monotonic() + 30
         while not port.exists() or not port.read_text():
@@ -46,10 +46,10 @@ def _lines(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_bytes().split(b"\n")[:-1]] if path.exists() else []
 
 
-def _command(url: str, out: Path) -> list[str]:
+def _command(url: str, out: Path, limit: int = 3) -> list[str]:
     return [
         sys.executable, "-m", "qualeval", "run", "--base-url", url, "--model", "fake", "--task",
-        "bfcl_multi_turn:base", "--limit", "3", "--concurrency", "1", "--no-stream", "--no-probe", "--warmup", "0",
+        "bfcl_multi_turn:base", "--limit", str(limit), "--concurrency", "1", "--no-stream", "--no-probe", "--warmup", "0",
         "--reasoning-passback", "reasoning_content", "--out", str(out),
     ]  # fmt: skip
 
@@ -91,3 +91,15 @@ def test_a_run_killed_mid_episode_resumes_without_a_step_twice(tmp_path: Path) -
     rescored = _lines(out / "rescore" / "records.jsonl")
     assert [(r["score"], r["episode"]) for r in rescored] == [(r["score"], r["episode"]) for r in records]
     assert all(r["episode"]["error_type"] for r in rescored)  # type: ignore[index]
+
+
+def test_a_passback_field_the_server_rejects_is_an_endpoint_error_never_a_wrong_answer(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with agent_server(tmp_path, "reject") as (url, log):
+        done = subprocess.run(_command(url, out, limit=1), capture_output=True, text=True, timeout=240, env=env)
+    assert len(_lines(log)) == 2  # the second step carried the reasoning back, and was refused: not retried
+    (record,) = _lines(out / "records.jsonl")
+    assert record["status"] == "transport_error" and record["score"]["correct"] is None
+    assert "400" in str(record["error"]) and record["episode"]["ended"] == "endpoint_error"  # type: ignore[index]
+    assert "turn 0 step 1, reasoning passed back as reasoning_content: HTTP 400" in done.stderr
