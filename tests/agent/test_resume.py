@@ -49,8 +49,8 @@ def _lines(path: Path) -> list[dict[str, object]]:
 def _command(url: str, out: Path, limit: int = 3) -> list[str]:
     return [
         sys.executable, "-m", "qualeval", "run", "--base-url", url, "--model", "fake", "--task",
-        "bfcl_multi_turn:base", "--limit", str(limit), "--concurrency", "1", "--no-stream", "--no-probe", "--warmup", "0",
-        "--reasoning-passback", "reasoning_content", "--out", str(out),
+        "bfcl_multi_turn:base", "--limit", str(limit), "--concurrency", "1", "--no-stream", "--no-probe",
+        "--warmup", "0", "--reasoning-passback", "reasoning_content", "--out", str(out),
     ]  # fmt: skip
 
 
