@@ -18,7 +18,6 @@ from typing import Any
 import orjson
 
 from qualeval._version import __version__
-from qualeval.agent import Stamp
 from qualeval.errors import EndpointError, HTTPFailure, InputError, QualevalNote, QualevalWarning, TransportFailure
 from qualeval.reasoning import builtin_formats
 from qualeval.records import (
@@ -34,7 +33,6 @@ from qualeval.records import (
     RunSummary,
     ServerInfo,
     Shaping,
-    StepLog,
     TaskEntry,
     ThinkingSwitch,
     fingerprint,
@@ -49,7 +47,7 @@ from qualeval.run.checks import (
     unread_data_error,
     warn_unlisted,
 )
-from qualeval.run.episodic import Agents, agents_for, run_agent
+from qualeval.run.episodic import Agents, Stamp, agents_for, episode_tasks, run_agent
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
@@ -249,6 +247,32 @@ def _notes(models: dict[str, Any] | None, found: ProbeResult | None, tooled: Any
     return run_notes(models, found, tooled, scored)
 
 
+def _served(
+    manifest: Manifest, started: str | None, models: dict[str, Any] | None, found: ProbeResult | None, shaping: Shaping
+) -> Manifest:
+    """The manifest once the endpoint has been asked: its models, the probe's result, what serving shaped."""
+    update = {
+        "started": started,
+        "server": ServerInfo(models=models, probe=found),
+        "shaping": shaping,
+        "simulated": bool(found and found.simulated) or is_simulated(models),
+    }
+    return manifest.model_copy(update=update)
+
+
+def _started(
+    on_start: Callable[[int, int, Iterable[Record]], None],
+    store: RunStore,
+    done: set[Key],
+    swept: list[Level],
+    items: list[tuple[Task, Sample, int]],
+) -> None:
+    """What a resume keeps is counted into the bar, so its accuracy is the run's, as the summary's is."""
+    held = done & {(s.id, a, level.label) for level in swept for _, s, a in items}
+    kept = (r for r in store.records() if (r.sample_id, r.repeat, r.level) in held)
+    on_start(len(held), len(items) * len(swept), kept)
+
+
 async def execute(
     config: RunConfig,
     *,
@@ -276,34 +300,21 @@ async def execute(
     scored = any(s.scored for _, samples in work for s in samples)  # a workload's synthetic prompts are not
     tooled = tool_tasks(work)
     wanted = _wanted_thinking(config, work)
-    episodic = [t for t, samples in work if any(s.episode is not None for s in samples)]
+    episodic = episode_tasks(work)
     models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled), bool(episodic))
-    notes = _notes(models, found, tooled, scored)
-    data = {t.name: config.data_for(t.name) for t in episodic}
-    agents = agents_for(episodic, data, config.reasoning_passback, found) if episodic else None
-    notes += [agents.note] if agents and agents.note else []
-    manifest = _manifest(config, work, pinned).model_copy(
-        update={
-            "started": manifest.started,
-            "server": ServerInfo(models=models, probe=found),
-            "shaping": shaping,
-            "simulated": bool(found and found.simulated) or is_simulated(models),
-        }
-    )
+    agents = agents_for(episodic, config, found)
+    notes = _notes(models, found, tooled, scored) + (agents.notes() if agents else [])
+    manifest = _served(_manifest(config, work, pinned), manifest.started, models, found, shaping)
     cap = max(level.cap for level in swept)
     async with model_judge_for(config.judge_base_url, config.judge_model, cap) as model_judge:
         done = store.open(manifest)
         if agents is not None:  # the steps of the episodes a killed session left unfinished, to replay
-            agents.log = StepLog(config.out)
-            agents.left = agents.log.open()
+            agents.open(config.out)
         for note in pinned.notes if fresh else ():
             warnings.warn(note, QualevalNote, stacklevel=2)
         items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
         if on_start:
-            # what a resume keeps is counted into the bar, so its accuracy is the run's, as the summary's is
-            held = done & {(s.id, a, level.label) for level in swept for _, s, a in items}
-            kept = (r for r in store.records() if (r.sample_id, r.repeat, r.level) in held)
-            on_start(len(held), len(items) * len(swept), kept)
+            _started(on_start, store, done, swept, items)
         client_config = _client_config(config, cap, pinned.thinking_switch, pinned.thinking_opened)
         try:
             async with serving_client(config, client_config, cap, on_record) as (client, told):
@@ -313,8 +324,8 @@ async def execute(
                 await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge, agents)
         finally:
             store.close()
-            if agents is not None and agents.log is not None:
-                agents.log.close()
+            if agents is not None:
+                agents.close()
     wall = time.perf_counter() - started
     tasks = [t for t, _ in work]
     return write_summary(store, config, tasks, manifest, started=manifest.started, wall_s=wall, notes=notes)

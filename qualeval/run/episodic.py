@@ -41,6 +41,7 @@ from qualeval.records import (
     PassbackMode,
     ProbeResult,
     Record,
+    RunConfig,
     Score,
     SentBody,
     StepLog,
@@ -56,7 +57,17 @@ from qualeval.scoring import judge_episode
 from qualeval.tasks import Sample, Task, build_samples
 from qualeval.wire import ChatSender, build_body
 
-__all__ = ["Agents", "agents_for", "calls_of", "episode_rejudge", "rejudged", "resolve_passback", "run_agent"]
+__all__ = [
+    "Agents",
+    "Stamp",
+    "agents_for",
+    "calls_of",
+    "episode_rejudge",
+    "episode_tasks",
+    "rejudged",
+    "resolve_passback",
+    "run_agent",
+]
 
 FALLBACK: AppliedPassback = "reasoning_content"
 """What `auto` sends when the probe could not tell: the field llama.cpp, SGLang and DeepSeek read."""
@@ -87,15 +98,33 @@ class Agents:
     log: StepLog | None = None
     left: dict[Key, list[StepRecord]] = field(default_factory=dict)
 
+    def notes(self) -> list[str]:
+        """What the run's summary says of its episodes."""
+        return [self.note] if self.note else []
 
-def agents_for(
-    tasks: Sequence[Task], data: dict[str, Path | None], asked: PassbackMode, found: ProbeResult | None
-) -> Agents:
-    """The episodes' shared parts for the tasks whose items are episodes (`data`: each one's --data, if any);
-    a class that fails to load is one line naming its file, before any request."""
-    sources = {t.name: bfcl_classes(t.spec, data.get(t.name)) for t in tasks}
-    passback, note = resolve_passback(asked, found)
-    return Agents(sources, passback, asked, note)
+    def open(self, root: Path) -> None:
+        """Open the run's steps.jsonl, keeping the steps of the episodes a killed session left, to replay."""
+        self.log = StepLog(root)
+        self.left = self.log.open()
+
+    def close(self) -> None:
+        if self.log is not None:
+            self.log.close()
+
+
+def episode_tasks(work: Sequence[tuple[Task, Sequence[Sample]]]) -> list[Task]:
+    """The tasks whose items are episodes."""
+    return [task for task, samples in work if any(s.episode is not None for s in samples)]
+
+
+def agents_for(tasks: Sequence[Task], config: RunConfig, found: ProbeResult | None) -> Agents | None:
+    """The episodes' shared parts for the tasks whose items are episodes (None: there are none); a class that
+    fails to load is one line naming its file, before any request."""
+    if not tasks:
+        return None
+    sources = {t.name: bfcl_classes(t.spec, config.data_for(t.name)) for t in tasks}
+    passback, note = resolve_passback(config.reasoning_passback, found)
+    return Agents(sources, passback, config.reasoning_passback, note)
 
 
 def calls_of(steps: Sequence[StepRecord]) -> list[list[tuple[ToolCall, ...]]]:
