@@ -34,7 +34,8 @@ OFFLINE = {
     "tool_weather": None,
 }
 # no shared copy: tests/test_tasks_benchmarks.py renders them from files it writes
-ELSEWHERE = {"mmlu_pro", "mmlu_pro_zeroshot", "gpqa_diamond", "bfcl"}  # bfcl: tests/tasks/test_bfcl.py, from its wheel
+# bfcl, bfcl_multi_turn: tests/tasks/test_bfcl.py and tests/tasks/test_bfcl_multi_turn.py, from the wheel
+ELSEWHERE = {"mmlu_pro", "mmlu_pro_zeroshot", "gpqa_diamond", "bfcl", "bfcl_multi_turn"}
 
 
 def test_every_builtin_task_is_listed_here() -> None:
