@@ -81,18 +81,22 @@ def probe_endpoint(options: ProbeOptions, *, sim: str | None) -> ProbeResult:
 
 
 async def _probe(config: ClientConfig, options: ProbeOptions) -> ProbeResult:
-    from qualeval.run import check_passback, check_tools, probe
+    from qualeval.run import add_passback, check_tools, probe, probe_passback
     from qualeval.wire import ChatClient
 
     async with ChatClient(config) as client:
-        began = asyncio.get_running_loop().time()
-        found = await probe(client, options.model, max_tokens=options.max_tokens, seconds=options.probe_time)
+        clock = asyncio.get_running_loop().time
+        began = clock()
+        # the passback check goes first: four short requests, where the probe's sampled checks can use up its time
+        passed = await probe_passback(client, options.model, seconds=options.probe_time) if options.passback else None
+        left = options.probe_time - (clock() - began)
+        found = await probe(client, options.model, max_tokens=options.max_tokens, seconds=left)
         if options.tools:  # the probe's time is shared: the contracts get what the checks before them left
-            left = options.probe_time - (asyncio.get_running_loop().time() - began)
+            left = options.probe_time - (clock() - began)
             await check_tools(client, options.model, found, seconds=left)
-        if options.passback:
-            left = options.probe_time - (asyncio.get_running_loop().time() - began)
-            await check_passback(client, options.model, found, seconds=left)
+        if passed is not None:
+            add_passback(found, passed)
+            found.seconds = options.probe_time  # the budget of the whole probe, the passback check's share in it
         return found
 
 

@@ -29,7 +29,7 @@ from qualeval.run.merge import merge_runs
 from qualeval.run.offline import SplitOptions, check_out, score_file, score_lines, write_offline
 from qualeval.run.offline_read import FORMATS, ReadOptions
 from qualeval.run.options import check_kinds, cli_parameters, given_or_default, load_config, options_from
-from qualeval.run.probepassback import check_passback
+from qualeval.run.probepassback import add_passback, check_passback, probe_passback
 from qualeval.run.probetools import check_tools
 from qualeval.run.probing import PROBE_CONCURRENCY, ProbeOptions, probe
 from qualeval.run.progress import progress_bar
@@ -42,6 +42,7 @@ __all__ = [
     "ReadOptions",
     "RunOptions",
     "SplitOptions",
+    "add_passback",
     "check_kinds",
     "check_out",
     "check_passback",
@@ -56,6 +57,7 @@ __all__ = [
     "options_from",
     "passback_found",
     "probe",
+    "probe_passback",
     "progress_bar",
     "rescore",
     "score_file",

@@ -23,7 +23,14 @@ from qualeval.run.probepace import Pace, is_late
 from qualeval.run.probetools import PROBE_TOOL, TOOL_QUESTION
 from qualeval.wire import ChatRequest, ChatResponse, ChatSender, Message
 
-__all__ = ["PASSBACK_REASONING", "check_passback", "judge_passback", "passback_messages", "probe_passback"]
+__all__ = [
+    "PASSBACK_REASONING",
+    "add_passback",
+    "check_passback",
+    "judge_passback",
+    "passback_messages",
+    "probe_passback",
+]
 
 PASSBACK_REASONING = " ".join(
     (
@@ -122,10 +129,15 @@ async def probe_passback(client: ChatSender, model: str, *, seconds: float) -> l
 
 
 async def check_passback(client: ChatSender, model: str, found: ProbeResult, *, seconds: float) -> None:
-    """Add the passback checks to a probe's result, within `seconds`; each one left without a verdict is an entry
-    of its `inconclusive` (`passback reasoning: no baseline count`), each field dropped silently a note."""
-    found.passback = await probe_passback(client, model, seconds=max(seconds, 0.0))
-    for check in found.passback:
+    """Add the passback checks to a probe's result, within `seconds` (add_passback)."""
+    add_passback(found, await probe_passback(client, model, seconds=max(seconds, 0.0)))
+
+
+def add_passback(found: ProbeResult, checks: list[PassbackCheck]) -> None:
+    """Put the passback checks in a probe's result: each one left without a verdict is an entry of its
+    `inconclusive` (`passback reasoning: no baseline count`), each field dropped silently a note."""
+    found.passback = checks
+    for check in checks:
         if check.verdict == "inconclusive":
             found.inconclusive.append(f"passback {check.sent}: {check.detail}")
         elif check.verdict == "dropped" and check.sent != "inline":
