@@ -51,7 +51,7 @@ from qualeval.run.episodic import Agents, Stamp, agents_for, episode_tasks, run_
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
-from qualeval.run.probepassback import check_passback
+from qualeval.run.probepassback import add_passback, probe_passback
 from qualeval.run.probetools import broken_for, check_tools, tool_tasks
 from qualeval.run.probing import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
@@ -208,29 +208,29 @@ async def _preflight(
         if pinned is not None:
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
-        found, budget_note = await _probed(client, config, tools, agents)
+        found, budget_note = await _probed(client, config, tools, agents and config.reasoning_passback == "auto")
     pinned = resolve(config, found, wanted, bare)  # a request that cannot be honoured stops here, before any is sent
     pinned.notes += [budget_note] if budget_note else []
     return models, found, pinned, True
 
 
-async def _probed(
-    client: ChatClient, config: RunConfig, tools: bool, agents: bool = False
-) -> tuple[ProbeResult, str | None]:
+async def _probed(client: ChatClient, config: RunConfig, tools: bool, passback: bool) -> tuple[ProbeResult, str | None]:
     """The probe's result (its own token budget and seeds, never the run's) and the thinking-budget check's note,
     both within the probe's time; with `tools`, the tool_choice contracts too. A probe that failed at the endpoint
     does not fail the run it serves: its checks are inconclusive, and the run goes on with the defaults (its own
     requests then say what the endpoint does)."""
     began = time.perf_counter()
+    # what --reasoning-passback auto sends, first: four short requests the sampled checks could leave no time for
+    passed = await probe_passback(client, config.model, seconds=config.probe_time) if passback else None
     try:
-        found = await probe(client, config.model, seconds=config.probe_time)
+        found = await probe(client, config.model, seconds=config.probe_time - (time.perf_counter() - began))
     except EndpointError as exc:
         found = unanswered(client.config.base_url, config.model, str(exc), config.probe_time)
     if tools and not found.failed:  # the contracts get what time the checks before them left
         left = config.probe_time - (time.perf_counter() - began)
         await check_tools(client, config.model, found, efforts=config.reasoning_effort, seconds=left)
-    if agents and config.reasoning_passback == "auto" and not found.failed:  # what auto sends
-        await check_passback(client, config.model, found, seconds=config.probe_time - (time.perf_counter() - began))
+    if passed is not None and not found.failed:
+        add_passback(found, passed)
     if not config.thinking_budget:
         return found, None
     left = config.probe_time - (time.perf_counter() - began)
