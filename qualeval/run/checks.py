@@ -19,6 +19,7 @@ from qualeval.tasks import Task, builtin_dir
 __all__ = [
     "KEYLESS",
     "check_code_allowed",
+    "check_not_episodes",
     "check_published",
     "check_run_tasks",
     "check_task_names",
@@ -229,3 +230,13 @@ def keyless(models: dict[str, Any] | None) -> bool:
     """A simulated server that says it was given no questions and answers."""
     data = (models or {}).get("data") or ()
     return is_simulated(models) and any(isinstance(m, dict) and m.get("answer_key") is False for m in data)
+
+
+def check_not_episodes(task: Task) -> None:
+    """`qualeval score` refuses a task whose items are episodes: a response file holds one reply an item, never
+    the loop of requests whose calls an episode executes."""
+    if task.spec.environment is not None:
+        raise InputError(
+            f"{task.where}: its items are episodes (an agent's loop of requests, its calls executed): qualeval score "
+            "cannot judge responses made elsewhere; run it with qualeval run, and rescore that run's directory"
+        )

@@ -3,7 +3,12 @@ steps, calls, tokens, times), and the steps a resume replays."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from qualeval.agent import episode_record, episode_timing, usage_total
+from qualeval.errors import InputError
 from qualeval.records import (
     EpisodeVerdict,
     PassbackCheck,
@@ -15,6 +20,7 @@ from qualeval.records import (
     Usage,
     episode_steps,
 )
+from qualeval.run import score_file
 from qualeval.run.episodic import calls_of, resolve_passback
 
 CALL = ToolCall(name="ls", arguments="{}", id="c")
@@ -87,3 +93,10 @@ def test_a_record_without_an_episode_is_written_as_before() -> None:
     record = Record.model_validate(row)
     assert "episode" not in record.model_dump(mode="json", exclude_none=False) or record.episode is None
     assert '"episode"' not in record.model_dump_json()
+
+
+def test_qualeval_score_refuses_a_task_of_episodes_in_one_line(tmp_path: Path) -> None:
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text('{"id": "bfcl_multi_turn/base/test/multi_turn_base_0", "response": "hi"}\n')
+    with pytest.raises(InputError, match=r"its items are episodes .* qualeval score cannot judge"):
+        score_file("bfcl_multi_turn:base", responses)
