@@ -61,9 +61,11 @@ from qualeval.records.clientconfig import (
 from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
 from qualeval.records.episodes import (
     AppliedPassback,
+    EpisodeFigures,
     EpisodeRecord,
     PassbackMode,
     StepRecord,
+    TurnAccuracy,
     TurnRecord,
     episode_steps,
 )
@@ -238,6 +240,7 @@ __all__ = [
     "Distribution",
     "EnvironmentSpec",
     "EpisodeError",
+    "EpisodeFigures",
     "EpisodeRecord",
     "EpisodeSpec",
     "EpisodeVerdict",
@@ -335,6 +338,7 @@ __all__ = [
     "Trigger",
     "TriggerAgreement",
     "Truncation",
+    "TurnAccuracy",
     "TurnRecord",
     "Usage",
     "Verdict",

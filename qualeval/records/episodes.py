@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from qualeval.records.body import SentMessage
+from qualeval.records.distribution import Distribution
 from qualeval.records.passback import Passback
 from qualeval.records.probe import ReasoningSource
 from qualeval.records.statuses import ENDPOINT_FAILED, Status
@@ -22,9 +23,11 @@ from qualeval.records.usage import Timing, Usage
 
 __all__ = [
     "AppliedPassback",
+    "EpisodeFigures",
     "EpisodeRecord",
     "PassbackMode",
     "StepRecord",
+    "TurnAccuracy",
     "TurnRecord",
     "episode_steps",
 ]
@@ -135,3 +138,38 @@ class EpisodeRecord(BaseModel):
     """BFCL's: empty_turn_model_response, instance_state_mismatch, execution_response_mismatch,
     force_terminated ("" when it passed, or no verdict: an endpoint error)."""
     ended: Literal["done", "forced_quit", "endpoint_error"] = "done"
+
+
+class TurnAccuracy(BaseModel):
+    """The turns at one index, each judged on its own: does accuracy decay with depth?"""
+
+    turn: int
+    n: int
+    """Episodes whose turn at this index was judged (its ground truth has calls, and the episode reached it)."""
+    right: int
+    share: float | None = None
+
+
+class EpisodeFigures(BaseModel):
+    """A task's episodes (summary.json): how they ended, accuracy by turn index, and per episode and per step
+    their steps, calls, tokens and times. Accuracy itself is the task's (each episode one item)."""
+
+    episodes: int
+    ended: dict[str, int] = Field(default_factory=dict)
+    """Episodes by how they ended: done, forced_quit, endpoint_error."""
+    passback: dict[str, int] = Field(default_factory=dict)
+    """Episodes by the passback applied."""
+    error_types: dict[str, int] = Field(default_factory=dict)
+    """Failed episodes by BFCL's error type."""
+    by_turn: list[TurnAccuracy] = Field(default_factory=list)
+    steps: Distribution | None = None
+    """Per episode: its requests."""
+    calls: Distribution | None = None
+    reasoning_tokens: Distribution | None = None
+    answer_tokens: Distribution | None = None
+    episode_ms: Distribution | None = None
+    """Per episode: its requests end to end, summed."""
+    step_ms: Distribution | None = None
+    """Per step: the request end to end."""
+    first_call_ms: Distribution | None = None
+    """Per step with a call: when its calls were whole, from the step's send."""

@@ -9,6 +9,7 @@ import pytest
 
 from qualeval.agent import episode_record, episode_timing, usage_total
 from qualeval.errors import InputError
+from qualeval.figures.episodefigures import episode_figures
 from qualeval.records import (
     EpisodeVerdict,
     PassbackCheck,
@@ -100,3 +101,20 @@ def test_qualeval_score_refuses_a_task_of_episodes_in_one_line(tmp_path: Path) -
     responses.write_text('{"id": "bfcl_multi_turn/base/test/multi_turn_base_0", "response": "hi"}\n')
     with pytest.raises(InputError, match=r"its items are episodes .* qualeval score cannot judge"):
         score_file("bfcl_multi_turn:base", responses)
+
+
+def test_accuracy_by_turn_index_counts_the_turns_judged_and_leaves_out_endpoint_errors() -> None:
+    passed = EpisodeVerdict(correct=True, turns=(True, None, True))
+    failed = EpisodeVerdict(correct=False, failed_turn=0, error_type="instance_state_mismatch", turns=(False, None))
+    three = [step(0, 0, calls=1), step(0, 1), step(1, 0), step(2, 0)]
+    episodes = [
+        episode_record(three, passback="reasoning", asked="reasoning", verdict=passed),
+        episode_record(three[:3], passback="reasoning", asked="reasoning", verdict=failed),
+        episode_record([step(0, 0, status="transport_error")], passback="reasoning", asked="reasoning"),
+    ]
+    figures = episode_figures(episodes)
+    assert figures.episodes == 3 and figures.ended == {"done": 2, "endpoint_error": 1}
+    assert [(t.turn, t.n, t.right) for t in figures.by_turn] == [(0, 2, 1), (2, 1, 1)]
+    assert figures.error_types == {"instance_state_mismatch": 1}
+    assert figures.steps is not None and figures.steps.n == 2 and figures.steps.mean == 3.5
+    assert figures.first_call_ms is not None and figures.first_call_ms.n == 2
