@@ -47,7 +47,7 @@ from qualeval.run.checks import (
     unread_data_error,
     warn_unlisted,
 )
-from qualeval.run.episodic import Agents, Stamp, agents_for, episode_tasks, run_agent
+from qualeval.run.episodic import Agents, Stamp, agents_for, episode_tasks, run_agent, unfingerprinted
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
@@ -99,7 +99,7 @@ def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
 def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: Pinned | None) -> Manifest:
     """The manifest; its fingerprint covers the samples, the settings and what the run pinned (once it has)."""
     rows = [(s.id, s.gold, s.messages[-1].content) for _, samples in work for s in samples]
-    settings = config.model_dump(mode="json", exclude=set(SETTINGS_EXCLUDED))
+    settings = config.model_dump(mode="json", exclude=unfingerprinted(work, SETTINGS_EXCLUDED))
     rows.append(("settings", orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode(), ""))
     if pinned is not None:
         rows.append(("pinned", orjson.dumps(pinned.fingerprinted(), option=orjson.OPT_SORT_KEYS).decode(), ""))

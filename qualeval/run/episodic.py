@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +67,7 @@ __all__ = [
     "rejudged",
     "resolve_passback",
     "run_agent",
+    "unfingerprinted",
 ]
 
 FALLBACK: AppliedPassback = "reasoning_content"
@@ -115,6 +116,12 @@ class Agents:
 def episode_tasks(work: Sequence[tuple[Task, Sequence[Sample]]]) -> list[Task]:
     """The tasks whose items are episodes."""
     return [task for task, samples in work if any(s.episode is not None for s in samples)]
+
+
+def unfingerprinted(work: Sequence[tuple[Task, Sequence[Sample]]], excluded: Iterable[str]) -> set[str]:
+    """The options a run's fingerprint leaves out: `excluded`, and --reasoning-passback where no item is an
+    episode (it changes nothing there: a run made before the option existed resumes)."""
+    return {*excluded, *(() if episode_tasks(work) else ("reasoning_passback",))}
 
 
 def agents_for(tasks: Sequence[Task], config: RunConfig, found: ProbeResult | None) -> Agents | None:

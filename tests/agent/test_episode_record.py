@@ -11,6 +11,7 @@ from qualeval.agent import episode_record, episode_timing, usage_total
 from qualeval.errors import InputError
 from qualeval.figures.episodefigures import episode_figures
 from qualeval.records import (
+    EpisodeSpec,
     EpisodeVerdict,
     PassbackCheck,
     ProbeResult,
@@ -22,7 +23,8 @@ from qualeval.records import (
     episode_steps,
 )
 from qualeval.run import score_file
-from qualeval.run.episodic import calls_of, resolve_passback
+from qualeval.run.episodic import calls_of, resolve_passback, unfingerprinted
+from qualeval.tasks import Sample
 
 CALL = ToolCall(name="ls", arguments="{}", id="c")
 
@@ -118,3 +120,10 @@ def test_accuracy_by_turn_index_counts_the_turns_judged_and_leaves_out_endpoint_
     assert figures.error_types == {"instance_state_mismatch": 1}
     assert figures.steps is not None and figures.steps.n == 2 and figures.steps.mean == 3.5
     assert figures.first_call_ms is not None and figures.first_call_ms.n == 2
+
+
+def test_the_passback_is_in_the_fingerprint_only_of_a_run_of_episodes() -> None:
+    plain = Sample(id="q", task="t", messages=(), gold="4")
+    episode = plain.model_copy(update={"episode": EpisodeSpec(turns=())})
+    assert unfingerprinted([(None, [plain])], {"out"}) == {"out", "reasoning_passback"}  # type: ignore[list-item]
+    assert unfingerprinted([(None, [plain, episode])], {"out"}) == {"out"}  # type: ignore[list-item]
