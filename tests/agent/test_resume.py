@@ -85,7 +85,7 @@ def test_a_run_killed_mid_episode_resumes_without_a_step_twice(tmp_path: Path) -
     assert all(line["passed_back"] for line in _lines(log))  # the replayed history carried the reasoning back too
     figures = json.loads((out / "summary.json").read_text())["tasks"]["bfcl_multi_turn:base"]["episodes"]
     assert figures["episodes"] == 3 and figures["ended"] == {"done": 3} and figures["by_turn"]
-    assert "## Episodes" in (out / "report.md").read_text()
+    assert "## Episodes" in (out / "report.md").read_text() and 'id="episodes"' in (out / "report.html").read_text()
     # a rescore judges the episodes again from steps.jsonl, offline, to the same verdicts
     again = subprocess.run(
         [sys.executable, "-m", "qualeval", "rescore", str(out)], capture_output=True, text=True, timeout=240, env=env
