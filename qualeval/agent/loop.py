@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import Any, NamedTuple, Protocol
 
+from qualeval.errors import InputError
 from qualeval.records import (
     NOT_THE_MODELS,
     AppliedPassback,
@@ -184,7 +185,7 @@ class _Loop:
         state is rebuilt), nothing written again. The history must be what it sent: otherwise the run changed."""
         sent = [SentMessage.model_validate(m.as_body()) for m in added]
         if sent != recorded.sent:
-            raise ValueError(
+            raise InputError(
                 f"{recorded.sample_id}: turn {recorded.turn} step {recorded.step} of steps.jsonl does not replay: "
                 "the messages rebuilt differ from those it sent (the task or the passback changed?)"
             )

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from qualeval.agent import Episode, Stamp, run_episode
+from qualeval.errors import InputError
 from qualeval.reasoning import Completion
 from qualeval.records import AppliedPassback, StepRecord, Timing, ToolCall, Usage, episode_steps
 from qualeval.wire import ChatRequest, ChatResponse, Message
@@ -176,5 +177,5 @@ def test_a_step_that_failed_at_the_endpoint_is_sent_again_on_resume() -> None:
 def test_a_replay_whose_history_differs_is_refused() -> None:
     written = list[StepRecord]()
     run(Script(two_turns()), Counter(), written=written)
-    with pytest.raises(ValueError, match="does not replay"):
+    with pytest.raises(InputError, match="does not replay"):
         run(Script(two_turns()[2:]), Counter(), passback="inline", done=written[:2])
