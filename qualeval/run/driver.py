@@ -42,6 +42,7 @@ from qualeval.run.checks import (
     check_code_allowed,
     check_published,
     check_run_tasks,
+    check_warmup,
     data_task,
     run_notes,
     unread_data_error,
@@ -122,30 +123,6 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
     )
 
 
-def _check_warmup(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> None:
-    """A --warmup that takes every request of a task leaves it nothing to time: refused when asked for, said
-    when it is the default's one request (a --limit 1 run, whose speed figures are then none)."""
-    if not config.warmup:
-        return
-    sent = 0
-    for task, samples in work:
-        count = len(samples) * config.samples_per_item
-        sent += count
-        if sent > config.warmup:
-            return  # the warm-up ends inside this task: it and every task after it have measured requests
-        if "warmup" in config.model_fields_set:
-            raise InputError(
-                f"--warmup {config.warmup}: task {task.name}'s {count} requests per level would all be warm-ups, "
-                "so none would be measured; give a --warmup below the run's requests per level, or a larger --limit"
-            )
-        warnings.warn(
-            f"{task.name}: its {count} request per level is the warm-up (--warmup {config.warmup}), so no speed "
-            "figure is measured; --warmup 0 times it",
-            QualevalNote,
-            stacklevel=3,
-        )
-
-
 def _client_config(
     config: RunConfig, concurrency: int, switch: ThinkingSwitch = "none", opened: bool = False
 ) -> ClientConfig:
@@ -214,7 +191,9 @@ async def _preflight(
     return models, found, pinned, True
 
 
-async def _probed(client: ChatClient, config: RunConfig, tools: bool, passback: bool) -> tuple[ProbeResult, str | None]:
+async def _probed(
+    client: ChatClient, config: RunConfig, tools: bool, passback: bool = False
+) -> tuple[ProbeResult, str | None]:
     """The probe's result (its own token budget and seeds, never the run's) and the thinking-budget check's note,
     both within the probe's time; with `tools`, the tool_choice contracts too. A probe that failed at the endpoint
     does not fail the run it serves: its checks are inconclusive, and the run goes on with the defaults (its own
@@ -222,8 +201,9 @@ async def _probed(client: ChatClient, config: RunConfig, tools: bool, passback: 
     began = time.perf_counter()
     # what --reasoning-passback auto sends, first: four short requests the sampled checks could leave no time for
     passed = await probe_passback(client, config.model, seconds=config.probe_time) if passback else None
+    left = config.probe_time - (time.perf_counter() - began) if passed is not None else config.probe_time
     try:
-        found = await probe(client, config.model, seconds=config.probe_time - (time.perf_counter() - began))
+        found = await probe(client, config.model, seconds=left)
     except EndpointError as exc:
         found = unanswered(client.config.base_url, config.model, str(exc), config.probe_time)
     if tools and not found.failed:  # the contracts get what time the checks before them left
@@ -231,6 +211,7 @@ async def _probed(client: ChatClient, config: RunConfig, tools: bool, passback: 
         await check_tools(client, config.model, found, efforts=config.reasoning_effort, seconds=left)
     if passed is not None and not found.failed:
         add_passback(found, passed)
+        found.seconds = config.probe_time  # the budget of the whole probe, the passback check's share in it
     if not config.thinking_budget:
         return found, None
     left = config.probe_time - (time.perf_counter() - began)
@@ -290,7 +271,7 @@ async def execute(
         work, shaping = await shape_work(config, work, old.shaping if old else None)
     if config.workload:  # a workload brings its own task: known once shaped (the others were checked on loading)
         check_published(config, [t for t, _ in work])
-    _check_warmup(config, work)
+    check_warmup(config, work)
     if old is not None:
         refuse_conflicts(config.out, old, config)
     manifest = _manifest(config, work, old.pinned if old else None)
