@@ -21,10 +21,8 @@ from tests.conftest import ROOT
 SERVER = Path(__file__).with_name("agent_server.py")
 STEPS_PER_TURN = 4  # three calls and an answer
 
-pytestmark = pytest.mark.skipif(
-    not (Path.home() / ".cache/qualeval/bfcl_eval-2026.3.23-py3-none-any.whl").exists(),
-    reason="the bfcl-eval wheel is not cached",
-)
+WHEEL_CACHED = (Path.home() / ".cache/qualeval/bfcl_eval-2026.3.23-py3-none-any.whl").exists()
+pytestmark = pytest.mark.skipif(not WHEEL_CACHED, reason="the bfcl-eval wheel is not cached")
 
 
 @contextmanager
