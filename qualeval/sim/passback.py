@@ -10,10 +10,9 @@ DeepSeek V3.2/V4 in thinking mode refuse a request whose assistant turn with too
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-
-import orjson
 
 from qualeval.sim.frames import RequestRejected
 
@@ -57,7 +56,7 @@ def calls_text(message: Mapping[str, Any]) -> str:
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
             shown = {"name": function.get("name"), "arguments": function.get("arguments")}
-            out.append("<tool_call>\n" + orjson.dumps(shown).decode() + "\n</tool_call>")
+            out.append("<tool_call>\n" + json.dumps(shown) + "\n</tool_call>")  # as Jinja's tojson writes it
     return "\n".join(out)
 
 

@@ -14,7 +14,7 @@ from tests.conftest import ask, chat, fast_sim, sim_url
 THOUGHT = "first I check the city, then I call the tool and read the sky"
 
 
-def _assistant(**fields: str) -> dict[str, object]:
+def _assistant(**fields: object) -> dict[str, object]:
     return {"role": "assistant", "content": "It is cloudy.", **fields}
 
 
@@ -60,3 +60,22 @@ def test_llamacpp_writes_reasoning_content_back_into_its_prompt_and_not_reasonin
             )
         ]
     assert counts[0] is not None and counts[1] is not None and counts[1] > counts[0]
+
+
+def test_the_template_props_shows_writes_the_reasoning_and_calls_back_as_the_server_does() -> None:
+    jinja2 = pytest.importorskip("jinja2")
+    import json
+
+    from qualeval.sim.flavours.llamacpp_props import TEMPLATE
+
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        _assistant(reasoning_content=THOUGHT, tool_calls=[call]),
+        {"role": "tool", "content": "cloudy"},
+        {"role": "user", "content": "Coat?"},
+    ]
+    env = jinja2.Environment()
+    env.filters["tojson"] = json.dumps
+    shown = env.from_string(TEMPLATE).render(messages=messages, add_generation_prompt=True)
+    assert shown == render(messages) and THOUGHT in shown and "get_weather" in shown

@@ -11,8 +11,12 @@ __all__ = ["TEMPLATE", "props"]
 
 # the Jinja template that `llamacpp.render` implements, shown as /props shows a model's template
 TEMPLATE = (
-    "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
-    "{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
+    "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' }}"
+    "{%- if message.reasoning_content %}{{- '<think>\\n' + message.reasoning_content + '\\n</think>\\n\\n' }}"
+    "{%- endif %}"
+    "{{- message.content }}{%- for call in message.tool_calls or [] %}{{- '\\n<tool_call>\\n' + "
+    "{'name': call.function.name, 'arguments': call.function.arguments} | tojson + '\\n</tool_call>' }}{%- endfor %}"
+    "{{- '<|im_end|>\\n' }}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
     "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\\n\\n</think>\\n\\n' }}"
     "{%- elif template_opens_thinking %}{{- '<think>\\n' }}{%- endif %}{%- endif %}"
 )
