@@ -25,6 +25,7 @@ from pathlib import Path
 
 from qualeval.agent import Stamp, bfcl_classes, execute, open_env, run_episode
 from qualeval.records import ClientConfig, EpisodeSpec, StepLog, ToolCall
+from qualeval.run.episodic import step_judge
 from qualeval.run.pipeline import request_for
 from qualeval.sim import server_process
 from qualeval.tasks import build_samples, load_tasks, parse_call
@@ -82,6 +83,7 @@ async def measure(url: str, episodes: int, folder: Path) -> tuple[list[float], l
             episode = await run_episode(
                 sender, request, sample.episode, functools.partial(execute, env),
                 passback="reasoning_content", stamp=Stamp(sample.id, task.name), on_step=log.append,
+                judge=step_judge(request.tool_choice),
             )  # fmt: skip
             wall = time.perf_counter() - began
             steps = len(episode.steps)

@@ -26,6 +26,7 @@ from qualeval.records import (
     Status,
     StepRecord,
     ToolCall,
+    ToolStatus,
 )
 from qualeval.wire import ChatRequest, ChatResponse, Message
 
@@ -72,6 +73,8 @@ class Episode:
 
 Send = Callable[[ChatRequest], Awaitable[ChatResponse]]
 Execute = Callable[[ToolCall], str]
+Judge = Callable[[ChatResponse, tuple[dict[str, Any], ...]], ToolStatus]
+"""A step's wire status from its response and the tools offered (qualeval.scoring.wire_status's)."""
 
 
 def assistant_message(content: str, reasoning: str, calls: tuple[ToolCall, ...], passback: AppliedPassback) -> Message:
@@ -123,6 +126,7 @@ class _Loop:
     stamp: Stamp
     on_step: Callable[[StepRecord], None] | None
     replay: list[StepRecord]
+    judge: Judge | None = None
     history: list[Message] = field(default_factory=list)
     pending: list[Message] = field(default_factory=list)
     episode: Episode = field(default_factory=Episode)
@@ -156,6 +160,7 @@ class _Loop:
             content=response.completion.content,
             finish_reason=response.finish_reason,
             status=status,
+            tool_status=self.judge(response, tools) if self.judge and status not in NOT_THE_MODELS else None,
             usage=response.usage,
             timing=response.timing,
             call_timing=response.call_timing,
@@ -203,11 +208,13 @@ async def run_episode(
     stamp: Stamp,
     on_step: Callable[[StepRecord], None] | None = None,
     done: Sequence[StepRecord] = (),
+    judge: Judge | None = None,
 ) -> Episode:
     """One episode. `request`: turn 0's request as a single-turn item's would be (its messages turn 0's user
     messages); `send`: the wire client's `chat`; `execute`: a call against the episode's environment, its result as
-    the model is shown it; `done`: the steps a killed session wrote (qualeval.records.episode_steps)."""
-    loop = _Loop(send, execute, request, passback, stamp, on_step, list(done))
+    the model is shown it; `done`: the steps a killed session wrote (qualeval.records.episode_steps); `judge`: each
+    step's wire status."""
+    loop = _Loop(send, execute, request, passback, stamp, on_step, list(done), judge)
     episode = loop.episode
     for turn, users in enumerate(spec.turns):
         loop.pending.extend(request.messages if turn == 0 else _user(users))

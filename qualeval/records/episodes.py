@@ -64,7 +64,7 @@ class StepRecord(BaseModel):
     finish_reason: str | None = None
     status: Status = "ok"
     tool_status: ToolStatus | None = None
-    """The step's wire status as a single tool-call response's (None: not judged; the loop does not judge it yet)."""
+    """The step's wire status, as a single tool-call response's (None: no answer of the model's came back)."""
     usage: Usage = Field(default_factory=Usage)
     timing: Timing = Field(default_factory=Timing)
     call_timing: CallTiming | None = None

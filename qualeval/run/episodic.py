@@ -17,6 +17,7 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from qualeval.agent import (
     ClassSource,
@@ -47,15 +48,16 @@ from qualeval.records import (
     StepLog,
     StepRecord,
     ToolCall,
+    ToolStatus,
     episode_steps,
     passback_found,
     read_steps,
 )
 from qualeval.run.levels import RequestSettings
 from qualeval.run.pipeline import request_for
-from qualeval.scoring import judge_episode
+from qualeval.scoring import judge_episode, wire_status
 from qualeval.tasks import Sample, Task, build_samples
-from qualeval.wire import ChatSender, build_body
+from qualeval.wire import ChatResponse, ChatSender, build_body
 
 __all__ = [
     "Agents",
@@ -67,6 +69,7 @@ __all__ = [
     "rejudged",
     "resolve_passback",
     "run_agent",
+    "step_judge",
     "unfingerprinted",
 ]
 
@@ -174,6 +177,7 @@ async def run_agent(
         stamp=stamp,
         on_step=agents.log.append if keep and agents.log is not None else None,
         done=done,
+        judge=step_judge(request.tool_choice),
     )
     verdict = None
     if episode.stopped is None:  # replaying the calls on fresh instances takes a while: off the event loop
@@ -228,6 +232,24 @@ def _record(
             forced_quit=episode.forced_quit,
             verdict=verdict,
         ),
+    )
+
+
+def step_judge(
+    tool_choice: str | dict[str, Any] | None,
+) -> Callable[[ChatResponse, tuple[dict[str, Any], ...]], ToolStatus]:
+    """What judges each step of an episode whose requests send `tool_choice`: its wire status."""
+    return functools.partial(_wire_status, tool_choice)
+
+
+def _wire_status(
+    tool_choice: str | dict[str, Any] | None, response: ChatResponse, tools: tuple[dict[str, Any], ...]
+) -> ToolStatus:
+    """A step's wire status, as a single tool-call response's (nothing expected of its calls)."""
+    done, calls = response.completion, response.tool_calls
+    unindexed = response.delta_without_index
+    return wire_status(
+        done, calls, tools=tools, tool_choice=tool_choice, finish=response.finish_reason, unindexed=unindexed
     )
 
 

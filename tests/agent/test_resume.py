@@ -77,6 +77,7 @@ def test_a_run_killed_mid_episode_resumes_without_a_step_twice(tmp_path: Path) -
     total = sum(r["episode"]["steps"] for r in records)  # type: ignore[index]
     keys = Counter((s["sample_id"], s["turn"], s["step"]) for s in _lines(out / "steps.jsonl"))
     assert sum(keys.values()) == total and set(keys.values()) == {1}  # no step written twice
+    assert {s["tool_status"] for s in _lines(out / "steps.jsonl")} == {"ok"}  # each step's wire status
     # sent again: at most the one request in flight when the kill came
     assert sent_before <= written + 1 and len(_lines(log)) - sent_before <= total - written + 1
     assert all(r["episode"]["passback"] == "reasoning_content" for r in records)  # type: ignore[index]
