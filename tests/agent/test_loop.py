@@ -14,6 +14,7 @@ from qualeval.agent import Episode, Stamp, run_episode
 from qualeval.errors import InputError
 from qualeval.reasoning import Completion
 from qualeval.records import AppliedPassback, StepRecord, Timing, ToolCall, Usage, episode_steps
+from qualeval.run.episodic import step_judge
 from qualeval.wire import ChatRequest, ChatResponse, Message
 
 TOOL = {"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}
@@ -179,3 +180,15 @@ def test_a_replay_whose_history_differs_is_refused() -> None:
     run(Script(two_turns()), Counter(), written=written)
     with pytest.raises(InputError, match="does not replay"):
         run(Script(two_turns()[2:]), Counter(), passback="inline", done=written[:2])
+
+
+def test_each_step_records_its_wire_status() -> None:
+    mismatch = reply("1").model_copy(update={"finish_reason": "tool_calls"})  # says calls, brings none
+    written = list[StepRecord]()
+    asyncio.run(
+        run_episode(
+            Script([reply(calls=[ADD]), mismatch, reply("still 1")]), FIRST, Spec(), Counter().execute,
+            passback="none", stamp=Stamp("item-1", "t"), on_step=written.append, judge=step_judge("auto"),
+        )
+    )  # fmt: skip
+    assert [s.tool_status for s in written] == ["ok", "finish_reason_mismatch", "ok"]
