@@ -105,3 +105,21 @@ def test_a_passback_field_the_server_rejects_is_an_endpoint_error_never_a_wrong_
     assert record["status"] == "transport_error" and record["score"]["correct"] is None
     assert "400" in str(record["error"]) and record["episode"]["ended"] == "endpoint_error"  # type: ignore[index]
     assert "turn 0 step 1, reasoning passed back as reasoning_content: HTTP 400" in done.stderr
+
+
+def test_shards_of_an_agent_run_merge_with_their_steps_and_rescore(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with agent_server(tmp_path) as (url, _):
+        for k in (0, 1):
+            shard = [*_command(url, tmp_path / f"s{k}", limit=2), "--shard", f"{k}/2"]
+            done = subprocess.run(shard, capture_output=True, text=True, timeout=240, env=env)
+            assert done.returncode == 0, done.stderr
+    merged = tmp_path / "merged"
+    qualeval = [sys.executable, "-m", "qualeval"]
+    done = subprocess.run([*qualeval, "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(merged)],
+                          capture_output=True, text=True, timeout=240, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(_lines(merged / "steps.jsonl")) == sum(len(_lines(tmp_path / f"s{k}" / "steps.jsonl")) for k in (0, 1))
+    again = subprocess.run([*qualeval, "rescore", str(merged)], capture_output=True, text=True, timeout=240, env=env)
+    assert again.returncode == 0, again.stderr
+    assert len(_lines(merged / "rescore" / "records.jsonl")) == 2
