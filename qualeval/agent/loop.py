@@ -39,11 +39,10 @@ class EpisodeLike(Protocol):
     @property
     def turns(self) -> Sequence[Sequence[Mapping[str, str]]]: ...
     @property
-    def tools(self) -> Sequence[Mapping[str, Any]]: ...
-    @property
-    def added(self) -> Mapping[int, Sequence[Mapping[str, Any]]]: ...
-    @property
     def max_steps(self) -> int: ...
+    def tools_at(self, turn: int) -> tuple[dict[str, Any], ...]:
+        """The tools offered at a turn: the initial ones and every one added at this turn or before (miss_func)."""
+        ...
 
 
 class Stamp(NamedTuple):
@@ -89,12 +88,6 @@ def assistant_message(content: str, reasoning: str, calls: tuple[ToolCall, ...],
 def _with_ids(calls: Sequence[ToolCall], turn: int, step: int) -> tuple[ToolCall, ...]:
     """The calls, each with an id its tool message can name (one made up where the server sent none)."""
     return tuple(c if c.id else c.model_copy(update={"id": f"call_{turn}_{step}_{i}"}) for i, c in enumerate(calls))
-
-
-def _tools_at(spec: EpisodeLike, turn: int) -> tuple[dict[str, Any], ...]:
-    """The tools offered at a turn: the initial ones and every one added at this turn or before (miss_func)."""
-    added = [dict(t) for at in sorted(spec.added) if at <= turn for t in spec.added[at]]
-    return (*(dict(t) for t in spec.tools), *added)
 
 
 def _user(turn: Sequence[Mapping[str, str]]) -> list[Message]:
@@ -218,7 +211,7 @@ async def run_episode(
     episode = loop.episode
     for turn, users in enumerate(spec.turns):
         loop.pending.extend(request.messages if turn == 0 else _user(users))
-        tools, calls = _tools_at(spec, turn), list[tuple[ToolCall, ...]]()
+        tools, calls = spec.tools_at(turn), list[tuple[ToolCall, ...]]()
         episode.calls_by_turn.append(calls)
         for step in range(spec.max_steps + 1):
             record = await loop.step(turn, step, tools)

@@ -31,6 +31,9 @@ class Spec:
     added: dict[int, tuple[dict[str, Any], ...]] = field(default_factory=lambda: {1: (LATER,)})
     max_steps: int = 20
 
+    def tools_at(self, turn: int) -> tuple[dict[str, Any], ...]:
+        return (*self.tools, *(t for at in sorted(self.added) if at <= turn for t in self.added[at]))
+
 
 class Counter:
     """The environment: a total that `add` moves."""
