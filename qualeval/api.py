@@ -153,7 +153,8 @@ def evaluate(
             tasks: data, limit, limit_per_subject, sample_seed, num_fewshot, samples_per_item;
             load: concurrency, request_rate, burstiness, arrival_seed, warmup, slo, batch, shard;
             generation: max_tokens, temperature, top_p, top_k, min_p, presence_penalty, sampling, thinking,
-            thinking_pair, reasoning_effort, thinking_budget, thinking_switch, thinking_opened, reasoning_format;
+            thinking_pair, reasoning_effort, thinking_budget, thinking_switch, thinking_opened, reasoning_format,
+            reasoning_passback;
             answers: constraint, constraint_style, rescue, judge_base_url, judge_model, allow_code_execution,
             fail_under, published, within;
             serving: workload, workload_set, context_lengths, context_depth, filler, tokenizer, force_output.

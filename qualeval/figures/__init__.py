@@ -13,6 +13,7 @@ compare     two runs paired item by item
 runset      several runs of the same items (board and gate)      board  N configs side by side
 gate        a release gate's verdict by a policy file (policy: the file read; gate_clauses: speed, validity)
 toolfigures a tool-call task's trigger, schema, wire statuses, recovered calls, call timing, stream parity
+episodefigures  a multi-turn task's episodes: how they ended, accuracy by turn index, steps, calls, tokens, times
 """
 
 from qualeval.figures.accuracy import answered_cell, below, judged, summarize

@@ -15,12 +15,14 @@ from pathlib import Path
 
 from qualeval._version import __version__
 from qualeval.figures.accuracy import Repeat, answered_cell, cell_of, per_level, repeated, summarize, unscored
+from qualeval.figures.episodefigures import episode_figures
 from qualeval.figures.frontier import Answer, answer_of, asked_differently, frontier, under_load
 from qualeval.figures.repeats import Said, by_item, identical, said_of
 from qualeval.figures.speeds import linked, speed
 from qualeval.figures.toolfigures import ToolView, tool_figures, tool_view
 from qualeval.records import (
     NOT_THE_MODELS,
+    EpisodeRecord,
     LevelReport,
     Linked,
     Outcome,
@@ -50,6 +52,8 @@ class _Rows:
     said: list[Said | None] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)
     """Tool-call items' records only (empty for any other task)."""
+    episodes: list[EpisodeRecord] = field(default_factory=list)
+    """Multi-turn items' episodes only."""
     scored: bool = False
 
     def add(self, record: Record) -> None:
@@ -67,6 +71,8 @@ class _Rows:
         self.said.append(said_of(record))
         if (view := tool_view(record)) is not None:
             self.tools.append(view)
+        if record.episode is not None:
+            self.episodes.append(record.episode)
         self.scored = self.scored or record.scored
         self.faults.update(record.retried)
         # a failed record's `retried` holds its own last attempt too, and an earlier session's failures: retried
@@ -148,6 +154,7 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
         lv.tools = tool_figures([v for v in rows.tools if v.level == label])
     return TaskReport(
         tools=tools,
+        episodes=episode_figures(rows.episodes) if rows.episodes else None,
         summary=summary,
         repeated=repeated(rows.repeats, k) if k > 1 and scored else None,
         speed=overall,

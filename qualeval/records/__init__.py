@@ -1,6 +1,10 @@
 """Every type a run persists, one submodule per file written (or part of one):
 
-    record.py       records.jsonl    Record and its parts (usage, timing, extraction, score, constraint, grade)
+    record.py       records.jsonl    Record and its parts (extraction, score, constraint, grade); usage.py, its
+                                     usage and timing (a step's too)
+    episodes.py     steps.jsonl      StepRecord: one request of an agent's loop; EpisodeRecord, a Record's
+                    records.jsonl    `episode` (turns, steps, calls, passback); steplog.py, steps.jsonl as a run
+                                     appends, resumes and rescores it (StepLog, read_steps)
     toolcalls.py    records.jsonl    ToolsRecord: a tool-call item's calls, wire status and timing; ToolAnswer
     statuses.py     records.jsonl    Status, Rung, Agreement: what became of a request, as closed sets
     body.py         records.jsonl    SentBody, the JSON body a request sent (its SentMessages), kept as sent
@@ -55,6 +59,16 @@ from qualeval.records.clientconfig import (
     env_base_url,
 )
 from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
+from qualeval.records.episodes import (
+    AppliedPassback,
+    EpisodeFigures,
+    EpisodeRecord,
+    PassbackMode,
+    StepRecord,
+    TurnAccuracy,
+    TurnRecord,
+    episode_steps,
+)
 from qualeval.records.episodespec import EPISODE_ERRORS, EpisodeError, EpisodeSpec, EpisodeVerdict
 from qualeval.records.gate import TOOL_CLAUSES, Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
 from qualeval.records.items import OfflineItem
@@ -85,12 +99,8 @@ from qualeval.records.record import (
     Extraction,
     FollowupRecord,
     Grade,
-    ItlSummary,
     Record,
     Score,
-    ServerTimings,
-    Timing,
-    Usage,
 )
 from qualeval.records.repeats import Identical, Paired, PromptCache
 from qualeval.records.runconfig import RunConfig
@@ -116,6 +126,7 @@ from qualeval.records.statuses import (
     Rung,
     Status,
 )
+from qualeval.records.steplog import STEPS, StepLog, read_steps
 from qualeval.records.store import Key, RunStore, fingerprint
 from qualeval.records.summary import (
     BenchyFigures,
@@ -182,6 +193,7 @@ from qualeval.records.toolfigures import (
     ToolTiming,
     TriggerAgreement,
 )
+from qualeval.records.usage import ItlSummary, ServerTimings, Timing, Usage
 from qualeval.records.views import Outcome, Timed
 
 __all__ = [
@@ -197,6 +209,7 @@ __all__ = [
     "PROBE_TIME",
     "SAMPLING",
     "SEED",
+    "STEPS",
     "STYLES",
     "TOOL_CLAUSES",
     "TRUNCATED",
@@ -205,6 +218,7 @@ __all__ = [
     "Agreement",
     "AnswerSpec",
     "AppliedMode",
+    "AppliedPassback",
     "AtLeast1",
     "BenchyFigures",
     "Board",
@@ -226,6 +240,8 @@ __all__ = [
     "Distribution",
     "EnvironmentSpec",
     "EpisodeError",
+    "EpisodeFigures",
+    "EpisodeRecord",
     "EpisodeSpec",
     "EpisodeVerdict",
     "ExpectedCall",
@@ -257,6 +273,7 @@ __all__ = [
     "Parity",
     "Passback",
     "PassbackCheck",
+    "PassbackMode",
     "PassbackSent",
     "PassbackVerdict",
     "Pinned",
@@ -292,6 +309,8 @@ __all__ = [
     "SpeedRatio",
     "Stats",
     "Status",
+    "StepLog",
+    "StepRecord",
     "Style",
     "SubsetSpec",
     "Targets",
@@ -319,6 +338,8 @@ __all__ = [
     "Trigger",
     "TriggerAgreement",
     "Truncation",
+    "TurnAccuracy",
+    "TurnRecord",
     "Usage",
     "Verdict",
     "VllmFigures",
@@ -331,11 +352,13 @@ __all__ = [
     "client_option",
     "contract_of",
     "env_base_url",
+    "episode_steps",
     "fingerprint",
     "json_schema_problem",
     "openai_calls",
     "passback_found",
     "probe_time_option",
+    "read_steps",
     "styles_from_probe",
     "tool_problem",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["comma_list", "named_values"]
+__all__ = ["comma_list", "named_values", "published_share"]
 
 
 def comma_list(value: Any) -> Any:
@@ -40,3 +40,18 @@ def named_values(value: Any, field: str) -> Any:
         else:
             out[name.strip()] = text.strip()
     return out
+
+
+def published_share(task: str, figure: Any) -> float:
+    """A published figure as a share: `85%` and a bare number above 1 (85) are percents, a bare number from 0 to
+    1 (0.85) is a share, so 0.85 is never read as 0.85%."""
+    text = str(figure).strip()
+    percent = text.endswith("%")
+    try:
+        number = float(text.removesuffix("%"))
+    except ValueError:
+        raise ValueError(f"'{task}': '{figure}' is not a number (a share, 0.85, or a percent, 85%)") from None
+    share = number / 100 if percent or number > 1 else number
+    if not 0 <= share <= 1:
+        raise ValueError(f"'{task}': a published figure is a share (0 to 1) or a percent (0% to 100%), got {text}")
+    return share

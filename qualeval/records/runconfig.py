@@ -19,30 +19,16 @@ from qualeval.records.clientconfig import (
     env_base_url,
     not_coerced,
 )
-from qualeval.records.flagtext import comma_list, named_values
+from qualeval.records.episodes import PassbackMode
+from qualeval.records.flagtext import comma_list, named_values, published_share
 from qualeval.records.probe import Mode, Style, probe_time_option
 from qualeval.records.taskspec import ByThinking, check_sampling
 
-__all__ = ["EFFORTS", "RunConfig", "published_share"]
+__all__ = ["EFFORTS", "RunConfig"]
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 """The reasoning_effort values OpenAI's API names (openai-python's ReasoningEffort); vLLM, SGLang, llama.cpp and
 Ollama take these or a subset."""
-
-
-def published_share(task: str, figure: Any) -> float:
-    """A published figure as a share: `85%` and a bare number above 1 (85) are percents, a bare number from 0 to
-    1 (0.85) is a share, so 0.85 is never read as 0.85%."""
-    text = str(figure).strip()
-    percent = text.endswith("%")
-    try:
-        number = float(text.removesuffix("%"))
-    except ValueError:
-        raise ValueError(f"'{task}': '{figure}' is not a number (a share, 0.85, or a percent, 85%)") from None
-    share = number / 100 if percent or number > 1 else number
-    if not 0 <= share <= 1:
-        raise ValueError(f"'{task}': a published figure is a share (0 to 1) or a percent (0% to 100%), got {text}")
-    return share
 
 
 class RunConfig(BaseModel):
@@ -147,6 +133,12 @@ class RunConfig(BaseModel):
         description="Force a convention: structured_outputs, guided, sglang, response_format, json_schema, grammar.",
     )
     rescue: bool = Field(False, description="Read answers from the reasoning when content is empty (counted apart).")
+    reasoning_passback: PassbackMode = Field(
+        "auto",
+        description="Agents (multi-turn items): what earlier assistant turns carry back of their reasoning: none, "
+        "reasoning (vLLM >= 0.16), reasoning_content (llama.cpp, SGLang, DeepSeek), inline (<think>...</think> "
+        "before the content), or auto (what the probe found the server consumes).",
+    )
     stream: bool = Field(True, description="Stream responses.")
     stream_parity: bool = Field(False, description="Send every item streamed and not: two paired levels.")
     timeout: float = client_option("timeout")

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from qualeval.records.accuracy import Cell, Repeated, TaskSummary
 from qualeval.records.distribution import Distribution
+from qualeval.records.episodes import EpisodeFigures
 from qualeval.records.repeats import Paired, PromptCache
 from qualeval.records.shaping import TemplateTokens, WorkloadPrompts, WorkloadStyle
 from qualeval.records.toolfigures import ToolFigures
@@ -167,6 +168,8 @@ class TaskReport(BaseModel):
     scored: bool = True
     """False for a workload's synthetic prompts: there is no right answer, so no accuracy to show: the summary's
     shares, `repeated`, and what `linked` and `levels` derive from correctness are None or empty."""
+    episodes: EpisodeFigures | None = Field(default=None, exclude_if=_unset)
+    """A multi-turn task's episodes (records.episodes); None, and not written, for any other task."""
     tools: ToolFigures | None = Field(default=None, exclude_if=_unset)
     """A tool-call task's figures (records.toolfigures): trigger agreement, schema validity, wire statuses,
     recovered calls, call timing, stream parity. None, and not written, for a task with no tool-call item."""

@@ -9,6 +9,7 @@ linked      whether the "speed and quality together" section shows, and what its
 speed_rows  the speed table's rows: per task, or per level where levels were asked streamed and not
 serving_sections, serving_plots   the serving benchmark's sections and plots (qualeval.serving computes them)
 tool_sections   a tool-call task's section, speed cells, compare rows and board table
+episode_sections  a multi-turn task's episodes in report.md: how they ended, accuracy by turn, steps, times
 board_pages board.md, and the labels, key and noise reading the terminal and board.html share with it
 board_web   board.html
 """

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from qualeval.figures import judged
 from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
+from qualeval.report.episode_sections import episode_markdown
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, per_level_note, truncation_line
 from qualeval.report.linked import has_linked, linked_scope
 from qualeval.report.numbers import at_k, dist, num, pct
@@ -65,7 +66,8 @@ def published_where(t: TaskReport) -> str:
 def markdown_report(summary: RunSummary, *, offline: bool = False) -> str:
     """`offline`: scored by `qualeval score`, from responses made elsewhere (no timing)."""
     lines = _header(summary, offline) + drop_markdown(summary) + _accuracy(summary, offline)
-    lines += _statuses(summary) + tool_markdown(summary) + _faults(summary) + _speed(summary)
+    lines += _statuses(summary) + tool_markdown(summary) + episode_markdown(summary) + _faults(summary)
+    lines += _speed(summary)
     lines += _repeats(summary) + serving_markdown(summary)
     return "\n".join(lines) + "\n"
 

@@ -8,20 +8,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from qualeval.errors import InputError, QualevalWarning
+from qualeval.errors import InputError, QualevalNote, QualevalWarning
 from qualeval.records import ProbeResult, RunConfig
 from qualeval.run.pipeline import sampling_for
 from qualeval.run.probetools import broken_for
 from qualeval.run.probing import is_simulated
 from qualeval.scoring import REFUSAL, runs_code
-from qualeval.tasks import Task, builtin_dir
+from qualeval.tasks import Sample, Task, builtin_dir
 
 __all__ = [
     "KEYLESS",
     "check_code_allowed",
+    "check_not_episodes",
     "check_published",
     "check_run_tasks",
     "check_task_names",
+    "check_warmup",
     "data_keys",
     "data_task",
     "keyless",
@@ -229,3 +231,37 @@ def keyless(models: dict[str, Any] | None) -> bool:
     """A simulated server that says it was given no questions and answers."""
     data = (models or {}).get("data") or ()
     return is_simulated(models) and any(isinstance(m, dict) and m.get("answer_key") is False for m in data)
+
+
+def check_not_episodes(task: Task) -> None:
+    """`qualeval score` refuses a task whose items are episodes: a response file holds one reply an item, never
+    the loop of requests whose calls an episode executes."""
+    if task.spec.environment is not None:
+        raise InputError(
+            f"{task.where}: its items are episodes (an agent's loop of requests, its calls executed): qualeval score "
+            "cannot judge responses made elsewhere; run it with qualeval run, and rescore that run's directory"
+        )
+
+
+def check_warmup(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> None:
+    """A --warmup that takes every request of a task leaves it nothing to time: refused when asked for, said
+    when it is the default's one request (a --limit 1 run, whose speed figures are then none)."""
+    if not config.warmup:
+        return
+    sent = 0
+    for task, samples in work:
+        count = len(samples) * config.samples_per_item
+        sent += count
+        if sent > config.warmup:
+            return  # the warm-up ends inside this task: it and every task after it have measured requests
+        if "warmup" in config.model_fields_set:
+            raise InputError(
+                f"--warmup {config.warmup}: task {task.name}'s {count} requests per level would all be warm-ups, "
+                "so none would be measured; give a --warmup below the run's requests per level, or a larger --limit"
+            )
+        warnings.warn(
+            f"{task.name}: its {count} request per level is the warm-up (--warmup {config.warmup}), so no speed "
+            "figure is measured; --warmup 0 times it",
+            QualevalNote,
+            stacklevel=3,
+        )

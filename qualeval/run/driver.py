@@ -42,14 +42,17 @@ from qualeval.run.checks import (
     check_code_allowed,
     check_published,
     check_run_tasks,
+    check_warmup,
     data_task,
     run_notes,
     unread_data_error,
     warn_unlisted,
 )
+from qualeval.run.episodic import Agents, Stamp, agents_for, episode_tasks, run_agent, unfingerprinted
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
+from qualeval.run.probepassback import add_passback, probe_passback
 from qualeval.run.probetools import broken_for, check_tools, tool_tasks
 from qualeval.run.probing import PROBE_CONCURRENCY, check_thinking_budget, is_simulated, probe, unanswered
 from qualeval.run.written import write_summary
@@ -97,7 +100,7 @@ def load_run_tasks(config: RunConfig) -> list[tuple[Task, list[Sample]]]:
 def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: Pinned | None) -> Manifest:
     """The manifest; its fingerprint covers the samples, the settings and what the run pinned (once it has)."""
     rows = [(s.id, s.gold, s.messages[-1].content) for _, samples in work for s in samples]
-    settings = config.model_dump(mode="json", exclude=set(SETTINGS_EXCLUDED))
+    settings = config.model_dump(mode="json", exclude=unfingerprinted(work, SETTINGS_EXCLUDED))
     rows.append(("settings", orjson.dumps(settings, option=orjson.OPT_SORT_KEYS).decode(), ""))
     if pinned is not None:
         rows.append(("pinned", orjson.dumps(pinned.fingerprinted(), option=orjson.OPT_SORT_KEYS).decode(), ""))
@@ -118,30 +121,6 @@ def _manifest(config: RunConfig, work: list[tuple[Task, list[Sample]]], pinned: 
         started=_now(),
         run_id=uuid.uuid4().hex,
     )
-
-
-def _check_warmup(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -> None:
-    """A --warmup that takes every request of a task leaves it nothing to time: refused when asked for, said
-    when it is the default's one request (a --limit 1 run, whose speed figures are then none)."""
-    if not config.warmup:
-        return
-    sent = 0
-    for task, samples in work:
-        count = len(samples) * config.samples_per_item
-        sent += count
-        if sent > config.warmup:
-            return  # the warm-up ends inside this task: it and every task after it have measured requests
-        if "warmup" in config.model_fields_set:
-            raise InputError(
-                f"--warmup {config.warmup}: task {task.name}'s {count} requests per level would all be warm-ups, "
-                "so none would be measured; give a --warmup below the run's requests per level, or a larger --limit"
-            )
-        warnings.warn(
-            f"{task.name}: its {count} request per level is the warm-up (--warmup {config.warmup}), so no speed "
-            "figure is measured; --warmup 0 times it",
-            QualevalNote,
-            stacklevel=3,
-        )
 
 
 def _client_config(
@@ -173,12 +152,19 @@ def _wanted_thinking(config: RunConfig, work: list[tuple[Task, list[Sample]]]) -
 
 
 async def _preflight(
-    config: RunConfig, wanted: bool | None, old: Manifest | None, bare: dict[str, bool], scored: bool, tools: bool
+    config: RunConfig,
+    wanted: bool | None,
+    old: Manifest | None,
+    bare: dict[str, bool],
+    scored: bool,
+    tools: bool,
+    agents: bool = False,
 ) -> tuple[dict[str, Any] | None, ProbeResult | None, Pinned, bool]:
     """The server's /models answer, the probe result, and the pinned resolution (a resumed run's own, with its
     probe: never probed again, never nulled); the flag says whether it was resolved now. `bare`: per task,
     whether its prompt asks for the answer alone; `scored`: whether any item is scored (an accuracy to warn of);
-    `tools`: whether a task offers tools (the probe then checks the tool_choice contracts)."""
+    `tools`: whether a task offers tools (the probe then checks the tool_choice contracts); `agents`: whether a
+    task's items are episodes (the probe then checks which field the server reads earlier reasoning from)."""
     pinned = old.pinned if old else None
     fresh = pinned is None
     if fresh and not config.probe:
@@ -199,25 +185,33 @@ async def _preflight(
         if pinned is not None:
             server = old.server if old is not None and not fresh else None  # a resumed run keeps its own probe
             return models, server.probe if server else None, pinned, fresh
-        found, budget_note = await _probed(client, config, tools)
+        found, budget_note = await _probed(client, config, tools, agents and config.reasoning_passback == "auto")
     pinned = resolve(config, found, wanted, bare)  # a request that cannot be honoured stops here, before any is sent
     pinned.notes += [budget_note] if budget_note else []
     return models, found, pinned, True
 
 
-async def _probed(client: ChatClient, config: RunConfig, tools: bool) -> tuple[ProbeResult, str | None]:
+async def _probed(
+    client: ChatClient, config: RunConfig, tools: bool, passback: bool = False
+) -> tuple[ProbeResult, str | None]:
     """The probe's result (its own token budget and seeds, never the run's) and the thinking-budget check's note,
     both within the probe's time; with `tools`, the tool_choice contracts too. A probe that failed at the endpoint
     does not fail the run it serves: its checks are inconclusive, and the run goes on with the defaults (its own
     requests then say what the endpoint does)."""
     began = time.perf_counter()
+    # what --reasoning-passback auto sends, first: four short requests the sampled checks could leave no time for
+    passed = await probe_passback(client, config.model, seconds=config.probe_time) if passback else None
+    left = config.probe_time - (time.perf_counter() - began) if passed is not None else config.probe_time
     try:
-        found = await probe(client, config.model, seconds=config.probe_time)
+        found = await probe(client, config.model, seconds=left)
     except EndpointError as exc:
         found = unanswered(client.config.base_url, config.model, str(exc), config.probe_time)
     if tools and not found.failed:  # the contracts get what time the checks before them left
         left = config.probe_time - (time.perf_counter() - began)
         await check_tools(client, config.model, found, efforts=config.reasoning_effort, seconds=left)
+    if passed is not None and not found.failed:
+        add_passback(found, passed)
+        found.seconds = config.probe_time  # the budget of the whole probe, the passback check's share in it
     if not config.thinking_budget:
         return found, None
     left = config.probe_time - (time.perf_counter() - began)
@@ -232,6 +226,32 @@ def _notes(models: dict[str, Any] | None, found: ProbeResult | None, tooled: Any
     for line in broken_for(tooled, found):
         warnings.warn(line, QualevalWarning, stacklevel=3)
     return run_notes(models, found, tooled, scored)
+
+
+def _served(
+    manifest: Manifest, started: str | None, models: dict[str, Any] | None, found: ProbeResult | None, shaping: Shaping
+) -> Manifest:
+    """The manifest once the endpoint has been asked: its models, the probe's result, what serving shaped."""
+    update = {
+        "started": started,
+        "server": ServerInfo(models=models, probe=found),
+        "shaping": shaping,
+        "simulated": bool(found and found.simulated) or is_simulated(models),
+    }
+    return manifest.model_copy(update=update)
+
+
+def _started(
+    on_start: Callable[[int, int, Iterable[Record]], None],
+    store: RunStore,
+    done: set[Key],
+    swept: list[Level],
+    items: list[tuple[Task, Sample, int]],
+) -> None:
+    """What a resume keeps is counted into the bar, so its accuracy is the run's, as the summary's is."""
+    held = done & {(s.id, a, level.label) for level in swept for _, s, a in items}
+    kept = (r for r in store.records() if (r.sample_id, r.repeat, r.level) in held)
+    on_start(len(held), len(items) * len(swept), kept)
 
 
 async def execute(
@@ -251,7 +271,7 @@ async def execute(
         work, shaping = await shape_work(config, work, old.shaping if old else None)
     if config.workload:  # a workload brings its own task: known once shaped (the others were checked on loading)
         check_published(config, [t for t, _ in work])
-    _check_warmup(config, work)
+    check_warmup(config, work)
     if old is not None:
         refuse_conflicts(config.out, old, config)
     manifest = _manifest(config, work, old.pinned if old else None)
@@ -261,36 +281,32 @@ async def execute(
     scored = any(s.scored for _, samples in work for s in samples)  # a workload's synthetic prompts are not
     tooled = tool_tasks(work)
     wanted = _wanted_thinking(config, work)
-    models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled))
-    notes = _notes(models, found, tooled, scored)
-    manifest = _manifest(config, work, pinned).model_copy(
-        update={
-            "started": manifest.started,
-            "server": ServerInfo(models=models, probe=found),
-            "shaping": shaping,
-            "simulated": bool(found and found.simulated) or is_simulated(models),
-        }
-    )
+    episodic = episode_tasks(work)
+    models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled), bool(episodic))
+    agents = agents_for(episodic, config, found)
+    notes = _notes(models, found, tooled, scored) + (agents.notes() if agents else [])
+    manifest = _served(_manifest(config, work, pinned), manifest.started, models, found, shaping)
     cap = max(level.cap for level in swept)
     async with model_judge_for(config.judge_base_url, config.judge_model, cap) as model_judge:
         done = store.open(manifest)
+        if agents is not None:  # the steps of the episodes a killed session left unfinished, to replay
+            agents.open(config.out)
         for note in pinned.notes if fresh else ():
             warnings.warn(note, QualevalNote, stacklevel=2)
         items = [(t, s, a) for t, samples in work for s in samples for a in range(config.samples_per_item)]
         if on_start:
-            # what a resume keeps is counted into the bar, so its accuracy is the run's, as the summary's is
-            held = done & {(s.id, a, level.label) for level in swept for _, s, a in items}
-            kept = (r for r in store.records() if (r.sample_id, r.repeat, r.level) in held)
-            on_start(len(held), len(items) * len(swept), kept)
+            _started(on_start, store, done, swept, items)
         client_config = _client_config(config, cap, pinned.thinking_switch, pinned.thinking_opened)
         try:
             async with serving_client(config, client_config, cap, on_record) as (client, told):
                 # to the microsecond: a run killed and resumed within one second is still two sessions, whose
                 # pause no rate may count
                 session = datetime.now(timezone.utc).isoformat(timespec="microseconds")
-                await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge)
+                await _send_all(client, config, swept, items, store, done, pinned, session, told, model_judge, agents)
         finally:
             store.close()
+            if agents is not None:
+                agents.close()
     wall = time.perf_counter() - started
     tasks = [t for t, _ in work]
     return write_summary(store, config, tasks, manifest, started=manifest.started, wall_s=wall, notes=notes)
@@ -320,30 +336,26 @@ async def _send_all(
     session: str,
     on_record: Callable[[Record], None] | None,
     model_judge: ModelJudge | None = None,
+    agents: Agents | None = None,
 ) -> None:
-    """Every request not yet recorded, level by level, each record appended as it completes."""
+    """Every request not yet recorded, level by level, each record appended as it completes; an episode's through
+    the agent's loop."""
     sampled = config.model_dump(include=set(SAMPLING))  # temperature, top_p...: plain numbers
     run_settings = RequestSettings(thinking=config.thinking, stream=config.stream, sampling=config.sampling, **sampled)
 
     async def one(item: tuple[Task, Sample, int], at: Level, warmup: bool, keep: bool = True) -> None:
         task, sample, repeat = item
-        level = at.label
-        record = await run_one(
-            client,
-            task,
-            sample,
-            model=config.model,
-            mode=pinned.mode_for(task.name),
-            style=pinned.constraint_style,
-            rescue=config.rescue,
-            allow_code=config.allow_code_execution,
-            repeat=repeat,
-            level=level,
-            warmup=warmup,
-            session=session,
-            model_judge=model_judge,
-            settings=at.request.over(run_settings),
-        )
+        level, settings = at.label, at.request.over(run_settings)
+        if agents is not None and sample.episode is not None:
+            stamp = Stamp(sample.id, task.name, repeat, level, session)
+            record = await run_agent(agents, client, task, sample, config.model, stamp, warmup, keep, settings)
+        else:
+            mode, style = pinned.mode_for(task.name), pinned.constraint_style
+            record = await run_one(
+                client, task, sample, model=config.model, mode=mode, style=style, rescue=config.rescue,
+                allow_code=config.allow_code_execution, repeat=repeat, level=level, warmup=warmup, session=session,
+                model_judge=model_judge, settings=settings,
+            )  # fmt: skip
         if not keep:
             return
         earlier = store.history.get((sample.id, repeat, level))

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from qualeval.records import ByThinking, MaxTokensField, Mode, Style, ThinkingSwitch
+from qualeval.records import ByThinking, MaxTokensField, Mode, PassbackMode, Style, ThinkingSwitch
 
 __all__ = ["RunOptions"]
 
@@ -53,6 +53,7 @@ class RunOptions(TypedDict, total=False):
     constraint: Mode
     constraint_style: Style | None
     rescue: bool
+    reasoning_passback: PassbackMode
     stream: bool
     stream_parity: bool
     timeout: float

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from qualeval.errors import InputError
-from qualeval.records import Manifest, RunStore, RunSummary, Shaping
+from qualeval.records import STEPS, Manifest, RunStore, RunSummary, Shaping
 from qualeval.run.rescoring import run_config_of, tasks_of
 from qualeval.run.written import write_summary
 from qualeval.serving import parse_shard
@@ -72,6 +72,9 @@ def _joined(roots: Sequence[Path], name: str, tag: bool) -> Iterator[bytes]:
         if name == "records.jsonl":
             for row in RunStore(root).rows():
                 yield orjson.dumps({**row, "shard": index} if tag else row)
+        elif name == STEPS:  # an agent's steps, each shard's whole lines (a rescore judges episodes from them)
+            path = root / STEPS
+            yield from path.read_bytes().split(b"\n")[:-1] if path.exists() else []
         else:
             from qualeval.serving import read_series
 
@@ -104,6 +107,8 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     store.write_json("manifest.json", manifest.written())
     store.write_lines("records.jsonl", _joined(roots, "records.jsonl", False))
     store.write_lines("timeseries.jsonl", _joined(roots, "timeseries.jsonl", True))
+    if any((root / STEPS).exists() for root in roots):
+        store.write_lines(STEPS, _joined(roots, STEPS, False))
     config = run_config_of(manifest, out)
     tasks = [task for task, _ in tasks_of(manifest, config).values()]
     return write_summary(store, config, tasks, manifest, started=first.started), store

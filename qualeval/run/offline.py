@@ -30,6 +30,7 @@ from qualeval.records import (
     Timing,
     Usage,
 )
+from qualeval.run.checks import check_not_episodes
 from qualeval.run.offline_formats import Parsed, lm_eval_task_of
 from qualeval.run.offline_gold import check_gold, line_choices, offered, read_target, target_kinds, target_sample
 from qualeval.run.offline_ids import Index, load_id_map
@@ -257,6 +258,7 @@ def decide_lines(
     read, and how ids were matched when it was by their number.
     """
     check_scorers([task])
+    check_not_episodes(task)
     read, split = read or ReadOptions(), split or SplitOptions()
     id_map = load_id_map(read.id_map) if read.id_map is not None else None
     parsed, said = read_responses(path, read)

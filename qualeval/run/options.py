@@ -68,6 +68,7 @@ _PANELS = {
         "thinking_switch",
         "thinking_opened",
         "reasoning_format",
+        "reasoning_passback",
     ),
     "Answers": ("constraint", "constraint_style", "rescue", "judge_base_url", "judge_model", "fail_under"),
     "Serving": (

@@ -14,6 +14,7 @@ from qualeval.errors import InputError, QualevalWarning
 from qualeval.reasoning import Completion
 from qualeval.records import Manifest, Record, RunConfig, RunStore, RunSummary, TaskEntry
 from qualeval.run.checks import check_code_allowed, run_notes
+from qualeval.run.episodic import episode_rejudge
 from qualeval.run.written import write_summary
 from qualeval.scoring import check_scorers, decide
 from qualeval.tasks import Sample, Task, build_samples, builtin_dir, load_task
@@ -192,6 +193,7 @@ def rescore(
     check_scorers(tasks.values())
     check_code_allowed(list(tasks.values()), allow_code)
     _check_ids(store, current)
+    rejudge = episode_rejudge(tasks, {name: config.data_for(name) for name in tasks}, root)
     out = RunStore(root / "rescore")
     tooled: dict[str, list[Any]] = {}  # each tool task's tool_choice as sent, for the notes a live run gives
     scored = False
@@ -204,7 +206,9 @@ def rescore(
             sent = record.request.model_extra or {}
             if sent.get("tools"):  # as the live run counts a task: an item that offers tools
                 tooled.setdefault(record.task, []).append(sent.get("tool_choice"))
-            if task is not None:
+            if record.episode is not None and rejudge is not None:  # from steps.jsonl, its calls replayed
+                yield rejudge(record).model_dump_json().encode()
+            elif task is not None:
                 fresh = current.get(record.task, {}).get(record.sample_id)
                 yield _rejudged(task, record, fresh, use_rescue, allow_code=allow_code).model_dump_json().encode()
 

@@ -24,6 +24,7 @@ from qualeval.scoring.modeljudge import ModelJudge, model_judge_for
 from qualeval.scoring.rules import constraint_cuts, gold_is_number
 from qualeval.scoring.toolcheck import CallCheck, call_arguments, check_calls
 from qualeval.scoring.toolschema import schema_problem
+from qualeval.scoring.toolverdict import wire_status
 from qualeval.scoring.verdict import Verdict, decide, echoed, wants_model_judge
 from qualeval.scoring.whole import WHOLE_ANSWER, check_scorers, runs_code
 
@@ -50,4 +51,5 @@ __all__ = [
     "runs_code",
     "schema_problem",
     "wants_model_judge",
+    "wire_status",
 ]

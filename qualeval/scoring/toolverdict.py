@@ -16,7 +16,7 @@ from qualeval.records import TRUNCATED, Extraction, Score, ToolAnswer, ToolCall,
 from qualeval.scoring.toolcheck import CallCheck, call_arguments, check_calls
 from qualeval.scoring.toolschema import schema_problem
 
-__all__ = ["calls_text", "judge_tools"]
+__all__ = ["calls_text", "judge_tools", "wire_status"]
 
 
 def calls_text(calls: Sequence[ToolCall]) -> str:
@@ -80,6 +80,20 @@ def _status(
     if not done.content.strip() and done.reasoning.strip():
         return "only_reasoning", "reasoning only: no content and no call"
     return "ok", ""
+
+
+def wire_status(
+    done: Completion,
+    calls: Sequence[ToolCall],
+    *,
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: str | Mapping[str, Any] | None,
+    finish: str | None,
+    unindexed: bool = False,
+) -> ToolStatus:
+    """A response's wire status alone, as judge_tools finds it, with nothing expected of it (an agent's step)."""
+    problems = [schema_problem(c, tools) for c in calls]
+    return _status(done, calls, _leak(done, calls), finish, unindexed, _forced(tool_choice), problems)[0]
 
 
 def _undecided(
