@@ -101,12 +101,12 @@ def _status(response: ChatResponse) -> Status:
 
 
 def _first_call_ms(response: ChatResponse) -> float | None:
-    """When the calls were whole, in ms from the send: streamed, their last argument fragment; else the end."""
+    """When the first call was whole, in ms from the send: streamed, its last argument fragment; else the end."""
     if not response.tool_calls:
         return None
     timing = response.call_timing
-    if timing is not None and timing.complete is not None:
-        return timing.complete * 1000.0
+    if timing is not None and timing.first_whole is not None:
+        return timing.first_whole * 1000.0
     return response.timing.end
 
 

@@ -97,6 +97,8 @@ class CallTiming(BaseModel):
     """The first tool-call delta."""
     complete: float | None = None
     """The last argument fragment: the calls are whole."""
+    first_whole: float | None = None
+    """The first call's last argument fragment: the first call could be executed (`complete` for one call)."""
     fragments: int = 0
     """Tool-call deltas received (argument fragments)."""
     arrivals: tuple[float, ...] = ()

@@ -16,10 +16,12 @@ __all__ = ["CallMerger", "calls_of_message"]
 
 
 class _Call:
-    __slots__ = ("args", "id", "index", "name")
+    __slots__ = ("args", "done", "id", "index", "name")
 
     def __init__(self, index: int | None) -> None:
         self.index = index
+        self.done = 0.0
+        """When this call's last delta so far arrived (perf_counter seconds)."""
         self.id: str | None = None
         self.name: str | None = None
         self.args: list[str] = []
@@ -51,6 +53,7 @@ class CallMerger:
             # of them; any other index (or none) takes the long way, which decides the same for an int
             if type(item) is dict and item.get("index") is ready.index:
                 self.arrivals.append(now)
+                ready.done = now
                 func = item.get("function")
                 if type(func) is dict:
                     args = func.get("arguments")
@@ -72,6 +75,7 @@ class CallMerger:
             call = self.by_index.get(index) if type(index) is int else None
             if call is None or call.name is None or call.id is None:  # a new call, or one still to be named
                 call = self._first(item)
+            call.done = now
             func = item.get("function")
             if type(func) is dict:
                 args = func.get("arguments")
@@ -126,9 +130,15 @@ class CallMerger:
             ToolCall(name=c.name or "", arguments="".join(c.args), id=c.id, index=c.index) for c in self.calls
         )
         arrivals = tuple([t - sent for t in self.arrivals])
+        complete = None if cut or not arrivals else arrivals[-1]
+        # the call whose last delta came first was the first whole (interleaved streams included); a cut stream's
+        # last call never was
+        ends = sorted(c.done for c in (self.calls[:-1] if cut else self.calls))
+        first_whole = ends[0] - sent if ends else None
         timing = CallTiming(
             first_delta=arrivals[0] if arrivals else None,
-            complete=None if cut or not arrivals else arrivals[-1],
+            complete=complete,
+            first_whole=first_whole,
             fragments=len(arrivals),
             arrivals=arrivals,
             reasoning_tokens_before=self.reasoning_before,

@@ -94,6 +94,7 @@ def test_interleaved_calls_merge_by_index_in_arrival_order() -> None:
     assert timing is not None
     assert timing.arrivals == (3.0, 4.0, 5.0, 6.0, 6.0)  # each tool-call delta's arrival, from the send
     assert (timing.first_delta, timing.complete, timing.fragments) == (3.0, 6.0, 5)
+    assert timing.first_whole == 6.0  # interleaved: neither call is whole before the last chunk
     assert timing.reasoning_tokens_before == 2
     assert resp.completion.status == "ok"  # calls with no content: an answer, not empty_content
     assert resp.completion.reasoning == "need two calls"
@@ -193,6 +194,7 @@ def test_streamed_legacy_function_call_is_read_as_the_call_at_index_0() -> None:
     timing = resp.call_timing
     assert timing is not None
     assert (timing.first_delta, timing.complete, timing.fragments) == (2.0, 4.0, 3)
+    assert timing.first_whole == 4.0  # one call: whole when the calls are
     assert timing.reasoning_tokens_before == 1
     assert resp.timing.ttft == 1000.0 and resp.timing.itl is not None and resp.timing.itl.count == 3
 
@@ -263,3 +265,16 @@ def test_float_and_bool_indexes_are_not_integer_indexes() -> None:
         resp = streamed(events)
         assert resp.delta_without_index, odd
         assert resp.tool_calls[0].arguments == "{}", odd  # a bare fragment goes to the call in progress
+
+
+def test_the_first_call_is_whole_at_its_own_last_fragment_before_the_next_call_streams() -> None:
+    events = [
+        calls_delta(piece(0, '{"city": ', name="get_weather", call_id="a")),
+        calls_delta(piece(0, '"Paris"}')),
+        calls_delta(piece(1, '{"city": ', name="get_time", call_id="b")),
+        calls_delta(piece(1, '"Oslo"}')),
+        chunk(finish="tool_calls"),
+    ]
+    timing = streamed(events).call_timing
+    assert timing is not None
+    assert (timing.first_whole, timing.complete) == (2.0, 4.0)
