@@ -27,6 +27,7 @@ from typing import Any
 from qualeval.errors import InputError
 from qualeval.figures.board_speed import paired_ratio
 from qualeval.figures.compare_server import server_notes, side_by_side
+from qualeval.figures.episodecompare import with_episodes
 from qualeval.figures.gate_clauses import open_loop
 from qualeval.figures.noise import mcnemar_exact, minimum_detectable, read_noise, read_speed, run_noise, spread_factor
 from qualeval.figures.repeats import cached_share, cached_side, identical_pairs, said_of
@@ -370,6 +371,8 @@ def compare_runs(
         for name in tasks
     }
     tasks = {name: t.model_copy(update={"tools": tools[name]}) for name, t in tasks.items()}
+    settings = _settings(a.manifest, b.manifest)
+    tasks = with_episodes(tasks, grouped, settings)  # a multi-turn task: by turn, and what B - A is of
     if not per_request:  # open loop: the aggregate is the arrival rate's, and output_rate compares the runs
         tasks = {
             name: _aggregate(t, grouped[name], again_pairs.get(name) if again_pairs else None, speeds[name])
@@ -390,6 +393,6 @@ def compare_runs(
         },
         server=side_by_side(a.summary, b.summary, tasks, speeds),
         server_notes=server_notes(a.summary, b.summary),
-        settings=_settings(a.manifest, b.manifest),
+        settings=settings,
         streams=a.streams,
     )
