@@ -68,6 +68,8 @@ def test_compare_shows_accuracy_by_turn_and_the_interleaved_thinking_figure(runs
     assert "turn 1 accuracy (8" in shown and "interleaved-thinking figure" in shown
     assert "judged differently" not in shown
     written = json.loads((on.parent / "cmp" / "compare.json").read_text())
+    html = (on.parent / "cmp" / "compare.html").read_text()
+    assert "turn 1 accuracy (8 reached in both)" in html and "interleaved-thinking figure" in html
     assert written["tasks"]["bfcl_multi_turn:base"]["episodes"]["by_turn"][1]["difference"] == -1.0
 
 
