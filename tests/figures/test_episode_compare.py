@@ -18,6 +18,8 @@ import pytest
 from qualeval.figures import gate_runs
 from qualeval.figures.board import board_runs
 from qualeval.figures.compare import compare_runs
+from qualeval.figures.episodecompare import episode_sides
+from qualeval.figures.rundir import read_run
 from tests.agent.test_resume import WHEEL_CACHED
 from tests.conftest import ROOT, sim_process
 
@@ -123,3 +125,23 @@ def test_board_and_gate_read_the_episode_verdicts(runs: tuple[Path, Path], tmp_p
     # the other way round the passback is no drop: the candidate that carries the reasoning back passes
     back = _qualeval("gate", str(on), "--baseline", str(off), "--policy", str(policy))
     assert back.returncode == 0, back.stdout
+
+
+def test_a_turn_is_paired_only_where_both_episodes_reached_and_judged_it(runs: tuple[Path, Path]) -> None:
+    on, off = runs
+    a, b = read_run(on), read_run(off)
+    pairs = [(a.records[k], b.records[k]) for k in sorted(set(a.records) & set(b.records))]
+    ra, rb = pairs[0]
+    assert ra.episode is not None and rb.episode is not None and len(rb.episode.turns) >= 3
+    t, settings = compare_runs(on, off).tasks["bfcl_multi_turn:base"], {"reasoning_passback": ("reasoning", "none")}
+    whole = episode_sides(t, pairs, settings)
+    # B's first episode quit after its second turn, and its first turn was never judged
+    turns = [rb.episode.turns[0].model_copy(update={"passed": None}), rb.episode.turns[1]]
+    pairs[0] = (ra, rb.model_copy(update={"episode": rb.episode.model_copy(update={"turns": turns})}))
+    cut = episode_sides(t, pairs, settings)
+    assert whole is not None and cut is not None and [x.n for x in whole.by_turn][:2] == [8, 8]
+    less = [w.n - c.n for w, c in zip(whole.by_turn, cut.by_turn, strict=True)]
+    assert less == [1, 0, 1, *[int(i < len(ra.episode.turns)) for i in range(3, len(less))]]
+    # a task of single requests has no episodes to set side by side
+    single = [(ra.model_copy(update={"episode": None}), rb.model_copy(update={"episode": None}))]
+    assert episode_sides(t, single, {}) is None
