@@ -122,6 +122,8 @@ def test_board_and_gate_read_the_episode_verdicts(runs: tuple[Path, Path], tmp_p
     policy.write_text("default:\n  accuracy: {max_drop: 0.05}\n  endpoint_errors: {max: 0}\n")
     gate = _qualeval("gate", str(off), "--baseline", str(on), "--policy", str(policy))
     assert gate.returncode == 1 and "accuracy: NO-GO: -100.0 points on 8 paired items" in gate.stdout
+    # every pair discordant: the adjusted interval would reach -111.2 points, which no difference of shares can
+    assert "(one-sided 95% bounds -100.0 to -48.8)" in gate.stdout
     # the other way round the passback is no drop: the candidate that carries the reasoning back passes
     back = _qualeval("gate", str(on), "--baseline", str(off), "--policy", str(policy))
     assert back.returncode == 0, back.stdout
