@@ -75,8 +75,8 @@ def said_of(record: Record) -> Said | None:
     pairs."""
     if record.status in NOT_THE_MODELS or record.request.temperature != 0:
         return None
-    if record.episode is not None:  # its record holds the first step alone: later steps' inputs (the passback,
-        return None  # the tool results) and outputs are in steps.jsonl, so "identical" would be of one step
+    if record.episode is not None:  # its record holds the first step's request and the last step's output: the
+        return None  # steps between (passback, tool results) are in steps.jsonl, so "identical" would be of neither
     # two configurations may name the model apart and stream or not; a budget or sampling key that differs
     # makes the input another one
     asked = record.request.model_dump_json(exclude={"model", "stream", "stream_options"})

@@ -112,6 +112,9 @@ def test_an_episode_ended_by_the_endpoint_is_counted_apart(runs: tuple[Path, Pat
     clauses = {c.clause: c for c in gate.tasks["bfcl_multi_turn:base"].clauses}
     assert clauses["accuracy"].verdict == "NO-GO" and "7 paired items" in clauses["accuracy"].detail
     assert clauses["endpoint_errors"].verdict == "GO"
+    assert "1 requests failed at the endpoint in the candidate (each ended its episode there" in (
+        clauses["endpoint_errors"].detail
+    )
 
 
 def test_board_and_gate_read_the_episode_verdicts(runs: tuple[Path, Path], tmp_path: Path) -> None:
