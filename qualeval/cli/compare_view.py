@@ -84,6 +84,11 @@ def print_comparison(result: Comparison, show: int) -> None:
 
             for row in compare_tool_rows(t.tools):
                 table.add_row(*row)
+        if t.episodes is not None:  # a multi-turn task: the passback applied, accuracy by turn index, B - A
+            from qualeval.report import compare_episode_rows
+
+            for row in compare_episode_rows(t.episodes):
+                table.add_row(*row)
         if t.scored:
             table.add_row(
                 "flipped right → wrong", "", "", f"{t.a_right_b_wrong}: {', '.join(t.flipped_to_wrong[:show])}"
@@ -97,6 +102,8 @@ def print_comparison(result: Comparison, show: int) -> None:
                 "no answer of the model's (pairs left out)", str(ea), str(eb), "endpoint errors, unknown questions"
             )
         console.print(table)
+        if t.episodes is not None and t.episodes.figure is not None:
+            note(f"{name}: {t.episodes.figure}")
     if result.unpaired_a or result.unpaired_b:  # figures are over the shared items only: say what was left out
         note(
             f"{result.unpaired_a} item(s) only in A and {result.unpaired_b} only in B are in no figure above: the "

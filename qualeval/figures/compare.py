@@ -27,6 +27,7 @@ from typing import Any
 from qualeval.errors import InputError
 from qualeval.figures.board_speed import paired_ratio
 from qualeval.figures.compare_server import server_notes, side_by_side
+from qualeval.figures.episodecompare import with_episodes
 from qualeval.figures.gate_clauses import open_loop
 from qualeval.figures.noise import mcnemar_exact, minimum_detectable, read_noise, read_speed, run_noise, spread_factor
 from qualeval.figures.repeats import cached_share, cached_side, identical_pairs, said_of
@@ -37,7 +38,7 @@ from qualeval.figures.rundir import (
     read_run,
     refuse_repeats,
     refuse_same,
-    run_settings,
+    settings_apart,
 )
 from qualeval.figures.speeds import speed, untimed
 from qualeval.figures.streams import match_streams
@@ -45,7 +46,6 @@ from qualeval.figures.toolfigures import tool_sides
 from qualeval.records import (
     NOT_THE_MODELS,
     Comparison,
-    Manifest,
     Noise,
     Ratio,
     Record,
@@ -281,13 +281,6 @@ def _task(pairs: list[Pair], speeds: tuple[Speed, Speed], rng: Any, per_request:
     )  # fmt: skip
 
 
-def _settings(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
-    """The settings the two runs differ in, in the order the manifests hold them."""
-    fa, fb = run_settings(a), run_settings(b)
-    keys = [*fa, *(k for k in fb if k not in fa)]
-    return {k: (fa.get(k), fb.get(k)) for k in keys if fa.get(k) != fb.get(k)}
-
-
 def _noisy(tasks: dict[str, TaskComparison], noise: dict[str, Noise]) -> dict[str, TaskComparison]:
     """Each scored task's B - A read against noise (qualeval.figures.noise.read_noise, as board and gate read it):
     McNemar's test on its pairs, and with a rerun of A what the rerun moved on its own on the same group."""
@@ -333,6 +326,11 @@ def _kept(run: RunDir, records: dict[PairKey, Record], said: str | None) -> RunD
     return replace(run, records=records, levels={k[3] for k in records}, streams=said)
 
 
+def _unanswered(failed: dict[str, tuple[int, int]], tasks: dict[str, TaskComparison]) -> dict[str, tuple[int, int]]:
+    """The groups left with no pair to compare, every one an endpoint error: (A's, B's) counts."""
+    return {name: e for name, e in sorted(failed.items(), key=lambda kv: _natural(kv[0])) if name not in tasks}
+
+
 def compare_runs(
     root_a: Path | str, root_b: Path | str, *, seed: int = 0, again: Path | str | None = None
 ) -> Comparison:
@@ -370,6 +368,8 @@ def compare_runs(
         for name in tasks
     }
     tasks = {name: t.model_copy(update={"tools": tools[name]}) for name, t in tasks.items()}
+    settings = settings_apart(a.manifest, b.manifest)
+    tasks = with_episodes(tasks, grouped, settings)  # a multi-turn task: by turn, and what B - A is of
     if not per_request:  # open loop: the aggregate is the arrival rate's, and output_rate compares the runs
         tasks = {
             name: _aggregate(t, grouped[name], again_pairs.get(name) if again_pairs else None, speeds[name])
@@ -385,11 +385,9 @@ def compare_runs(
         unpaired_a=len(set(a.records) - set(b.records)),
         unpaired_b=len(set(b.records) - set(a.records)),
         tasks=tasks,
-        unanswered={
-            name: errors for name, errors in sorted(failed.items(), key=lambda kv: _natural(kv[0])) if name not in tasks
-        },
+        unanswered=_unanswered(failed, tasks),
         server=side_by_side(a.summary, b.summary, tasks, speeds),
         server_notes=server_notes(a.summary, b.summary),
-        settings=_settings(a.manifest, b.manifest),
+        settings=settings,
         streams=a.streams,
     )

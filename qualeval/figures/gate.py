@@ -5,10 +5,10 @@ baseline and wrong in the candidate and `up` the reverse, the difference is d = 
 the data's alone, never the margin's: Bonett and Price's adjusted Wald interval for a paired difference (2012),
 which adds one item to each discordant cell and two to n, d~ = (up - down) / (n + 2) and q~ = (up + down + 2) /
 (n + 2), se = sqrt((q~ - d~^2) / (n + 2)); unadjusted, items that all agree would have no variance and pass any
-margin. The one-sided 95% bounds are d~ -/+ 1.645 se, the same whatever margin the policy sets, and the verdict
-compares them with the margin m (`max_drop`, above 0: no number of items shows a drop of exactly none). d is
-read against noise as compare and board read it (figures.noise.read_noise: McNemar's exact test, and with a
-rerun what the rerun moved on its own):
+margin. The one-sided 95% bounds are d~ -/+ 1.645 se (held within -1 and +1), the same whatever margin the
+policy sets, and the verdict compares them with the margin m (`max_drop`, above 0: no number of items shows a
+drop of exactly none). d is read against noise as compare and board read it (figures.noise.read_noise:
+McNemar's exact test, and with a rerun what the rerun moved on its own):
 
 - GO when the lower bound is above -m: a drop of m or more is rejected at 5%, one-sided. A wider margin never
   turns a GO into anything else. Where no pair is discordant the bound is -2.33 / (n + 2): 150 agreeing items
@@ -55,7 +55,9 @@ def bounds(counts: PairCounts) -> tuple[float, float]:
     centre = (counts.up - counts.down) / n
     share = (counts.up + counts.down + 2) / n
     width = Z_ONE_SIDED * math.sqrt((share - centre * centre) / n)
-    return centre - width, centre + width
+    # the adjusted interval can pass -1 or +1 (all 10 pairs discordant: -109.6 points), which no difference of
+    # shares can be; the margin is below 1, so holding them within +-1 moves no verdict
+    return max(centre - width, -1.0), min(centre + width, 1.0)
 
 
 def items_needed(counts: PairCounts, margin: float) -> int | None:

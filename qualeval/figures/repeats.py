@@ -70,10 +70,13 @@ def output_of(record: Record) -> tuple[str, ...]:
 
 def said_of(record: Record) -> Said | None:
     """None for a record that is no greedy answer of the model's: an endpoint error or unknown question, a
-    temperature other than 0 (sampling differs by design). A warm-up is one: each run scores it, and its accuracy
-    is paired on it, so the identical-input figures stand on the same pairs."""
+    temperature other than 0 (sampling differs by design), an agent's episode (many requests, not one). A warm-up
+    is one: each run scores it, and its accuracy is paired on it, so the identical-input figures stand on the same
+    pairs."""
     if record.status in NOT_THE_MODELS or record.request.temperature != 0:
         return None
+    if record.episode is not None:  # its record holds the first step's request and the last step's output: the
+        return None  # steps between (passback, tool results) are in steps.jsonl, so "identical" would be of neither
     # two configurations may name the model apart and stream or not; a budget or sampling key that differs
     # makes the input another one
     asked = record.request.model_dump_json(exclude={"model", "stream", "stream_options"})

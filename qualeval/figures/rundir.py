@@ -34,6 +34,7 @@ __all__ = [
     "refuse_repeats",
     "refuse_same",
     "run_settings",
+    "settings_apart",
 ]
 
 PairKey = tuple[str, ...]
@@ -142,6 +143,13 @@ def run_settings(m: Manifest) -> dict[str, Any]:
     pinned = m.pinned.model_dump(mode="json", exclude={"notes"}) if m.pinned else {}
     config = m.config.model_dump(mode="json", exclude={"out"}) if m.config else {}
     return _flat(config) | _flat(pinned, "pinned.")
+
+
+def settings_apart(a: Manifest, b: Manifest) -> dict[str, tuple[Any, Any]]:
+    """The settings two runs differ in, A's value then B's, in the order the manifests hold them."""
+    fa, fb = run_settings(a), run_settings(b)
+    keys = [*fa, *(k for k in fb if k not in fa)]
+    return {k: (fa.get(k), fb.get(k)) for k in keys if fa.get(k) != fb.get(k)}
 
 
 _MAY_DIFFER = frozenset(

@@ -58,7 +58,7 @@ from qualeval.records.clientconfig import (
     client_option,
     env_base_url,
 )
-from qualeval.records.comparison import Comparison, Noise, Ratio, TaskComparison
+from qualeval.records.comparison import Comparison, EpisodeSides, Noise, Ratio, TaskComparison, TurnPair
 from qualeval.records.episodes import (
     AppliedPassback,
     EpisodeFigures,
@@ -242,6 +242,7 @@ __all__ = [
     "EpisodeError",
     "EpisodeFigures",
     "EpisodeRecord",
+    "EpisodeSides",
     "EpisodeSpec",
     "EpisodeVerdict",
     "ExpectedCall",
@@ -339,6 +340,7 @@ __all__ = [
     "TriggerAgreement",
     "Truncation",
     "TurnAccuracy",
+    "TurnPair",
     "TurnRecord",
     "Usage",
     "Verdict",

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field, JsonValue
 from qualeval.records.repeats import Identical
 from qualeval.records.toolfigures import ToolSides
 
-__all__ = ["Comparison", "Noise", "Ratio", "TaskComparison"]
+__all__ = ["Comparison", "EpisodeSides", "Noise", "Ratio", "TaskComparison", "TurnPair"]
 
 
 def _unset(value: object) -> bool:
@@ -49,6 +49,38 @@ class Ratio(BaseModel):
     (qualeval.figures.noise.read_speed, board's reading too)."""
     reading: str | None = None
     """`within_noise` in words."""
+
+
+class TurnPair(BaseModel):
+    """One turn index of a multi-turn task, over the paired episodes that reached it in both runs (each turn
+    judged on its own, as the run's own accuracy by turn)."""
+
+    turn: int
+    n: int
+    """Paired episodes whose turn was judged in both runs."""
+    right_a: int
+    right_b: int
+    difference: float
+    """(right_b - right_a) / n: B - A on these turns."""
+    p_value: float
+    """McNemar's exact test on this turn's discordant pairs (information: one test a turn, not corrected)."""
+
+
+class EpisodeSides(BaseModel):
+    """A multi-turn task's episodes side by side (qualeval.figures.episodecompare)."""
+
+    passback: tuple[dict[str, int], dict[str, int]]
+    """The passback each run applied (`episode.passback`: what `auto` resolved to), counted over the paired
+    episodes, A's then B's."""
+    passback_differs: bool
+    """The runs carried the reasoning back differently (their applied passback, or the setting asked)."""
+    passback_only: bool
+    """The passback is the one setting the runs differ in: B - A is then the interleaved-thinking figure, the
+    effect of passing the reasoning back alone."""
+    by_turn: list[TurnPair] = []
+    figure: str | None = None
+    """The interleaved-thinking figure in words (the episode accuracy difference, its interval and its reading
+    against noise), or why B - A is not that figure; None when the runs did not differ in passback."""
 
 
 class TaskComparison(BaseModel):
@@ -102,6 +134,9 @@ class TaskComparison(BaseModel):
     tools: ToolSides | None = Field(default=None, exclude_if=_unset)
     """A tool-call task's figures, A's and B's side by side (trigger, schema validity, wire statuses, recovered
     calls, call timing, parity); None, and not written, for any other task."""
+    episodes: EpisodeSides | None = Field(default=None, exclude_if=_unset)
+    """A multi-turn task's episodes side by side: the passback each run applied, accuracy by turn index with B - A
+    per turn, the interleaved-thinking figure; None, and not written, for any other task."""
 
 
 class Comparison(BaseModel):

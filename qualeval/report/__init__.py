@@ -16,6 +16,7 @@ board_web   board.html
 
 from qualeval.report.board_pages import HEAD, beyond_line, board_markdown, heads, key_rows, rows, tone
 from qualeval.report.board_web import board_html
+from qualeval.report.episode_sections import compare_episode_rows
 from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
 from qualeval.report.html import compare_html, write_reports_or_warn
 from qualeval.report.markdown import cut_correct_line, published_where, unknown_line
@@ -31,6 +32,7 @@ __all__ = [
     "board_html",
     "board_markdown",
     "cache_lines",
+    "compare_episode_rows",
     "compare_html",
     "compare_lines",
     "compare_tool_rows",

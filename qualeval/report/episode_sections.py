@@ -3,10 +3,10 @@ index, and per episode and per step its steps, calls, tokens and times (figures.
 
 from __future__ import annotations
 
-from qualeval.records import Distribution, EpisodeFigures, RunSummary
+from qualeval.records import Distribution, EpisodeFigures, EpisodeSides, RunSummary
 from qualeval.report.numbers import pct
 
-__all__ = ["EPISODE_NOTE", "episode_markdown", "episode_parts"]
+__all__ = ["EPISODE_NOTE", "compare_episode_rows", "episode_markdown", "episode_parts"]
 
 EPISODE_NOTE = (
     "Accuracy by turn index: each turn judged on its own, over the episodes that reached it (an episode stopped "
@@ -56,3 +56,20 @@ def episode_markdown(summary: RunSummary) -> list[str]:
             lines += ["", "| turn | judged | right | accuracy |", "|---:|---:|---:|---:|"]
             lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
+
+
+def compare_episode_rows(sides: EpisodeSides) -> list[tuple[str, str, str, str]]:
+    """A multi-turn task's rows in compare's table: the passback each run applied, then accuracy by turn index
+    (over the episodes that reached the turn in both runs) with B - A per turn."""
+    a, b = (_counts(side) for side in sides.passback)
+    rows = [("reasoning passed back", a, b, "differs" if sides.passback_differs else "same")]
+    for t in sides.by_turn:
+        rows.append(
+            (
+                f"turn {t.turn} accuracy ({t.n} reached in both)",
+                pct(t.right_a / t.n),
+                pct(t.right_b / t.n),
+                f"{t.difference:+.1%}  McNemar p={t.p_value:.3g}",
+            )
+        )
+    return rows

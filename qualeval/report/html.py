@@ -21,7 +21,7 @@ from jinja2 import Environment, StrictUndefined, select_autoescape
 
 from qualeval.errors import QualevalWarning
 from qualeval.records import NOT_THE_MODELS, Comparison, Record, RunStore, RunSummary
-from qualeval.report.episode_sections import EPISODE_NOTE, episode_parts
+from qualeval.report.episode_sections import EPISODE_NOTE, compare_episode_rows, episode_parts
 from qualeval.report.frontier_sections import (
     FRONTIER_HEAD,
     FRONTIER_NOTE,
@@ -119,6 +119,7 @@ def _environment() -> Environment:
     env.globals.update(tool_rows=tool_rows, tool_lines=tool_lines, tool_head=TOOL_HEAD, tool_note=TOOL_NOTE)
     env.globals.update(tool_speed_head=TOOL_SPEED_HEAD, tool_speed_cells=tool_speed_cells, has_tools=has_tools)
     env.globals.update(compare_tool_rows=compare_tool_rows, episode_parts=episode_parts, episode_note=EPISODE_NOTE)
+    env.globals.update(compare_episode_rows=compare_episode_rows)
     env.globals.update(frontier_head=FRONTIER_HEAD, frontier_note=FRONTIER_NOTE)
     env.globals.update(
         load_head=LOAD_HEAD, load_note=LOAD_NOTE, per_level_note=per_level_note, published_where=published_where
