@@ -52,6 +52,7 @@ from qualeval.records import (
     episode_steps,
     passback_found,
     read_steps,
+    step_digests,
 )
 from qualeval.run.levels import RequestSettings
 from qualeval.run.pipeline import request_for
@@ -280,7 +281,8 @@ def rejudged(record: Record, spec: EpisodeSpec, source: ClassSource, steps: Sequ
     verdict = judge_episode(spec, calls_of(kept), source, record.episode.forced_quit)
     passed = [*verdict.turns, *[None] * len(record.episode.turns)]
     turns = [t.model_copy(update={"passed": p}) for t, p in zip(record.episode.turns, passed, strict=False)]
-    update = {"failed_turn": verdict.failed_turn, "error_type": verdict.error_type, "turns": turns}
+    digests = tuple(step_digests(s) for s in kept)  # a record written before they were kept gets them
+    update = {"failed_turn": verdict.failed_turn, "error_type": verdict.error_type, "turns": turns, "digests": digests}
     episode = record.episode.model_copy(update=update)
     return record.model_copy(update={"score": _score(verdict), "episode": episode})
 
