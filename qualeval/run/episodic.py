@@ -65,6 +65,7 @@ __all__ = [
     "Stamp",
     "agents_for",
     "calls_of",
+    "check_passback",
     "episode_rejudge",
     "episode_tasks",
     "rejudged",
@@ -126,6 +127,16 @@ def unfingerprinted(work: Sequence[tuple[Task, Sequence[Sample]]], excluded: Ite
     """The options a run's fingerprint leaves out: `excluded`, and --reasoning-passback where no item is an
     episode (it changes nothing there: a run made before the option existed resumes)."""
     return {*excluded, *(() if episode_tasks(work) else ("reasoning_passback",))}
+
+
+def check_passback(config: RunConfig, work: Sequence[tuple[Task, Sequence[Sample]]]) -> None:
+    """--reasoning-passback given for a run with no multi-turn item is refused: it would change nothing, yet the
+    run would keep it as a setting and `compare` list it as one that differs."""
+    if "reasoning_passback" in config.model_fields_set and not episode_tasks(work):
+        raise InputError(
+            f"--reasoning-passback {config.reasoning_passback} changes nothing here: no task of this run has "
+            f"multi-turn items (bfcl_multi_turn); leave the option out"
+        )
 
 
 def agents_for(tasks: Sequence[Task], config: RunConfig, found: ProbeResult | None) -> Agents | None:
