@@ -116,6 +116,13 @@ def test_shards_of_an_agent_run_merge_with_their_steps_and_rescore(tmp_path: Pat
             assert done.returncode == 0, done.stderr
     merged = tmp_path / "merged"
     qualeval = [sys.executable, "-m", "qualeval"]
+    steps = (tmp_path / "s1" / "steps.jsonl").read_bytes()
+    (tmp_path / "s1" / "steps.jsonl").unlink()  # a shard copied without its steps: refused, naming it
+    done = subprocess.run([*qualeval, "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(merged)],
+                          capture_output=True, text=True, timeout=240, env=env)  # fmt: skip
+    assert done.returncode == 2 and f"{tmp_path / 's1'}: its records hold multi-turn episodes" in done.stderr
+    assert done.stderr.count("error") == 1 and not (merged / "records.jsonl").exists()
+    (tmp_path / "s1" / "steps.jsonl").write_bytes(steps)
     done = subprocess.run([*qualeval, "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(merged)],
                           capture_output=True, text=True, timeout=240, env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr
