@@ -5,7 +5,8 @@ episode's verdict (qualeval.scoring.judge_episode), so every paired figure reads
 
 Each step is appended to steps.jsonl as it ends; the Record is written only once the episode has ended, so a
 run killed mid-episode has no record of it: the resume replays the steps written (calls executed again on a
-fresh environment) and goes on, never sending a step twice nor scoring half an episode. An episode stopped by an
+fresh environment) and goes on, never sending a recorded step twice (but the warm-up episode a resumed session
+runs again whole, unrecorded) nor scoring half an episode. An episode stopped by an
 endpoint failure (a 400 for a passback field the server rejects included) is an endpoint error, never a wrong
 answer, and is sent again on resume from the step that failed.
 """
