@@ -52,7 +52,7 @@ from qualeval.run.episodic import (
     Agents,
     Stamp,
     agents_for,
-    check_passback,
+    check_passback_option,
     episode_tasks,
     run_agent,
     unfingerprinted,
@@ -280,7 +280,7 @@ async def execute(
     if config.workload:  # a workload brings its own task: known once shaped (the others were checked on loading)
         check_published(config, [t for t, _ in work])
     check_warmup(config, work)
-    check_passback(config, work)
+    check_passback_option(config, work)
     if old is not None:
         refuse_conflicts(config.out, old, config)
     manifest = _manifest(config, work, old.pinned if old else None)

@@ -66,7 +66,7 @@ __all__ = [
     "Stamp",
     "agents_for",
     "calls_of",
-    "check_passback",
+    "check_passback_option",
     "episode_rejudge",
     "episode_tasks",
     "rejudged",
@@ -130,7 +130,7 @@ def unfingerprinted(work: Sequence[tuple[Task, Sequence[Sample]]], excluded: Ite
     return {*excluded, *(() if episode_tasks(work) else ("reasoning_passback",))}
 
 
-def check_passback(config: RunConfig, work: Sequence[tuple[Task, Sequence[Sample]]]) -> None:
+def check_passback_option(config: RunConfig, work: Sequence[tuple[Task, Sequence[Sample]]]) -> None:
     """--reasoning-passback given for a run with no multi-turn item is refused: it would change nothing, yet the
     run would keep it as a setting and `compare` list it as one that differs."""
     if "reasoning_passback" in config.model_fields_set and not episode_tasks(work):
