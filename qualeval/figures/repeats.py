@@ -8,7 +8,8 @@ other side's did not.
 
 Identical inputs at temperature 0 should give identical outputs: batching that changes answers is a serving
 defect. Per task, each level of a load sweep against the first, and A against B in a comparison: how many greedy
-answers to the same messages differ, and the items whose verdict flipped on that same input.
+answers to the same messages differ, and the items whose verdict flipped on that same input. An episode's
+messages are every step's, compared up to the first step whose answers differ (EpisodeRecord.digests).
 """
 
 from __future__ import annotations
