@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from qualeval.records import AppliedPassback, EpisodeRecord, PassbackMode, StepRecord, Timing, TurnRecord, Usage
+from qualeval.records import (
+    AppliedPassback,
+    EpisodeRecord,
+    PassbackMode,
+    StepRecord,
+    Timing,
+    TurnRecord,
+    Usage,
+    step_digests,
+)
 
 __all__ = ["EpisodeVerdictLike", "episode_record", "episode_timing", "usage_total"]
 
@@ -92,4 +101,5 @@ def episode_record(
         failed_turn=verdict.failed_turn if verdict is not None else None,
         error_type=verdict.error_type if verdict is not None else "",
         ended=ended,
+        digests=tuple(step_digests(s) for s in steps),
     )

@@ -295,9 +295,11 @@ def serve_sim(**values: Any) -> None:
 def _announce(server: SimServer, port: int) -> None:
     config = server.config
     source = config.answers or ", ".join(config.tasks)
-    keyed = f", answer key {source} ({len(server.key.entries)} items)" if server.key else ""
+    items = len(server.key.entries) if server.key else 0
+    counts = [f"{n} {word}" for n, word in ((items, "items"), (server.episodes, "episodes")) if n]
+    keyed = f", answer key {source} ({', '.join(counts)})" if counts else ""
     print(f"qualeval reference server: SIMULATED model, flavour {config.flavour}{keyed}", flush=True)
-    if not server.key:
+    if not counts:
         note(
             "warning: no answer key (--answers FILE or --task NAME): every answer is a refusal, so every "
             "accuracy measured against this server is 0"

@@ -8,7 +8,8 @@ other side's did not.
 
 Identical inputs at temperature 0 should give identical outputs: batching that changes answers is a serving
 defect. Per task, each level of a load sweep against the first, and A against B in a comparison: how many greedy
-answers to the same messages differ, and the items whose verdict flipped on that same input.
+answers to the same messages differ, and the items whose verdict flipped on that same input. An episode's
+messages are every step's, compared up to the first step whose answers differ (EpisodeRecord.digests).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class Said:
     said: str
     """A digest of the output (reasoning, content and the tool calls: output_of)."""
     correct: bool
+    steps: tuple[tuple[str, str], ...] = ()
+    """An episode: per step, the digests of what it sent and what the model said (EpisodeRecord.digests)."""
 
 
 def _digest(*parts: str) -> str:
@@ -70,20 +73,33 @@ def output_of(record: Record) -> tuple[str, ...]:
 
 def said_of(record: Record) -> Said | None:
     """None for a record that is no greedy answer of the model's: an endpoint error or unknown question, a
-    temperature other than 0 (sampling differs by design), an agent's episode (many requests, not one). A warm-up
-    is one: each run scores it, and its accuracy is paired on it, so the identical-input figures stand on the same
-    pairs."""
+    temperature other than 0 (sampling differs by design). A warm-up is one: each run scores it, and its accuracy
+    is paired on it, so the identical-input figures stand on the same pairs. An episode is said by all its steps;
+    one whose record keeps no step digests (written before they were kept) is None: it cannot be told apart."""
     if record.status in NOT_THE_MODELS or record.request.temperature != 0:
         return None
-    if record.episode is not None:  # its record holds the first step's request and the last step's output: the
-        return None  # steps between (passback, tool results) are in steps.jsonl, so "identical" would be of neither
+    steps = record.episode.digests if record.episode is not None else ()
+    if steps is None:
+        return None
     # two configurations may name the model apart and stream or not; a budget or sampling key that differs
     # makes the input another one
     asked = record.request.model_dump_json(exclude={"model", "stream", "stream_options"})
-    return Said(
-        record.level, (record.sample_id, record.repeat), _digest(asked), _digest(*output_of(record)),
-        record.right,
-    )  # fmt: skip
+    said = _digest(*(out for _, out in steps)) if record.episode is not None else _digest(*output_of(record))
+    return Said(record.level, (record.sample_id, record.repeat), _digest(asked), said, record.right, steps)
+
+
+def _same_input(a: Said, b: Said) -> bool:
+    """The same request, and for an episode the same history up to the first step whose answers differ: from
+    there on each side's history holds its own answer (or, with another passback, its own way of sending the
+    reasoning back), so a step sent apart before any answer differed is another input."""
+    if a.asked != b.asked:
+        return False
+    for (sent_a, said_a), (sent_b, said_b) in zip(a.steps, b.steps, strict=False):
+        if sent_a != sent_b:
+            return False
+        if said_a != said_b:
+            return True
+    return True
 
 
 def identical(this: Mapping[tuple[str, int], Said], other: Mapping[tuple[str, int], Said]) -> Identical | None:
@@ -93,7 +109,7 @@ def identical(this: Mapping[tuple[str, int], Said], other: Mapping[tuple[str, in
 
 def identical_pairs(pairs: Iterable[tuple[Said | None, Said | None]]) -> Identical | None:
     """Over the pairs of greedy answers that sent the same messages; None when there is no such pair."""
-    same = [(a, b) for a, b in pairs if a is not None and b is not None and a.asked == b.asked]
+    same = [(a, b) for a, b in pairs if a is not None and b is not None and _same_input(a, b)]
     if not same:
         return None
     alike = sum(a.said == b.said for a, b in same)

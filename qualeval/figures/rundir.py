@@ -139,9 +139,12 @@ def _flat(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def run_settings(m: Manifest) -> dict[str, Any]:
     """A run's settings as dotted keys: the configuration (but `out`, which always differs and changes nothing
-    measured) and what it pinned (but the notes, which explain)."""
+    measured; --reasoning-passback where no task has multi-turn items) and what it pinned (but the notes, which
+    explain; the passback an episode run applied among it)."""
     pinned = m.pinned.model_dump(mode="json", exclude={"notes"}) if m.pinned else {}
     config = m.config.model_dump(mode="json", exclude={"out"}) if m.config else {}
+    if not any(t.spec is not None and t.spec.environment is not None for t in m.tasks.values()):
+        config.pop("reasoning_passback", None)  # no multi-turn item: it changed nothing
     return _flat(config) | _flat(pinned, "pinned.")
 
 

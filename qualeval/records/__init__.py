@@ -68,6 +68,7 @@ from qualeval.records.episodes import (
     TurnAccuracy,
     TurnRecord,
     episode_steps,
+    step_digests,
 )
 from qualeval.records.episodespec import EPISODE_ERRORS, EpisodeError, EpisodeSpec, EpisodeVerdict
 from qualeval.records.gate import TOOL_CLAUSES, Clauses, ClauseVerdict, GateResult, Policy, TaskGate, Verdict
@@ -361,6 +362,7 @@ __all__ = [
     "passback_found",
     "probe_time_option",
     "read_steps",
+    "step_digests",
     "styles_from_probe",
     "tool_problem",
 ]

@@ -8,8 +8,10 @@ history: the history is the steps' `sent` lists joined, so a resumed run rebuild
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -30,6 +32,7 @@ __all__ = [
     "TurnAccuracy",
     "TurnRecord",
     "episode_steps",
+    "step_digests",
 ]
 
 PassbackMode = Literal["none", "reasoning", "reasoning_content", "inline", "auto"]
@@ -100,6 +103,31 @@ def episode_steps(steps: Iterable[StepRecord]) -> list[StepRecord]:
     return kept
 
 
+def _digest(parts: Iterable[str]) -> str:
+    h = hashlib.blake2b(digest_size=8)
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _without_ids(message: dict[str, Any]) -> dict[str, Any]:
+    """A sent message but for the calls' ids: servers make them up at random, they are no part of what the model
+    was asked (two runs sending the same turns back under other ids sent the same input)."""
+    out = {k: v for k, v in message.items() if k != "tool_call_id"}
+    if isinstance(calls := out.get("tool_calls"), list):
+        out["tool_calls"] = [{k: v for k, v in c.items() if k != "id"} if isinstance(c, dict) else c for c in calls]
+    return out
+
+
+def step_digests(step: StepRecord) -> tuple[str, str]:
+    """A step's digests: of what it added to the history (calls' ids aside), and of what the model put out
+    (reasoning, content, each call's name and arguments), for the identical-input figures of an episode."""
+    sent = [json.dumps(_without_ids(m.model_dump(mode="json")), sort_keys=True) for m in step.sent]
+    said = [step.reasoning, step.content, *(part for c in step.calls for part in (c.name, c.arguments))]
+    return _digest(sent), _digest(said)
+
+
 class TurnRecord(BaseModel):
     """One user turn of an episode: its steps, its calls, its tokens and time, and its own verdict."""
 
@@ -139,6 +167,10 @@ class EpisodeRecord(BaseModel):
     """BFCL's: empty_turn_model_response, instance_state_mismatch, execution_response_mismatch,
     force_terminated ("" when it passed, or no verdict: an endpoint error)."""
     ended: Literal["done", "forced_quit", "endpoint_error"] = "done"
+    digests: tuple[tuple[str, str], ...] | None = None
+    """Per step, in order: the digests of what it sent and of what the model said (step_digests), so that two
+    runs' greedy answers to the same input are paired step by step without steps.jsonl. None: a record written
+    before they were kept (a rescore fills them in)."""
 
 
 class TurnAccuracy(BaseModel):

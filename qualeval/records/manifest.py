@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from qualeval.records.clientconfig import ThinkingSwitch
+from qualeval.records.passback import Passback
 from qualeval.records.probe import AppliedMode, ProbeResult, Style
 from qualeval.records.runconfig import RunConfig
 from qualeval.records.shaping import Shaping
@@ -30,6 +31,9 @@ class Pinned(BaseModel):
     """The probe saw only a closing thinking marker (`inline:close-only`) where the run reads responses: the chat
     template opens the block, so the run splits as `--thinking-opened` does (a response without the marker is
     thinking cut off, never an answer)."""
+    passback: Passback | None = None
+    """What the run's episodes send back of earlier reasoning (--reasoning-passback, `auto` resolved; each
+    episode's record says it too). None: no multi-turn item, or pinned before it was kept."""
     notes: list[str] = Field(default_factory=list)
     """Why, one line each, where the resolution is not simply what was asked."""
 
@@ -38,7 +42,7 @@ class Pinned(BaseModel):
 
     def fingerprinted(self) -> dict[str, Any]:
         # left out where empty or off, so that runs pinned before a field existed keep their fingerprint
-        unset = {name for name in ("tasks", "thinking_opened") if not getattr(self, name)}
+        unset = {name for name in ("tasks", "thinking_opened", "passback") if not getattr(self, name)}
         return self.model_dump(mode="json", exclude={"notes"} | unset)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from qualeval.records.jsonschemas import json_schema_problem
 
@@ -152,7 +152,7 @@ class EnvironmentSpec(_Strict):
     """Classes built without an initial state (BFCL's STATELESS_CLASSES)."""
     long_context: tuple[str, ...] = ()
     """The subsets whose episodes load the classes' long-context scenarios (BFCL's long_context category)."""
-    max_steps: int = 20
+    max_steps: int = Field(default=20, ge=1)
     """At most this many model responses a turn (BFCL's MAXIMUM_STEP_LIMIT)."""
     added_prompt: str = ""
     """The user message of a turn whose held-back functions are offered from it (BFCL's prompt)."""

@@ -48,7 +48,15 @@ from qualeval.run.checks import (
     unread_data_error,
     warn_unlisted,
 )
-from qualeval.run.episodic import Agents, Stamp, agents_for, episode_tasks, run_agent, unfingerprinted
+from qualeval.run.episodic import (
+    Agents,
+    Stamp,
+    agents_for,
+    check_passback_option,
+    episode_tasks,
+    run_agent,
+    unfingerprinted,
+)
 from qualeval.run.levels import Level, RequestSettings, levels
 from qualeval.run.pinned import SETTINGS_EXCLUDED, refuse_conflicts, resolve
 from qualeval.run.pipeline import run_one
@@ -272,6 +280,7 @@ async def execute(
     if config.workload:  # a workload brings its own task: known once shaped (the others were checked on loading)
         check_published(config, [t for t, _ in work])
     check_warmup(config, work)
+    check_passback_option(config, work)
     if old is not None:
         refuse_conflicts(config.out, old, config)
     manifest = _manifest(config, work, old.pinned if old else None)
@@ -284,6 +293,8 @@ async def execute(
     episodic = episode_tasks(work)
     models, found, pinned, fresh = await _preflight(config, wanted, old, bare, scored, bool(tooled), bool(episodic))
     agents = agents_for(episodic, config, found)
+    if agents is not None and fresh:  # kept for compare and board; a run pinned before it was kept resumes as is
+        pinned = pinned.model_copy(update={"passback": agents.passback})
     notes = _notes(models, found, tooled, scored) + (agents.notes() if agents else [])
     manifest = _served(_manifest(config, work, pinned), manifest.started, models, found, shaping)
     cap = max(level.cap for level in swept)

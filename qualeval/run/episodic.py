@@ -5,7 +5,8 @@ episode's verdict (qualeval.scoring.judge_episode), so every paired figure reads
 
 Each step is appended to steps.jsonl as it ends; the Record is written only once the episode has ended, so a
 run killed mid-episode has no record of it: the resume replays the steps written (calls executed again on a
-fresh environment) and goes on, never sending a step twice nor scoring half an episode. An episode stopped by an
+fresh environment) and goes on, never sending a recorded step twice (but the warm-up episode a resumed session
+runs again whole, unrecorded) nor scoring half an episode. An episode stopped by an
 endpoint failure (a 400 for a passback field the server rejects included) is an endpoint error, never a wrong
 answer, and is sent again on resume from the step that failed.
 """
@@ -52,6 +53,7 @@ from qualeval.records import (
     episode_steps,
     passback_found,
     read_steps,
+    step_digests,
 )
 from qualeval.run.levels import RequestSettings
 from qualeval.run.pipeline import request_for
@@ -64,6 +66,7 @@ __all__ = [
     "Stamp",
     "agents_for",
     "calls_of",
+    "check_passback_option",
     "episode_rejudge",
     "episode_tasks",
     "rejudged",
@@ -125,6 +128,16 @@ def unfingerprinted(work: Sequence[tuple[Task, Sequence[Sample]]], excluded: Ite
     """The options a run's fingerprint leaves out: `excluded`, and --reasoning-passback where no item is an
     episode (it changes nothing there: a run made before the option existed resumes)."""
     return {*excluded, *(() if episode_tasks(work) else ("reasoning_passback",))}
+
+
+def check_passback_option(config: RunConfig, work: Sequence[tuple[Task, Sequence[Sample]]]) -> None:
+    """--reasoning-passback given for a run with no multi-turn item is refused: it would change nothing, yet the
+    run would keep it as a setting and `compare` list it as one that differs."""
+    if "reasoning_passback" in config.model_fields_set and not episode_tasks(work):
+        raise InputError(
+            f"--reasoning-passback {config.reasoning_passback} changes nothing here: no task of this run has "
+            f"multi-turn items (bfcl_multi_turn); leave the option out"
+        )
 
 
 def agents_for(tasks: Sequence[Task], config: RunConfig, found: ProbeResult | None) -> Agents | None:
@@ -280,7 +293,8 @@ def rejudged(record: Record, spec: EpisodeSpec, source: ClassSource, steps: Sequ
     verdict = judge_episode(spec, calls_of(kept), source, record.episode.forced_quit)
     passed = [*verdict.turns, *[None] * len(record.episode.turns)]
     turns = [t.model_copy(update={"passed": p}) for t, p in zip(record.episode.turns, passed, strict=False)]
-    update = {"failed_turn": verdict.failed_turn, "error_type": verdict.error_type, "turns": turns}
+    digests = tuple(step_digests(s) for s in kept)  # a record written before they were kept gets them
+    update = {"failed_turn": verdict.failed_turn, "error_type": verdict.error_type, "turns": turns, "digests": digests}
     episode = record.episode.model_copy(update=update)
     return record.model_copy(update={"score": _score(verdict), "episode": episode})
 

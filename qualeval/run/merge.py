@@ -66,6 +66,18 @@ def _check_same(shards: list[tuple[int, Path, Manifest]]) -> None:
             raise InputError(f"{root}: pinned other choices than {first_root} (constraint or thinking switch)")
 
 
+def _check_steps(roots: Sequence[Path]) -> None:
+    """A shard whose records hold episodes must bring its steps.jsonl: without it the merged run's episodes could
+    never be judged again (a rescore reads them from it)."""
+    for root in roots:
+        if (root / STEPS).exists():
+            continue
+        if any((row.get("episode") or {}).get("steps") for row in RunStore(root).rows()):
+            raise InputError(
+                f"{root}: its records hold multi-turn episodes but its {STEPS} is missing; copy it back before merging"
+            )
+
+
 def _joined(roots: Sequence[Path], name: str, tag: bool) -> Iterator[bytes]:
     """The shards' lines of one file, as they are on disk (records are copied, never rewritten)."""
     for index, root in enumerate(roots):
@@ -88,6 +100,7 @@ def merge_runs(dirs: Sequence[Path], out: Path) -> tuple[RunSummary, RunStore]:
     shards = _shards(dirs)
     _check_same(shards)
     roots = [root for _, root, _ in shards]
+    _check_steps(roots)
     if out.resolve() in {r.resolve() for r in roots}:
         raise InputError(f"--out {out}: must not be one of the shards")
     first = shards[0][2]

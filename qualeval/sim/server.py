@@ -41,6 +41,11 @@ class SimServer:
     def key(self) -> AnswerKey | None:
         return self.state.key
 
+    @property
+    def episodes(self) -> int:
+        """The multi-turn episodes the server answers (its episode key's)."""
+        return len(self.state.episodes.episodes) if self.state.episodes is not None else 0
+
     async def start(self) -> int:
         """Listen; returns the port (the one the OS chose for port 0)."""
         handler = partial(serve_connection, self.state)

@@ -29,3 +29,4 @@ def test_auto_applies_the_field_the_probe_found_consumed(tmp_path: Path, flavour
     assert (record["episode"]["passback"], record["episode"]["asked"]) == (field, "auto")
     summary = json.loads((out / "summary.json").read_text())
     assert f"--reasoning-passback auto: {field} (the probe found the server consumes it)" in summary["notes"]
+    assert json.loads((out / "manifest.json").read_text())["pinned"]["passback"] == field  # compare shows it

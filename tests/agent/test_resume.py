@@ -116,10 +116,23 @@ def test_shards_of_an_agent_run_merge_with_their_steps_and_rescore(tmp_path: Pat
             assert done.returncode == 0, done.stderr
     merged = tmp_path / "merged"
     qualeval = [sys.executable, "-m", "qualeval"]
+    steps = (tmp_path / "s1" / "steps.jsonl").read_bytes()
+    (tmp_path / "s1" / "steps.jsonl").unlink()  # a shard copied without its steps: refused, naming it
+    done = subprocess.run([*qualeval, "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(merged)],
+                          capture_output=True, text=True, timeout=240, env=env)  # fmt: skip
+    assert done.returncode == 2 and f"{tmp_path / 's1'}: its records hold multi-turn episodes" in done.stderr
+    assert done.stderr.count("error") == 1 and not (merged / "records.jsonl").exists()
+    (tmp_path / "s1" / "steps.jsonl").write_bytes(steps)
     done = subprocess.run([*qualeval, "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(merged)],
                           capture_output=True, text=True, timeout=240, env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert len(_lines(merged / "steps.jsonl")) == sum(len(_lines(tmp_path / f"s{k}" / "steps.jsonl")) for k in (0, 1))
+    records = _lines(merged / "records.jsonl")
+    for r in records:  # as a run written before the step digests were kept: the rescore writes them
+        r["episode"]["digests"] = None  # type: ignore[index]
+    (merged / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     again = subprocess.run([*qualeval, "rescore", str(merged)], capture_output=True, text=True, timeout=240, env=env)
     assert again.returncode == 0, again.stderr
-    assert len(_lines(merged / "rescore" / "records.jsonl")) == 2
+    rescored = _lines(merged / "rescore" / "records.jsonl")
+    assert len(rescored) == 2
+    assert all(len(r["episode"]["digests"]) == r["episode"]["steps"] for r in rescored)  # type: ignore[index,arg-type]

@@ -259,6 +259,8 @@ doc_to_text: "{{ question }}"
 scorer: exact
 """
 
+_ENV = "environment: {{code: c, package: p, modules: {{}}, docs: {{}}, max_steps: {}}}\n"
+
 # (task file text, words the one-line error must contain). Each names the file, a line and the field.
 MALFORMED = [
     ("name: t\nsamples: [{q: 1}]\n", "field 'scorer': Field required"),
@@ -310,6 +312,8 @@ MALFORMED = [
     ("- a\n- b\n", "a task file must be a mapping"),
     ("", "a task file must be a mapping"),
     (_VALID + "  indented: wrong\n", "invalid YAML"),
+    (_VALID + _ENV.format(0), "field 'environment.max_steps': Input should be greater than or equal to 1"),
+    (_VALID + _ENV.format(-3), "field 'environment.max_steps'"),
     (_VALID + "name: again\n", None),  # duplicate keys: YAML takes the last; still a valid task
 ]
 
