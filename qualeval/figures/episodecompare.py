@@ -15,10 +15,11 @@ from typing import Any
 from qualeval.figures.noise import mcnemar_exact
 from qualeval.records import EpisodeSides, Record, TaskComparison, TurnPair
 
-__all__ = ["PASSBACK_SETTING", "episode_sides", "with_episodes"]
+__all__ = ["PASSBACK_SETTINGS", "episode_sides", "with_episodes"]
 
-PASSBACK_SETTING = "reasoning_passback"
-"""The run setting (`--reasoning-passback`) as compare's settings name it."""
+PASSBACK_SETTINGS = ("reasoning_passback", "pinned.passback")
+"""The passback as compare's settings name it: the option asked (`--reasoning-passback`), and what the run applied
+(`auto` resolved by the probe)."""
 
 Pair = tuple[Record, Record]
 
@@ -69,8 +70,8 @@ def episode_sides(t: TaskComparison, pairs: Sequence[Pair], settings: dict[str, 
         return None
     applied_a = Counter(ra.episode.passback for ra, _ in pairs if ra.episode is not None)
     applied_b = Counter(rb.episode.passback for _, rb in pairs if rb.episode is not None)
-    differs = applied_a != applied_b or PASSBACK_SETTING in settings
-    others = [k for k in settings if k != PASSBACK_SETTING]
+    differs = applied_a != applied_b or any(k in settings for k in PASSBACK_SETTINGS)
+    others = [k for k in settings if k not in PASSBACK_SETTINGS]
     return EpisodeSides(
         passback=(dict(applied_a), dict(applied_b)),
         passback_differs=differs,

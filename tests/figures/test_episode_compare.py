@@ -53,7 +53,8 @@ def test_compare_shows_accuracy_by_turn_and_the_interleaved_thinking_figure(runs
     on, off = runs
     result = compare_runs(on, off)
     t = result.tasks["bfcl_multi_turn:base"]
-    assert result.settings == {"reasoning_passback": ("reasoning", "none")}
+    # the option asked, and the passback the run applied
+    assert result.settings == {"reasoning_passback": ("reasoning", "none"), "pinned.passback": ("reasoning", "none")}
     assert (t.accuracy_a, t.accuracy_b, t.a_right_b_wrong) == (1.0, 0.0, 8)
     e = t.episodes
     assert e is not None and e.passback == ({"reasoning": 8}, {"none": 8}) and e.passback_only
