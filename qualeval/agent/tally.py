@@ -6,9 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from qualeval.records import AppliedPassback, EpisodeRecord, PassbackMode, StepRecord, Timing, TurnRecord, Usage
+from qualeval.records import (
+    TRUNCATED,
+    AppliedPassback,
+    EpisodeRecord,
+    PassbackMode,
+    StepRecord,
+    Timing,
+    TurnRecord,
+    Usage,
+)
 
-__all__ = ["EpisodeVerdictLike", "episode_record", "episode_timing", "usage_total"]
+__all__ = ["EpisodeVerdictLike", "cut_step", "episode_record", "episode_timing", "usage_total"]
 
 
 class EpisodeVerdictLike(Protocol):
@@ -48,6 +57,12 @@ def episode_timing(steps: Sequence[StepRecord]) -> Timing:
         end=sum(ends) if ends else None,
         queued=first.queued,
     )
+
+
+def cut_step(steps: Sequence[StepRecord]) -> StepRecord | None:
+    """The first step the token budget cut off: the episode is as cut as its worst step (a cut step is a
+    truncation its user sees, even where the loop went on after it)."""
+    return next((s for s in steps if s.status in TRUNCATED), None)
 
 
 def _turn(steps: Sequence[StepRecord], passed: bool | None) -> TurnRecord:
@@ -92,4 +107,7 @@ def episode_record(
         failed_turn=verdict.failed_turn if verdict is not None else None,
         error_type=verdict.error_type if verdict is not None else "",
         ended=ended,
+        retried=sum(s.attempts > 1 for s in steps),
+        truncated=sum(s.status in TRUNCATED for s in steps),
+        longest=max((s.usage.completion_tokens for s in steps if s.usage.completion_tokens), default=None),
     )

@@ -167,7 +167,7 @@ def _endpoint_errors(clauses: Clauses, cand: Group, base: Group) -> ClauseVerdic
     # left out of the accuracy must not pass as if it had been answered
     unknown = cand.unknown_questions + base.unknown_questions
     missing = cand.endpoint_errors + unknown
-    detail = f"{cand.endpoint_errors} requests failed at the endpoint in the candidate"
+    detail = f"{cand.endpoint_errors} {cand.unit} failed at the endpoint in the candidate"
     if unknown:
         detail += (
             f" and {unknown} unknown questions were left out (candidate {cand.unknown_questions}, "

@@ -151,6 +151,8 @@ class Group:
     spec_acceptance: float | None
     untimed: str | None = None
     """Why the measured requests have no one duration, so no aggregate rate (speeds.untimed); None: they have."""
+    unit: str = "requests"
+    """What one record is, as counts of records are worded: `episodes` for an agent's (each many requests)."""
 
 
 def figures(run: Loaded, keys: Sequence[Key]) -> Group:
@@ -173,6 +175,7 @@ def figures(run: Loaded, keys: Sequence[Key]) -> Group:
         correct_per_minute=link.correct_per_minute if scored else None,
         spec_acceptance=_acceptance(answered, run.summary),
         untimed=untimed(timed),
+        unit="episodes" if any(r.episode is not None for r in records) else "requests",
     )
 
 

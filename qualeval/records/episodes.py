@@ -70,6 +70,8 @@ class StepRecord(BaseModel):
     call_timing: CallTiming | None = None
     error: str | None = None
     attempts: int = 1
+    retried: list[str] = Field(default_factory=list)
+    """Fault class of every failed attempt of this step before its result (the record gathers its steps')."""
     sent_at: float | None = None
     loop_ms: float | None = None
     """The loop's own client time for the step beyond the request and the tools (building the messages and the
@@ -139,6 +141,13 @@ class EpisodeRecord(BaseModel):
     """BFCL's: empty_turn_model_response, instance_state_mismatch, execution_response_mismatch,
     force_terminated ("" when it passed, or no verdict: an endpoint error)."""
     ended: Literal["done", "forced_quit", "endpoint_error"] = "done"
+    retried: int = 0
+    """Steps sent more than once (a fault retried): the summary's "requests retried" counts these, each step
+    being a request."""
+    truncated: int = 0
+    """Steps cut off by the token budget (finish `length`); the record's status is the first one's."""
+    longest: int | None = None
+    """The most completion tokens of one step: what a max_tokens budget bounds (the budget suggestion reads it)."""
 
 
 class TurnAccuracy(BaseModel):

@@ -62,6 +62,12 @@ class Timed:
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
     """Prompt tokens served from the server's prefix cache; None when it reported none."""
+    episode: bool = False
+    """An agent's episode: its times and tokens are summed over its requests (its steps)."""
+    requests: int = 1
+    """The requests the record stands for: an episode's steps (its times and tokens are summed over them)."""
+    longest: int | None = None
+    """The most completion tokens of one of its requests (the budget bounds each request, not their sum)."""
 
     @property
     def the_models(self) -> bool:
@@ -73,6 +79,8 @@ class Timed:
     def tpot(self) -> float | None:
         """vllm bench serve: (latency - TTFT) / (output tokens - 1); output tokens include reasoning."""
         if self.ttft is None or self.end is None or not self.completion_tokens or self.completion_tokens < 2:
+            return None
+        if self.episode:  # an episode's time past its first token holds its other requests' TTFT
             return None
         return (self.end - self.ttft) / (self.completion_tokens - 1)
 
