@@ -47,6 +47,9 @@ def test_a_step_cut_off_is_a_truncation_and_the_budget_reads_single_requests(tmp
     assert speed["episodes"] == len(measured)
     assert speed["requests"] == sum(r["episode"]["steps"] for r in measured)
     assert speed["tpot"] is None  # an episode's time past its first token holds its other requests'
+    # no step went past 150 tokens: the suggestion is what one request needs (at least twice the budget, with
+    # this many cut), not an episode's sum of them
+    assert truncation["suggested_budget"] == 300
 
 
 @pytest.mark.skipif(not WHEEL_CACHED, reason="the bfcl-eval wheel is not cached")
@@ -58,3 +61,18 @@ def test_faults_retried_inside_episodes_are_counted_per_request(tmp_path: Path) 
     assert sum(len(r["retried"]) for r in records) == sum(len(s["retried"]) for s in steps) > 0
     assert summary["faults"] and sum(summary["faults"].values()) == sum(len(s["retried"]) for s in steps)
     assert summary["retried"] == len(retried)
+
+
+@pytest.mark.skipif(not WHEEL_CACHED, reason="the bfcl-eval wheel is not cached")
+def test_the_episodes_of_a_parity_run_are_figured_per_side(tmp_path: Path) -> None:
+    with sim_process("--task", TASK, "--burst") as url:
+        records, _, summary = _run(url, tmp_path / "run", "--limit", "3", "--stream-parity")
+    levels = summary["levels"]
+    assert sorted(levels) == ["stream=off", "stream=on"]
+    for label, level in levels.items():
+        at = [r for r in records if r["level"] == label]
+        assert level["episodes"]["episodes"] == len(at) == 3
+        # the times leave the warm-up out, as the speed figures do
+        assert level["episodes"]["episode_ms"]["n"] == sum(not r.get("warmup") for r in at)
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert f"### {TASK} @ stream=on: 3 episodes" in report and f"### {TASK} @ stream=off: 3 episodes" in report
