@@ -164,7 +164,7 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
     cut = [r for r in answered if r.status in TRUNCATED]
     budgets = Counter(r.budget for r in answered if r.budget)
     budget = next(iter(budgets)) if len(budgets) == 1 else None
-    finished = sorted(r.longest for r in answered if r.longest and r.status in ("ok", "empty_content"))
+    finished = sorted(n for r in answered if (n := r.request_tokens) and r.status in ("ok", "empty_content"))
     suggested = 256 * math.ceil(1.25 * interpolated(finished, 0.99) / 256) if finished else None
     if len(budgets) > 1:  # budget levels: lengths pooled over them suggest nothing; the frontier reads each budget
         suggested = None

@@ -312,5 +312,5 @@ class Record(BaseModel):
             cached_tokens=u.cached_tokens,
             episode=self.episode is not None,
             requests=self.episode.steps if self.episode is not None else 1,
-            longest=self.episode.longest if self.episode is not None else u.completion_tokens,
+            longest=self.episode.longest if self.episode is not None else None,
         )

@@ -67,13 +67,19 @@ class Timed:
     requests: int = 1
     """The requests the record stands for: an episode's steps (its times and tokens are summed over them)."""
     longest: int | None = None
-    """The most completion tokens of one of its requests (the budget bounds each request, not their sum)."""
+    """An episode: the most completion tokens of one of its requests (the budget bounds each request, not their
+    sum); None: the record's own completion tokens (Timed.request_tokens)."""
 
     @property
     def the_models(self) -> bool:
         """An answer of the model's: not an endpoint failure nor a reference server's unknown-question refusal,
         whose timing and tokens measure no model and so count in no speed figure."""
         return self.status not in NOT_THE_MODELS
+
+    @property
+    def request_tokens(self) -> int | None:
+        """The completion tokens of its longest request: what a max_tokens budget bounds."""
+        return self.longest if self.longest is not None else self.completion_tokens
 
     @property
     def tpot(self) -> float | None:
