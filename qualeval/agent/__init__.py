@@ -10,7 +10,7 @@ tally       the episode's record and figures from its steps
 from qualeval.agent.classes import ClassSource, bfcl_classes
 from qualeval.agent.env import Env, execute, open_env, run_call, state
 from qualeval.agent.loop import Episode, EpisodeLike, Stamp, assistant_message, run_episode
-from qualeval.agent.tally import EpisodeVerdictLike, episode_record, episode_timing, usage_total
+from qualeval.agent.tally import EpisodeVerdictLike, cut_step, episode_record, episode_timing, usage_total
 
 __all__ = [
     "ClassSource",
@@ -21,6 +21,7 @@ __all__ = [
     "Stamp",
     "assistant_message",
     "bfcl_classes",
+    "cut_step",
     "episode_record",
     "episode_timing",
     "execute",

@@ -159,6 +159,7 @@ class _Loop:
             call_timing=response.call_timing,
             error=response.error,
             attempts=response.attempts,
+            retried=response.retried,
             sent_at=response.sent_at,
             tools_ms=tools_ms,
             first_call_ms=_first_call_ms(response),

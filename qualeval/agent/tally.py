@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from qualeval.records import (
+    TRUNCATED,
     AppliedPassback,
     EpisodeRecord,
     PassbackMode,
@@ -17,7 +18,7 @@ from qualeval.records import (
     step_digests,
 )
 
-__all__ = ["EpisodeVerdictLike", "episode_record", "episode_timing", "usage_total"]
+__all__ = ["EpisodeVerdictLike", "cut_step", "episode_record", "episode_timing", "usage_total"]
 
 
 class EpisodeVerdictLike(Protocol):
@@ -57,6 +58,12 @@ def episode_timing(steps: Sequence[StepRecord]) -> Timing:
         end=sum(ends) if ends else None,
         queued=first.queued,
     )
+
+
+def cut_step(steps: Sequence[StepRecord]) -> StepRecord | None:
+    """The first step the token budget cut off: the episode is as cut as its worst step (a cut step is a
+    truncation its user sees, even where the loop went on after it)."""
+    return next((s for s in steps if s.status in TRUNCATED), None)
 
 
 def _turn(steps: Sequence[StepRecord], passed: bool | None) -> TurnRecord:
@@ -102,4 +109,7 @@ def episode_record(
         error_type=verdict.error_type if verdict is not None else "",
         ended=ended,
         digests=tuple(step_digests(s) for s in steps),
+        retried=sum(s.attempts > 1 for s in steps),
+        truncated=sum(s.status in TRUNCATED for s in steps),
+        longest=max((s.usage.completion_tokens for s in steps if s.usage.completion_tokens), default=None),
     )

@@ -169,7 +169,7 @@ def _print_gate(result: GateResult) -> None:
         if any(task.endpoint_errors):
             base, cand = task.endpoint_errors
             console.print(
-                f"{name}: requests failed at the endpoint: baseline {base}, candidate {cand} (no answer of the "
+                f"{name}: {task.unit} failed at the endpoint: baseline {base}, candidate {cand} (no answer of the "
                 "model's, left out of every figure)",
                 highlight=False,
                 soft_wrap=True,

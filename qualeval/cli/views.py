@@ -205,11 +205,11 @@ def _retried(count: int) -> str:
 
 
 def _speed_row(label: str, p: Speed) -> list[str]:
-    from qualeval.report import dist, num
+    from qualeval.report import dist, num, requests_cell
 
     first = num(p.first_answer.p50) if p.first_answer else "–"
     latency = num(p.latency.p50) if p.latency else "–"
-    return [label, str(p.requests), dist(p.ttft), first, latency, num(p.output_throughput), num(p.request_throughput)]
+    return [label, requests_cell(p), dist(p.ttft), first, latency, num(p.output_throughput), num(p.request_throughput)]
 
 
 def print_speed(summary: RunSummary) -> None:

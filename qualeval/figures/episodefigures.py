@@ -27,10 +27,13 @@ def _by_turn(episodes: Sequence[EpisodeRecord]) -> list[TurnAccuracy]:
     ]
 
 
-def episode_figures(episodes: Sequence[EpisodeRecord]) -> EpisodeFigures:
-    """The figures of a task's episodes; the accuracy by turn leaves out episodes stopped by the endpoint."""
+def episode_figures(episodes: Sequence[EpisodeRecord], warmup: Sequence[bool] = ()) -> EpisodeFigures:
+    """The figures of a task's episodes; the accuracy by turn leaves out episodes stopped by the endpoint, the
+    times the warm-up episodes (`warmup`: each episode's flag), as the speed figures do."""
     answered = [e for e in episodes if e.ended != "endpoint_error"]
-    steps = [t for e in answered for t in e.turns]
+    flags = [*warmup, *[False] * (len(episodes) - len(warmup))]
+    measured = [e for e, w in zip(episodes, flags, strict=True) if not w and e.ended != "endpoint_error"]
+    steps = [t for e in measured for t in e.turns]
     return EpisodeFigures(
         episodes=len(episodes),
         ended=dict(Counter(e.ended for e in episodes)),
@@ -41,7 +44,7 @@ def episode_figures(episodes: Sequence[EpisodeRecord]) -> EpisodeFigures:
         calls=distribution(e.calls for e in answered),
         reasoning_tokens=distribution(e.reasoning_tokens for e in answered),
         answer_tokens=distribution(e.answer_tokens for e in answered),
-        episode_ms=distribution(e.ms for e in answered),
+        episode_ms=distribution(e.ms for e in measured),
         step_ms=distribution(ms for t in steps for ms in t.step_ms),
         first_call_ms=distribution(ms for t in steps for ms in t.first_call_ms),
     )

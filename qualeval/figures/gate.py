@@ -253,5 +253,6 @@ def _task_gate(
         clauses=verdicts,
         unknown_questions=base_fig.unknown_questions + cand_fig.unknown_questions,
         endpoint_errors=(base_fig.endpoint_errors, cand_fig.endpoint_errors),
+        unit=cand_fig.unit,
         notes=notes + tool_notes,
     )

@@ -167,9 +167,9 @@ def _endpoint_errors(clauses: Clauses, cand: Group, base: Group) -> ClauseVerdic
     # left out of the accuracy must not pass as if it had been answered
     unknown = cand.unknown_questions + base.unknown_questions
     missing = cand.endpoint_errors + unknown
-    detail = f"{cand.endpoint_errors} requests failed at the endpoint in the candidate"
-    if cand.endpoint_errors and cand.episodes:  # one failed request stops an agent's whole episode
-        detail += " (each ended its episode there: left out, not counted wrong)"
+    detail = f"{cand.endpoint_errors} {cand.unit} failed at the endpoint in the candidate"
+    if cand.endpoint_errors and cand.unit == "episodes":  # one failed request stops an agent's whole episode
+        detail += " (each ended there: left out, not counted wrong)"
     if unknown:
         detail += (
             f" and {unknown} unknown questions were left out (candidate {cand.unknown_questions}, "

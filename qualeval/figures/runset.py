@@ -151,8 +151,8 @@ class Group:
     spec_acceptance: float | None
     untimed: str | None = None
     """Why the measured requests have no one duration, so no aggregate rate (speeds.untimed); None: they have."""
-    episodes: bool = False
-    """The items are an agent's episodes: an endpoint error ends its episode, which is left out like a request."""
+    unit: str = "requests"
+    """What one record is, as counts of records are worded: `episodes` for an agent's (each many requests)."""
 
 
 def figures(run: Loaded, keys: Sequence[Key]) -> Group:
@@ -175,7 +175,7 @@ def figures(run: Loaded, keys: Sequence[Key]) -> Group:
         correct_per_minute=link.correct_per_minute if scored else None,
         spec_acceptance=_acceptance(answered, run.summary),
         untimed=untimed(timed),
-        episodes=any(r.episode is not None for r in records),
+        unit="episodes" if any(r.episode is not None for r in records) else "requests",
     )
 
 

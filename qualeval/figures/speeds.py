@@ -98,8 +98,10 @@ def speed(rows: Sequence[Timed], slo: Mapping[str, float] | None = None, *, thro
     duration = duration_of(timed) if throughput else None
     tokens = sum(r.completion_tokens or 0 for r in timed)
     met = [_meets(r, slo) for r in timed] if slo else []
+    sent = sum(r.requests for r in timed)
     return Speed(
-        requests=len(timed),
+        requests=sent,
+        episodes=sum(r.episode for r in timed) or None,
         duration_s=duration,
         ttft=distribution(r.ttft for r in timed),
         first_answer=distribution(r.first_content for r in timed),
@@ -111,7 +113,7 @@ def speed(rows: Sequence[Timed], slo: Mapping[str, float] | None = None, *, thro
         reasoning_tokens=distribution(r.reasoning_tokens for r in timed),
         answer_tokens=distribution(r.answer_tokens for r in timed),
         output_throughput=tokens / duration if duration else None,
-        request_throughput=len(timed) / duration if duration else None,
+        request_throughput=sent / duration if duration else None,
         goodput=sum(met) / duration if (met and duration) else None,
         slo_met=sum(met) / len(met) if met else None,
         prompt_cache=prompt_cache(timed),
@@ -162,9 +164,7 @@ def linked(rows: Sequence[Timed], duration_s: float | None) -> Linked:
     cut = [r for r in answered if r.status in TRUNCATED]
     budgets = Counter(r.budget for r in answered if r.budget)
     budget = next(iter(budgets)) if len(budgets) == 1 else None
-    finished = sorted(
-        r.completion_tokens for r in answered if r.completion_tokens and r.status in ("ok", "empty_content")
-    )
+    finished = sorted(n for r in answered if (n := r.request_tokens) and r.status in ("ok", "empty_content"))
     suggested = 256 * math.ceil(1.25 * interpolated(finished, 0.99) / 256) if finished else None
     if len(budgets) > 1:  # budget levels: lengths pooled over them suggest nothing; the frontier reads each budget
         suggested = None

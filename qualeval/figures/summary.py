@@ -22,6 +22,7 @@ from qualeval.figures.speeds import linked, speed
 from qualeval.figures.toolfigures import ToolView, tool_figures, tool_view
 from qualeval.records import (
     NOT_THE_MODELS,
+    EpisodeFigures,
     EpisodeRecord,
     LevelReport,
     Linked,
@@ -52,8 +53,8 @@ class _Rows:
     said: list[Said | None] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)
     """Tool-call items' records only (empty for any other task)."""
-    episodes: list[EpisodeRecord] = field(default_factory=list)
-    """Multi-turn items' episodes only."""
+    episodes: list[tuple[str, bool, EpisodeRecord]] = field(default_factory=list)
+    """Multi-turn items' episodes only, each with its level and whether it was a warm-up."""
     scored: bool = False
 
     def add(self, record: Record) -> None:
@@ -72,12 +73,13 @@ class _Rows:
         if (view := tool_view(record)) is not None:
             self.tools.append(view)
         if record.episode is not None:
-            self.episodes.append(record.episode)
+            self.episodes.append((record.level, record.warmup, record.episode))
         self.scored = self.scored or record.scored
         self.faults.update(record.retried)
         # a failed record's `retried` holds its own last attempt too, and an earlier session's failures: retried
-        # is a second attempt sent (what makes its TTFT and latency count from the first)
-        self.retried += record.attempts > 1
+        # is a second attempt sent (what makes its TTFT and latency count from the first); an episode's requests
+        # are its steps
+        self.retried += record.episode.retried if record.episode is not None else record.attempts > 1
 
 
 def _collect(records: Iterable[Record], tasks: list[Task]) -> tuple[dict[str, _Rows], int]:
@@ -152,9 +154,11 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
     tools = tool_figures(rows.tools, pooled_accuracy=summary.interval is not None) if rows.tools else None
     for label, lv in levels.items() if tools is not None and len(levels) > 1 else ():
         lv.tools = tool_figures([v for v in rows.tools if v.level == label])
+    for label, lv in levels.items() if rows.episodes and len(levels) > 1 else ():
+        lv.episodes = _episodes([e for e in rows.episodes if e[0] == label])
     return TaskReport(
         tools=tools,
-        episodes=episode_figures(rows.episodes) if rows.episodes else None,
+        episodes=_episodes(rows.episodes) if rows.episodes else None,
         summary=summary,
         repeated=repeated(rows.repeats, k) if k > 1 and scored else None,
         speed=overall,
@@ -166,6 +170,10 @@ def _report(task: Task, rows: _Rows, labels: list[str], config: RunConfig) -> Ta
         published=_published(config, task.name),
         scored=scored,
     )
+
+
+def _episodes(rows: list[tuple[str, bool, EpisodeRecord]]) -> EpisodeFigures | None:
+    return episode_figures([e for _, _, e in rows], [w for _, w, _ in rows]) if rows else None
 
 
 def _linked(rows: list[Timed], duration_s: float | None, scored: bool) -> Linked:

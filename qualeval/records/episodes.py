@@ -73,6 +73,8 @@ class StepRecord(BaseModel):
     call_timing: CallTiming | None = None
     error: str | None = None
     attempts: int = 1
+    retried: list[str] = Field(default_factory=list)
+    """Fault class of every failed attempt of this step before its result (the record gathers its steps')."""
     sent_at: float | None = None
     loop_ms: float | None = None
     """The loop's own client time for the step beyond the request and the tools (building the messages and the
@@ -171,6 +173,13 @@ class EpisodeRecord(BaseModel):
     """Per step, in order: the digests of what it sent and of what the model said (step_digests), so that two
     runs' greedy answers to the same input are paired step by step without steps.jsonl. None: a record written
     before they were kept (a rescore fills them in)."""
+    retried: int = 0
+    """Steps sent more than once (a fault retried): the summary's "requests retried" counts these, each step
+    being a request."""
+    truncated: int = 0
+    """Steps cut off by the token budget (finish `length`); the record's status is the first one's."""
+    longest: int | None = None
+    """The most completion tokens of one step: what a max_tokens budget bounds (the budget suggestion reads it)."""
 
 
 class TurnAccuracy(BaseModel):

@@ -177,6 +177,8 @@ class TaskGate(BaseModel):
     endpoint_errors: tuple[int, int] = (0, 0)
     """Requests that failed at the endpoint, the baseline's then the candidate's: no answer of the model's, left out
     of every figure; gate output names them whatever the policy."""
+    unit: str = "requests"
+    """What a count of records is worded as: `episodes` for an agent's task (each many requests)."""
     notes: list[str] = []
     """A clause of `default:` that does not apply here (accuracy on prompts that are not scored), said."""
 

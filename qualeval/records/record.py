@@ -310,4 +310,7 @@ class Record(BaseModel):
             budget=self.request.budget(),
             prompt_tokens=u.prompt_tokens,
             cached_tokens=u.cached_tokens,
+            episode=self.episode is not None,
+            requests=self.episode.steps if self.episode is not None else 1,
+            longest=self.episode.longest if self.episode is not None else None,
         )

@@ -42,6 +42,11 @@ class Speed(BaseModel):
     where it has one; `first_answer` and `reasoning_duration` are what reasoning models add."""
 
     requests: int
+    """HTTP requests answered (an episode's steps each count as one; retries not)."""
+    episodes: int | None = None
+    """The agent's episodes among them (None: no episode). Latency, TTFT, tokens and the goodput are then per
+    episode (its requests summed; its first request's TTFT), TPOT undefined; `requests` and
+    `request_throughput` count its steps."""
     duration_s: float | None
     """From the first request sent to the last response finished; None when the records span sessions."""
     ttft: Distribution | None
@@ -144,6 +149,9 @@ class LevelReport(BaseModel):
     budget (its label but for c= and rate=). None at that first level, and when no level differs only in load."""
     tools: ToolFigures | None = Field(default=None, exclude_if=_unset)
     """A tool-call task's figures at this level, when the task ran several (TaskReport.tools pools them)."""
+    episodes: EpisodeFigures | None = Field(default=None, exclude_if=_unset)
+    """A multi-turn task's episodes at this level, when the task ran several (stream parity's two sides, load
+    levels): TaskReport.episodes pools them, the report shows these."""
     accuracy_answered: float | None = Field(default=None, exclude_if=_unset)
     naive_accuracy: float | None = Field(default=None, exclude_if=_unset)
     """This level's own, as TaskSummary has them, where the levels asked differently (the pooled ones are None)."""

@@ -62,6 +62,13 @@ class Timed:
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
     """Prompt tokens served from the server's prefix cache; None when it reported none."""
+    episode: bool = False
+    """An agent's episode: its times and tokens are summed over its requests (its steps)."""
+    requests: int = 1
+    """The requests the record stands for: an episode's steps (its times and tokens are summed over them)."""
+    longest: int | None = None
+    """An episode: the most completion tokens of one of its requests (the budget bounds each request, not their
+    sum); None: the record's own completion tokens (Timed.request_tokens)."""
 
     @property
     def the_models(self) -> bool:
@@ -70,9 +77,16 @@ class Timed:
         return self.status not in NOT_THE_MODELS
 
     @property
+    def request_tokens(self) -> int | None:
+        """The completion tokens of its longest request: what a max_tokens budget bounds."""
+        return self.longest if self.longest is not None else self.completion_tokens
+
+    @property
     def tpot(self) -> float | None:
         """vllm bench serve: (latency - TTFT) / (output tokens - 1); output tokens include reasoning."""
         if self.ttft is None or self.end is None or not self.completion_tokens or self.completion_tokens < 2:
+            return None
+        if self.episode:  # an episode's time past its first token holds its other requests' TTFT
             return None
         return (self.end - self.ttft) / (self.completion_tokens - 1)
 

@@ -20,7 +20,7 @@ from qualeval.report.episode_sections import compare_episode_rows
 from qualeval.report.frontier_sections import drop_warnings, points, same_spend_warnings, smallest_line
 from qualeval.report.html import compare_html, write_reports_or_warn
 from qualeval.report.markdown import cut_correct_line, published_where, unknown_line
-from qualeval.report.numbers import dist, num, pct
+from qualeval.report.numbers import dist, num, pct, requests_cell
 from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import terminal_lines
@@ -48,6 +48,7 @@ __all__ = [
     "pct",
     "points",
     "published_where",
+    "requests_cell",
     "rows",
     "same_spend_warnings",
     "smallest_line",

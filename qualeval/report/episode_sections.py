@@ -10,7 +10,8 @@ __all__ = ["EPISODE_NOTE", "compare_episode_rows", "episode_markdown", "episode_
 
 EPISODE_NOTE = (
     "Accuracy by turn index: each turn judged on its own, over the episodes that reached it (an episode stopped "
-    "at an endpoint error is left out)."
+    "at an endpoint error is left out). Times leave out the warm-up episode, as the Speed table does. A task run "
+    "at several levels (load levels, stream parity's two sides) has a part per level."
 )
 
 
@@ -38,9 +39,12 @@ def episode_parts(summary: RunSummary) -> list[tuple[str, list[str], list[tuple[
     index as rows (turn, judged, right, accuracy)."""
     parts = []
     for name, task in summary.tasks.items():
-        if (f := task.episodes) is not None:
+        if task.episodes is None:
+            continue
+        levels = {f"{name} @ {label}": lv.episodes for label, lv in task.levels.items() if lv.episodes is not None}
+        for label, f in (levels or {name: task.episodes}).items():
             rows = [(str(t.turn), str(t.n), str(t.right), pct(t.share)) for t in f.by_turn]
-            parts.append((f"{name}: {f.episodes} episodes", _bullets(f), rows))
+            parts.append((f"{label}: {f.episodes} episodes", _bullets(f), rows))
     return parts
 
 

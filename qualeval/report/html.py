@@ -46,7 +46,7 @@ from qualeval.report.markdown import (
     timed,
     unknown_line,
 )
-from qualeval.report.numbers import at_k, dist, num, pct
+from qualeval.report.numbers import EPISODE_SPEED, at_k, dist, num, pct, requests_cell
 from qualeval.report.repeats import cache_lines, compare_lines, identical_lines
 from qualeval.report.serving_sections import serving_sections
 from qualeval.report.speed_rows import speed_rows
@@ -109,6 +109,7 @@ def _environment() -> Environment:
     env = Environment(
         autoescape=select_autoescape(default=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
     )
+    env.globals.update(requests_cell=requests_cell, episode_speed=EPISODE_SPEED)
     env.globals.update(at_k=at_k, pct=pct, num=num, dist=dist, bar=_bar, errors_cell=errors_cell)
     env.globals.update(
         timed=timed, has_linked=has_linked, linked_scope=linked_scope, unscored=_unscored, offline_note=OFFLINE

@@ -15,7 +15,7 @@ from qualeval.records import LevelReport, RunSummary, TaskReport, TaskSummary
 from qualeval.report.episode_sections import episode_markdown
 from qualeval.report.frontier_sections import drop_markdown, frontier_markdown, per_level_note, truncation_line
 from qualeval.report.linked import has_linked, linked_scope
-from qualeval.report.numbers import at_k, dist, num, pct
+from qualeval.report.numbers import EPISODE_SPEED, at_k, dist, num, pct, requests_cell
 from qualeval.report.refusals import context_claimed, context_refused
 from qualeval.report.repeats import cache_lines, identical_lines
 from qualeval.report.serving_sections import serving_markdown
@@ -214,9 +214,10 @@ def _errors(name: str, t: TaskReport, offline: bool) -> list[str]:
     if not m.endpoint_errors:
         return []
     reasons = "; ".join(f"{count}× {reason}" for reason, count in m.error_reasons.items())
+    unit = "episodes" if t.episodes else "requests"
     return [
         "",
-        f"{name}: {m.endpoint_errors} requests failed at the endpoint and are left out of the accuracy, never "
+        f"{name}: {m.endpoint_errors} {unit} failed at the endpoint and are left out of the accuracy, never "
         f"counted as wrong answers: {reasons}. {errors_again(m, offline)}",
     ]
 
@@ -303,10 +304,12 @@ def _speed(summary: RunSummary) -> list[str]:
     for label, p, at in (row for name, t in summary.tasks.items() for row in speed_rows(name, t)):
         tpot = num(p.tpot.p50) if p.tpot else "–"
         lines.append(
-            f"| {label} | {p.requests} | {dist(p.ttft)} | {dist(p.first_answer)} | {dist(p.latency)} | "
+            f"| {label} | {requests_cell(p)} | {dist(p.ttft)} | {dist(p.first_answer)} | {dist(p.latency)} | "
             f"{tpot} | {num(p.output_throughput)} | {num(p.request_throughput)} |"
             + "".join(f" {c} |" for c in (tool_speed_cells(at) if tools else ()))
         )
+    if any(t.episodes for t in summary.tasks.values()):
+        lines += ["", EPISODE_SPEED]
     for name, t in summary.tasks.items():
         lines += _levels(name, t) + _linked(name, t)
     return lines + frontier_markdown(summary)

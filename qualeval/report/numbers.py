@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from qualeval.records import Distribution, Repeated
+from qualeval.records import Distribution, Repeated, Speed
 
-__all__ = ["at_k", "dist", "num", "pct"]
+__all__ = ["EPISODE_SPEED", "at_k", "dist", "num", "pct", "requests_cell"]
+
+EPISODE_SPEED = (
+    "An agent's task (requests given as `N in M episodes`): requests and requests/s count every request of its "
+    "episodes; TTFT is each episode's first request's, latency and tokens each episode's requests summed, TPOT "
+    "left out (it would hold the other requests' TTFT)."
+)
 
 
 def pct(x: float | None) -> str:
@@ -19,6 +25,11 @@ def num(x: float | None) -> str:
 
 def dist(d: Distribution | None) -> str:
     return "–" if d is None else f"{d.p50:,.0f} / {d.p90:,.0f}"
+
+
+def requests_cell(p: Speed) -> str:
+    """The requests a speed row counts; an agent's task's are its episodes' steps, whose count it says too."""
+    return f"{p.requests} in {p.episodes} episodes" if p.episodes else str(p.requests)
 
 
 def at_k(r: Repeated) -> str:

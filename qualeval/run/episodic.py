@@ -25,6 +25,7 @@ from qualeval.agent import (
     Episode,
     Stamp,
     bfcl_classes,
+    cut_step,
     episode_record,
     episode_timing,
     open_env,
@@ -210,6 +211,10 @@ def _record(
 ) -> Record:
     steps = episode.steps
     last = episode.stopped or (steps[-1] if steps else None)
+    # the episode's status and finish are its worst step's: an endpoint stop, else the first step cut off (the
+    # loop goes on after a cut step, but its user saw a truncated answer there)
+    worst = episode.stopped or cut_step(steps)
+    finish = worst or last
     return Record(
         sample_id=stamp.sample_id,
         task=stamp.task,
@@ -218,12 +223,13 @@ def _record(
         warmup=warmup,
         session=stamp.session,
         sent_at=steps[0].sent_at if steps else None,
+        retried=[fault for s in steps for fault in s.retried],
         request=sent,
         reasoning=last.reasoning if last else "",
         content=last.content if last else "",
         reasoning_source=last.reasoning_source if last else "none",
-        status=episode.stopped.status if episode.stopped else "ok",
-        finish_reason=last.finish_reason if last else None,
+        status=worst.status if worst else "ok",
+        finish_reason=finish.finish_reason if finish else None,
         usage=usage_total(steps),
         timing=episode_timing(steps),
         attempts=sum(s.attempts for s in steps),

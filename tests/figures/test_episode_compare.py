@@ -113,7 +113,7 @@ def test_an_episode_ended_by_the_endpoint_is_counted_apart(runs: tuple[Path, Pat
     clauses = {c.clause: c for c in gate.tasks["bfcl_multi_turn:base"].clauses}
     assert clauses["accuracy"].verdict == "NO-GO" and "7 paired items" in clauses["accuracy"].detail
     assert clauses["endpoint_errors"].verdict == "GO"
-    assert "1 requests failed at the endpoint in the candidate (each ended its episode there" in (
+    assert "1 episodes failed at the endpoint in the candidate (each ended there: left out" in (
         clauses["endpoint_errors"].detail
     )
 
