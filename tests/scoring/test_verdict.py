@@ -278,13 +278,11 @@ def test_every_scorer_kind_of_the_task_format_is_in_exactly_one_table() -> None:
     from qualeval.scoring.whole import WHOLE_SCORERS
 
     kinds = set(get_args(ScorerSpec.model_fields["kind"].annotation))
-    # tool_call judges calls, not text: scoring.toolverdict holds it, outside both text tables
-    tables = set(SCORERS) | set(WHOLE_SCORERS) | {"tool_call"}
-    assert (
-        tables == kinds
-        and not set(SCORERS) & set(WHOLE_SCORERS)
-        and "tool_call" not in set(SCORERS) | set(WHOLE_SCORERS)
-    )
+    # tool_call judges calls, not text (scoring.toolverdict); episode judges an agent's whole episode
+    # (scoring.judge_episode, from its steps): both outside the text tables
+    apart = {"tool_call", "episode"}
+    tables = set(SCORERS) | set(WHOLE_SCORERS) | apart
+    assert tables == kinds and not set(SCORERS) & set(WHOLE_SCORERS) and not apart & (set(SCORERS) | set(WHOLE_SCORERS))
 
 
 def test_a_live_run_warns_when_its_model_judge_cannot_be_reached(tmp_path: Path) -> None:
