@@ -5,8 +5,8 @@
 BFCL multi-turn base episodes run through qualeval.agent.run_episode exactly as a run drives them: the history
 grows, the tools of each turn are offered, each call is executed on BFCL's own API classes, the reasoning is
 passed back, and every step is appended to a steps.jsonl. Each request goes to the reference server (no delays,
-so the client is the only thing that can be slow); since it does not serve multi-turn answers, the ground
-truth's calls, one a step, stand in for the model's, put on the response after it has arrived.
+so the client is the only thing that can be slow). The ground truth's calls, one a step, are put on each
+response after it has arrived, so the figure does not hang on what the server is keyed with.
 
 Per step: the wall time of the episode, less the time spent in the request (send to last byte, the stand-in
 calls included) and in executing the calls, is the loop's own time: building the history and the request, the
